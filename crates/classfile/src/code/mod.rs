@@ -1,0 +1,1 @@
+//! Bytecode: instruction decoding, frames, analysis and relocating edits.

@@ -1,0 +1,261 @@
+//! Probes: pure functions from class bytes to instrumented class bytes.
+
+use std::fmt;
+
+/// Which probe to insert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProbeKind {
+    /// Hook calls at method entry, before every return, and on abrupt exit.
+    EntryExit,
+    /// JP basic-block counters, Default BBA: blocks end at control transfers.
+    Blocks,
+    /// JP basic-block counters, Precise BBA: blocks also end after instructions that may throw.
+    BlocksPrecise,
+    /// A hook call with each newly allocated object and its allocation-site id.
+    Alloc,
+    /// Native-method wrappers (JVMTI native method prefix).
+    Native,
+}
+
+impl ProbeKind {
+    /// All probes, in CLI order.
+    pub const ALL: [ProbeKind; 5] =
+        [ProbeKind::EntryExit, ProbeKind::Blocks, ProbeKind::BlocksPrecise, ProbeKind::Alloc, ProbeKind::Native];
+
+    /// The CLI name (`entry-exit`, `blocks`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::EntryExit => "entry-exit",
+            ProbeKind::Blocks => "blocks",
+            ProbeKind::BlocksPrecise => "blocks-precise",
+            ProbeKind::Alloc => "alloc",
+            ProbeKind::Native => "native",
+        }
+    }
+}
+
+impl fmt::Display for ProbeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ProbeKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ProbeKind::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
+            format!("unknown probe '{s}' (expected one of: entry-exit, blocks, blocks-precise, alloc, native)")
+        })
+    }
+}
+
+/// One static hook method: its name and descriptor in the hook class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookMethod {
+    /// Method name.
+    pub name: String,
+    /// Method descriptor; must match what the probe pushes.
+    pub descriptor: String,
+}
+
+impl HookMethod {
+    fn new(name: &str, descriptor: &str) -> Self {
+        HookMethod { name: name.to_owned(), descriptor: descriptor.to_owned() }
+    }
+}
+
+/// The hook class and its static methods that probes call.
+///
+/// The defaults name the class the agent defines in the bootstrap class loader;
+/// `tools/hooks/ferrofluid/Hooks.java` is a no-op class with the same shape for
+/// running statically instrumented code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hooks {
+    /// Internal name of the hook class (`ferrofluid/Hooks`). Its own methods are never patched.
+    pub class: String,
+    /// `enter(I)V`: method id, at entry (entry-exit and blocks probes).
+    pub enter: HookMethod,
+    /// `exit(I)V`: method id, before each return.
+    pub exit: HookMethod,
+    /// `unwind(I)V`: method id, when the method exits by an exception.
+    pub unwind: HookMethod,
+    /// `exitBlocks(II)V`: method id and bytecodes executed, before each return.
+    pub exit_blocks: HookMethod,
+    /// `unwindBlocks(II)V`: method id and bytecodes executed, on exit by an exception.
+    pub unwind_blocks: HookMethod,
+    /// `alloc(Ljava/lang/Object;I)V`: the new object and its allocation-site id.
+    pub alloc: HookMethod,
+    /// `nativeEnter(I)V`: method id, before calling the native method.
+    pub native_enter: HookMethod,
+    /// `nativeExit(I)V`: method id, after the native method returned or threw.
+    pub native_exit: HookMethod,
+    /// Prefix given to wrapped native methods (what the agent passes to SetNativeMethodPrefix).
+    pub native_prefix: String,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks {
+            class: "ferrofluid/Hooks".to_owned(),
+            enter: HookMethod::new("enter", "(I)V"),
+            exit: HookMethod::new("exit", "(I)V"),
+            unwind: HookMethod::new("unwind", "(I)V"),
+            exit_blocks: HookMethod::new("exitBlocks", "(II)V"),
+            unwind_blocks: HookMethod::new("unwindBlocks", "(II)V"),
+            alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
+            native_enter: HookMethod::new("nativeEnter", "(I)V"),
+            native_exit: HookMethod::new("nativeExit", "(I)V"),
+            native_prefix: "ferrofluid$$".to_owned(),
+        }
+    }
+}
+
+/// What to insert and which hooks to call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProbeOptions {
+    /// The probe.
+    pub kind: ProbeKind,
+    /// The hook class.
+    pub hooks: Hooks,
+}
+
+impl ProbeOptions {
+    /// Options for `kind` with the default hook class.
+    pub fn new(kind: ProbeKind) -> Self {
+        ProbeOptions { kind, hooks: Hooks::default() }
+    }
+}
+
+/// A method offered to the [`Selection`].
+#[derive(Debug, Clone, Copy)]
+pub struct MethodSite<'s> {
+    /// Internal name of the declaring class.
+    pub class: &'s str,
+    /// Method name.
+    pub name: &'s str,
+    /// Method descriptor.
+    pub descriptor: &'s str,
+    /// Access flags.
+    pub access: u16,
+}
+
+/// Chooses the methods to patch and hands out ids.
+pub trait Selection {
+    /// The id to pass to hooks for `method`, or `None` to leave it alone.
+    fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32>;
+
+    /// The id of the allocation site at bytecode offset `bci` in method `method_id`
+    /// that creates an instance of `type_name` (internal name or array descriptor).
+    fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
+        let _ = (method_id, type_name);
+        bci
+    }
+}
+
+impl<F: FnMut(&MethodSite<'_>) -> Option<u32>> Selection for F {
+    fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
+        self(method)
+    }
+}
+
+/// Why a selected method was left unpatched. The class stays valid either way.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    /// Abstract (or interface-abstract) method: no code.
+    Abstract,
+    /// Native method under a probe other than `native`.
+    Native,
+    /// Not a native method, under the `native` probe.
+    NotNative,
+    /// Has no `Code` attribute although it should.
+    NoCode,
+    /// The patched code would exceed 65535 bytes.
+    TooLarge,
+    /// A jump would exceed 16 bits where it cannot be widened.
+    JumpOverflow,
+    /// Bytecode the probe does not support (e.g. `jsr`/`ret` for probes that need frames).
+    Unsupported(String),
+    /// The method belongs to the hook class.
+    HookClass,
+    /// A probe would add nothing (e.g. `alloc` in a method that allocates nothing).
+    NothingToDo,
+    /// The code could not be analysed: malformed or beyond what the engine handles.
+    Malformed(String),
+    /// Class or method constructor with no place to hook (for example `<clinit>` under `native`).
+    Constructor,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Abstract => f.write_str("abstract"),
+            SkipReason::Native => f.write_str("native"),
+            SkipReason::NotNative => f.write_str("not native"),
+            SkipReason::NoCode => f.write_str("no code"),
+            SkipReason::TooLarge => f.write_str("code too large"),
+            SkipReason::JumpOverflow => f.write_str("jump overflow"),
+            SkipReason::Unsupported(s) => write!(f, "unsupported: {s}"),
+            SkipReason::HookClass => f.write_str("hook class"),
+            SkipReason::NothingToDo => f.write_str("nothing to do"),
+            SkipReason::Malformed(s) => write!(f, "malformed: {s}"),
+            SkipReason::Constructor => f.write_str("constructor"),
+        }
+    }
+}
+
+impl SkipReason {
+    /// A short stable key for summaries (`too-large`, `abstract`, ...).
+    pub fn key(&self) -> &'static str {
+        match self {
+            SkipReason::Abstract => "abstract",
+            SkipReason::Native => "native",
+            SkipReason::NotNative => "not-native",
+            SkipReason::NoCode => "no-code",
+            SkipReason::TooLarge => "too-large",
+            SkipReason::JumpOverflow => "jump-overflow",
+            SkipReason::Unsupported(_) => "unsupported",
+            SkipReason::HookClass => "hook-class",
+            SkipReason::NothingToDo => "nothing-to-do",
+            SkipReason::Malformed(_) => "malformed",
+            SkipReason::Constructor => "constructor",
+        }
+    }
+}
+
+/// What happened to one selected method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodOutcome {
+    /// Method name.
+    pub name: String,
+    /// Method descriptor.
+    pub descriptor: String,
+    /// The id the selection gave it.
+    pub id: u32,
+    /// `Ok` when patched.
+    pub result: Result<(), SkipReason>,
+}
+
+/// The result of [`instrument`].
+#[derive(Debug, Clone)]
+pub struct Instrumented {
+    /// Internal name of the class.
+    pub class_name: String,
+    /// New class bytes, or `None` when nothing was patched (use the input unchanged).
+    pub bytes: Option<Vec<u8>>,
+    /// One entry per selected method.
+    pub methods: Vec<MethodOutcome>,
+}
+
+/// Inserts `options.kind` into every method `selection` picks.
+///
+/// Fails only when the class cannot be read; a method that cannot be patched is
+/// reported in [`Instrumented::methods`] and left as it was.
+pub fn instrument(
+    class_bytes: &[u8],
+    options: &ProbeOptions,
+    selection: &mut dyn Selection,
+) -> crate::Result<Instrumented> {
+    let _ = (class_bytes, options, selection);
+    todo!("engine in progress")
+}

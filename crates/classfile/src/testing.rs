@@ -1,0 +1,1 @@
+//! testing (in progress)

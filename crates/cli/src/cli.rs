@@ -1,0 +1,20 @@
+//! Command-line grammar. Each subcommand's arguments live in its own module under
+//! `commands/`; this file only lists them.
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+
+/// ferrofluid: exact profiles of running JVMs by on-the-fly bytecode instrumentation.
+#[derive(Debug, Parser)]
+#[command(name = "ferrofluid", version, about, long_about = None)]
+pub struct Opt {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Statically instrument a .class, directory, .jar or .jmod with a probe.
+    Instrument(commands::instrument::InstrumentArgs),
+}

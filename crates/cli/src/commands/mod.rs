@@ -1,0 +1,14 @@
+//! One module per subcommand.
+
+pub mod instrument;
+
+use std::process::ExitCode;
+
+use crate::cli::Command;
+
+/// Runs a parsed command. `Err` is printed as one line by `main`.
+pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    match command {
+        Command::Instrument(args) => instrument::run(args),
+    }
+}
