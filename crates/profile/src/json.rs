@@ -1,0 +1,302 @@
+//! The JSON profile document (`docs/json-schema.md`), and conversion to and from
+//! [`Profile`]. Times in the document are compensated; measured values sit beside them
+//! so that a document read back yields the same [`Profile`].
+
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use crate::calibration::{node_times, Calibration, Times};
+use crate::error::DocumentError;
+use crate::method::MethodInfo;
+use crate::profile::{Profile, ThreadProfile};
+use crate::tree::{CallTree, NodeId, NodeKind};
+
+/// Value of the `format` field.
+pub const FORMAT: &str = "ferrofluid";
+/// The document version this crate writes and reads.
+pub const VERSION: u32 = 1;
+/// Value of the `mode` field for call-subgraph CPU profiles.
+pub const MODE_CPU: &str = "cpu";
+
+/// Method name shown for a thread's synthetic root node.
+pub const THREAD_NODE_METHOD: &str = "<thread>";
+/// Method name shown for an overflow node.
+pub const OVERFLOW_NODE_METHOD: &str = "<overflow>";
+
+/// The top-level JSON object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    /// Always `"ferrofluid"`.
+    pub format: String,
+    /// Document version, 1.
+    pub version: u32,
+    /// `"cpu"`.
+    pub mode: String,
+    /// Instrumented and called method counts.
+    pub methods: MethodCounts,
+    /// Probe costs that were subtracted, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+    /// One entry per profiled thread.
+    pub threads: Vec<ThreadDoc>,
+}
+
+/// JFluid's tables 1-2: how precise the revealed subgraph was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MethodCounts {
+    /// Methods that carried probes.
+    pub instrumented: u64,
+    /// Methods that were invoked at least once while profiled.
+    pub called: u64,
+}
+
+/// One thread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadDoc {
+    /// Java thread name.
+    pub name: String,
+    /// Thread id.
+    #[serde(default)]
+    pub id: u64,
+    /// Thread CPU time over the recording, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// Invocations absorbed by overflow nodes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overflow_calls: u64,
+    /// Exit events that matched no open frame.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unmatched_exits: u64,
+    /// The tree; written as a `"thread"` node.
+    pub root: NodeDoc,
+}
+
+/// Kind of a node in the document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKindDoc {
+    /// An instrumented method (the default, omitted when writing).
+    #[default]
+    Method,
+    /// A thread's synthetic root.
+    Thread,
+    /// Invocations beyond the node budget.
+    Overflow,
+}
+
+/// One calling-context node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeDoc {
+    /// `"thread"` or `"overflow"` for synthetic nodes; absent for methods.
+    #[serde(default, skip_serializing_if = "is_method")]
+    pub kind: NodeKindDoc,
+    /// Dotted class name; empty for synthetic nodes.
+    pub class: String,
+    /// Method name; `<thread>` / `<overflow>` for synthetic nodes.
+    pub method: String,
+    /// JVM descriptor; empty for synthetic nodes.
+    pub descriptor: String,
+    /// Invocations.
+    pub calls: u64,
+    /// Compensated time including callees, ns.
+    pub total_ns: u64,
+    /// Compensated time excluding callees, ns.
+    pub self_ns: u64,
+    /// Measured (uncompensated) total, ns. Readers default it to `total_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_total_ns: Option<u64>,
+    /// Measured (uncompensated) self time, ns; informative, recomputed on reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_self_ns: Option<u64>,
+    /// Probe pairs of direct callees inside this node's intervals. Readers default it
+    /// to the sum of the children's `calls` (0 under a thread node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outer_calls: Option<u64>,
+    /// Measured thread CPU time including callees, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// Callees in order of first invocation.
+    #[serde(default)]
+    pub children: Vec<NodeDoc>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_method(k: &NodeKindDoc) -> bool {
+    *k == NodeKindDoc::Method
+}
+
+impl Profile {
+    /// The JSON document of this profile.
+    pub fn to_document(&self) -> Document {
+        Document {
+            format: FORMAT.to_owned(),
+            version: VERSION,
+            mode: MODE_CPU.to_owned(),
+            methods: MethodCounts {
+                instrumented: self.instrumented,
+                called: self.called(),
+            },
+            calibration: self.calibration,
+            threads: self
+                .threads
+                .iter()
+                .map(|t| ThreadDoc {
+                    name: t.name.clone(),
+                    id: t.id,
+                    cpu_ns: t.cpu_ns,
+                    overflow_calls: t.overflow_calls,
+                    unmatched_exits: t.unmatched_exits,
+                    root: self.node_doc(&t.tree),
+                })
+                .collect(),
+        }
+    }
+
+    fn node_doc(&self, tree: &CallTree) -> NodeDoc {
+        let times = node_times(tree, self.calibration.as_ref());
+        let raw = node_times(tree, None);
+        // Built bottom-up (children are stored after parents), then moved into parents.
+        let mut built: Vec<Option<NodeDoc>> = vec![None; tree.len()];
+        for id in tree.ids().rev() {
+            let node = tree.node(id);
+            let children = node
+                .children()
+                .iter()
+                .map(|c| built[c.index()].take().expect("child built"))
+                .collect();
+            let (kind, class, method, descriptor) = match node.kind {
+                NodeKind::Thread => (NodeKindDoc::Thread, "", THREAD_NODE_METHOD, ""),
+                NodeKind::Overflow => (NodeKindDoc::Overflow, "", OVERFLOW_NODE_METHOD, ""),
+                NodeKind::Method(m) => {
+                    let info = self.methods.get(m);
+                    (
+                        NodeKindDoc::Method,
+                        info.map_or("?", |i| i.class.as_str()),
+                        info.map_or("?", |i| i.method.as_str()),
+                        info.map_or("", |i| i.descriptor.as_str()),
+                    )
+                }
+            };
+            let Times { total_ns, self_ns } = times[id.index()];
+            built[id.index()] = Some(NodeDoc {
+                kind,
+                class: class.to_owned(),
+                method: method.to_owned(),
+                descriptor: descriptor.to_owned(),
+                calls: node.calls,
+                total_ns,
+                self_ns,
+                measured_total_ns: Some(raw[id.index()].total_ns),
+                measured_self_ns: Some(raw[id.index()].self_ns),
+                outer_calls: Some(node.outer_calls),
+                cpu_ns: node.cpu_ns,
+                children,
+            });
+        }
+        built[NodeId::ROOT.index()].take().expect("root built")
+    }
+
+    /// Reads a profile from its document.
+    pub fn from_document(doc: &Document) -> Result<Profile, DocumentError> {
+        if doc.format != FORMAT {
+            return Err(DocumentError::Format(doc.format.clone()));
+        }
+        if doc.version != VERSION {
+            return Err(DocumentError::Version(doc.version));
+        }
+        if doc.mode != MODE_CPU {
+            return Err(DocumentError::Mode(doc.mode.clone()));
+        }
+        let mut profile = Profile {
+            instrumented: doc.methods.instrumented,
+            calibration: doc.calibration,
+            ..Profile::default()
+        };
+        for t in &doc.threads {
+            let mut tree = CallTree::new();
+            if t.root.kind == NodeKindDoc::Thread {
+                fill_node(&mut tree, NodeId::ROOT, &t.root);
+                for child in &t.root.children {
+                    add_subtree(&mut profile, &mut tree, NodeId::ROOT, child, &t.name)?;
+                }
+            } else {
+                // A root that is a method: the thread node is implied.
+                add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name)?;
+                let root_total = t.root.measured_total_ns.unwrap_or(t.root.total_ns);
+                tree.node_mut(NodeId::ROOT).total_ns = root_total;
+                tree.node_mut(NodeId::ROOT).cpu_ns = t.root.cpu_ns;
+            }
+            profile.threads.push(ThreadProfile {
+                name: t.name.clone(),
+                id: t.id,
+                cpu_ns: t.cpu_ns,
+                tree,
+                overflow_calls: t.overflow_calls,
+                unmatched_exits: t.unmatched_exits,
+            });
+        }
+        Ok(profile)
+    }
+
+    /// Parses a JSON document.
+    pub fn from_json_slice(bytes: &[u8]) -> Result<Profile, DocumentError> {
+        let doc: Document = serde_json::from_slice(bytes)?;
+        Profile::from_document(&doc)
+    }
+
+    /// Writes the JSON document, pretty-printed, with a final newline.
+    pub fn write_json(&self, mut out: impl io::Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut out, &self.to_document())?;
+        out.write_all(b"\n")
+    }
+}
+
+fn add_subtree(
+    profile: &mut Profile,
+    tree: &mut CallTree,
+    parent: NodeId,
+    doc: &NodeDoc,
+    thread: &str,
+) -> Result<(), DocumentError> {
+    // Explicit stack: documents can be deeper than the native stack allows recursion.
+    let mut stack = vec![(parent, doc)];
+    while let Some((parent, doc)) = stack.pop() {
+        let kind = match doc.kind {
+            NodeKindDoc::Thread => {
+                return Err(DocumentError::NestedThreadNode {
+                    thread: thread.to_owned(),
+                })
+            }
+            NodeKindDoc::Overflow => NodeKind::Overflow,
+            NodeKindDoc::Method => NodeKind::Method(profile.methods.intern(MethodInfo::new(
+                doc.class.as_str(),
+                doc.method.as_str(),
+                doc.descriptor.as_str(),
+            ))),
+        };
+        // Sum rather than duplicate, should a document list one context twice.
+        let id = tree.child_or_insert(parent, kind);
+        fill_node(tree, id, doc);
+        for child in doc.children.iter().rev() {
+            stack.push((id, child));
+        }
+    }
+    Ok(())
+}
+
+fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc) {
+    let default_outer = if doc.kind == NodeKindDoc::Thread {
+        0
+    } else {
+        doc.children.iter().map(|c| c.calls).sum()
+    };
+    let node = tree.node_mut(id);
+    node.calls += doc.calls;
+    node.total_ns += doc.measured_total_ns.unwrap_or(doc.total_ns);
+    node.outer_calls += doc.outer_calls.unwrap_or(default_outer);
+    node.cpu_ns = crate::tree::add_cpu(node.cpu_ns, doc.cpu_ns);
+}

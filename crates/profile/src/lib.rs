@@ -1,0 +1,44 @@
+//! ferrofluid's CPU profile model: per-thread calling context trees (CCTs) built from
+//! probe events, JFluid's probe-overhead compensation, hot spots, and the JSON document.
+//!
+//! ```
+//! use ferrofluid_profile::{Calibration, Profile, Stamp, ThreadProfile, ThreadRecorder};
+//!
+//! let mut profile = Profile::default();
+//! let f = profile.methods.insert("com.acme.Fig4", "f", "()V");
+//! let h = profile.methods.insert("com.acme.Fig4", "h", "()V");
+//! let mut rec = ThreadRecorder::default();
+//! rec.enter(f, Stamp::wall(0));
+//! rec.enter(h, Stamp::wall(100));
+//! rec.exit(h, Stamp::wall(150)).unwrap();
+//! rec.exit(f, Stamp::wall(400)).unwrap();
+//! profile.threads.push(ThreadProfile::new("main", 1, rec.finish(Stamp::wall(400))));
+//! profile.calibration = Some(Calibration { inner_ns: 10.0, outer_ns: 5.0 });
+//!
+//! // f: self measured 350, minus its own inner cost 10 and h's outer cost 5.
+//! let spots = profile.hot_spots();
+//! assert_eq!((spots[0].self_ns, spots[0].calls), (335, 1));
+//!
+//! // The JSON document reads back into the same profile.
+//! let mut json = Vec::new();
+//! profile.write_json(&mut json).unwrap();
+//! let back = Profile::from_json_slice(&json).unwrap();
+//! assert_eq!(back, profile);
+//! ```
+#![deny(missing_docs)]
+
+pub mod calibration;
+pub mod error;
+pub mod json;
+pub mod method;
+pub mod profile;
+pub mod recorder;
+pub mod tree;
+
+pub use calibration::{node_times, Calibration, CalibrationBatch, Times};
+pub use error::{DocumentError, EventError};
+pub use json::Document;
+pub use method::{MethodId, MethodInfo, MethodTable};
+pub use profile::{hot_spots, HotSpot, Profile, ThreadProfile};
+pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES};
+pub use tree::{CallTree, Node, NodeId, NodeKind};

@@ -1,0 +1,166 @@
+//! A whole CPU profile: method table, calibration and one tree per thread.
+
+use std::collections::BTreeSet;
+
+use crate::calibration::{node_times, Calibration, Times};
+use crate::method::{MethodId, MethodTable};
+use crate::tree::{CallTree, NodeKind};
+
+/// One profiled thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadProfile {
+    /// Java thread name.
+    pub name: String,
+    /// Thread id (the Java thread id when known).
+    pub id: u64,
+    /// Thread CPU time over the whole recording, ns, when requested.
+    pub cpu_ns: Option<u64>,
+    /// The calling context tree.
+    pub tree: CallTree,
+    /// Invocations counted in overflow nodes because the node budget ran out.
+    pub overflow_calls: u64,
+    /// Exit events that matched no open frame.
+    pub unmatched_exits: u64,
+}
+
+impl ThreadProfile {
+    /// A thread with an empty tree.
+    pub fn new(name: impl Into<String>, id: u64, tree: CallTree) -> Self {
+        Self {
+            name: name.into(),
+            id,
+            cpu_ns: None,
+            tree,
+            overflow_calls: 0,
+            unmatched_exits: 0,
+        }
+    }
+}
+
+/// A CPU profile of a call subgraph.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Profile {
+    /// Names of the methods the trees refer to.
+    pub methods: MethodTable,
+    /// Number of methods that carried probes (JFluid's "instrumented").
+    pub instrumented: u64,
+    /// Probe costs to subtract; `None` reports measured times.
+    pub calibration: Option<Calibration>,
+    /// Per-thread trees, in report order.
+    pub threads: Vec<ThreadProfile>,
+}
+
+/// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HotSpot {
+    /// [`NodeKind::Method`] or [`NodeKind::Overflow`].
+    pub kind: NodeKind,
+    /// Self time over all contexts, ns.
+    pub self_ns: u64,
+    /// Time including callees, ns; recursive invocations are counted once (only the
+    /// outermost context on each path contributes).
+    pub total_ns: u64,
+    /// Invocations.
+    pub calls: u64,
+}
+
+impl HotSpot {
+    /// Average self time per invocation, ns.
+    pub fn avg_self_ns(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.self_ns as f64 / self.calls as f64
+        }
+    }
+}
+
+impl Profile {
+    /// Number of distinct methods that appear (with at least one call) in some tree:
+    /// JFluid's "called".
+    pub fn called(&self) -> u64 {
+        let mut seen = BTreeSet::new();
+        for t in &self.threads {
+            for id in t.tree.ids() {
+                let n = t.tree.node(id);
+                if let (Some(m), true) = (n.method(), n.calls > 0) {
+                    seen.insert(m);
+                }
+            }
+        }
+        seen.len() as u64
+    }
+
+    /// All threads merged into one tree (same contexts summed).
+    pub fn merged(&self) -> CallTree {
+        let mut all = CallTree::new();
+        for t in &self.threads {
+            all.merge(&t.tree);
+        }
+        all
+    }
+
+    /// Times of every node of `tree`, compensated with this profile's calibration.
+    pub fn times(&self, tree: &CallTree) -> Vec<Times> {
+        node_times(tree, self.calibration.as_ref())
+    }
+
+    /// Hot spots over all threads, by self time (descending), then calls (descending),
+    /// then method id; the overflow bucket, if any, sorts like a method.
+    pub fn hot_spots(&self) -> Vec<HotSpot> {
+        let tree = self.merged();
+        hot_spots(&tree, &self.times(&tree))
+    }
+}
+
+/// Hot spots of one tree with precomputed `times`.
+pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
+    use std::collections::HashMap;
+    let mut by_kind: HashMap<NodeKind, HotSpot> = HashMap::new();
+    // Depth-first with the multiset of kinds on the current path, so that a recursive
+    // context's total is not added on top of its outer context's.
+    let mut on_path: HashMap<NodeKind, u32> = HashMap::new();
+    let mut stack = vec![(tree.root(), false)];
+    while let Some((id, leaving)) = stack.pop() {
+        let node = tree.node(id);
+        if leaving {
+            *on_path.get_mut(&node.kind).expect("kind entered") -= 1;
+            continue;
+        }
+        let outermost = on_path.get(&node.kind).copied().unwrap_or(0) == 0;
+        if node.kind != NodeKind::Thread {
+            let spot = by_kind.entry(node.kind).or_insert(HotSpot {
+                kind: node.kind,
+                self_ns: 0,
+                total_ns: 0,
+                calls: 0,
+            });
+            spot.self_ns += times[id.index()].self_ns;
+            spot.calls += node.calls;
+            if outermost {
+                spot.total_ns += times[id.index()].total_ns;
+            }
+        }
+        *on_path.entry(node.kind).or_insert(0) += 1;
+        stack.push((id, true));
+        for &c in node.children().iter().rev() {
+            stack.push((c, false));
+        }
+    }
+    let mut spots: Vec<HotSpot> = by_kind.into_values().collect();
+    spots.sort_by(|a, b| {
+        b.self_ns
+            .cmp(&a.self_ns)
+            .then(b.calls.cmp(&a.calls))
+            .then(sort_key(a.kind).cmp(&sort_key(b.kind)))
+    });
+    spots
+}
+
+fn sort_key(kind: NodeKind) -> (u8, MethodId) {
+    match kind {
+        NodeKind::Method(m) => (0, m),
+        NodeKind::Overflow => (1, MethodId(0)),
+        NodeKind::Thread => (2, MethodId(0)),
+    }
+}

@@ -1,0 +1,196 @@
+//! Builds one thread's calling context tree from its probe events.
+//!
+//! The recorder mirrors the thread's real stack. Exits name their method so that frames
+//! an exception unwound without an exit probe are closed too: everything above the
+//! innermost frame of the exiting method is popped at the exit's timestamp. An explicit
+//! [`ThreadRecorder::unwind_to`] handles a catch that names its frame depth.
+
+use crate::error::EventError;
+use crate::method::MethodId;
+use crate::tree::{add_cpu, CallTree, NodeId, NodeKind};
+
+/// Default budget of method nodes per thread tree.
+pub const DEFAULT_MAX_NODES: usize = 1 << 20;
+
+/// One timestamp of a probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Monotonic wall clock, ns.
+    pub wall_ns: u64,
+    /// Thread CPU clock, ns, when requested.
+    pub cpu_ns: Option<u64>,
+}
+
+impl Stamp {
+    /// A wall-clock-only stamp.
+    pub fn wall(wall_ns: u64) -> Self {
+        Self {
+            wall_ns,
+            cpu_ns: None,
+        }
+    }
+
+    /// A stamp with both clocks.
+    pub fn with_cpu(wall_ns: u64, cpu_ns: u64) -> Self {
+        Self {
+            wall_ns,
+            cpu_ns: Some(cpu_ns),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    method: MethodId,
+    node: NodeId,
+    enter: Stamp,
+    /// False for frames nested inside an overflow frame: the outer overflow frame's
+    /// interval already contains them, so timing them again would count twice.
+    timed: bool,
+}
+
+/// Turns enter/exit/unwind events of one thread into a [`CallTree`].
+#[derive(Clone, Debug)]
+pub struct ThreadRecorder {
+    tree: CallTree,
+    stack: Vec<Frame>,
+    max_nodes: usize,
+    method_nodes: usize,
+    overflow_calls: u64,
+    unmatched_exits: u64,
+}
+
+impl Default for ThreadRecorder {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_NODES)
+    }
+}
+
+impl ThreadRecorder {
+    /// A recorder that creates at most `max_nodes` method nodes. Further contexts are
+    /// counted in one overflow node under the parent where the budget ran out, so the
+    /// tree holds at most `2 * max_nodes + 1` nodes.
+    pub fn new(max_nodes: usize) -> Self {
+        Self {
+            tree: CallTree::new(),
+            stack: Vec::new(),
+            max_nodes,
+            method_nodes: 0,
+            overflow_calls: 0,
+            unmatched_exits: 0,
+        }
+    }
+
+    /// Current simulated stack depth.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Invocations counted in overflow nodes so far.
+    pub fn overflow_calls(&self) -> u64 {
+        self.overflow_calls
+    }
+
+    /// Exit events that matched no open frame (ignored).
+    pub fn unmatched_exits(&self) -> u64 {
+        self.unmatched_exits
+    }
+
+    /// The tree so far; open frames are not yet counted in it.
+    pub fn tree(&self) -> &CallTree {
+        &self.tree
+    }
+
+    /// Method entry probe.
+    pub fn enter(&mut self, method: MethodId, at: Stamp) {
+        let parent = self.stack.last().map_or(NodeId::ROOT, |f| f.node);
+        let parent_kind = self.tree.node(parent).kind;
+        let (node, timed) = if parent_kind == NodeKind::Overflow {
+            // Everything below an overflow frame stays in it.
+            self.overflow_calls += 1;
+            (parent, false)
+        } else {
+            let kind = NodeKind::Method(method);
+            let node = match self.tree.child(parent, kind) {
+                Some(c) => c,
+                None if self.method_nodes < self.max_nodes => {
+                    self.method_nodes += 1;
+                    self.tree.add_child(parent, kind)
+                }
+                None => {
+                    self.overflow_calls += 1;
+                    self.tree.child_or_insert(parent, NodeKind::Overflow)
+                }
+            };
+            (node, true)
+        };
+        if parent_kind != NodeKind::Thread {
+            self.tree.node_mut(parent).outer_calls += 1;
+        }
+        self.tree.node_mut(node).calls += 1;
+        self.stack.push(Frame {
+            method,
+            node,
+            enter: at,
+            timed,
+        });
+    }
+
+    /// Method exit probe (normal return or exception). Frames above the innermost frame
+    /// of `method` were unwound by an exception without their own exit and are closed
+    /// at the same instant.
+    pub fn exit(&mut self, method: MethodId, at: Stamp) -> Result<(), EventError> {
+        let Some(pos) = self.stack.iter().rposition(|f| f.method == method) else {
+            self.unmatched_exits += 1;
+            return Err(EventError::UnmatchedExit {
+                method,
+                depth: self.stack.len(),
+            });
+        };
+        self.pop_to(pos, at);
+        Ok(())
+    }
+
+    /// Exception caught in the frame at `depth` (1 = outermost frame): closes every frame
+    /// above it at `at`.
+    pub fn unwind_to(&mut self, depth: usize, at: Stamp) {
+        if depth < self.stack.len() {
+            self.pop_to(depth, at);
+        }
+    }
+
+    /// Closes all open frames at `at` and returns the finished tree.
+    pub fn finish(mut self, at: Stamp) -> CallTree {
+        self.pop_to(0, at);
+        self.tree
+    }
+
+    /// The tree as if every open frame ended at `at`, leaving the recorder untouched:
+    /// a snapshot while the program runs.
+    pub fn snapshot(&self, at: Stamp) -> CallTree {
+        self.clone().finish(at)
+    }
+
+    /// Pops frames until `len` remain, closing each at `at`.
+    fn pop_to(&mut self, len: usize, at: Stamp) {
+        while self.stack.len() > len {
+            let frame = self.stack.pop().expect("stack longer than len");
+            if !frame.timed {
+                continue;
+            }
+            let wall = at.wall_ns.saturating_sub(frame.enter.wall_ns);
+            let cpu = match (frame.enter.cpu_ns, at.cpu_ns) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            };
+            let node = self.tree.node_mut(frame.node);
+            node.total_ns += wall;
+            node.cpu_ns = add_cpu(node.cpu_ns, cpu);
+            if self.stack.is_empty() {
+                let root = self.tree.node_mut(NodeId::ROOT);
+                root.total_ns += wall;
+                root.cpu_ns = add_cpu(root.cpu_ns, cpu);
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The JSON document: round trips, defaults for third-party documents, errors.
+
+use ferrofluid_profile::{
+    Calibration, DocumentError, MethodId, NodeKind, Profile, Stamp, ThreadProfile, ThreadRecorder,
+};
+
+fn small_profile() -> Profile {
+    let mut p = Profile::default();
+    let f = p.methods.insert("com.acme.Foo", "f", "()V");
+    let g = p.methods.insert("com.acme.Foo", "g", "(I)V");
+    let mut rec = ThreadRecorder::new(1);
+    rec.enter(f, Stamp::with_cpu(0, 0));
+    rec.enter(g, Stamp::with_cpu(10, 5)); // over budget: overflow
+    rec.exit(g, Stamp::with_cpu(30, 15)).unwrap();
+    rec.exit(f, Stamp::with_cpu(50, 20)).unwrap();
+    let mut t = ThreadProfile::new("main", 1, rec.finish(Stamp::wall(50)));
+    t.overflow_calls = 1;
+    t.cpu_ns = Some(20);
+    p.threads.push(t);
+    p.instrumented = 4;
+    p.calibration = Some(Calibration {
+        inner_ns: 2.0,
+        outer_ns: 1.0,
+    });
+    p
+}
+
+#[test]
+fn document_has_the_issue_shape_and_round_trips() {
+    let p = small_profile();
+    let mut bytes = Vec::new();
+    p.write_json(&mut bytes).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["format"], "ferrofluid");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["mode"], "cpu");
+    assert_eq!(
+        v["methods"],
+        serde_json::json!({"instrumented": 4, "called": 1})
+    );
+    let thread = &v["threads"][0];
+    assert_eq!(thread["name"], "main");
+    assert_eq!(thread["overflow_calls"], 1);
+    let root = &thread["root"];
+    assert_eq!(root["kind"], "thread");
+    let f = &root["children"][0];
+    assert_eq!(f.get("kind"), None);
+    assert_eq!(
+        (&f["class"], &f["method"], &f["descriptor"]),
+        (&"com.acme.Foo".into(), &"f".into(), &"()V".into())
+    );
+    // f: measured 50, self 30 - 2 (inner) - 1 (outer) = 27; overflow: 20 - 2 = 18.
+    assert_eq!(
+        (&f["calls"], &f["total_ns"], &f["self_ns"]),
+        (&1.into(), &45.into(), &27.into())
+    );
+    assert_eq!(
+        (&f["measured_total_ns"], &f["measured_self_ns"]),
+        (&50.into(), &30.into())
+    );
+    let ov = &f["children"][0];
+    assert_eq!(
+        (&ov["kind"], &ov["method"], &ov["self_ns"]),
+        (&"overflow".into(), &"<overflow>".into(), &18.into())
+    );
+    // Reading back gives the same document; the method table keeps only called methods
+    // (g never got a node of its own), so compare documents rather than tables.
+    let back = Profile::from_json_slice(&bytes).unwrap();
+    assert_eq!(back.to_document(), p.to_document());
+    assert_eq!(back.threads, p.threads);
+}
+
+#[test]
+fn minimal_document_with_a_method_root_is_read_with_defaults() {
+    let json = br#"{"format":"ferrofluid","version":1,"mode":"cpu",
+        "methods":{"instrumented":2,"called":2},
+        "threads":[{"name":"t","root":{"class":"A","method":"f","descriptor":"()V",
+            "calls":1,"total_ns":100,"self_ns":60,
+            "children":[{"class":"A","method":"g","descriptor":"()V","calls":4,
+                "total_ns":40,"self_ns":40}]}}]}"#;
+    let p = Profile::from_json_slice(json).unwrap();
+    let t = &p.threads[0].tree;
+    let f = t.find(&[NodeKind::Method(MethodId(0))]).unwrap();
+    assert_eq!(t.node(t.root()).total_ns, 100);
+    assert_eq!(
+        (t.node(f).calls, t.node(f).total_ns, t.node(f).outer_calls),
+        (1, 100, 4)
+    );
+    assert_eq!(t.self_ns(f), 60);
+    assert_eq!(p.methods.get(MethodId(1)).unwrap().to_string(), "A.g()V");
+}
+
+#[test]
+fn foreign_documents_are_rejected_with_a_reason() {
+    let err = |json: &str| {
+        Profile::from_json_slice(json.as_bytes())
+            .unwrap_err()
+            .to_string()
+    };
+    let doc = |format: &str, version: u32, mode: &str| {
+        format!(
+            r#"{{"format":"{format}","version":{version},"mode":"{mode}","methods":{{"instrumented":0,"called":0}},"threads":[]}}"#
+        )
+    };
+    assert_eq!(
+        err(&doc("pprof", 1, "cpu")),
+        "not a ferrofluid profile: format is \"pprof\", expected \"ferrofluid\""
+    );
+    assert_eq!(
+        err(&doc("ferrofluid", 2, "cpu")),
+        "ferrofluid profile version 2 is not supported (this build reads version 1)"
+    );
+    assert_eq!(
+        err(&doc("ferrofluid", 1, "alloc")),
+        "profile mode \"alloc\" is not supported (expected \"cpu\")"
+    );
+    assert!(err("[1]").starts_with("not a ferrofluid profile: invalid type"));
+    let nested = r#"{"format":"ferrofluid","version":1,"mode":"cpu","methods":{"instrumented":0,"called":0},
+        "threads":[{"name":"x","root":{"kind":"thread","class":"","method":"<thread>","descriptor":"",
+        "calls":0,"total_ns":0,"self_ns":0,"children":[{"kind":"thread","class":"","method":"<thread>",
+        "descriptor":"","calls":0,"total_ns":0,"self_ns":0}]}}]}"#;
+    assert!(matches!(
+        Profile::from_json_slice(nested.as_bytes()),
+        Err(DocumentError::NestedThreadNode { .. })
+    ));
+}
