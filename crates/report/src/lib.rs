@@ -1,1 +1,145 @@
-//! Report writers (being written).
+//! ferrofluid's report writers. Each format lives in its own module behind the tiny
+//! [`Report`] trait and knows nothing about the others:
+//!
+//! | format | module | content |
+//! |---|---|---|
+//! | `.txt` | [`text`] | hot spots and the call tree with percentages, for a terminal |
+//! | `.html` | [`html`] | one self-contained page: flame graph, sortable hot spots, expandable tree |
+//! | `.collapsed` | [`collapsed`] | folded stacks for flamegraph.pl, inferno, speedscope |
+//! | `.json` | [`json`] | the profile document of `docs/json-schema.md` |
+//!
+//! All writers are deterministic: the same profile gives the same bytes.
+//!
+//! ```
+//! use ferrofluid_profile::{Profile, Stamp, ThreadProfile, ThreadRecorder};
+//! use ferrofluid_report::{Format, Report};
+//!
+//! let mut profile = Profile::default();
+//! let main = profile.methods.insert("com.acme.App", "main", "([Ljava/lang/String;)V");
+//! let mut rec = ThreadRecorder::default();
+//! rec.enter(main, Stamp::wall(0));
+//! rec.exit(main, Stamp::wall(2_000_000)).unwrap();
+//! profile.threads.push(ThreadProfile::new("main", 1, rec.finish(Stamp::wall(2_000_000))));
+//!
+//! let mut out = Vec::new();
+//! Format::Collapsed.writer().write(&profile, &mut out).unwrap();
+//! assert_eq!(String::from_utf8(out).unwrap(), "main;com.acme.App.main 2000000\n");
+//! ```
+#![deny(missing_docs)]
+
+pub mod collapsed;
+mod flame;
+pub mod html;
+pub mod json;
+pub mod text;
+mod view;
+
+use std::io;
+use std::path::Path;
+use std::str::FromStr;
+
+use ferrofluid_profile::Profile;
+use thiserror::Error;
+
+/// A report writer.
+pub trait Report {
+    /// Writes the report of `profile` to `out`.
+    fn write(&self, profile: &Profile, out: &mut dyn io::Write) -> Result<(), ReportError>;
+}
+
+/// Why a report could not be written.
+#[derive(Debug, Error)]
+pub enum ReportError {
+    /// Writing failed.
+    #[error("cannot write the report: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// The report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Plain text for a terminal (`.txt`).
+    Text,
+    /// One self-contained HTML page (`.html`, `.htm`).
+    Html,
+    /// Folded stacks (`.collapsed`, `.folded`).
+    Collapsed,
+    /// The JSON profile document (`.json`).
+    Json,
+}
+
+/// A format name that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown report format {0:?} (expected txt, html, collapsed or json)")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "txt" | "text" => Ok(Format::Text),
+            "html" | "htm" => Ok(Format::Html),
+            "collapsed" | "folded" => Ok(Format::Collapsed),
+            "json" => Ok(Format::Json),
+            _ => Err(UnknownFormat(s.to_owned())),
+        }
+    }
+}
+
+impl Format {
+    /// All formats, in documentation order.
+    pub const ALL: [Format; 4] = [Format::Text, Format::Html, Format::Collapsed, Format::Json];
+
+    /// The format named by a file's extension, if it names one.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        path.extension()?.to_str()?.parse().ok()
+    }
+
+    /// The usual file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Text => "txt",
+            Format::Html => "html",
+            Format::Collapsed => "collapsed",
+            Format::Json => "json",
+        }
+    }
+
+    /// A writer for this format with default options.
+    pub fn writer(self) -> Box<dyn Report> {
+        match self {
+            Format::Text => Box::new(text::TextReport::default()),
+            Format::Html => Box::new(html::HtmlReport::default()),
+            Format::Collapsed => Box::new(collapsed::CollapsedReport::default()),
+            Format::Json => Box::new(json::JsonReport::default()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_from_names_and_extensions() {
+        assert_eq!("HTML".parse::<Format>(), Ok(Format::Html));
+        assert_eq!("folded".parse::<Format>(), Ok(Format::Collapsed));
+        assert_eq!(
+            "svg".parse::<Format>().unwrap_err().to_string(),
+            "unknown report format \"svg\" (expected txt, html, collapsed or json)"
+        );
+        assert_eq!(
+            Format::from_path(Path::new("out/p.txt")),
+            Some(Format::Text)
+        );
+        assert_eq!(
+            Format::from_path(Path::new("p.collapsed")),
+            Some(Format::Collapsed)
+        );
+        assert_eq!(Format::from_path(Path::new("p")), None);
+        for f in Format::ALL {
+            assert_eq!(f.extension().parse::<Format>(), Ok(f));
+        }
+    }
+}

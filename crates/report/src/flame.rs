@@ -1,0 +1,168 @@
+//! A flame graph as inline SVG, drawn from the call trees (no external tool needed).
+//! Threads form the base row above "all"; widths are compensated totals.
+
+use std::fmt::Write as _;
+
+use ferrofluid_profile::{NodeId, NodeKind, Profile, Times};
+
+use crate::html::escape;
+use crate::view::{frame, label, ms, percent, sorted_children};
+
+const WIDTH: f64 = 1200.0;
+const ROW: f64 = 17.0;
+/// Frames narrower than this (px) are not drawn, nor are their callees.
+const MIN_WIDTH: f64 = 0.2;
+/// Approximate glyph width of the 11px monospace font, for label truncation.
+const CHAR: f64 = 6.7;
+
+struct Rect {
+    depth: usize,
+    x: f64,
+    w: f64,
+    name: String,
+    tip: String,
+    fill: String,
+}
+
+/// Renders the flame graph of `profile` as an `<svg>` element.
+pub(crate) fn svg(profile: &Profile) -> String {
+    let per_thread: Vec<Vec<Times>> = profile
+        .threads
+        .iter()
+        .map(|t| profile.times(&t.tree))
+        .collect();
+    let grand: u64 = per_thread.iter().map(|t| t[0].total_ns).sum();
+    let scale = if grand == 0 {
+        0.0
+    } else {
+        WIDTH / grand as f64
+    };
+    let mut rects = vec![Rect {
+        depth: 0,
+        x: 0.0,
+        w: WIDTH,
+        name: "all".to_owned(),
+        tip: format!("all threads: {} ms", ms(grand)),
+        fill: "rgb(200,200,200)".to_owned(),
+    }];
+    let mut x0 = 0.0;
+    for (thread, times) in profile.threads.iter().zip(&per_thread) {
+        let tree = &thread.tree;
+        // (node, depth, x)
+        let mut stack = vec![(NodeId::ROOT, 1usize, x0)];
+        while let Some((id, depth, x)) = stack.pop() {
+            let w = times[id.index()].total_ns as f64 * scale;
+            if w < MIN_WIDTH {
+                continue;
+            }
+            let kind = tree.node(id).kind;
+            let name = frame(profile, kind, &thread.name);
+            let tip = format!(
+                "{} — {} ms, {}; self {} ms; {} calls",
+                label(profile, kind, &thread.name),
+                ms(times[id.index()].total_ns),
+                percent(times[id.index()].total_ns, grand),
+                ms(times[id.index()].self_ns),
+                tree.node(id).calls
+            );
+            rects.push(Rect {
+                depth,
+                x,
+                w,
+                fill: color(kind, &name),
+                name,
+                tip,
+            });
+            let mut cx = x;
+            let mut kids = Vec::new();
+            for c in sorted_children(profile, tree, id, times) {
+                kids.push((c, depth + 1, cx));
+                cx += times[c.index()].total_ns as f64 * scale;
+            }
+            stack.extend(kids.into_iter().rev());
+        }
+        x0 += times[0].total_ns as f64 * scale;
+    }
+    let max_depth = rects.iter().map(|r| r.depth).max().unwrap_or(0);
+    let height = (max_depth + 1) as f64 * ROW;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg class="flame" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="monospace" font-size="11">"#
+    );
+    for r in &rects {
+        // Flame graphs grow upwards: depth 0 at the bottom.
+        let y = height - (r.depth + 1) as f64 * ROW;
+        let chars = ((r.w - 6.0) / CHAR).floor().max(0.0) as usize;
+        let text = truncate(&r.name, chars);
+        let _ = write!(
+            s,
+            r#"<g><title>{}</title><rect x="{:.2}" y="{:.0}" width="{:.2}" height="{:.0}" fill="{}" rx="2"/>"#,
+            escape(&r.tip),
+            r.x,
+            y,
+            r.w,
+            ROW - 1.0,
+            r.fill
+        );
+        if !text.is_empty() {
+            let _ = write!(
+                s,
+                r#"<text x="{:.2}" y="{:.0}">{}</text>"#,
+                r.x + 3.0,
+                y + 12.0,
+                escape(&text)
+            );
+        }
+        s.push_str("</g>\n");
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn truncate(name: &str, chars: usize) -> String {
+    let n = name.chars().count();
+    if n <= chars {
+        name.to_owned()
+    } else if chars < 4 {
+        String::new()
+    } else {
+        let mut t: String = name.chars().take(chars - 2).collect();
+        t.push_str("..");
+        t
+    }
+}
+
+/// Warm colours as in flamegraph.pl, derived from the frame name so they are stable.
+fn color(kind: NodeKind, name: &str) -> String {
+    match kind {
+        NodeKind::Thread => "rgb(180,190,210)".to_owned(),
+        NodeKind::Overflow => "rgb(190,120,220)".to_owned(),
+        NodeKind::Method(_) => {
+            // FNV-1a: a fixed hash, unlike std's randomly seeded one.
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in name.bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+            }
+            let v = |shift: u32| ((h >> shift) & 0xff) as f64 / 255.0;
+            format!(
+                "rgb({},{},{})",
+                205 + (50.0 * v(0)) as u32,
+                (230.0 * v(8)) as u32,
+                (55.0 * v(16)) as u32
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_truncated_to_the_frame_width() {
+        assert_eq!(truncate("com.acme.Foo.bar", 20), "com.acme.Foo.bar");
+        assert_eq!(truncate("com.acme.Foo.bar", 8), "com.ac..");
+        assert_eq!(truncate("com.acme.Foo.bar", 3), "");
+    }
+}

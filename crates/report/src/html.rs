@@ -1,0 +1,280 @@
+//! One self-contained HTML page: summary, flame graph (inline SVG), sortable hot-spots
+//! table and an expandable call tree (`<details>`, works without JavaScript). Nothing
+//! is loaded from the network.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
+
+use crate::view::{label, ms, percent, sorted_children, times_note};
+use crate::{flame, Report, ReportError};
+
+/// Options of the HTML report.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HtmlReport {
+    /// Page title.
+    pub title: String,
+    /// Tree nodes below this fraction of their thread's total are summarised, which
+    /// bounds the page size for huge trees.
+    pub cutoff: f64,
+    /// Tree nodes at or above this fraction start expanded.
+    pub open_above: f64,
+}
+
+impl Default for HtmlReport {
+    fn default() -> Self {
+        Self {
+            title: "ferrofluid CPU profile".to_owned(),
+            cutoff: 0.0005,
+            open_above: 0.05,
+        }
+    }
+}
+
+/// Escapes text for HTML element content and quoted attributes.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
+.summary td{padding:0 1em 0 0}
+svg.flame{max-width:100%;height:auto;display:block}
+svg.flame g:hover rect{stroke:#000;stroke-width:.5}
+table.hot{border-collapse:collapse;font-size:.9em}
+table.hot th,table.hot td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
+table.hot td.m,table.hot th.m{text-align:left;font-family:monospace}
+table.hot th{cursor:pointer;background:#f3f3f3;user-select:none}
+table.hot th.asc::after{content:" \25B2"}table.hot th.desc::after{content:" \25BC"}
+.tree{font-size:.9em}.tree details,.tree .leaf{margin-left:1.2em}
+.tree summary,.tree .leaf{white-space:nowrap;font-family:monospace}
+.tree .leaf{padding-left:1.1em}
+.tree .pct{display:inline-block;width:4.5em;text-align:right}
+.tree .bar{display:inline-block;height:.7em;background:#e8743b;margin:0 .5em;vertical-align:middle}
+.tree .ms{color:#555}.tree .hidden{color:#888;font-style:italic}
+.warn{color:#a40}"#;
+
+const SCRIPT: &str = r#"document.querySelectorAll('table.hot').forEach(function(t){
+  t.querySelectorAll('th').forEach(function(th,i){th.addEventListener('click',function(){
+    var asc=th.classList.contains('asc')?false:th.classList.contains('desc')?true:!th.dataset.num;
+    t.querySelectorAll('th').forEach(function(h){h.classList.remove('asc','desc')});
+    th.classList.add(asc?'asc':'desc');
+    var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);
+    rows.sort(function(x,y){var a=x.cells[i].dataset.v,c=y.cells[i].dataset.v;
+      var r=th.dataset.num?(parseFloat(a)-parseFloat(c)):a.localeCompare(c);return asc?r:-r});
+    rows.forEach(function(r){b.appendChild(r)});});});});"#;
+
+impl Report for HtmlReport {
+    fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        let mut s = String::new();
+        let title = escape(&self.title);
+        let _ = write!(
+            s,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <title>{title}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
+        );
+        self.summary(profile, &mut s);
+        s.push_str("<h2 id=\"flame\">Flame graph</h2>\n");
+        s.push_str("<p>Width: time including callees. Hover a frame for details.</p>\n");
+        s.push_str(&flame::svg(profile));
+        s.push('\n');
+        self.hot_spots(profile, &mut s);
+        s.push_str("<h2 id=\"tree\">Call tree</h2>\n");
+        for thread in &profile.threads {
+            self.tree(profile, thread, &mut s);
+        }
+        let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
+        out.write_all(s.as_bytes())?;
+        Ok(())
+    }
+}
+
+impl HtmlReport {
+    fn summary(&self, profile: &Profile, s: &mut String) {
+        let grand: u64 = profile
+            .threads
+            .iter()
+            .map(|t| profile.times(&t.tree)[0].total_ns)
+            .sum();
+        s.push_str("<table class=\"summary\">\n");
+        let mut row = |k: &str, v: String| {
+            let _ = writeln!(s, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
+        };
+        row(
+            "Methods",
+            format!(
+                "{} instrumented, {} called",
+                profile.instrumented,
+                profile.called()
+            ),
+        );
+        row("Threads", profile.threads.len().to_string());
+        row("Total", format!("{} ms", ms(grand)));
+        row("Times", times_note(profile));
+        s.push_str("</table>\n");
+    }
+
+    fn hot_spots(&self, profile: &Profile, s: &mut String) {
+        let tree = profile.merged();
+        let times = profile.times(&tree);
+        let grand = times[0].total_ns;
+        s.push_str("<h2 id=\"hot\">Hot spots</h2>\n<p>All threads. Click a column to sort.</p>\n");
+        s.push_str(
+            "<table class=\"hot\">\n<thead><tr><th class=\"m\">Method</th>\
+             <th data-num=\"1\" class=\"desc\">Self ms</th><th data-num=\"1\">Self %</th>\
+             <th data-num=\"1\">Calls</th><th data-num=\"1\">Avg self µs</th>\
+             <th data-num=\"1\">Total ms</th></tr></thead>\n<tbody>\n",
+        );
+        for spot in hot_spots(&tree, &times) {
+            let name = escape(&label(profile, spot.kind, ""));
+            let pct = if grand == 0 {
+                0.0
+            } else {
+                spot.self_ns as f64 * 100.0 / grand as f64
+            };
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"m\" data-v=\"{name}\">{name}</td><td data-v=\"{}\">{}</td>\
+                 <td data-v=\"{pct:.4}\">{}</td><td data-v=\"{}\">{}</td>\
+                 <td data-v=\"{:.3}\">{:.3}</td><td data-v=\"{}\">{}</td></tr>",
+                spot.self_ns,
+                ms(spot.self_ns),
+                percent(spot.self_ns, grand),
+                spot.calls,
+                spot.calls,
+                spot.avg_self_ns(),
+                spot.avg_self_ns() / 1000.0,
+                spot.total_ns,
+                ms(spot.total_ns),
+            );
+        }
+        s.push_str("</tbody>\n</table>\n");
+    }
+
+    fn tree(&self, profile: &Profile, thread: &ThreadProfile, s: &mut String) {
+        let tree = &thread.tree;
+        let times = profile.times(tree);
+        let whole = times[0].total_ns;
+        let limit = (self.cutoff * whole as f64).ceil() as u64;
+        let open_limit = self.open_above * whole as f64;
+        let _ = write!(
+            s,
+            "<div class=\"tree\">\n<details open><summary><b>Thread {}</b> (id {}): {} ms",
+            escape(&thread.name),
+            thread.id,
+            ms(whole)
+        );
+        if let Some(cpu) = thread.cpu_ns {
+            let _ = write!(s, ", thread CPU {} ms", ms(cpu));
+        }
+        s.push_str("</summary>\n");
+        if thread.overflow_calls > 0 {
+            let _ = writeln!(
+                s,
+                "<div class=\"warn\">{} calls beyond the node budget are counted in [overflow] nodes</div>",
+                thread.overflow_calls
+            );
+        }
+        if thread.unmatched_exits > 0 {
+            let _ = writeln!(
+                s,
+                "<div class=\"warn\">{} exit events matched no open frame and were ignored</div>",
+                thread.unmatched_exits
+            );
+        }
+        // Explicit stack; `Close` ends a <details> after its children.
+        enum Item {
+            Node(NodeId),
+            Hidden(usize, u64),
+            Close,
+        }
+        let mut stack = vec![Item::Close];
+        let children = |id: NodeId, stack: &mut Vec<Item>| {
+            let kids = sorted_children(profile, tree, id, &times);
+            let hidden: Vec<NodeId> = kids
+                .iter()
+                .copied()
+                .filter(|c| times[c.index()].total_ns < limit)
+                .collect();
+            if !hidden.is_empty() {
+                let total = hidden.iter().map(|h| times[h.index()].total_ns).sum();
+                stack.push(Item::Hidden(hidden.len(), total));
+            }
+            for &c in kids.iter().rev() {
+                if times[c.index()].total_ns >= limit {
+                    stack.push(Item::Node(c));
+                }
+            }
+        };
+        children(NodeId::ROOT, &mut stack);
+        while let Some(item) = stack.pop() {
+            match item {
+                Item::Close => s.push_str("</details>\n"),
+                Item::Hidden(n, total) => {
+                    let _ = writeln!(
+                        s,
+                        "<div class=\"leaf hidden\">{n} callees below {}% hidden ({} ms)</div>",
+                        self.cutoff * 100.0,
+                        ms(total)
+                    );
+                }
+                Item::Node(id) => {
+                    let node = tree.node(id);
+                    let t = times[id.index()];
+                    let pct = if whole == 0 {
+                        0.0
+                    } else {
+                        t.total_ns as f64 * 100.0 / whole as f64
+                    };
+                    let line = format!(
+                        "<span class=\"pct\">{}</span><span class=\"bar\" style=\"width:{:.1}px\"></span>\
+                         <span class=\"ms\">{} ms, self {} ms, {} calls</span> {}",
+                        percent(t.total_ns, whole),
+                        pct * 0.8,
+                        ms(t.total_ns),
+                        ms(t.self_ns),
+                        node.calls,
+                        escape(&label(profile, node.kind, &thread.name))
+                    );
+                    let leaf = node.children().is_empty() || node.kind == NodeKind::Overflow;
+                    if leaf {
+                        let _ = writeln!(s, "<div class=\"leaf\">{line}</div>");
+                    } else {
+                        let open = if t.total_ns as f64 >= open_limit {
+                            " open"
+                        } else {
+                            ""
+                        };
+                        let _ = writeln!(s, "<details{open}><summary>{line}</summary>");
+                        stack.push(Item::Close);
+                        children(id, &mut stack);
+                    }
+                }
+            }
+        }
+        s.push_str("</div>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+    }
+}

@@ -1,0 +1,213 @@
+//! Plain-text report: a hot-spots table and each thread's call tree with percentages.
+
+use std::io::Write;
+
+use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
+
+use crate::view::{label, ms, percent, sorted_children, times_note};
+use crate::{Report, ReportError};
+
+/// Options of the text report.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TextReport {
+    /// Call-tree nodes whose total is below this fraction of their thread's total are
+    /// folded into one "hidden" line per parent.
+    pub cutoff: f64,
+    /// Maximum number of hot-spot rows.
+    pub max_hot_spots: usize,
+}
+
+impl Default for TextReport {
+    fn default() -> Self {
+        Self {
+            cutoff: 0.005,
+            max_hot_spots: 30,
+        }
+    }
+}
+
+impl Report for TextReport {
+    fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        writeln!(out, "ferrofluid CPU profile")?;
+        writeln!(
+            out,
+            "methods: {} instrumented, {} called",
+            profile.instrumented,
+            profile.called()
+        )?;
+        writeln!(out, "threads: {}", profile.threads.len())?;
+        writeln!(out, "times: {}", times_note(profile))?;
+        self.write_hot_spots(profile, out)?;
+        for thread in &profile.threads {
+            self.write_tree(profile, thread, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl TextReport {
+    fn write_hot_spots(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        let tree = profile.merged();
+        let times = profile.times(&tree);
+        let grand = times[tree.root().index()].total_ns;
+        let spots = hot_spots(&tree, &times);
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Hot spots (all threads, by self time; {} ms in total)",
+            ms(grand)
+        )?;
+        writeln!(
+            out,
+            "{:>12} {:>7} {:>10} {:>12} {:>12}  method",
+            "self ms", "self %", "calls", "avg self us", "total ms"
+        )?;
+        for spot in spots.iter().take(self.max_hot_spots) {
+            writeln!(
+                out,
+                "{:>12} {:>7} {:>10} {:>12.3} {:>12}  {}",
+                ms(spot.self_ns),
+                percent(spot.self_ns, grand),
+                spot.calls,
+                spot.avg_self_ns() / 1000.0,
+                ms(spot.total_ns),
+                label(profile, spot.kind, "")
+            )?;
+        }
+        if spots.len() > self.max_hot_spots {
+            writeln!(
+                out,
+                "{:>12}  [{} more methods not shown]",
+                "",
+                spots.len() - self.max_hot_spots
+            )?;
+        }
+        Ok(())
+    }
+
+    fn write_tree(
+        &self,
+        profile: &Profile,
+        thread: &ThreadProfile,
+        out: &mut dyn Write,
+    ) -> Result<(), ReportError> {
+        let tree = &thread.tree;
+        let times = profile.times(tree);
+        let whole = times[tree.root().index()].total_ns;
+        writeln!(out)?;
+        write!(
+            out,
+            "Call tree of thread {:?} (id {}): {} ms",
+            thread.name,
+            thread.id,
+            ms(whole)
+        )?;
+        if let Some(cpu) = thread.cpu_ns {
+            write!(out, ", thread CPU {} ms", ms(cpu))?;
+        }
+        writeln!(out)?;
+        if thread.overflow_calls > 0 {
+            writeln!(
+                out,
+                "  ! {} calls beyond the node budget are counted in [overflow] nodes",
+                thread.overflow_calls
+            )?;
+        }
+        if thread.unmatched_exits > 0 {
+            writeln!(
+                out,
+                "  ! {} exit events matched no open frame and were ignored",
+                thread.unmatched_exits
+            )?;
+        }
+        writeln!(
+            out,
+            "{:>7} {:>12} {:>12} {:>10}  method",
+            "total %", "total ms", "self ms", "calls"
+        )?;
+        let limit = (self.cutoff * whole as f64).ceil() as u64;
+        // Explicit stack of (node, depth); an `Err` item is a "hidden" summary line.
+        let mut stack: Vec<(Result<NodeId, Hidden>, usize)> = Vec::new();
+        let push_children = |stack: &mut Vec<_>, id: NodeId, depth: usize| {
+            let kids = sorted_children(profile, tree, id, &times);
+            let (shown, hidden): (Vec<NodeId>, Vec<NodeId>) = kids
+                .into_iter()
+                .partition(|c| times[c.index()].total_ns >= limit);
+            if !hidden.is_empty() {
+                let subtree_nodes = hidden.iter().map(|&h| count_nodes(tree, h)).sum();
+                let total_ns = hidden.iter().map(|h| times[h.index()].total_ns).sum();
+                stack.push((
+                    Err(Hidden {
+                        nodes: subtree_nodes,
+                        total_ns,
+                    }),
+                    depth,
+                ));
+            }
+            for &c in shown.iter().rev() {
+                stack.push((Ok(c), depth));
+            }
+        };
+        push_children(&mut stack, tree.root(), 0);
+        while let Some((item, depth)) = stack.pop() {
+            let indent = "  ".repeat(depth);
+            match item {
+                Err(h) => writeln!(
+                    out,
+                    "{:>7} {:>12} {:>12} {:>10}  {indent}[{} below {} hidden]",
+                    percent(h.total_ns, whole),
+                    ms(h.total_ns),
+                    "",
+                    "",
+                    plural(h.nodes, "node"),
+                    percent_cutoff(self.cutoff)
+                )?,
+                Ok(id) => {
+                    let node = tree.node(id);
+                    let t = times[id.index()];
+                    writeln!(
+                        out,
+                        "{:>7} {:>12} {:>12} {:>10}  {indent}{}",
+                        percent(t.total_ns, whole),
+                        ms(t.total_ns),
+                        ms(t.self_ns),
+                        node.calls,
+                        label(profile, node.kind, &thread.name)
+                    )?;
+                    if node.kind != NodeKind::Overflow {
+                        push_children(&mut stack, id, depth + 1);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Hidden {
+    nodes: usize,
+    total_ns: u64,
+}
+
+fn count_nodes(tree: &ferrofluid_profile::CallTree, id: NodeId) -> usize {
+    let mut n = 0;
+    let mut stack = vec![id];
+    while let Some(c) = stack.pop() {
+        n += 1;
+        stack.extend_from_slice(tree.node(c).children());
+    }
+    n
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn percent_cutoff(cutoff: f64) -> String {
+    format!("{}%", cutoff * 100.0)
+}

@@ -1,0 +1,91 @@
+//! Helpers shared by the writers: names, ordering, number formatting.
+
+use ferrofluid_profile::{CallTree, NodeId, NodeKind, Profile, Times};
+
+/// `com.acme.Foo.bar(I)V` for methods; bracketed names for synthetic nodes.
+pub(crate) fn label(profile: &Profile, kind: NodeKind, thread: &str) -> String {
+    match kind {
+        NodeKind::Method(m) => profile
+            .methods
+            .get(m)
+            .map_or_else(|| format!("<method {}>", m.0), |i| i.to_string()),
+        NodeKind::Overflow => "[overflow: contexts beyond the node budget]".to_owned(),
+        NodeKind::Thread => format!("[thread {thread}]"),
+    }
+}
+
+/// `com.acme.Foo.bar` (no descriptor), the usual flame-graph frame name.
+pub(crate) fn frame(profile: &Profile, kind: NodeKind, thread: &str) -> String {
+    match kind {
+        NodeKind::Method(m) => profile
+            .methods
+            .get(m)
+            .map_or_else(|| format!("<method {}>", m.0), |i| i.frame_name()),
+        NodeKind::Overflow => "[overflow]".to_owned(),
+        NodeKind::Thread => thread.to_owned(),
+    }
+}
+
+/// Children of `id`, hottest first (compensated total), ties by label then position,
+/// so output does not depend on anything but the profile.
+pub(crate) fn sorted_children(
+    profile: &Profile,
+    tree: &CallTree,
+    id: NodeId,
+    times: &[Times],
+) -> Vec<NodeId> {
+    let mut kids: Vec<(NodeId, String)> = tree
+        .node(id)
+        .children()
+        .iter()
+        .map(|&c| (c, label(profile, tree.node(c).kind, "")))
+        .collect();
+    kids.sort_by(|(a, la), (b, lb)| {
+        times[b.index()]
+            .total_ns
+            .cmp(&times[a.index()].total_ns)
+            .then_with(|| la.cmp(lb))
+            .then(a.cmp(b))
+    });
+    kids.into_iter().map(|(c, _)| c).collect()
+}
+
+/// ns as milliseconds with three decimals.
+pub(crate) fn ms(ns: u64) -> String {
+    let us = (ns + 500) / 1000;
+    format!("{}.{:03}", us / 1000, us % 1000)
+}
+
+/// `part` as a percentage of `whole`, one decimal.
+pub(crate) fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "0.0%".to_owned();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+}
+
+/// One line saying how times were obtained.
+pub(crate) fn times_note(profile: &Profile) -> String {
+    match profile.calibration {
+        Some(c) => format!(
+            "compensated for probe overhead (inner {:.1} ns, outer {:.1} ns per call)",
+            c.inner_ns, c.outer_ns
+        ),
+        None => "measured, not compensated (no calibration)".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_round_to_the_microsecond() {
+        assert_eq!(ms(0), "0.000");
+        assert_eq!(ms(1_234_567), "1.235");
+        assert_eq!(ms(999_499), "0.999");
+        assert_eq!(ms(999_600), "1.000");
+        assert_eq!(percent(1, 3), "33.3%");
+        assert_eq!(percent(5, 0), "0.0%");
+    }
+}

@@ -1,0 +1,191 @@
+//! Profiles used by the golden tests, built from probe events on a simulated clock.
+
+use ferrofluid_profile::{
+    Calibration, CallTree, MethodId, Profile, Stamp, ThreadProfile, ThreadRecorder,
+};
+
+/// A thread replaying probe events; time advances only through `work`.
+pub struct Sim {
+    pub rec: ThreadRecorder,
+    pub t: u64,
+    cpu: bool,
+}
+
+impl Sim {
+    pub fn new(max_nodes: usize, cpu: bool) -> Self {
+        Self {
+            rec: ThreadRecorder::new(max_nodes),
+            t: 0,
+            cpu,
+        }
+    }
+    fn stamp(&self) -> Stamp {
+        if self.cpu {
+            // CPU time runs at 3/4 of wall time in this fake thread.
+            Stamp::with_cpu(self.t, self.t / 4 * 3)
+        } else {
+            Stamp::wall(self.t)
+        }
+    }
+    pub fn enter(&mut self, m: MethodId) {
+        let s = self.stamp();
+        self.rec.enter(m, s);
+    }
+    pub fn exit(&mut self, m: MethodId) {
+        let s = self.stamp();
+        self.rec.exit(m, s).unwrap();
+    }
+    pub fn work(&mut self, ns: u64) {
+        self.t += ns;
+    }
+    /// enter, work, exit.
+    pub fn leaf(&mut self, m: MethodId, ns: u64) {
+        self.enter(m);
+        self.work(ns);
+        self.exit(m);
+    }
+    pub fn finish(self) -> (CallTree, u64, u64) {
+        let s = self.stamp();
+        let (overflow, unmatched) = (self.rec.overflow_calls(), self.rec.unmatched_exits());
+        (self.rec.finish(s), overflow, unmatched)
+    }
+}
+
+/// The JP paper's Fig. 4 program with root f, in microseconds: h works 7 us, callers
+/// work 1 us after each call, g 2 + 3 us around its loop, f 5 + 4 us around its loop.
+pub fn fig4() -> Profile {
+    const US: u64 = 1000;
+    let mut p = Profile::default();
+    let f = p.methods.insert("demo.Fig4", "f", "()V");
+    let g = p.methods.insert("demo.Fig4", "g", "(I)V");
+    let h = p.methods.insert("demo.Fig4", "h", "()V");
+    let mut s = Sim::new(1000, false);
+    s.enter(f);
+    s.work(5 * US);
+    for i in 1..=10 {
+        s.leaf(h, 7 * US);
+        s.work(US);
+        s.enter(g);
+        s.work(2 * US);
+        for _ in 0..i {
+            s.leaf(h, 7 * US);
+            s.work(US);
+        }
+        s.work(3 * US);
+        s.exit(g);
+        s.work(US);
+    }
+    s.work(4 * US);
+    s.exit(f);
+    let (tree, _, _) = s.finish();
+    p.threads.push(ThreadProfile::new("main", 1, tree));
+    p.instrumented = 3;
+    p.calibration = Some(Calibration {
+        inner_ns: 150.0,
+        outer_ns: 80.0,
+    });
+    p
+}
+
+/// A server-like profile: two threads, an exception unwinding three frames, recursion,
+/// tiny callees below the cut-off, an overflow, an unmatched exit, thread CPU time and
+/// names that need escaping.
+pub fn sample() -> Profile {
+    let mut p = Profile::default();
+    let m = |p: &mut Profile, c: &str, n: &str, d: &str| p.methods.insert(c, n, d);
+    let handle = m(&mut p, "com.acme.Server", "handle", "(Lcom/acme/Request;)V");
+    let parse = m(
+        &mut p,
+        "com.acme.Request",
+        "parse",
+        "([B)Lcom/acme/Request;",
+    );
+    let render = m(&mut p, "com.acme.Report", "render", "(I)Ljava/lang/String;");
+    let append = m(
+        &mut p,
+        "java.lang.StringBuilder",
+        "append",
+        "(Ljava/lang/String;)Ljava/lang/StringBuilder;",
+    );
+    let walk = m(&mut p, "com.acme.Tree", "walk", "(Lcom/acme/Node;)I");
+    let check = m(&mut p, "com.acme.Auth", "check", "(Ljava/lang/String;)Z");
+    let lookup = m(
+        &mut p,
+        "com.acme.Auth",
+        "lookup",
+        "(Ljava/lang/String;)Lcom/acme/User;",
+    );
+    let fail = m(&mut p, "com.acme.Auth", "fail", "()V");
+    let tiny = m(&mut p, "com.acme.Util", "tiny", "()I");
+    let run = m(&mut p, "com.acme.Worker", "run", "()V");
+    let flush = m(&mut p, "com.acme.Worker", "flush", "()V");
+    let ms = 1_000_000u64;
+
+    let mut s = Sim::new(1000, false);
+    for req in 0..3u64 {
+        s.enter(handle);
+        s.work(ms / 2);
+        s.leaf(parse, 2 * ms + req * 100_000);
+        // Auth: check -> lookup -> fail throws; caught in check (depth 2) after 0.3 ms.
+        s.enter(check);
+        s.work(100_000);
+        s.enter(lookup);
+        s.work(200_000);
+        s.enter(fail);
+        s.work(100_000);
+        s.rec.unwind_to(2, Stamp::wall(s.t));
+        s.work(50_000);
+        s.exit(check);
+        s.enter(render);
+        for _ in 0..5 {
+            s.leaf(append, 300_000);
+        }
+        s.work(ms);
+        s.leaf(tiny, 2_000);
+        s.exit(render);
+        // walk recurses three levels.
+        for _ in 0..3 {
+            s.enter(walk);
+            s.work(400_000);
+        }
+        for _ in 0..3 {
+            s.exit(walk);
+        }
+        s.exit(handle);
+    }
+    let (tree, overflow, unmatched) = s.finish();
+    let mut main = ThreadProfile::new("main", 1, tree);
+    main.overflow_calls = overflow;
+    main.unmatched_exits = unmatched;
+    p.threads.push(main);
+
+    // Worker: a node budget of 2 forces an overflow; one stray exit.
+    let mut s = Sim::new(2, true);
+    let _ = s.rec.exit(flush, Stamp::with_cpu(0, 0));
+    s.enter(run);
+    for _ in 0..4 {
+        s.leaf(flush, 3 * ms);
+        s.enter(render);
+        s.leaf(append, ms);
+        s.work(ms);
+        s.exit(render);
+    }
+    s.exit(run);
+    let (tree, overflow, unmatched) = s.finish();
+    let mut worker = ThreadProfile::new("worker <1>;\"io\"", 12, tree);
+    worker.overflow_calls = overflow;
+    worker.unmatched_exits = unmatched;
+    worker.cpu_ns = Some(s_cpu_total(&worker));
+    p.threads.push(worker);
+
+    p.instrumented = 14;
+    p.calibration = Some(Calibration {
+        inner_ns: 120.5,
+        outer_ns: 60.25,
+    });
+    p
+}
+
+fn s_cpu_total(t: &ThreadProfile) -> u64 {
+    t.tree.node(t.tree.root()).cpu_ns.unwrap_or(0)
+}
