@@ -111,15 +111,11 @@ impl<'a> Cursor<'a> {
 
 /// Big-endian writes onto a `Vec<u8>`.
 pub(crate) trait PutBe {
-    fn put_u8(&mut self, v: u8);
     fn put_u16(&mut self, v: u16);
     fn put_u32(&mut self, v: u32);
 }
 
 impl PutBe for Vec<u8> {
-    fn put_u8(&mut self, v: u8) {
-        self.push(v);
-    }
     fn put_u16(&mut self, v: u16) {
         self.extend_from_slice(&v.to_be_bytes());
     }

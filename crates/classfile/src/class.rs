@@ -35,7 +35,7 @@ pub mod access {
 }
 
 /// An attribute as it appears in the file: its name index and its body.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawAttribute<'a> {
     /// `attribute_name_index`.
     pub name_index: u16,

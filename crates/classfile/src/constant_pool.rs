@@ -132,6 +132,14 @@ impl<'a> ConstantPool<'a> {
         }
     }
 
+    /// Offset of the tag byte of entry `index`, or `None` for unusable or out-of-range slots.
+    pub fn offset_of(&self, index: u16) -> Option<usize> {
+        match self.offsets.get(index as usize) {
+            Some(&off) if off != 0 => Some(off as usize),
+            _ => None,
+        }
+    }
+
     /// Decodes the entry at `index`.
     pub fn get(&self, index: u16) -> Result<Constant<'a>> {
         let off = match self.offsets.get(index as usize) {

@@ -64,13 +64,6 @@ impl ClassError {
     pub fn message(&self) -> &str {
         &self.inner.message
     }
-
-    /// Returns the same error moved by `base` bytes: used when a sub-structure
-    /// (an attribute body) was read from a slice that starts at `base`.
-    pub(crate) fn rebased(mut self, base: usize) -> Self {
-        self.inner.offset += base;
-        self
-    }
 }
 
 impl fmt::Display for ClassError {

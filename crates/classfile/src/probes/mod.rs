@@ -1,6 +1,15 @@
 //! Probes: pure functions from class bytes to instrumented class bytes.
 
+mod alloc;
+mod entry_exit;
+mod method;
+mod native;
+
 use std::fmt;
+
+use crate::class::ClassFile;
+use crate::patch::ClassPatcher;
+use entry_exit::Counting;
 
 /// Which probe to insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,8 +191,8 @@ pub enum SkipReason {
     NothingToDo,
     /// The code could not be analysed: malformed or beyond what the engine handles.
     Malformed(String),
-    /// Class or method constructor with no place to hook (for example `<clinit>` under `native`).
-    Constructor,
+    /// The constant pool has no room for the probe's constants.
+    ConstantPoolFull,
 }
 
 impl fmt::Display for SkipReason {
@@ -199,7 +208,7 @@ impl fmt::Display for SkipReason {
             SkipReason::HookClass => f.write_str("hook class"),
             SkipReason::NothingToDo => f.write_str("nothing to do"),
             SkipReason::Malformed(s) => write!(f, "malformed: {s}"),
-            SkipReason::Constructor => f.write_str("constructor"),
+            SkipReason::ConstantPoolFull => f.write_str("constant pool full"),
         }
     }
 }
@@ -218,7 +227,7 @@ impl SkipReason {
             SkipReason::HookClass => "hook-class",
             SkipReason::NothingToDo => "nothing-to-do",
             SkipReason::Malformed(_) => "malformed",
-            SkipReason::Constructor => "constructor",
+            SkipReason::ConstantPoolFull => "pool-full",
         }
     }
 }
@@ -256,6 +265,32 @@ pub fn instrument(
     options: &ProbeOptions,
     selection: &mut dyn Selection,
 ) -> crate::Result<Instrumented> {
-    let _ = (class_bytes, options, selection);
-    todo!("engine in progress")
+    let class = ClassFile::parse(class_bytes)?;
+    let cp = &class.constant_pool;
+    let class_name = class.name()?.into_owned();
+    let is_hook_class = class_name == options.hooks.class;
+    let mut patcher = ClassPatcher::new(&class);
+    let mut methods = Vec::new();
+    for (index, member) in class.methods.iter().enumerate() {
+        let name = member.name(cp)?;
+        let descriptor = member.descriptor(cp)?;
+        let site = MethodSite { class: &class_name, name: &name, descriptor: &descriptor, access: member.access };
+        let Some(id) = selection.method_id(&site) else { continue };
+        let hooks = &options.hooks;
+        let result = if is_hook_class {
+            Err(SkipReason::HookClass)
+        } else {
+            match options.kind {
+                ProbeKind::EntryExit => entry_exit::patch(&class, index, id, hooks, Counting::None, &mut patcher),
+                ProbeKind::Blocks => entry_exit::patch(&class, index, id, hooks, Counting::Default, &mut patcher),
+                ProbeKind::BlocksPrecise => entry_exit::patch(&class, index, id, hooks, Counting::Precise, &mut patcher),
+                ProbeKind::Alloc => alloc::patch(&class, index, id, hooks, selection, &mut patcher),
+                ProbeKind::Native => native::patch(&class, index, id, hooks, &mut patcher),
+            }
+        };
+        methods.push(MethodOutcome { name: name.into_owned(), descriptor: descriptor.into_owned(), id, result });
+    }
+    let patched = methods.iter().any(|m| m.result.is_ok());
+    let bytes = if patched { Some(patcher.finish()) } else { None };
+    Ok(Instrumented { class_name, bytes, methods })
 }

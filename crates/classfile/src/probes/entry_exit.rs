@@ -1,0 +1,165 @@
+//! `entry-exit` and the JP basic-block counters (`blocks`, `blocks-precise`):
+//! a hook at entry, before every return, and in a handler covering the whole body.
+
+use crate::class::ClassFile;
+use crate::code::asm::Snippet;
+use crate::code::edit::{Edits, FrameEdits, NewHandler};
+use crate::code::frames::{self, VType};
+use crate::code::opcodes::*;
+use crate::patch::{ClassPatcher, PoolFull};
+use crate::probes::method::{prepare, Prepared};
+use crate::probes::{HookMethod, Hooks, SkipReason};
+
+pub(crate) fn hook_ref(p: &mut ClassPatcher<'_>, hooks: &Hooks, m: &HookMethod) -> Result<u16, SkipReason> {
+    p.pool.method_ref(&hooks.class, &m.name, &m.descriptor).map_err(pool_full)
+}
+
+pub(crate) fn pool_full(_: PoolFull) -> SkipReason {
+    SkipReason::ConstantPoolFull
+}
+
+pub(crate) fn push_id(s: &mut Snippet, p: &mut ClassPatcher<'_>, id: u32) -> Result<(), SkipReason> {
+    let mut err = None;
+    let ok = s
+        .push_int(id as i32, || match p.pool.integer(id as i32) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        })
+        .is_some();
+    if ok {
+        Ok(())
+    } else {
+        Err(pool_full(err.unwrap_or(PoolFull)))
+    }
+}
+
+/// Which counting discipline, if any.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counting {
+    None,
+    Default,
+    Precise,
+}
+
+/// Patches method `index` of `class`.
+pub(crate) fn patch(
+    class: &ClassFile<'_>,
+    index: usize,
+    id: u32,
+    hooks: &Hooks,
+    counting: Counting,
+    patcher: &mut ClassPatcher<'_>,
+) -> Result<(), SkipReason> {
+    let m = prepare(class, &class.methods[index])?;
+    let n = m.insns.len();
+    let mut edits = Edits::new(n);
+    let declared = m.code.max_stack.max(m.analysis.max_depth);
+    let mut max_stack = declared;
+    let counter = m.code.max_locals;
+    let counted = counting != Counting::None;
+    if counted && counter == u16::MAX {
+        return Err(SkipReason::TooLarge);
+    }
+    let enter = hook_ref(patcher, hooks, &hooks.enter)?;
+    let (exit, unwind) = if counted {
+        (hook_ref(patcher, hooks, &hooks.exit_blocks)?, hook_ref(patcher, hooks, &hooks.unwind_blocks)?)
+    } else {
+        (hook_ref(patcher, hooks, &hooks.exit)?, hook_ref(patcher, hooks, &hooks.unwind)?)
+    };
+    let args = if counted { 2 } else { 1 };
+
+    // Prologue: runs once, jumps back to offset 0 skip it.
+    let mut pro = Snippet::new();
+    if counted {
+        pro.op(ICONST_0, 0, 1).istore(counter);
+    }
+    push_id(&mut pro, patcher, id)?;
+    pro.invokestatic(enter, 1, 0);
+    max_stack = max_stack.max(pro.peak);
+    edits.after[0] = pro.code;
+
+    if counted {
+        for (leader, count) in blocks(&m, counting == Counting::Precise) {
+            let mut s = Snippet::new();
+            let mut left = count;
+            while left > 0 {
+                let step = left.min(i16::MAX as u32);
+                s.iinc(counter, step as i16);
+                left -= step;
+            }
+            edits.before[leader] = s.code;
+        }
+    }
+
+    for (i, insn) in m.insns.iter().enumerate() {
+        if is_return(insn.op) {
+            let mut s = Snippet::new();
+            push_id(&mut s, patcher, id)?;
+            if counted {
+                s.load(ILOAD, counter);
+            }
+            s.invokestatic(exit, args, 0);
+            max_stack = max_stack.max(m.depth_before(i) + s.peak);
+            let before = &mut edits.before[i];
+            // A block counter at a return stays first, so the return is counted before it is reported.
+            before.extend_from_slice(&s.code);
+        }
+    }
+
+    // The handler starts with the exception on the stack, then rethrows it.
+    let mut handler = Snippet::new();
+    push_id(&mut handler, patcher, id)?;
+    if counted {
+        handler.load(ILOAD, counter);
+    }
+    handler.invokestatic(unwind, args, 0).op(ATHROW, 0, 0);
+    max_stack = max_stack.max(1 + handler.peak);
+    edits.tail = handler.code;
+
+    let throwable = patcher.pool.class("java/lang/Throwable").map_err(pool_full)?;
+    let mut handler_locals = Vec::new();
+    let mut frame_edits = FrameEdits::default();
+    if counted {
+        frames::set_local_past_end(&mut handler_locals, counter as u32, VType::Integer);
+        frame_edits.new_local = Some((counter, VType::Integer));
+    }
+    frame_edits.tail_frames.push((0, handler_locals, vec![VType::Object(throwable as u32)]));
+    let handlers = [NewHandler { ranges: m.handler_ranges(), handler_in_tail: 0, catch_type: 0 }];
+    let max_locals = if counted { counter + 1 } else { m.code.max_locals };
+    m.finish(index, patcher, &edits, &handlers, &frame_edits, max_stack, max_locals)
+}
+
+/// Basic blocks as (leader instruction index, bytecodes in the block), per JP's
+/// Default BBA (blocks end at control transfers) or Precise BBA (also after any
+/// instruction that may throw).
+pub(crate) fn blocks(m: &Prepared<'_, '_>, precise: bool) -> Vec<(usize, u32)> {
+    let n = m.insns.len();
+    let mut leader = vec![false; n];
+    leader[0] = true;
+    for (i, insn) in m.insns.iter().enumerate() {
+        for t in insn.targets() {
+            leader[m.index_of[t as usize] as usize] = true;
+        }
+        let ends = ends_flow(insn.op)
+            || is_conditional(insn.op)
+            || matches!(insn.op, JSR | JSR_W)
+            || (precise && may_throw(insn.op));
+        if ends && i + 1 < n {
+            leader[i + 1] = true;
+        }
+    }
+    for e in &m.code.exception_table {
+        leader[m.index_of[e.handler as usize] as usize] = true;
+    }
+    let mut out = Vec::new();
+    for i in 0..n {
+        if leader[i] {
+            out.push((i, 0));
+        }
+        out.last_mut().expect("instruction 0 leads a block").1 += 1;
+    }
+    out
+}

@@ -1,0 +1,153 @@
+//! What every probe needs to know about a method before editing it.
+
+use crate::class::{access, ClassFile, Member};
+use crate::code::analysis::{analyse, Analysis, MethodContext};
+use crate::code::edit::{self, EditError, Edits, FrameEdits, NewHandler, Rewrite};
+use crate::code::frames::{self, Frame, VType};
+use crate::code::insn::{decode_all, Insn};
+use crate::code::CodeAttribute;
+use crate::descriptor::MethodDescriptor;
+use crate::patch::{rebuild_method, ClassPatcher};
+use crate::probes::SkipReason;
+
+/// A method decoded and analysed, ready for a probe to describe its edits.
+pub(crate) struct Prepared<'c, 'a> {
+    pub class: &'c ClassFile<'a>,
+    pub member: &'c Member<'a>,
+    pub code: CodeAttribute<'a>,
+    pub insns: Vec<Insn>,
+    pub index_of: Vec<u32>,
+    pub frames: Vec<Frame>,
+    pub initial_locals: Vec<VType>,
+    pub param_class_names: Vec<Option<String>>,
+    pub analysis: Analysis,
+    pub is_constructor: bool,
+}
+
+impl From<EditError> for SkipReason {
+    fn from(e: EditError) -> Self {
+        match e {
+            EditError::TooLarge => SkipReason::TooLarge,
+            EditError::JumpOverflow => SkipReason::JumpOverflow,
+            EditError::PoolFull => SkipReason::ConstantPoolFull,
+            EditError::Malformed(m) => SkipReason::Malformed(m),
+        }
+    }
+}
+
+fn malformed(e: impl std::fmt::Display) -> SkipReason {
+    SkipReason::Malformed(e.to_string())
+}
+
+/// Decodes and analyses `member`'s code. Fails for abstract and native methods.
+pub(crate) fn prepare<'c, 'a>(class: &'c ClassFile<'a>, member: &'c Member<'a>) -> Result<Prepared<'c, 'a>, SkipReason> {
+    let cp = &class.constant_pool;
+    if member.access & access::ABSTRACT != 0 {
+        return Err(SkipReason::Abstract);
+    }
+    if member.access & access::NATIVE != 0 {
+        return Err(SkipReason::Native);
+    }
+    let raw = member.attribute(cp, "Code").ok_or(SkipReason::NoCode)?;
+    let code = CodeAttribute::parse(&raw).map_err(malformed)?;
+    let insns = decode_all(code.code, code.code_offset).map_err(malformed)?;
+    let mut index_of = vec![u32::MAX; code.code.len()];
+    for (i, insn) in insns.iter().enumerate() {
+        index_of[insn.offset as usize] = i as u32;
+    }
+    let name = member.name(cp).map_err(malformed)?;
+    let desc_text = member.descriptor(cp).map_err(malformed)?;
+    let desc = MethodDescriptor::parse(&desc_text).ok_or_else(|| malformed(format!("bad descriptor {desc_text}")))?;
+    let is_static = member.access & access::STATIC != 0;
+    let class_name = class.name().map_err(malformed)?;
+    let is_constructor = name == "<init>" && class_name != "java/lang/Object";
+    let initial_locals = frames::initial_locals(class.this_class, is_static, is_constructor, &desc);
+    let param_class_names = desc.params.iter().map(|p| p.class_name().map(str::to_owned)).collect();
+    let frames = match member_code_attr(&code, class, "StackMapTable") {
+        Some(smt) => frames::decode(smt.data, smt.data_offset(), &initial_locals, code.code.len() as u32).map_err(malformed)?,
+        None => Vec::new(),
+    };
+    let param_slots = desc.param_slots() + u16::from(!is_static);
+    let analysis = analyse(&MethodContext {
+        cp,
+        insns: &insns,
+        index_of: &index_of,
+        exception_table: &code.exception_table,
+        frames: &frames,
+        max_locals: code.max_locals,
+        is_constructor,
+        param_slots,
+    })
+    .map_err(|e| SkipReason::Malformed(e.0))?;
+    Ok(Prepared { class, member, code, insns, index_of, frames, initial_locals, param_class_names, analysis, is_constructor })
+}
+
+fn member_code_attr<'a>(code: &CodeAttribute<'a>, class: &ClassFile<'a>, name: &str) -> Option<crate::RawAttribute<'a>> {
+    crate::class::find_attribute(&code.attributes, &class.constant_pool, name)
+}
+
+impl Prepared<'_, '_> {
+    /// Stack depth before instruction `i` (`n` = end), or the declared maximum when unknown.
+    pub fn depth_before(&self, i: usize) -> u16 {
+        self.analysis.depth.get(i).copied().flatten().unwrap_or(self.code.max_stack)
+    }
+
+    /// Ranges where an exit handler may apply: all the code, except in constructors,
+    /// where code that runs while `this` is uninitialised (and unreachable code) is left out.
+    pub fn handler_ranges(&self) -> Vec<(u32, u32)> {
+        let end = self.code.code.len() as u32;
+        if !self.is_constructor {
+            return vec![(0, end)];
+        }
+        let mut ranges = Vec::new();
+        let mut start: Option<u32> = None;
+        for (i, insn) in self.insns.iter().enumerate() {
+            let ok = self.analysis.depth[i].is_some() && !self.analysis.this_uninit[i];
+            match (ok, start) {
+                (true, None) => start = Some(insn.offset),
+                (false, Some(s)) => {
+                    ranges.push((s, insn.offset));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            ranges.push((s, end));
+        }
+        ranges
+    }
+
+    /// True when new frames must be written for new branch targets and handlers.
+    pub fn frames_required(&self) -> bool {
+        self.class.major >= 51 || !self.frames.is_empty()
+    }
+
+    /// Rewrites the code and replaces the method in `patcher`.
+    pub fn finish(
+        &self,
+        method_index: usize,
+        patcher: &mut ClassPatcher<'_>,
+        edits: &Edits,
+        handlers: &[NewHandler],
+        frame_edits: &FrameEdits,
+        max_stack: u16,
+        max_locals: u16,
+    ) -> Result<(), SkipReason> {
+        let names: Vec<Option<&str>> = self.param_class_names.iter().map(|n| n.as_deref()).collect();
+        let rw = Rewrite {
+            cp: &self.class.constant_pool,
+            code: &self.code,
+            insns: &self.insns,
+            index_of: &self.index_of,
+            frames: &self.frames,
+            initial_locals: &self.initial_locals,
+            frames_required: self.frames_required(),
+            param_class_names: &names,
+        };
+        let body = edit::rewrite(&rw, &mut patcher.pool, edits, handlers, frame_edits, max_stack, max_locals)?;
+        let info = rebuild_method(self.class, self.member, self.member.access, self.member.name_index, None, Some(&body));
+        patcher.replace_method(method_index, info);
+        Ok(())
+    }
+}

@@ -1,0 +1,124 @@
+//! `native`: IPA-style wrappers. The native method is renamed with the JVMTI native
+//! prefix and a Java method with the original name and flags calls hooks around it.
+
+use crate::bytes::PutBe;
+use crate::class::{access, ClassFile};
+use crate::code::asm::Snippet;
+use crate::code::frames::{self, Frame, VType};
+use crate::code::opcodes::*;
+use crate::descriptor::{Kind, MethodDescriptor};
+use crate::patch::{rebuild_method, ClassPatcher};
+use crate::probes::entry_exit::{hook_ref, pool_full, push_id};
+use crate::probes::{Hooks, SkipReason};
+
+pub(crate) fn patch(
+    class: &ClassFile<'_>,
+    index: usize,
+    id: u32,
+    hooks: &Hooks,
+    patcher: &mut ClassPatcher<'_>,
+) -> Result<(), SkipReason> {
+    let cp = &class.constant_pool;
+    let member = &class.methods[index];
+    if member.access & access::NATIVE == 0 {
+        return Err(SkipReason::NotNative);
+    }
+    if class.access & access::INTERFACE != 0 {
+        return Err(SkipReason::Unsupported("native method in an interface".into()));
+    }
+    let bad = |e: crate::ClassError| SkipReason::Malformed(e.to_string());
+    let name = member.name(cp).map_err(bad)?;
+    let desc_text = member.descriptor(cp).map_err(bad)?;
+    let desc = MethodDescriptor::parse(&desc_text).ok_or_else(|| SkipReason::Malformed(format!("bad descriptor {desc_text}")))?;
+    let class_name = class.name().map_err(bad)?;
+    let is_static = member.access & access::STATIC != 0;
+
+    let prefixed = format!("{}{}", hooks.native_prefix, name);
+    let prefixed_name = patcher.pool.utf8(&prefixed).map_err(pool_full)?;
+    let target = patcher.pool.method_ref(&class_name, &prefixed, &desc_text).map_err(pool_full)?;
+    let enter = hook_ref(patcher, hooks, &hooks.native_enter)?;
+    let exit = hook_ref(patcher, hooks, &hooks.native_exit)?;
+    let code_name = patcher.pool.utf8("Code").map_err(pool_full)?;
+
+    // enter; try { r = prefixed(args) } catch (Throwable t) { exit; throw t } exit; return r
+    let mut s = Snippet::new();
+    push_id(&mut s, patcher, id)?;
+    s.invokestatic(enter, 1, 0);
+    let try_start = s.code.len();
+    let mut slot = 0u16;
+    if !is_static {
+        s.load(ALOAD, 0);
+        slot = 1;
+    }
+    for p in &desc.params {
+        let op = match p.kind {
+            Kind::Int => ILOAD,
+            Kind::Long => LLOAD,
+            Kind::Float => FLOAD,
+            Kind::Double => DLOAD,
+            Kind::Reference => ALOAD,
+        };
+        s.load(op, slot);
+        slot += p.kind.slots();
+    }
+    let args = slot as i32;
+    let ret = desc.return_slots() as i32;
+    if is_static {
+        s.invokestatic(target, args, ret);
+    } else {
+        s.invoke(INVOKESPECIAL, target, args, ret);
+    }
+    let try_end = s.code.len();
+    push_id(&mut s, patcher, id)?;
+    s.invokestatic(exit, 1, 0);
+    let ret_op = match desc.ret.map(|t| t.kind) {
+        None => RETURN,
+        Some(Kind::Int) => IRETURN,
+        Some(Kind::Long) => IRETURN + 1,
+        Some(Kind::Float) => IRETURN + 2,
+        Some(Kind::Double) => IRETURN + 3,
+        Some(Kind::Reference) => IRETURN + 4,
+    };
+    s.op(ret_op, ret, 0);
+    let handler = s.code.len();
+    let mut h = Snippet::new();
+    push_id(&mut h, patcher, id)?;
+    h.invokestatic(exit, 1, 0).op(ATHROW, 0, 0);
+    let max_stack = s.peak.max(1 + h.peak);
+    s.code.extend_from_slice(&h.code);
+
+    let mut body = Vec::with_capacity(s.code.len() + 32);
+    body.put_u16(max_stack);
+    body.put_u16(slot);
+    body.put_u32(s.code.len() as u32);
+    body.extend_from_slice(&s.code);
+    body.put_u16(1);
+    for v in [try_start, try_end, handler, 0] {
+        body.put_u16(v as u16);
+    }
+    if class.major >= 50 {
+        let throwable = patcher.pool.class("java/lang/Throwable").map_err(pool_full)?;
+        let smt = patcher.pool.utf8("StackMapTable").map_err(pool_full)?;
+        let frame = Frame { offset: handler as u32, locals: vec![], stack: vec![VType::Object(throwable as u32)] };
+        let initial = frames::initial_locals(class.this_class, is_static, false, &desc);
+        let names: Vec<Option<&str>> = desc.params.iter().map(|p| p.class_name()).collect();
+        let encoded = frames::encode(&[frame], &initial, &mut |p| {
+            let name = names[(p - frames::PARAM_BASE) as usize].expect("placeholders are for reference parameters");
+            patcher.pool.class(name)
+        })
+        .map_err(pool_full)?;
+        body.put_u16(1);
+        body.put_u16(smt);
+        body.put_u32(encoded.len() as u32);
+        body.extend_from_slice(&encoded);
+    } else {
+        body.put_u16(0);
+    }
+
+    let renamed = rebuild_method(class, member, member.access, prefixed_name, None, None);
+    patcher.replace_method(index, renamed);
+    let wrapper_access = member.access & !access::NATIVE;
+    let wrapper = rebuild_method(class, member, wrapper_access, member.name_index, Some(code_name), Some(&body));
+    patcher.add_method(wrapper);
+    Ok(())
+}
