@@ -1,0 +1,365 @@
+package ferrofluid.tools;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.tree.ClassNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.analysis.Analyzer;
+import org.objectweb.asm.tree.analysis.AnalyzerException;
+import org.objectweb.asm.tree.analysis.BasicValue;
+import org.objectweb.asm.tree.analysis.SimpleVerifier;
+import org.objectweb.asm.util.CheckClassAdapter;
+
+/**
+ * Runs ASM's checks on every class of directories, jars and jmods: the structural checks of
+ * {@link CheckClassAdapter} and, per method, an {@link Analyzer} with a {@link SimpleVerifier}
+ * (what {@code CheckClassAdapter.verify} does).
+ *
+ * <p>Unlike {@code CheckClassAdapter.verify}, type assignability is answered from class-file
+ * headers (the targets, {@code --classpath} and the running JDK) instead of loading classes, so
+ * the JDK's own classes and jars with missing optional dependencies can be checked.
+ *
+ * <p>With {@code --original}, a method that fails is checked again in the original class; if
+ * the original fails in the same method (missing dependencies, code ASM cannot analyse), the
+ * failure is not counted against the instrumentation but reported as a baseline failure.
+ *
+ * <pre>
+ * java -cp asm.jar:asm-tree.jar:asm-analysis.jar:asm-util.jar:OUT ferrofluid.tools.Verify \
+ *     [--classpath A.jar:B.jar] [--original ORIG.jar] [--threads N] [--show N] TARGET...
+ * </pre>
+ *
+ * Prints {@code verified N classes, M failed} and exits 1 if any class failed.
+ */
+public final class Verify {
+    private Verify() {}
+
+    public static void main(String[] args) throws Exception {
+        List<Path> targets = new ArrayList<>();
+        List<Path> classpath = new ArrayList<>();
+        Path original = null;
+        int threads = Runtime.getRuntime().availableProcessors();
+        int show = 20;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--classpath":
+                    for (String p : args[++i].split(":")) {
+                        if (!p.isEmpty()) classpath.add(Paths.get(p));
+                    }
+                    break;
+                case "--original":
+                    original = Paths.get(args[++i]);
+                    break;
+                case "--threads":
+                    threads = Integer.parseInt(args[++i]);
+                    break;
+                case "--show":
+                    show = Integer.parseInt(args[++i]);
+                    break;
+                default:
+                    if (args[i].startsWith("--")) usage("unknown option " + args[i]);
+                    targets.add(Paths.get(args[i]));
+            }
+        }
+        if (targets.isEmpty()) usage("no target given");
+
+        Map<String, byte[]> classes = new LinkedHashMap<>();
+        for (Path t : targets) classes.putAll(Archives.read(t));
+        Hierarchy hierarchy = new Hierarchy();
+        hierarchy.addAll(classes.values());
+        for (Path p : classpath) hierarchy.addAll(Archives.read(p).values());
+
+        Map<String, byte[]> originals = original == null ? null : Archives.read(original);
+        List<Failure> failures = Collections.synchronizedList(new ArrayList<>());
+        List<Failure> baseline = Collections.synchronizedList(new ArrayList<>());
+        long[] methods = new long[1];
+
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+        List<Future<Integer>> jobs = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : classes.entrySet()) {
+            jobs.add(pool.submit(() -> {
+                Result r = check(e.getKey(), e.getValue(), hierarchy);
+                for (Failure f : r.failures) {
+                    if (originals != null && failsInOriginal(f, originals, hierarchy)) {
+                        baseline.add(f);
+                    } else {
+                        failures.add(f);
+                    }
+                }
+                return r.methods;
+            }));
+        }
+        for (Future<Integer> j : jobs) methods[0] += j.get();
+        pool.shutdown();
+
+        Collections.sort(failures);
+        Collections.sort(baseline);
+        long failedClasses = failures.stream().map(f -> f.entry).distinct().count();
+        for (Failure f : failures.subList(0, Math.min(show, failures.size()))) {
+            System.out.println("FAIL " + f);
+        }
+        for (Failure f : baseline.subList(0, Math.min(show, baseline.size()))) {
+            System.out.println("BASELINE " + f);
+        }
+        System.out.println("verified " + classes.size() + " classes, " + failedClasses + " failed ("
+                + methods[0] + " methods analysed, " + failures.size() + " failing methods, "
+                + baseline.size() + " methods that also fail in the original)");
+        System.exit(failedClasses == 0 ? 0 : 1);
+    }
+
+    private static void usage(String why) {
+        System.err.println("Verify: " + why);
+        System.err.println("usage: Verify [--classpath A.jar:B.jar] [--original ORIG] [--threads N]"
+                + " [--show N] TARGET...   (TARGET: directory, .jar or .jmod)");
+        System.exit(2);
+    }
+
+    private static boolean failsInOriginal(Failure f, Map<String, byte[]> originals, Hierarchy h) {
+        byte[] bytes = originals.get(f.entry);
+        if (bytes == null) return false;
+        for (Failure o : check(f.entry, bytes, h).failures) {
+            if (o.method.equals(f.method)) return true;
+        }
+        return false;
+    }
+
+    /** The failures of one class and how many methods were analysed. */
+    private static final class Result {
+        final List<Failure> failures = new ArrayList<>();
+        int methods;
+    }
+
+    static Result check(String entry, byte[] bytes, Hierarchy hierarchy) {
+        Result result = new Result();
+        ClassNode node = new ClassNode();
+        try {
+            // Structural checks (opcodes, operands, labels, LocalVariableTable ranges, frames' shape).
+            new ClassReader(bytes).accept(new CheckClassAdapter(Opcodes.ASM9, node, false) {}, 0);
+        } catch (RuntimeException e) {
+            result.failures.add(new Failure(entry, "-", String.valueOf(e)));
+            return result;
+        }
+        Type self = Type.getObjectType(node.name);
+        Type superType = node.superName == null ? null : Type.getObjectType(node.superName);
+        List<Type> interfaces = new ArrayList<>();
+        for (String i : node.interfaces) interfaces.add(Type.getObjectType(i));
+        boolean isInterface = (node.access & Opcodes.ACC_INTERFACE) != 0;
+        for (MethodNode m : node.methods) {
+            result.methods++;
+            HeaderVerifier v = new HeaderVerifier(hierarchy, self, superType, interfaces, isInterface);
+            try {
+                new Analyzer<BasicValue>(v).analyze(node.name, m);
+            } catch (AnalyzerException | RuntimeException e) {
+                result.failures.add(new Failure(entry, m.name + m.desc, String.valueOf(e.getMessage())));
+            }
+        }
+        return result;
+    }
+
+    /** One failing method (or class, with method "-"). */
+    static final class Failure implements Comparable<Failure> {
+        final String entry;
+        final String method;
+        final String message;
+
+        Failure(String entry, String method, String message) {
+            this.entry = entry;
+            this.method = method;
+            this.message = message;
+        }
+
+        @Override
+        public int compareTo(Failure o) {
+            int c = entry.compareTo(o.entry);
+            return c != 0 ? c : method.compareTo(o.method);
+        }
+
+        @Override
+        public String toString() {
+            return entry + " " + method + ": " + message;
+        }
+    }
+
+    /** Reads the classes of a directory, jar, jmod or single .class file, keyed by entry path. */
+    static final class Archives {
+        static Map<String, byte[]> read(Path path) throws IOException {
+            Map<String, byte[]> out = new LinkedHashMap<>();
+            if (Files.isDirectory(path)) {
+                try (Stream<Path> files = Files.walk(path)) {
+                    for (Path f : (Iterable<Path>) files.sorted()::iterator) {
+                        if (Files.isRegularFile(f) && f.toString().endsWith(".class")) {
+                            out.put(path.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
+                        }
+                    }
+                }
+                return out;
+            }
+            if (path.toString().endsWith(".class")) {
+                out.put(path.getFileName().toString(), Files.readAllBytes(path));
+                return out;
+            }
+            boolean jmod = path.toString().endsWith(".jmod");
+            try (InputStream raw = Files.newInputStream(path)) {
+                // A jmod is a 4-byte header ("JM", 1, 0) followed by a zip; classes live under classes/.
+                if (jmod && raw.skip(4) != 4) throw new IOException(path + ": truncated jmod");
+                try (ZipInputStream zip = new ZipInputStream(raw)) {
+                    for (ZipEntry e; (e = zip.getNextEntry()) != null; ) {
+                        String name = e.getName();
+                        if (e.isDirectory() || !name.endsWith(".class")) continue;
+                        if (jmod) {
+                            if (!name.startsWith("classes/")) continue;
+                            name = name.substring("classes/".length());
+                        }
+                        out.put(name, readAll(zip));
+                    }
+                }
+            }
+            return out;
+        }
+
+        private static byte[] readAll(InputStream in) throws IOException {
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            byte[] chunk = new byte[65536];
+            for (int n; (n = in.read(chunk)) > 0; ) buf.write(chunk, 0, n);
+            return buf.toByteArray();
+        }
+    }
+
+    /** Superclass and interface flag of classes, read from class-file headers, never by loading. */
+    static final class Hierarchy {
+        /** Header of one class; superName is null for java/lang/Object. */
+        static final class Info {
+            final String superName;
+            final boolean isInterface;
+
+            Info(String superName, boolean isInterface) {
+                this.superName = superName;
+                this.isInterface = isInterface;
+            }
+        }
+
+        private static final Info MISSING = new Info(null, false);
+        private final Map<String, Info> known = new ConcurrentHashMap<>();
+
+        void addAll(Iterable<byte[]> classes) {
+            for (byte[] b : classes) {
+                try {
+                    ClassReader r = new ClassReader(b);
+                    known.putIfAbsent(r.getClassName(),
+                            new Info(r.getSuperName(), (r.getAccess() & Opcodes.ACC_INTERFACE) != 0));
+                } catch (RuntimeException e) {
+                    // Unreadable classes are reported by check(); they just add nothing here.
+                }
+            }
+        }
+
+        /** The class's header, from the targets, the class path, then the running JDK. */
+        Info get(String name) {
+            return known.computeIfAbsent(name, n -> {
+                try (InputStream in = ClassLoader.getSystemResourceAsStream(n + ".class")) {
+                    if (in == null) return MISSING;
+                    ClassReader r = new ClassReader(in);
+                    return new Info(r.getSuperName(), (r.getAccess() & Opcodes.ACC_INTERFACE) != 0);
+                } catch (IOException e) {
+                    return MISSING;
+                }
+            });
+        }
+
+        boolean isMissing(String name) {
+            return !name.equals("java/lang/Object") && get(name) == MISSING;
+        }
+    }
+
+    /** A SimpleVerifier whose type questions are answered by a {@link Hierarchy}. */
+    static final class HeaderVerifier extends SimpleVerifier {
+        private final Hierarchy hierarchy;
+
+        HeaderVerifier(Hierarchy hierarchy, Type self, Type superType, List<Type> interfaces, boolean isInterface) {
+            super(Opcodes.ASM9, self, superType, interfaces, isInterface);
+            this.hierarchy = hierarchy;
+        }
+
+        @Override
+        protected boolean isInterface(Type type) {
+            return hierarchy.get(type.getInternalName()).isInterface;
+        }
+
+        @Override
+        protected Type getSuperClass(Type type) {
+            String name = type.getInternalName();
+            if (name.equals("java/lang/Object")) return null;
+            // An unknown class (dependency not on --classpath) is taken as a direct subclass of Object.
+            String s = hierarchy.get(name).superName;
+            return Type.getObjectType(s == null ? "java/lang/Object" : s);
+        }
+
+        @Override
+        protected boolean isSubTypeOf(BasicValue value, BasicValue expected) {
+            Type e = expected.getType();
+            Type t = value.getType();
+            if (e.getSort() != Type.OBJECT && e.getSort() != Type.ARRAY) return super.isSubTypeOf(value, expected);
+            if ("null".equals(t.getInternalName())) return true;
+            if (t.getSort() != Type.OBJECT && t.getSort() != Type.ARRAY) return false;
+            // As SimpleVerifier: merges yield classes, never interfaces, so any reference may
+            // stand where an interface is expected (the JVM's verifier does the same).
+            return isAssignableFrom(e, t);
+        }
+
+        @Override
+        protected boolean isAssignableFrom(Type type, Type other) {
+            if (type.equals(other) || "null".equals(other.getInternalName())) return true;
+            if (type.getSort() == Type.ARRAY) {
+                if (other.getSort() != Type.ARRAY) return false;
+                Type te = element(type);
+                Type oe = element(other);
+                boolean refs = isRef(te) && isRef(oe);
+                return refs ? isAssignableFrom(te, oe) : te.equals(oe);
+            }
+            if (type.getSort() != Type.OBJECT) return false;
+            String target = type.getInternalName();
+            if (target.equals("java/lang/Object") || isInterface(type)) return true;
+            if (other.getSort() != Type.OBJECT) return false;
+            // Walk up other's superclasses. When a class on the way (or the target) is unknown,
+            // the answer is unknowable here: accept, as the JVM would if the class turned out right.
+            if (hierarchy.isMissing(target)) return true;
+            for (String c = other.getInternalName(); c != null; c = hierarchy.get(c).superName) {
+                if (c.equals(target)) return true;
+                if (hierarchy.isMissing(c)) return true;
+            }
+            return false;
+        }
+
+        @Override
+        protected Class<?> getClass(Type type) {
+            throw new IllegalStateException("class loading disabled, asked for " + type);
+        }
+
+        private static boolean isRef(Type t) {
+            return t.getSort() == Type.OBJECT || t.getSort() == Type.ARRAY;
+        }
+
+        /** The component type of an array type (one dimension less). */
+        private static Type element(Type array) {
+            return Type.getType(array.getDescriptor().substring(1));
+        }
+    }
+}
