@@ -1,0 +1,89 @@
+//! `docs/json-schema.md` is checked against the code: its examples parse into the
+//! document types without losing or inventing fields, the full example's compensated
+//! numbers are what the model computes, and every field the writer emits is documented.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use ferrofluid_profile::json::Document;
+use ferrofluid_profile::Profile;
+use serde_json::Value;
+
+fn schema_doc() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/json-schema.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn json_blocks(md: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in md.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```json") => current = Some(String::new()),
+            (Some(_), "```") => blocks.push(current.take().unwrap()),
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn examples_parse_exactly_and_the_full_one_is_consistent() {
+    let blocks = json_blocks(&schema_doc());
+    assert_eq!(blocks.len(), 2, "the full and the minimal example");
+    for (i, block) in blocks.iter().enumerate() {
+        let value: Value = serde_json::from_str(block).unwrap();
+        let doc: Document = serde_json::from_value(value.clone()).unwrap();
+        // Unknown or misspelt fields would vanish in this round trip.
+        assert_eq!(serde_json::to_value(&doc).unwrap(), value, "example {i}");
+        Profile::from_document(&doc).unwrap();
+    }
+    let full: Document = serde_json::from_str(&blocks[0]).unwrap();
+    let profile = Profile::from_document(&full).unwrap();
+    assert_eq!(
+        profile.to_document(),
+        full,
+        "example's numbers are not what ferrofluid computes"
+    );
+}
+
+fn keys(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.insert(k.clone());
+                keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_written_field_is_documented() {
+    let md = schema_doc();
+    let mut seen = BTreeSet::new();
+    for case in ["fig4", "sample"] {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/{case}/report.json"));
+        let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        keys(&v, &mut seen);
+    }
+    assert!(
+        seen.len() >= 20,
+        "golden files cover the optional fields too: {seen:?}"
+    );
+    let undocumented: Vec<_> = seen
+        .iter()
+        .filter(|k| !md.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "not in docs/json-schema.md: {undocumented:?}"
+    );
+}
