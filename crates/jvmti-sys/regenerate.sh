@@ -19,7 +19,7 @@ inc="$java_home/include"
 # because a JVM may return values a Rust enum does not know, which would be undefined behaviour.
 bindgen "$here/wrapper.h" \
     --output "$here/src/bindings.rs" \
-    --allowlist-type '(jvmti|JNI|jni|j|_jvmti|_jni|_j).*' \
+    --allowlist-type '(jvmti|JNI|jni|j|Java|_jvmti|_jni|_j).*' \
     --allowlist-var '(JVMTI|JNI)_.*' \
     --default-enum-style consts \
     --no-prepend-enum-name \

@@ -2403,6 +2403,87 @@ impl Default for JNIEnv_ {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct JavaVMOption {
+    pub optionString: *mut ::std::os::raw::c_char,
+    pub extraInfo: *mut ::std::os::raw::c_void,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of JavaVMOption"][::std::mem::size_of::<JavaVMOption>() - 16usize];
+    ["Alignment of JavaVMOption"][::std::mem::align_of::<JavaVMOption>() - 8usize];
+    ["Offset of field: JavaVMOption::optionString"]
+        [::std::mem::offset_of!(JavaVMOption, optionString) - 0usize];
+    ["Offset of field: JavaVMOption::extraInfo"]
+        [::std::mem::offset_of!(JavaVMOption, extraInfo) - 8usize];
+};
+impl Default for JavaVMOption {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct JavaVMInitArgs {
+    pub version: jint,
+    pub nOptions: jint,
+    pub options: *mut JavaVMOption,
+    pub ignoreUnrecognized: jboolean,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of JavaVMInitArgs"][::std::mem::size_of::<JavaVMInitArgs>() - 24usize];
+    ["Alignment of JavaVMInitArgs"][::std::mem::align_of::<JavaVMInitArgs>() - 8usize];
+    ["Offset of field: JavaVMInitArgs::version"]
+        [::std::mem::offset_of!(JavaVMInitArgs, version) - 0usize];
+    ["Offset of field: JavaVMInitArgs::nOptions"]
+        [::std::mem::offset_of!(JavaVMInitArgs, nOptions) - 4usize];
+    ["Offset of field: JavaVMInitArgs::options"]
+        [::std::mem::offset_of!(JavaVMInitArgs, options) - 8usize];
+    ["Offset of field: JavaVMInitArgs::ignoreUnrecognized"]
+        [::std::mem::offset_of!(JavaVMInitArgs, ignoreUnrecognized) - 16usize];
+};
+impl Default for JavaVMInitArgs {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct JavaVMAttachArgs {
+    pub version: jint,
+    pub name: *mut ::std::os::raw::c_char,
+    pub group: jobject,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of JavaVMAttachArgs"][::std::mem::size_of::<JavaVMAttachArgs>() - 24usize];
+    ["Alignment of JavaVMAttachArgs"][::std::mem::align_of::<JavaVMAttachArgs>() - 8usize];
+    ["Offset of field: JavaVMAttachArgs::version"]
+        [::std::mem::offset_of!(JavaVMAttachArgs, version) - 0usize];
+    ["Offset of field: JavaVMAttachArgs::name"]
+        [::std::mem::offset_of!(JavaVMAttachArgs, name) - 8usize];
+    ["Offset of field: JavaVMAttachArgs::group"]
+        [::std::mem::offset_of!(JavaVMAttachArgs, group) - 16usize];
+};
+impl Default for JavaVMAttachArgs {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct JNIInvokeInterface_ {
     pub reserved0: *mut ::std::os::raw::c_void,
     pub reserved1: *mut ::std::os::raw::c_void,
@@ -2453,6 +2534,26 @@ const _: () = {
         [::std::mem::offset_of!(JNIInvokeInterface_, AttachCurrentThreadAsDaemon) - 56usize];
 };
 impl Default for JNIInvokeInterface_ {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct JavaVM_ {
+    pub functions: *const JNIInvokeInterface_,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of JavaVM_"][::std::mem::size_of::<JavaVM_>() - 8usize];
+    ["Alignment of JavaVM_"][::std::mem::align_of::<JavaVM_>() - 8usize];
+    ["Offset of field: JavaVM_::functions"][::std::mem::offset_of!(JavaVM_, functions) - 0usize];
+};
+impl Default for JavaVM_ {
     fn default() -> Self {
         let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
         unsafe {

@@ -1,0 +1,262 @@
+//! The few JNI calls the agent needs: getting environments, finding classes, creating the agent thread's
+//! `java.lang.Thread`, and reference housekeeping. Every call that can raise a Java exception checks for
+//! one and clears it, so no exception ever reaches the application.
+
+use std::ffi::{c_void, CString};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crate::error::{Error, Result};
+use crate::refs::{Class, Object};
+use crate::{sys, Jvmti};
+
+/// Calls a JNI function through the env's function table; yields `None` if the slot is empty.
+macro_rules! jni_fn {
+    ($env:expr, $name:ident) => {
+        // SAFETY: $env is a valid JNIEnv (JniEnv invariant), whose table pointer is valid for the thread.
+        unsafe { (**$env.raw.as_ptr()).$name }
+    };
+}
+
+/// The `JavaVM`: valid on any thread for the life of the process.
+#[derive(Debug, Clone, Copy)]
+pub struct JavaVm {
+    raw: NonNull<sys::JavaVM>,
+}
+
+// SAFETY: the JavaVM invocation interface is specified to be callable from any thread.
+unsafe impl Send for JavaVm {}
+// SAFETY: as above.
+unsafe impl Sync for JavaVm {}
+
+impl JavaVm {
+    /// # Safety
+    /// `raw` must be the JavaVM pointer the JVM passed to `Agent_OnLoad`/`Agent_OnAttach` (or returned).
+    pub unsafe fn from_raw(raw: *mut sys::JavaVM) -> Option<Self> {
+        NonNull::new(raw).map(|raw| JavaVm { raw })
+    }
+
+    pub fn as_raw(self) -> *mut sys::JavaVM {
+        self.raw.as_ptr()
+    }
+
+    /// A new JVMTI environment (version 1.2, which every JVM since 7 provides).
+    pub fn jvmti(self) -> Result<Jvmti> {
+        let env = self.get_env(sys::FERROFLUID_JVMTI_VERSION)?;
+        // SAFETY: GetEnv succeeded for a JVMTI version, so `env` is a jvmtiEnv*.
+        Ok(unsafe { Jvmti::from_raw(env.cast()) }.expect("GetEnv returned OK and NULL"))
+    }
+
+    /// The JNI environment of the current thread, if it is attached to the JVM.
+    pub fn jni_env<'a>(self) -> Result<JniEnv<'a>> {
+        let env = self.get_env(sys::JNI_VERSION_1_8 as sys::jint)?;
+        // SAFETY: GetEnv succeeded for a JNI version on this thread, so `env` is this thread's JNIEnv*.
+        Ok(unsafe { JniEnv::from_raw(env.cast()) }.expect("GetEnv returned OK and NULL"))
+    }
+
+    /// Attaches the current native thread to the JVM as a daemon thread named `name` (so it never
+    /// keeps the JVM from exiting), returning its JNI environment. Already-attached threads get theirs.
+    pub fn attach_current_thread_as_daemon(self, name: &str) -> Result<JniEnv<'static>> {
+        let c_name = CString::new(name).map_err(|_| Error::Nul {
+            function: "AttachCurrentThreadAsDaemon",
+        })?;
+        let mut args = sys::JavaVMAttachArgs {
+            version: sys::JNI_VERSION_1_8 as sys::jint,
+            name: c_name.as_ptr().cast_mut(),
+            group: std::ptr::null_mut(),
+        };
+        let function = "AttachCurrentThreadAsDaemon";
+        // SAFETY: valid JavaVM (type invariant).
+        let attach = unsafe { (**self.raw.as_ptr()).AttachCurrentThreadAsDaemon };
+        let attach = attach.ok_or(Error::Jni { function })?;
+        let mut env = std::ptr::null_mut();
+        // SAFETY: out-pointer and attach args that outlive the call (the JVM copies the name).
+        let code = unsafe {
+            attach(
+                self.raw.as_ptr(),
+                &mut env,
+                (&mut args as *mut sys::JavaVMAttachArgs).cast(),
+            )
+        };
+        if code != sys::JNI_OK as sys::jint {
+            return Err(Error::Jni { function });
+        }
+        // SAFETY: the JVM returned this thread's JNIEnv, valid until the thread detaches; 'static is
+        // bounded in practice by `detach_current_thread`'s contract.
+        unsafe { JniEnv::from_raw(env.cast()) }.ok_or(Error::Jni { function })
+    }
+
+    /// Detaches the current thread.
+    ///
+    /// # Safety
+    /// No [`JniEnv`] or local reference of this thread may be used afterwards.
+    pub unsafe fn detach_current_thread(self) -> Result<()> {
+        // SAFETY: valid JavaVM (type invariant).
+        let detach = unsafe { (**self.raw.as_ptr()).DetachCurrentThread };
+        let detach = detach.ok_or(Error::Jni {
+            function: "DetachCurrentThread",
+        })?;
+        // SAFETY: caller's contract.
+        if unsafe { detach(self.raw.as_ptr()) } != sys::JNI_OK as sys::jint {
+            return Err(Error::Jni {
+                function: "DetachCurrentThread",
+            });
+        }
+        Ok(())
+    }
+
+    fn get_env(self, version: sys::jint) -> Result<*mut c_void> {
+        // SAFETY: self.raw is a valid JavaVM (type invariant); its function table lives as long as the VM.
+        let get_env = unsafe { (**self.raw.as_ptr()).GetEnv };
+        let get_env = get_env.ok_or(Error::GetEnv {
+            version,
+            code: sys::JNI_ERR,
+        })?;
+        let mut env = std::ptr::null_mut();
+        // SAFETY: GetEnv writes one pointer into `env`.
+        let code = unsafe { get_env(self.raw.as_ptr(), &mut env, version) };
+        if code != sys::JNI_OK as sys::jint || env.is_null() {
+            return Err(Error::GetEnv { version, code });
+        }
+        Ok(env)
+    }
+}
+
+/// A thread's `JNIEnv`: proof that the current thread is a Java thread, and the owner of the local
+/// references created in the current native frame (lifetime `'a`). Not `Send`: it belongs to one thread.
+#[derive(Debug)]
+pub struct JniEnv<'a> {
+    raw: NonNull<sys::JNIEnv>,
+    frame: PhantomData<&'a ()>,
+}
+
+impl<'a> JniEnv<'a> {
+    /// # Safety
+    /// `raw` must be the JNIEnv of the current thread, valid for `'a` (typically the duration of the
+    /// callback that received it).
+    pub unsafe fn from_raw(raw: *mut sys::JNIEnv) -> Option<Self> {
+        NonNull::new(raw).map(|raw| JniEnv {
+            raw,
+            frame: PhantomData,
+        })
+    }
+
+    pub fn as_raw(&self) -> *mut sys::JNIEnv {
+        self.raw.as_ptr()
+    }
+
+    /// `FindClass` with a binary name in internal form (`java/lang/Thread`).
+    pub fn find_class(&self, name: &str) -> Result<Class<'a>> {
+        let c_name = CString::new(name).map_err(|_| Error::Nul {
+            function: "FindClass",
+        })?;
+        let f = jni_fn!(self, FindClass).ok_or(Error::Jni {
+            function: "FindClass",
+        })?;
+        // SAFETY: valid env and NUL-terminated name.
+        let class = unsafe { f(self.raw.as_ptr(), c_name.as_ptr()) };
+        self.non_null("FindClass", class)?;
+        // SAFETY: FindClass returned a non-null local reference to a class.
+        Ok(unsafe { Class::from_raw(class) })
+    }
+
+    /// A new, unstarted `java.lang.Thread` named `name`, for JVMTI `RunAgentThread`.
+    pub fn new_thread(&self, name: &str) -> Result<Object<'a>> {
+        let class = self.find_class("java/lang/Thread")?;
+        let ctor = jni_fn!(self, GetMethodID).ok_or(Error::Jni {
+            function: "GetMethodID",
+        })?;
+        // SAFETY: valid env, class reference and NUL-terminated literals.
+        let init = unsafe {
+            ctor(
+                self.raw.as_ptr(),
+                class.as_raw(),
+                c"<init>".as_ptr(),
+                c"(Ljava/lang/String;)V".as_ptr(),
+            )
+        };
+        self.non_null("GetMethodID", init)?;
+        let jname = self.new_string_utf(name)?;
+        let new_object = jni_fn!(self, NewObjectA).ok_or(Error::Jni {
+            function: "NewObjectA",
+        })?;
+        let args = [sys::jvalue { l: jname.as_raw() }];
+        // SAFETY: `init` is Thread(String) of `class`; `args` matches its one-reference signature.
+        let thread = unsafe { new_object(self.raw.as_ptr(), class.as_raw(), init, args.as_ptr()) };
+        self.delete_local_ref(jname);
+        self.delete_local_ref(class.as_object());
+        self.non_null("NewObjectA", thread)?;
+        // SAFETY: NewObjectA returned a non-null local reference.
+        Ok(unsafe { Object::from_raw(thread) })
+    }
+
+    /// `NewStringUTF` (the argument is converted to modified UTF-8 by the JVM only for ASCII-safe input;
+    /// names used by the agent are ASCII).
+    pub fn new_string_utf(&self, s: &str) -> Result<Object<'a>> {
+        let c = CString::new(s).map_err(|_| Error::Nul {
+            function: "NewStringUTF",
+        })?;
+        let f = jni_fn!(self, NewStringUTF).ok_or(Error::Jni {
+            function: "NewStringUTF",
+        })?;
+        // SAFETY: valid env and NUL-terminated string.
+        let string = unsafe { f(self.raw.as_ptr(), c.as_ptr()) };
+        self.non_null("NewStringUTF", string)?;
+        // SAFETY: non-null local reference.
+        Ok(unsafe { Object::from_raw(string) })
+    }
+
+    /// Frees a local reference early (for loops that would otherwise fill the local frame).
+    pub fn delete_local_ref(&self, obj: Object<'_>) {
+        if let Some(f) = jni_fn!(self, DeleteLocalRef) {
+            // SAFETY: `obj` is a live local reference of this thread (Object invariant).
+            unsafe { f(self.raw.as_ptr(), obj.as_raw()) }
+        }
+    }
+
+    /// A global reference to `obj`, valid on any thread until [`JniEnv::delete_global_ref`].
+    pub fn new_global_ref(&self, obj: Object<'_>) -> Result<sys::jobject> {
+        let f = jni_fn!(self, NewGlobalRef).ok_or(Error::Jni {
+            function: "NewGlobalRef",
+        })?;
+        // SAFETY: valid env and live reference.
+        let global = unsafe { f(self.raw.as_ptr(), obj.as_raw()) };
+        self.non_null("NewGlobalRef", global)?;
+        Ok(global)
+    }
+
+    /// # Safety
+    /// `global` must come from [`JniEnv::new_global_ref`] and not be used afterwards.
+    pub unsafe fn delete_global_ref(&self, global: sys::jobject) {
+        if let Some(f) = jni_fn!(self, DeleteGlobalRef) {
+            // SAFETY: caller's contract.
+            unsafe { f(self.raw.as_ptr(), global) }
+        }
+    }
+
+    /// Clears a pending Java exception; returns whether there was one.
+    pub fn clear_exception(&self) -> bool {
+        let (Some(check), Some(clear)) =
+            (jni_fn!(self, ExceptionCheck), jni_fn!(self, ExceptionClear))
+        else {
+            return false;
+        };
+        // SAFETY: valid env; both functions take only the env.
+        unsafe {
+            if check(self.raw.as_ptr()) != 0 {
+                clear(self.raw.as_ptr());
+                return true;
+            }
+        }
+        false
+    }
+
+    fn non_null<T>(&self, function: &'static str, p: *mut T) -> Result<()> {
+        // Clear before judging: a pending exception must never outlive this call.
+        let raised = self.clear_exception();
+        if p.is_null() || raised {
+            return Err(Error::Jni { function });
+        }
+        Ok(())
+    }
+}

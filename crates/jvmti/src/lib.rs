@@ -1,0 +1,30 @@
+//! A thin safe layer over the JVMTI and JNI calls the ferrofluid agent makes.
+//!
+//! - [`JavaVm`] → [`Jvmti`] (an environment, usable from any thread) and [`JniEnv`] (one thread's JNI
+//!   interface, whose lifetime bounds the local references [`Class`] and [`Object`] it hands out).
+//! - Every JVMTI error becomes [`Error::Jvmti`] naming the function, e.g.
+//!   `JVMTI RetransformClasses failed: JVMTI_ERROR_UNMODIFIABLE_CLASS (79)`.
+//! - JVMTI-allocated memory is a [`JvmtiBuf`] that deallocates on drop; raw monitors are RAII too.
+//! - [`ffi_guard`] is the panic policy every `extern "C"` entry point must use.
+//!
+//! `unsafe` is confined to this crate and `ferrofluid-jvmti-sys`; each block says why it is sound.
+
+#![allow(unsafe_code)]
+
+pub use ferrofluid_jvmti_sys as sys;
+
+mod buf;
+mod env;
+mod error;
+mod guard;
+mod jni;
+mod monitor;
+mod refs;
+
+pub use buf::JvmtiBuf;
+pub use env::{AgentThreadFn, ClassDefinition, Jvmti, MethodName, ThreadInfo};
+pub use error::{error_name, Error, Result};
+pub use guard::ffi_guard;
+pub use jni::{JavaVm, JniEnv};
+pub use monitor::{MonitorGuard, RawMonitor};
+pub use refs::{Class, MethodId, Object};
