@@ -17,4 +17,6 @@ pub struct Opt {
 pub enum Command {
     /// Statically instrument a .class, directory, .jar or .jmod with a probe.
     Instrument(commands::instrument::InstrumentArgs),
+    /// List the running JVMs you may attach to (pid, main class, JVM version, arguments).
+    List(commands::list::ListArgs),
 }

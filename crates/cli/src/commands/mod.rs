@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod instrument;
+pub mod list;
 
 use std::process::ExitCode;
 
@@ -10,5 +11,6 @@ use crate::cli::Command;
 pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match command {
         Command::Instrument(args) => instrument::run(args),
+        Command::List(args) => list::run(args),
     }
 }
