@@ -31,7 +31,14 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 fn table(jvms: &[JvmInfo]) -> String {
     let rows: Vec<[String; 4]> = jvms
         .iter()
-        .map(|j| [j.pid.to_string(), j.main.clone(), j.vm_version.clone(), j.args.clone()])
+        .map(|j| {
+            [
+                j.pid.to_string(),
+                j.main.clone(),
+                j.vm_version.clone(),
+                j.args.clone(),
+            ]
+        })
         .collect();
     let header = ["PID", "MAIN", "JVM", "ARGS"].map(String::from);
     let mut widths = [0; 3];
@@ -77,7 +84,10 @@ mod tests {
 
     #[test]
     fn aligns_columns() {
-        let text = table(&[jvm(7, "com.acme.Main", "--port 80"), jvm(12345, "app.jar", "")]);
+        let text = table(&[
+            jvm(7, "com.acme.Main", "--port 80"),
+            jvm(12345, "app.jar", ""),
+        ]);
         assert_eq!(
             text,
             "PID    MAIN           JVM        ARGS\n\
