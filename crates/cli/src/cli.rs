@@ -19,4 +19,6 @@ pub enum Command {
     Instrument(commands::instrument::InstrumentArgs),
     /// List the running JVMs you may attach to (pid, main class, JVM version, arguments).
     List(commands::list::ListArgs),
+    /// Convert a saved JSON profile to text, HTML, folded stacks or JSON.
+    Report(commands::report::ReportArgs),
 }

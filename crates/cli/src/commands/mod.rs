@@ -2,6 +2,7 @@
 
 pub mod instrument;
 pub mod list;
+pub mod report;
 
 use std::process::ExitCode;
 
@@ -12,5 +13,6 @@ pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match command {
         Command::Instrument(args) => instrument::run(args),
         Command::List(args) => list::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

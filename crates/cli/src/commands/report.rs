@@ -1,0 +1,246 @@
+//! `ferrofluid report IN.json -o OUT.{txt,html,collapsed,json}`: converts a saved JSON
+//! profile into another report format.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ferrofluid_profile::Profile;
+use ferrofluid_report::Format;
+
+/// Arguments of `ferrofluid report`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  ferrofluid report profile.json\n  \
+    ferrofluid report profile.json -o profile.html\n  \
+    ferrofluid report profile.json --format collapsed -o - | flamegraph.pl > flame.svg")]
+pub struct ReportArgs {
+    /// Saved profile (the .json report of `ferrofluid run`/`attach` or of the agent).
+    pub input: PathBuf,
+    /// Output file; its extension picks the format. `-` or no -o: text to the terminal.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format, overriding the extension of -o.
+    #[arg(long, value_enum, value_name = "F")]
+    pub format: Option<FormatArg>,
+}
+
+/// Formats accepted by `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Hot spots and call tree as plain text.
+    #[value(name = "txt", alias = "text")]
+    Txt,
+    /// One self-contained HTML page.
+    #[value(name = "html")]
+    Html,
+    /// Folded stacks for flamegraph.pl, inferno, speedscope.
+    #[value(name = "collapsed", alias = "folded")]
+    Collapsed,
+    /// The JSON profile document.
+    #[value(name = "json")]
+    Json,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Txt => Format::Text,
+            FormatArg::Html => Format::Html,
+            FormatArg::Collapsed => Format::Collapsed,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+/// Why `ferrofluid report` failed; each message is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportCmdError {
+    /// The input could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// Input path.
+        path: PathBuf,
+        /// Cause.
+        source: io::Error,
+    },
+    /// The input is not a profile this build understands.
+    #[error("{}: {source}", path.display())]
+    Parse {
+        /// Input path.
+        path: PathBuf,
+        /// Cause.
+        source: ferrofluid_profile::DocumentError,
+    },
+    /// Neither --format nor the extension of -o names a format.
+    #[error("cannot tell the report format from {}; name a .txt, .html, .collapsed or .json file, or pass --format", path.display())]
+    NoFormat {
+        /// Output path.
+        path: PathBuf,
+    },
+    /// The output could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// Output path (`-` for the terminal).
+        path: PathBuf,
+        /// Cause.
+        source: io::Error,
+    },
+}
+
+/// Where the report goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Target<'a> {
+    Stdout,
+    File(&'a Path),
+}
+
+/// The output target and format chosen by the arguments.
+fn plan(args: &ReportArgs) -> Result<(Target<'_>, Format), ReportCmdError> {
+    let target = match args.output.as_deref() {
+        None => Target::Stdout,
+        Some(p) if p == Path::new("-") => Target::Stdout,
+        Some(p) => Target::File(p),
+    };
+    let format = match (args.format, &target) {
+        (Some(f), _) => f.into(),
+        (None, Target::Stdout) => Format::Text,
+        (None, Target::File(p)) => {
+            Format::from_path(p).ok_or_else(|| ReportCmdError::NoFormat { path: p.into() })?
+        }
+    };
+    Ok((target, format))
+}
+
+/// Runs `ferrofluid report`.
+pub fn run(args: ReportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    convert(&args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
+    let (target, format) = plan(args)?;
+    let bytes = std::fs::read(&args.input).map_err(|source| ReportCmdError::Read {
+        path: args.input.clone(),
+        source,
+    })?;
+    let profile = Profile::from_json_slice(&bytes).map_err(|source| ReportCmdError::Parse {
+        path: args.input.clone(),
+        source,
+    })?;
+    let writer = format.writer();
+    let result = match target {
+        Target::Stdout => {
+            let mut out = io::stdout().lock();
+            let r = write_all(&*writer, &profile, &mut out);
+            // A closed pipe (`| head`) is the reader's choice, not an error.
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                r => r,
+            }
+        }
+        Target::File(path) => File::create(path)
+            .and_then(|f| write_all(&*writer, &profile, &mut BufWriter::new(f))),
+    };
+    result.map_err(|source| ReportCmdError::Write {
+        path: match target {
+            Target::Stdout => PathBuf::from("-"),
+            Target::File(p) => p.to_path_buf(),
+        },
+        source,
+    })
+}
+
+fn write_all(
+    writer: &dyn ferrofluid_report::Report,
+    profile: &Profile,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writer.write(profile, out).map_err(|e| match e {
+        ferrofluid_report::ReportError::Io(io) => io,
+    })?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: ReportArgs,
+    }
+
+    fn parse(argv: &[&str]) -> ReportArgs {
+        let mut full = vec!["report"];
+        full.extend_from_slice(argv);
+        Cmd::try_parse_from(full).unwrap().args
+    }
+
+    fn golden(case: &str, file: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../report/tests/data")
+            .join(case)
+            .join(file)
+    }
+
+    #[test]
+    fn format_comes_from_flag_then_extension_then_defaults_to_text() {
+        let a = parse(&["p.json", "-o", "out.html"]);
+        assert_eq!(plan(&a).unwrap(), (Target::File(Path::new("out.html")), Format::Html));
+        let a = parse(&["p.json", "-o", "out.txt", "--format", "folded"]);
+        assert_eq!(plan(&a).unwrap().1, Format::Collapsed);
+        let a = parse(&["p.json"]);
+        assert_eq!(plan(&a).unwrap(), (Target::Stdout, Format::Text));
+        let a = parse(&["p.json", "-o", "-", "--format", "json"]);
+        assert_eq!(plan(&a).unwrap(), (Target::Stdout, Format::Json));
+        let a = parse(&["p.json", "-o", "out.svg"]);
+        assert_eq!(
+            plan(&a).unwrap_err().to_string(),
+            "cannot tell the report format from out.svg; name a .txt, .html, .collapsed or .json file, or pass --format"
+        );
+        let err = Cmd::try_parse_from(["report", "p.json", "--format", "svg"]).unwrap_err();
+        assert!(err.to_string().contains("invalid value 'svg' for '--format <F>'"));
+    }
+
+    #[test]
+    fn converts_the_sample_into_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = golden("sample", "input.json");
+        for ext in ["txt", "html", "collapsed", "json"] {
+            let out = dir.path().join(format!("sample.{ext}"));
+            let args = parse(&[input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            convert(&args).unwrap();
+            let expected = std::fs::read(golden("sample", &format!("report.{ext}"))).unwrap();
+            assert_eq!(std::fs::read(&out).unwrap(), expected, "{ext}");
+        }
+    }
+
+    #[test]
+    fn unreadable_or_foreign_input_is_one_clear_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.json");
+        let args = parse(&[missing.to_str().unwrap()]);
+        let msg = convert(&args).unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            format!("cannot read {}: No such file or directory (os error 2)", missing.display())
+        );
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, br#"{"format":"speedscope"}"#).unwrap();
+        let msg = convert(&parse(&[other.to_str().unwrap()])).unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            format!("{}: not a ferrofluid profile: missing field `version` at line 1 column 23", other.display())
+        );
+        let out = dir.path().join("no/such/dir/x.txt");
+        let args = parse(&[golden("fig4", "input.json").to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let msg = convert(&args).unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            format!("cannot write {}: No such file or directory (os error 2)", out.display())
+        );
+    }
+}
