@@ -57,7 +57,7 @@ svg.flame g:hover rect{stroke:#000;stroke-width:.5}
 table.hot{border-collapse:collapse;font-size:.9em}
 table.hot th,table.hot td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
 table.hot td.m,table.hot th.m{text-align:left;font-family:monospace}
-table.hot th{cursor:pointer;background:#f3f3f3;user-select:none}
+table.hot th{cursor:pointer;background:#f3f3f3;user-select:none;white-space:nowrap}
 table.hot th.asc::after{content:" \25B2"}table.hot th.desc::after{content:" \25BC"}
 .tree{font-size:.9em}.tree details,.tree .leaf{margin-left:1.2em}
 .tree summary,.tree .leaf{white-space:nowrap;font-family:monospace}

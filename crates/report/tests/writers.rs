@@ -1,0 +1,108 @@
+//! Writer behaviour beyond the golden files: cut-off, self-containment, sums.
+
+mod common;
+
+use ferrofluid_profile::Profile;
+use ferrofluid_report::collapsed::CollapsedReport;
+use ferrofluid_report::text::TextReport;
+use ferrofluid_report::{Format, Report};
+
+fn render(profile: &Profile, report: &dyn Report) -> String {
+    let mut out = Vec::new();
+    report.write(profile, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// f (10 ms) calls a (6 ms, which calls x: 0.02 ms) and b (0.04 ms), no calibration.
+fn small() -> Profile {
+    let mut p = Profile::default();
+    let f = p.methods.insert("F", "f", "()V");
+    let a = p.methods.insert("A", "a", "()V");
+    let b = p.methods.insert("B", "b", "()V");
+    let x = p.methods.insert("X", "x", "()V");
+    let mut s = common::Sim::new(100, false);
+    s.enter(f);
+    s.enter(a);
+    s.work(5_980_000);
+    s.leaf(x, 20_000);
+    s.exit(a);
+    s.leaf(b, 40_000);
+    s.work(3_960_000);
+    s.exit(f);
+    let (tree, _, _) = s.finish();
+    p.threads
+        .push(ferrofluid_profile::ThreadProfile::new("main", 1, tree));
+    p.instrumented = 4;
+    p
+}
+
+#[test]
+fn text_tree_hides_nodes_below_the_cutoff_and_says_so() {
+    let text = render(&small(), &TextReport::default());
+    let tree: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Call tree"))
+        .collect();
+    assert_eq!(
+        tree,
+        vec![
+            "Call tree of thread \"main\" (id 1): 10.000 ms",
+            "total %     total ms      self ms      calls  method",
+            " 100.0%       10.000        3.960          1  F.f()V",
+            "  60.0%        6.000        5.980          1    A.a()V",
+            "   0.2%        0.020                              [1 node below 0.5% hidden]",
+            "   0.4%        0.040                            [1 node below 0.5% hidden]",
+        ]
+    );
+    assert!(text.contains("times: measured, not compensated (no calibration)\n"));
+    // With no cut-off every node is listed.
+    let mut all = TextReport::default();
+    all.cutoff = 0.0;
+    let text = render(&small(), &all);
+    assert!(text.contains("   0.2%        0.020        0.020          1      X.x()V\n"));
+    assert!(!text.contains("hidden"));
+}
+
+#[test]
+fn folded_stacks_sum_to_the_compensated_total() {
+    for p in [common::fig4(), common::sample()] {
+        let text = render(&p, &CollapsedReport::default());
+        let sum: u64 = text
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        let total: u64 = p.threads.iter().map(|t| p.times(&t.tree)[0].total_ns).sum();
+        assert_eq!(sum, total);
+    }
+    let mut bare = CollapsedReport::default();
+    bare.thread_frames = false;
+    assert_eq!(
+        render(&small(), &bare),
+        "F.f 3960000\nF.f;A.a 5980000\nF.f;A.a;X.x 20000\nF.f;B.b 40000\n"
+    );
+}
+
+#[test]
+fn html_is_one_self_contained_page() {
+    let html = render(&common::sample(), &*Format::Html.writer());
+    assert!(html.starts_with("<!DOCTYPE html>\n"));
+    assert!(html.ends_with("</html>\n"));
+    // Nothing fetched from anywhere: the only URL is the SVG namespace name.
+    assert_eq!(html.matches("http").count(), 1);
+    assert!(html.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+    for external in ["<link", " src=", "@import", "url("] {
+        assert!(!html.contains(external), "{external}");
+    }
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert_eq!(html.matches("<table class=\"hot\">").count(), 1);
+    // 12 hot-spot rows: 11 methods and the overflow bucket.
+    assert_eq!(html.matches("<tr><td class=\"m\"").count(), 12);
+    // Thread names are escaped, never markup.
+    assert!(html.contains("worker &lt;1&gt;;&quot;io&quot;"));
+    assert!(!html.contains("worker <1>"));
+    // Every opened <details> is closed.
+    assert_eq!(
+        html.matches("<details").count(),
+        html.matches("</details>").count()
+    );
+}
