@@ -1,0 +1,259 @@
+//! The control protocol between the tool and the agent, over the agent's UNIX socket.
+//!
+//! **Framing**: each message is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON
+//! (serde_json of [`Request`] or [`Response`], internally tagged by `"type"`). JSON keeps the channel
+//! debuggable (`socat` shows it) and cheap for control traffic; bulk profile data does not travel here.
+//! Frames over [`MAX_FRAME`] are refused before allocating.
+//!
+//! **Versioning**: the client's first frame is [`Request::Hello`] with [`PROTOCOL_VERSION`]; the agent
+//! answers [`Response::Hello`] if it speaks that version, or [`Response::Error`] and closes. New optional
+//! fields may be added within a version (unknown fields are ignored); anything else bumps the version.
+//! After the handshake every request gets exactly one response, in order.
+
+use std::io::{self, Read, Write};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::options::{MethodPattern, Scheme};
+
+/// Version of the messages below.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Largest accepted frame (bytes of JSON): snapshots of big call trees fit, garbage lengths do not.
+pub const MAX_FRAME: u32 = 64 << 20;
+
+/// Tool → agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// First frame of every connection.
+    Hello { version: u32 },
+    /// What the agent is doing.
+    Status,
+    /// Instrument the call subgraph of `roots` with `scheme` (replaces any previous selection).
+    Instrument {
+        roots: Vec<MethodPattern>,
+        scheme: Scheme,
+    },
+    /// Restore every instrumented class to its original bytes.
+    Deinstrument,
+    /// Start collecting (counters reset).
+    Start,
+    /// Stop collecting; collected data stays available to `snapshot`.
+    Stop,
+    /// The data collected so far, without stopping.
+    Snapshot,
+    /// Remove all instrumentation and events, stop the agent's threads, close this connection; the
+    /// library stays loaded and dormant until the next attach.
+    Detach,
+}
+
+/// Agent → tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Hello {
+        version: u32,
+        agent_version: String,
+        pid: u32,
+    },
+    Status(Status),
+    /// The request was carried out.
+    Ok,
+    /// A profile snapshot; its schema is the profile crate's JSON document.
+    Snapshot {
+        profile: serde_json::Value,
+    },
+    /// The request failed; the agent and the JVM are unharmed.
+    Error {
+        message: String,
+    },
+}
+
+/// The agent's state, as `ferrofluid status` shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    pub pid: u32,
+    pub agent_version: String,
+    /// `java.vm.version` of the JVM the agent is in.
+    pub vm_version: String,
+    /// The option string the agent was (last) loaded with, canonical form.
+    pub options: String,
+    /// Whether data is being collected.
+    pub collecting: bool,
+    pub instrumented_classes: u64,
+    pub instrumented_methods: u64,
+    /// Events lost because a bounded buffer was full (never silently dropped).
+    pub dropped_events: u64,
+    /// How many times the agent has been attached (1 for the first `load`).
+    pub attach_count: u64,
+}
+
+/// Why a frame could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("control connection closed")]
+    Closed,
+    #[error("control frame of {len} bytes exceeds the {max}-byte limit")]
+    TooLarge { len: u32, max: u32 },
+    #[error("malformed control message: {0}")]
+    Malformed(#[from] serde_json::Error),
+    #[error("control connection: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Writes one frame holding `message`.
+pub fn write_frame<W: Write, T: Serialize>(w: &mut W, message: &T) -> Result<(), FrameError> {
+    let body = serde_json::to_vec(message)?;
+    let len = u32::try_from(body.len())
+        .ok()
+        .filter(|&l| l <= MAX_FRAME)
+        .ok_or(FrameError::TooLarge {
+            len: u32::try_from(body.len()).unwrap_or(u32::MAX),
+            max: MAX_FRAME,
+        })?;
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&len.to_be_bytes());
+    frame.extend_from_slice(&body);
+    w.write_all(&frame)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// Reads one frame and decodes it. [`FrameError::Closed`] on a clean end of stream before the frame.
+pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<T, FrameError> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
+        Err(e) => return Err(e.into()),
+    }
+    let len = u32::from_be_bytes(len);
+    if len > MAX_FRAME {
+        return Err(FrameError::TooLarge {
+            len,
+            max: MAX_FRAME,
+        });
+    }
+    let mut body = vec![0; len as usize];
+    r.read_exact(&mut body)?;
+    Ok(serde_json::from_slice(&body)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) -> Vec<u8> {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, m).unwrap();
+        let back: T = read_frame(&mut buf.as_slice()).unwrap();
+        assert_eq!(&back, m);
+        buf
+    }
+
+    #[test]
+    fn frames_are_length_prefixed_json() {
+        let bytes = roundtrip(&Request::Status);
+        assert_eq!(bytes, b"\0\0\0\x11{\"type\":\"status\"}");
+        let bytes = roundtrip(&Request::Hello { version: 1 });
+        assert_eq!(&bytes[4..], br#"{"type":"hello","version":1}"#);
+    }
+
+    #[test]
+    fn every_message_round_trips() {
+        let requests = [
+            Request::Hello {
+                version: PROTOCOL_VERSION,
+            },
+            Request::Status,
+            Request::Instrument {
+                roots: vec!["com.acme.Foo::bar(I)V".parse().unwrap()],
+                scheme: Scheme::Eager,
+            },
+            Request::Deinstrument,
+            Request::Start,
+            Request::Stop,
+            Request::Snapshot,
+            Request::Detach,
+        ];
+        for r in &requests {
+            roundtrip(r);
+        }
+        let responses = [
+            Response::Hello {
+                version: 1,
+                agent_version: "0.1.0".into(),
+                pid: 42,
+            },
+            Response::Status(Status {
+                pid: 42,
+                collecting: true,
+                dropped_events: 3,
+                ..Default::default()
+            }),
+            Response::Ok,
+            Response::Snapshot {
+                profile: serde_json::json!({"threads": []}),
+            },
+            Response::Error {
+                message: "no such class".into(),
+            },
+        ];
+        for r in &responses {
+            roundtrip(r);
+        }
+        let instrument = serde_json::to_string(&requests[2]).unwrap();
+        assert_eq!(
+            instrument,
+            r#"{"type":"instrument","roots":[{"class":"com.acme.Foo","method":"bar","descriptor":"(I)V"}],"scheme":"eager"}"#
+        );
+    }
+
+    #[test]
+    fn several_frames_on_one_stream_and_clean_close() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &Request::Start).unwrap();
+        write_frame(&mut buf, &Request::Stop).unwrap();
+        let mut r = buf.as_slice();
+        assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), Request::Start);
+        assert_eq!(read_frame::<_, Request>(&mut r).unwrap(), Request::Stop);
+        assert!(matches!(
+            read_frame::<_, Request>(&mut r),
+            Err(FrameError::Closed)
+        ));
+    }
+
+    #[test]
+    fn rejects_bad_frames() {
+        let huge = (MAX_FRAME + 1).to_be_bytes();
+        let err = read_frame::<_, Request>(&mut huge.as_slice()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "control frame of {} bytes exceeds the {MAX_FRAME}-byte limit",
+                MAX_FRAME + 1
+            )
+        );
+        let mut unknown = 14u32.to_be_bytes().to_vec();
+        unknown.extend_from_slice(br#"{"type":"xyz"}"#);
+        assert!(matches!(
+            read_frame::<_, Request>(&mut unknown.as_slice()),
+            Err(FrameError::Malformed(_))
+        ));
+        let truncated = [0, 0, 0, 10, b'{'];
+        assert!(matches!(
+            read_frame::<_, Request>(&mut truncated.as_slice()),
+            Err(FrameError::Io(_))
+        ));
+        // Fields added later by a newer peer are ignored.
+        let mut newer = Vec::new();
+        let body = br#"{"type":"hello","version":1,"features":["x"]}"#;
+        newer.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        newer.extend_from_slice(body);
+        assert_eq!(
+            read_frame::<_, Request>(&mut newer.as_slice()).unwrap(),
+            Request::Hello { version: 1 }
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! What ferrofluid and its agent say to each other.
+//!
+//! - [`AgentOptions`]: the one grammar of the agent's option string, as given to
+//!   `-agentpath:libferrofluid_agent.so=OPTIONS` or to an attach `load` command
+//!   (`root=com.acme.Foo::bar,scheme=lazy,file=out.json`). The CLI only builds values of this type and
+//!   prints them with `Display`. Documented in `docs/agent-options.md`.
+//! - [`control`]: the versioned request/response messages of the control socket and their
+//!   length-prefixed JSON framing.
+
+pub mod control;
+mod duration;
+mod options;
+
+pub use duration::{format_duration, parse_duration};
+pub use options::{AgentOptions, MethodPattern, OptionsError, Scheme, KEYS};
