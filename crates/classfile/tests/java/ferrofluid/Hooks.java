@@ -1,0 +1,29 @@
+package ferrofluid;
+
+/** Counting hooks for the engine's JVM tests: per-id counters printed at exit. */
+public final class Hooks {
+    static final int N = 4096;
+    static final long[] enter = new long[N], exit = new long[N], unwind = new long[N], blocks = new long[N];
+    static final long[] alloc = new long[N], nativeEnter = new long[N], nativeExit = new long[N];
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(Hooks::dump));
+    }
+    public static void enter(int id) { enter[id]++; }
+    public static void exit(int id) { exit[id]++; }
+    public static void unwind(int id) { unwind[id]++; }
+    public static void exitBlocks(int id, int n) { exit[id]++; blocks[id] += n; }
+    public static void unwindBlocks(int id, int n) { unwind[id]++; blocks[id] += n; }
+    public static void alloc(Object o, int site) { if (o != null) alloc[site]++; }
+    public static void nativeEnter(int id) { nativeEnter[id]++; }
+    public static void nativeExit(int id) { nativeExit[id]++; }
+    static void dump() {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < N; i++) {
+            if (enter[i] + exit[i] + unwind[i] + alloc[i] + nativeEnter[i] + nativeExit[i] == 0) continue;
+            b.append("HOOK ").append(i).append(' ').append(enter[i]).append(' ').append(exit[i]).append(' ')
+             .append(unwind[i]).append(' ').append(blocks[i]).append(' ').append(alloc[i]).append(' ')
+             .append(nativeEnter[i]).append(' ').append(nativeExit[i]).append('\n');
+        }
+        System.err.print(b);
+    }
+}

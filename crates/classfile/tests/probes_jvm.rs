@@ -1,0 +1,190 @@
+//! Every probe applied to a real program, run by a real JVM under `-Xverify:all`:
+//! the output must not change and the hooks must see exact counts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ferrofluid_classfile::{instrument, MethodSite, ProbeKind, ProbeOptions, Selection};
+
+fn java_bin(tool: &str) -> PathBuf {
+    let home = std::env::var_os("JAVA_HOME").map(PathBuf::from).unwrap_or_else(|| "/usr/lib/jvm/java-17-openjdk-amd64".into());
+    let p = home.join("bin").join(tool);
+    assert!(p.exists(), "{} not found: install openjdk-17-jdk-headless or set JAVA_HOME", p.display());
+    p
+}
+
+fn work_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("probes_jvm").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn javac(out: &Path, sources: &[&str]) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
+    let status = Command::new(java_bin("javac"))
+        .arg("-d")
+        .arg(out)
+        .args(sources.iter().map(|s| src.join(s)))
+        .status()
+        .unwrap();
+    assert!(status.success(), "javac failed");
+}
+
+/// Hands out method and allocation-site ids and remembers what they name.
+#[derive(Default)]
+struct Ids {
+    methods: HashMap<String, u32>,
+    sites: Vec<(u32, String)>, // site id -> (method id, type)
+}
+
+impl Selection for Ids {
+    fn method_id(&mut self, m: &MethodSite<'_>) -> Option<u32> {
+        let id = self.methods.len() as u32 + 1;
+        Some(*self.methods.entry(format!("{}{}", m.name, m.descriptor)).or_insert(id))
+    }
+    fn alloc_site_id(&mut self, method_id: u32, _bci: u32, type_name: &str) -> u32 {
+        self.sites.push((method_id, type_name.to_owned()));
+        self.sites.len() as u32
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    enter: u64,
+    exit: u64,
+    unwind: u64,
+    blocks: u64,
+    alloc: u64,
+    native_enter: u64,
+    native_exit: u64,
+}
+
+struct Run {
+    stdout: String,
+    by_id: HashMap<u32, Counts>,
+    ids: Ids,
+}
+
+impl Run {
+    fn method(&self, name_desc: &str) -> Counts {
+        let id = self.ids.methods[name_desc];
+        self.by_id.get(&id).copied().unwrap_or_default()
+    }
+
+    /// Allocation counts of every site in `method` creating `type_name`.
+    fn allocs(&self, method: &str, type_name: &str) -> Vec<u64> {
+        let mid = self.ids.methods[method];
+        (1..=self.ids.sites.len() as u32)
+            .filter(|&s| self.ids.sites[s as usize - 1] == (mid, type_name.to_owned()))
+            .map(|s| self.by_id.get(&s).map_or(0, |c| c.alloc))
+            .collect()
+    }
+}
+
+fn run_probe(kind: ProbeKind) -> Run {
+    let dir = work_dir(kind.name());
+    let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
+    javac(&orig, &["ProbeTarget.java"]);
+    javac(&hooks, &["ferrofluid/Hooks.java"]);
+    std::fs::create_dir_all(&patched).unwrap();
+    let bytes = std::fs::read(orig.join("ProbeTarget.class")).unwrap();
+    let mut ids = Ids::default();
+    let out = instrument(&bytes, &ProbeOptions::new(kind), &mut ids).unwrap();
+    for m in &out.methods {
+        if let Err(reason) = &m.result {
+            let expected = match kind {
+                ProbeKind::Native => matches!(reason, ferrofluid_classfile::SkipReason::NotNative),
+                ProbeKind::Alloc if m.name != "nat" => matches!(reason, ferrofluid_classfile::SkipReason::NothingToDo),
+                _ => m.name == "nat" && matches!(reason, ferrofluid_classfile::SkipReason::Native),
+            };
+            assert!(expected, "{}{} skipped: {reason}", m.name, m.descriptor);
+        }
+    }
+    std::fs::write(patched.join("ProbeTarget.class"), out.bytes.expect("something was patched")).unwrap();
+    let cp = format!("{}:{}", patched.display(), hooks.display());
+    let o = Command::new(java_bin("java")).args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ProbeTarget"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "instrumented program failed:\n{stderr}");
+    let mut by_id = HashMap::new();
+    for line in stderr.lines().filter_map(|l| l.strip_prefix("HOOK ")) {
+        let v: Vec<u64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+        let c = Counts { enter: v[1], exit: v[2], unwind: v[3], blocks: v[4], alloc: v[5], native_enter: v[6], native_exit: v[7] };
+        by_id.insert(v[0] as u32, c);
+    }
+    Run { stdout: String::from_utf8_lossy(&o.stdout).into_owned(), by_id, ids }
+}
+
+const CHECKSUM: &str = "checksum 36404\n";
+
+#[test]
+fn entry_exit_counts_every_call_and_unwind_exactly() {
+    let r = run_probe(ProbeKind::EntryExit);
+    assert_eq!(r.stdout, CHECKSUM);
+    let c = |m: &str| r.method(m);
+    // JP Fig. 4 shape.
+    assert_eq!((c("f()V").enter, c("f()V").exit), (1, 1));
+    assert_eq!((c("g(I)V").enter, c("g(I)V").exit), (10, 10));
+    assert_eq!((c("h()V").enter, c("h()V").exit), (65, 65));
+    // Exceptions through 6 frames, 100 times; caught inside tc; main still exits normally.
+    assert_eq!((c("thrower(I)V").enter, c("thrower(I)V").exit, c("thrower(I)V").unwind), (600, 0, 600));
+    assert_eq!((c("tc(I)I").enter, c("tc(I)I").exit, c("tc(I)I").unwind), (100, 100, 0));
+    assert_eq!((c("npe(Ljava/lang/Object;)V").enter, c("npe(Ljava/lang/Object;)V").unwind), (1, 1));
+    assert_eq!((c("main([Ljava/lang/String;)V").enter, c("main([Ljava/lang/String;)V").exit), (1, 1));
+    // Constructors, including this(...) with a conditional argument.
+    assert_eq!((c("<init>(I)V").enter, c("<init>(I)V").exit), (250, 250));
+    assert_eq!(c("<init>(ILjava/lang/String;)V").exit, 250);
+    assert_eq!(c("<init>()V").exit, 150);
+    assert_eq!(c("sync(I)I").exit, 100);
+    assert_eq!(c("lambda$lambdas$0(Ljava/lang/Integer;)Ljava/lang/Integer;").exit, 100);
+    for (name, &id) in &r.ids.methods {
+        let k = r.by_id.get(&id).copied().unwrap_or_default();
+        assert_eq!(k.enter, k.exit + k.unwind, "{name}: every entry has one exit");
+    }
+}
+
+#[test]
+fn block_counters_count_executed_bytecodes() {
+    let default = run_probe(ProbeKind::Blocks);
+    let precise = run_probe(ProbeKind::BlocksPrecise);
+    for r in [&default, &precise] {
+        assert_eq!(r.stdout, CHECKSUM);
+        // 4 + 3(n+1) + 6n + 2 = 9n + 9 bytecodes for n = 10.
+        assert_eq!(r.method("sum(I)I").blocks, 99);
+        assert_eq!(r.method("h()V").blocks, 65);
+        // g(i) runs 6i + 6 bytecodes: sum over i = 1..10.
+        assert_eq!(r.method("g(I)V").blocks, 390);
+        assert_eq!(r.method("f()V").blocks, 2 + 11 * 3 + 10 * 5 + 1);
+        assert_eq!(r.method("thrower(I)V").unwind, 600);
+    }
+    // The NullPointerException ends the block early: Default counts all 7, Precise the 4 executed.
+    assert_eq!(default.method("npe(Ljava/lang/Object;)V").blocks, 7);
+    assert_eq!(precise.method("npe(Ljava/lang/Object;)V").blocks, 4);
+}
+
+#[test]
+fn alloc_reports_each_object_once_initialised() {
+    let r = run_probe(ProbeKind::Alloc);
+    assert_eq!(r.stdout, CHECKSUM);
+    let main = "main([Ljava/lang/String;)V";
+    assert_eq!(r.allocs(main, "ProbeTarget"), vec![100, 100]);
+    assert_eq!(r.allocs(main, "[I"), vec![100]);
+    assert_eq!(r.allocs("multi()[[I", "[[I"), vec![100]);
+    assert_eq!(r.allocs("tern(Z)Ljava/lang/String;", "[Ljava/lang/Object;"), vec![100]);
+    assert_eq!(r.allocs("tern(Z)Ljava/lang/String;", "ProbeTarget"), vec![50, 50]);
+    assert_eq!(r.allocs("tern(Z)Ljava/lang/String;", "java/lang/StringBuilder"), vec![100]);
+    assert_eq!(r.allocs("thrower(I)V", "java/lang/RuntimeException"), vec![100]);
+    assert_eq!(r.allocs("tc(I)I", "java/lang/IllegalStateException"), vec![50]);
+    assert_eq!(r.allocs("twr()I", "java/io/StringReader"), vec![100]);
+}
+
+#[test]
+fn native_wrapper_calls_hooks_around_the_renamed_method() {
+    let r = run_probe(ProbeKind::Native);
+    // Without an agent setting the prefix the renamed native cannot link, exactly as the
+    // original could not: the program still sees UnsatisfiedLinkError, and both hooks ran.
+    assert_eq!(r.stdout, CHECKSUM);
+    let n = r.method("nat(I)I");
+    assert_eq!((n.native_enter, n.native_exit), (1, 1));
+}
