@@ -33,6 +33,7 @@ pub mod json;
 pub mod method;
 pub mod profile;
 pub mod recorder;
+pub mod recording;
 pub mod tree;
 
 pub use calibration::{node_times, Calibration, CalibrationBatch, Times};
@@ -41,4 +42,5 @@ pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};
 pub use profile::{hot_spots, HotSpot, Profile, ThreadProfile};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES};
+pub use recording::Recording;
 pub use tree::{CallTree, Node, NodeId, NodeKind};

@@ -5,9 +5,15 @@
 //! innermost frame of the exiting method is popped at the exit's timestamp. An explicit
 //! [`ThreadRecorder::unwind_to`] handles a catch that names its frame depth.
 
+use std::collections::HashMap;
+
 use crate::error::EventError;
 use crate::method::MethodId;
 use crate::tree::{add_cpu, CallTree, NodeId, NodeKind};
+
+/// Children of a node are scanned linearly up to this many; wider nodes (a dispatcher
+/// calling hundreds of methods) are looked up through a hash index.
+const LINEAR_CHILDREN: usize = 16;
 
 /// Default budget of method nodes per thread tree.
 pub const DEFAULT_MAX_NODES: usize = 1 << 20;
@@ -58,6 +64,7 @@ pub struct ThreadRecorder {
     method_nodes: usize,
     overflow_calls: u64,
     unmatched_exits: u64,
+    wide: HashMap<(NodeId, NodeKind), NodeId>,
 }
 
 impl Default for ThreadRecorder {
@@ -78,6 +85,7 @@ impl ThreadRecorder {
             method_nodes: 0,
             overflow_calls: 0,
             unmatched_exits: 0,
+            wide: HashMap::new(),
         }
     }
 
@@ -111,15 +119,18 @@ impl ThreadRecorder {
             (parent, false)
         } else {
             let kind = NodeKind::Method(method);
-            let node = match self.tree.child(parent, kind) {
+            let node = match self.child(parent, kind) {
                 Some(c) => c,
                 None if self.method_nodes < self.max_nodes => {
                     self.method_nodes += 1;
-                    self.tree.add_child(parent, kind)
+                    self.add_child(parent, kind)
                 }
                 None => {
                     self.overflow_calls += 1;
-                    self.tree.child_or_insert(parent, NodeKind::Overflow)
+                    match self.child(parent, NodeKind::Overflow) {
+                        Some(c) => c,
+                        None => self.add_child(parent, NodeKind::Overflow),
+                    }
                 }
             };
             (node, true)
@@ -159,6 +170,18 @@ impl ThreadRecorder {
         }
     }
 
+    /// Factors out time the profiler itself spent on this thread (JFluid's "adjust
+    /// time" event: dumping buffers, analysing and retransforming classes in a probe):
+    /// every open frame's interval contains the pause, so each start moves forward.
+    pub fn adjust(&mut self, pause: Stamp) {
+        for f in &mut self.stack {
+            f.enter.wall_ns += pause.wall_ns;
+            if let (Some(c), Some(p)) = (f.enter.cpu_ns.as_mut(), pause.cpu_ns) {
+                *c += p;
+            }
+        }
+    }
+
     /// Closes all open frames at `at` and returns the finished tree.
     pub fn finish(mut self, at: Stamp) -> CallTree {
         self.pop_to(0, at);
@@ -169,6 +192,28 @@ impl ThreadRecorder {
     /// a snapshot while the program runs.
     pub fn snapshot(&self, at: Stamp) -> CallTree {
         self.clone().finish(at)
+    }
+
+    fn child(&self, parent: NodeId, kind: NodeKind) -> Option<NodeId> {
+        if self.tree.node(parent).children().len() <= LINEAR_CHILDREN {
+            self.tree.child(parent, kind)
+        } else {
+            self.wide.get(&(parent, kind)).copied()
+        }
+    }
+
+    fn add_child(&mut self, parent: NodeId, kind: NodeKind) -> NodeId {
+        let id = self.tree.add_child(parent, kind);
+        let kids = self.tree.node(parent).children();
+        if kids.len() == LINEAR_CHILDREN + 1 {
+            // The node just became wide: index all its children.
+            for &c in kids {
+                self.wide.insert((parent, self.tree.node(c).kind), c);
+            }
+        } else if kids.len() > LINEAR_CHILDREN {
+            self.wide.insert((parent, kind), id);
+        }
+        id
     }
 
     /// Pops frames until `len` remain, closing each at `at`.

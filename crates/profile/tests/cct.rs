@@ -475,3 +475,78 @@ fn threads_merge_into_one_tree() {
     assert_eq!(all.len(), 5);
     assert_eq!(p.hot_spots()[0].calls, 130);
 }
+
+#[test]
+fn profiler_pauses_are_factored_out_of_open_frames() {
+    // f -> g; while g runs, the profiler spends 1000 ns (wall) / 800 ns (CPU) on the
+    // thread, e.g. instrumenting g's callees before g proceeds.
+    let (f, g) = (MethodId(0), MethodId(1));
+    let mut rec = ThreadRecorder::new(10);
+    rec.enter(f, Stamp::with_cpu(0, 0));
+    rec.enter(g, Stamp::with_cpu(10, 10));
+    rec.adjust(Stamp::with_cpu(1000, 800));
+    rec.exit(g, Stamp::with_cpu(1030, 830)).unwrap();
+    rec.exit(f, Stamp::with_cpu(1040, 840)).unwrap();
+    let tree = rec.finish(Stamp::wall(1040));
+    let g_node = tree.node(tree.find(&kinds(&[f, g])).unwrap());
+    assert_eq!((g_node.total_ns, g_node.cpu_ns), (20, Some(20)));
+    let f_node = tree.node(tree.find(&kinds(&[f])).unwrap());
+    assert_eq!((f_node.total_ns, f_node.cpu_ns), (40, Some(40)));
+}
+
+#[test]
+fn recording_keeps_threads_apart_and_snapshots_while_running() {
+    let mut r = ferrofluid_profile::Recording::new(100);
+    let f = r.methods.insert("A", "f", "()V");
+    let g = r.methods.insert("A", "g", "()V");
+    r.instrumented = 2;
+    r.thread(1, "main").enter(f, Stamp::wall(0));
+    r.thread(7, "worker").enter(g, Stamp::wall(5));
+    r.thread(7, "ignored: known id")
+        .exit(g, Stamp::wall(25))
+        .unwrap();
+    let snap = r.snapshot(Stamp::wall(100));
+    let names: Vec<_> = snap
+        .threads
+        .iter()
+        .map(|t| (t.name.as_str(), t.id))
+        .collect();
+    assert_eq!(names, vec![("main", 1), ("worker", 7)]);
+    let main = &snap.threads[0].tree;
+    assert_eq!(main.node(main.find(&kinds(&[f])).unwrap()).total_ns, 100);
+    assert_eq!(snap.called(), 2);
+    // The snapshot did not end main's frame.
+    r.thread(1, "main").exit(f, Stamp::wall(150)).unwrap();
+    let done = r.finish(Stamp::wall(200));
+    let main = &done.threads[0].tree;
+    assert_eq!(main.node(main.find(&kinds(&[f])).unwrap()).total_ns, 150);
+    assert_eq!(
+        done.threads[1]
+            .tree
+            .node(done.threads[1].tree.root())
+            .total_ns,
+        20
+    );
+}
+
+#[test]
+fn wide_nodes_find_their_children_again() {
+    // 40 distinct callees (past the linear-scan width), each called twice.
+    let root = MethodId(0);
+    let mut s = Sim::new(1000);
+    s.enter(root);
+    for round in 0..2 {
+        for i in 1..=40 {
+            s.enter(MethodId(i));
+            s.work(i as u64 + round);
+            s.exit(MethodId(i));
+        }
+    }
+    s.exit(root);
+    let tree = s.finish();
+    assert_eq!(tree.len(), 42);
+    for i in 1..=40u32 {
+        let n = tree.node(tree.find(&kinds(&[root, MethodId(i)])).unwrap());
+        assert_eq!((n.calls, n.total_ns), (2, 2 * i as u64 + 1));
+    }
+}

@@ -1,0 +1,97 @@
+//! Recording of a whole program: one [`ThreadRecorder`] per thread, plus the method
+//! table, turned into a [`Profile`] at the end or as a snapshot at any moment.
+
+use std::collections::HashMap;
+
+use crate::calibration::Calibration;
+use crate::method::MethodTable;
+use crate::profile::{Profile, ThreadProfile};
+use crate::recorder::{Stamp, ThreadRecorder};
+
+#[derive(Clone, Debug)]
+struct ThreadSlot {
+    name: String,
+    id: u64,
+    recorder: ThreadRecorder,
+}
+
+/// Collects the trees of every profiled thread.
+#[derive(Clone, Debug)]
+pub struct Recording {
+    /// Names of the instrumented methods.
+    pub methods: MethodTable,
+    /// Number of methods that carry probes.
+    pub instrumented: u64,
+    /// Probe costs, once calibrated.
+    pub calibration: Option<Calibration>,
+    max_nodes: usize,
+    threads: Vec<ThreadSlot>,
+    by_id: HashMap<u64, usize>,
+}
+
+impl Recording {
+    /// A recording whose threads may each create `max_nodes` method nodes.
+    pub fn new(max_nodes: usize) -> Self {
+        Self {
+            methods: MethodTable::new(),
+            instrumented: 0,
+            calibration: None,
+            max_nodes,
+            threads: Vec::new(),
+            by_id: HashMap::new(),
+        }
+    }
+
+    /// The recorder of thread `id`, created on first use with `name` (threads are
+    /// reported in order of first use).
+    pub fn thread(&mut self, id: u64, name: &str) -> &mut ThreadRecorder {
+        let index = match self.by_id.get(&id) {
+            Some(&i) => i,
+            None => {
+                self.threads.push(ThreadSlot {
+                    name: name.to_owned(),
+                    id,
+                    recorder: ThreadRecorder::new(self.max_nodes),
+                });
+                self.by_id.insert(id, self.threads.len() - 1);
+                self.threads.len() - 1
+            }
+        };
+        &mut self.threads[index].recorder
+    }
+
+    /// The profile as if every open frame ended at `at`; recording continues.
+    pub fn snapshot(&self, at: Stamp) -> Profile {
+        self.clone().finish(at)
+    }
+
+    /// Closes every open frame at `at` and returns the profile. CPU time of frames
+    /// still open is only counted if `at` carries it, which it rarely does for other
+    /// threads; wall time always is.
+    pub fn finish(self, at: Stamp) -> Profile {
+        let threads = self
+            .threads
+            .into_iter()
+            .map(|slot| {
+                let overflow_calls = slot.recorder.overflow_calls();
+                let unmatched_exits = slot.recorder.unmatched_exits();
+                let tree = slot.recorder.finish(at);
+                let cpu_ns = tree.node(tree.root()).cpu_ns;
+                ThreadProfile {
+                    name: slot.name,
+                    id: slot.id,
+                    cpu_ns,
+                    tree,
+                    overflow_calls,
+                    unmatched_exits,
+                }
+            })
+            .collect();
+        Profile {
+            methods: self.methods,
+            instrumented: self.instrumented,
+            calibration: self.calibration,
+            threads,
+        }
+    }
+}
