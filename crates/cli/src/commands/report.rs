@@ -139,8 +139,9 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
                 r => r,
             }
         }
-        Target::File(path) => File::create(path)
-            .and_then(|f| write_all(&*writer, &profile, &mut BufWriter::new(f))),
+        Target::File(path) => {
+            File::create(path).and_then(|f| write_all(&*writer, &profile, &mut BufWriter::new(f)))
+        }
     };
     result.map_err(|source| ReportCmdError::Write {
         path: match target {
@@ -189,7 +190,10 @@ mod tests {
     #[test]
     fn format_comes_from_flag_then_extension_then_defaults_to_text() {
         let a = parse(&["p.json", "-o", "out.html"]);
-        assert_eq!(plan(&a).unwrap(), (Target::File(Path::new("out.html")), Format::Html));
+        assert_eq!(
+            plan(&a).unwrap(),
+            (Target::File(Path::new("out.html")), Format::Html)
+        );
         let a = parse(&["p.json", "-o", "out.txt", "--format", "folded"]);
         assert_eq!(plan(&a).unwrap().1, Format::Collapsed);
         let a = parse(&["p.json"]);
@@ -202,7 +206,9 @@ mod tests {
             "cannot tell the report format from out.svg; name a .txt, .html, .collapsed or .json file, or pass --format"
         );
         let err = Cmd::try_parse_from(["report", "p.json", "--format", "svg"]).unwrap_err();
-        assert!(err.to_string().contains("invalid value 'svg' for '--format <F>'"));
+        assert!(err
+            .to_string()
+            .contains("invalid value 'svg' for '--format <F>'"));
     }
 
     #[test]
@@ -226,21 +232,36 @@ mod tests {
         let msg = convert(&args).unwrap_err().to_string();
         assert_eq!(
             msg,
-            format!("cannot read {}: No such file or directory (os error 2)", missing.display())
+            format!(
+                "cannot read {}: No such file or directory (os error 2)",
+                missing.display()
+            )
         );
         let other = dir.path().join("other.json");
         std::fs::write(&other, br#"{"format":"speedscope"}"#).unwrap();
-        let msg = convert(&parse(&[other.to_str().unwrap()])).unwrap_err().to_string();
+        let msg = convert(&parse(&[other.to_str().unwrap()]))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             msg,
-            format!("{}: not a ferrofluid profile: missing field `version` at line 1 column 23", other.display())
+            format!(
+                "{}: not a ferrofluid profile: missing field `version` at line 1 column 23",
+                other.display()
+            )
         );
         let out = dir.path().join("no/such/dir/x.txt");
-        let args = parse(&[golden("fig4", "input.json").to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let args = parse(&[
+            golden("fig4", "input.json").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
         let msg = convert(&args).unwrap_err().to_string();
         assert_eq!(
             msg,
-            format!("cannot write {}: No such file or directory (os error 2)", out.display())
+            format!(
+                "cannot write {}: No such file or directory (os error 2)",
+                out.display()
+            )
         );
     }
 }
