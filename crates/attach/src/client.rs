@@ -110,15 +110,14 @@ impl VirtualMachine {
         if code != 0 {
             return Err(AttachError::AgentLoadFailed { pid, message });
         }
-        // Since JDK 9 a successful `load` reports the agent's own return code on the first output line.
-        match message.lines().next().map(|l| l.trim().parse::<i32>()) {
-            Some(Ok(0)) | None => Ok(output),
-            Some(Ok(rc)) => Err(AttachError::AgentLoadFailed {
+        // Since JDK 9 a successful `load` reports the agent's own return code: `return code: N` (JDK 17)
+        // or a bare `N` on the first output line.
+        match agent_return_code(&message) {
+            Some(0) | None => Ok(output),
+            Some(rc) => Err(AttachError::AgentLoadFailed {
                 pid,
                 message: format!("Agent_OnAttach returned {rc}"),
             }),
-            // Older JVMs print "return code: N"; accept anything else as success output.
-            Some(Err(_)) => Ok(output),
         }
     }
 
@@ -211,6 +210,17 @@ fn encode_request(command: &str, args: [&str; 3]) -> Vec<u8> {
     out
 }
 
+/// The agent's return code in the output of a successful `load`.
+fn agent_return_code(output: &str) -> Option<i32> {
+    let first = output.lines().next()?.trim();
+    first
+        .strip_prefix("return code:")
+        .unwrap_or(first)
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// `<rc>\n<output>` → `(rc, output)`.
 fn parse_reply(reply: &str) -> Option<(i32, String)> {
     let (code, output) = reply.split_once('\n').unwrap_or((reply, ""));
@@ -231,6 +241,15 @@ mod tests {
             encode_request("load", ["/a/lib.so", "true", "k=v"]),
             b"1\0load\0/a/lib.so\0true\0k=v\0"
         );
+    }
+
+    #[test]
+    fn finds_the_agents_return_code() {
+        assert_eq!(agent_return_code("return code: -1\n"), Some(-1));
+        assert_eq!(agent_return_code("0\n"), Some(0));
+        assert_eq!(agent_return_code("return code: 0"), Some(0));
+        assert_eq!(agent_return_code(""), None);
+        assert_eq!(agent_return_code("loaded"), None);
     }
 
     #[test]

@@ -86,6 +86,24 @@ impl JavaVm {
         unsafe { JniEnv::from_raw(env.cast()) }.ok_or(Error::Jni { function })
     }
 
+    /// Runs `f` with the current thread attached to the JVM (as a daemon named `name`), detaching it
+    /// afterwards if it was not attached before. The closure's `JniEnv` cannot escape it, so no local
+    /// reference outlives the attachment.
+    pub fn with_attached_thread<R>(
+        self,
+        name: &str,
+        f: impl FnOnce(&JniEnv<'_>) -> R,
+    ) -> Result<R> {
+        if let Ok(env) = self.jni_env() {
+            return Ok(f(&env));
+        }
+        let env = self.attach_current_thread_as_daemon(name)?;
+        let result = f(&env);
+        // SAFETY: `env` and every reference made through it were confined to `f`, which has returned.
+        unsafe { self.detach_current_thread() }?;
+        Ok(result)
+    }
+
     /// Detaches the current thread.
     ///
     /// # Safety

@@ -356,3 +356,25 @@ fn capability_and_argument_errors_name_the_function() {
         assert_eq!(jvmti.add_module_reads(modules[0], modules[0]), Ok(()));
     });
 }
+
+#[test]
+fn with_attached_thread_attaches_only_when_needed() {
+    let vm = vm();
+    let name = std::thread::spawn(move || {
+        let inside = vm
+            .with_attached_thread("ff-scoped", |env| {
+                let jvmti = vm.jvmti().unwrap();
+                let me = jvmti.current_thread(env).unwrap();
+                let info = jvmti.thread_info(env, me).unwrap();
+                jvmti.dispose().unwrap();
+                info.name
+            })
+            .unwrap();
+        // Detached again afterwards: this native thread has no JNIEnv any more.
+        assert!(vm.jni_env().is_err());
+        inside
+    })
+    .join()
+    .unwrap();
+    assert_eq!(name, "ff-scoped");
+}

@@ -100,6 +100,61 @@ pub enum FrameError {
     Malformed(#[from] serde_json::Error),
     #[error("control connection: {0}")]
     Io(#[from] io::Error),
+    #[error("agent refused the connection: {0}")]
+    Refused(String),
+}
+
+/// The agent's control socket when the `socket` option is not given: `<tmp>/.ferrofluid-<pid>/control.sock`,
+/// with the JVM's pid *in its own namespace* and its own `/tmp` (so the tool reaches it through
+/// `/proc/<pid>/root`). Fixed, like HotSpot's `.java_pid<pid>`, so a tool can find an agent loaded earlier.
+pub fn default_socket_path(tmp: &std::path::Path, nspid: u32) -> std::path::PathBuf {
+    tmp.join(format!(".ferrofluid-{nspid}"))
+        .join("control.sock")
+}
+
+/// A connection to an agent's control socket, after a successful handshake.
+#[derive(Debug)]
+pub struct Client {
+    stream: std::os::unix::net::UnixStream,
+    /// The agent's `Hello`.
+    pub agent_version: String,
+    pub pid: u32,
+}
+
+impl Client {
+    /// Connects and performs the version handshake.
+    pub fn connect(path: &std::path::Path) -> Result<Client, FrameError> {
+        let mut stream = std::os::unix::net::UnixStream::connect(path)?;
+        // A wedged agent must not hang the tool forever.
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
+        write_frame(
+            &mut stream,
+            &Request::Hello {
+                version: PROTOCOL_VERSION,
+            },
+        )?;
+        match read_frame(&mut stream)? {
+            Response::Hello {
+                version: PROTOCOL_VERSION,
+                agent_version,
+                pid,
+            } => Ok(Client {
+                stream,
+                agent_version,
+                pid,
+            }),
+            Response::Error { message } => Err(FrameError::Refused(message)),
+            other => Err(FrameError::Refused(format!(
+                "unexpected handshake reply {other:?}"
+            ))),
+        }
+    }
+
+    /// Sends one request and waits for its response.
+    pub fn request(&mut self, request: &Request) -> Result<Response, FrameError> {
+        write_frame(&mut self.stream, request)?;
+        read_frame(&mut self.stream)
+    }
 }
 
 /// Writes one frame holding `message`.

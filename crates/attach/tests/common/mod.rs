@@ -49,6 +49,11 @@ impl Jvm {
 
     /// Starts `prefix... java -cp DIR Checksum alpha beta` (e.g. under `unshare`); returns once it printed.
     pub fn start_under(tag: &str, prefix: &[&str]) -> Jvm {
+        Self::launch(tag, prefix, &[])
+    }
+
+    /// Starts `prefix... java JVM_ARGS... -cp DIR Checksum alpha beta`; returns once it printed.
+    pub fn launch(tag: &str, prefix: &[&str], jvm_args: &[&str]) -> Jvm {
         // Not under /tmp: a test may mount a private /tmp for the JVM.
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("ff-attach-{tag}-{}", std::process::id()));
@@ -75,6 +80,7 @@ impl Jvm {
             None => Command::new("java"),
         };
         let mut child = cmd
+            .args(jvm_args)
             .arg("-cp")
             .arg(&dir)
             .args(["Checksum", "alpha", "beta"])

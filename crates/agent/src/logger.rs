@@ -1,0 +1,64 @@
+//! The agent's log: a file, never the application's stdout/stderr. `log` allows one logger per process
+//! and the library outlives attach/detach cycles, so the logger is installed once and its file swapped.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+static FILE: Mutex<Option<File>> = Mutex::new(None);
+static LOGGER: FileLogger = FileLogger;
+
+struct FileLogger;
+
+impl log::Log for FileLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Info
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let line = format!(
+            "{}.{:03} {} [{}] {}\n",
+            now.as_secs(),
+            now.subsec_millis(),
+            record.level(),
+            record.target(),
+            record.args()
+        );
+        // A poisoned lock only means a panic while writing a line; keep logging.
+        let mut file = FILE.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = file.as_mut() {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+
+    fn flush(&self) {
+        if let Some(f) = FILE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            let _ = f.flush();
+        }
+    }
+}
+
+/// Directs the log to `path` (appending), installing the logger and a panic hook on first use. The
+/// panic hook writes to the log instead of the JVM's stderr; `ffi_guard` then recovers.
+pub fn open(path: &Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    *FILE.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Info);
+        std::panic::set_hook(Box::new(
+            |info| log::error!(target: "ferrofluid::panic", "{info}"),
+        ));
+    }
+    Ok(())
+}

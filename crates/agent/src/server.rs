@@ -1,0 +1,174 @@
+//! The control server: plain OS threads (they need no JNI), one accepting connections on the agent's
+//! socket and one per connection (at most [`MAX_CONNECTIONS`]), speaking the framed protocol of
+//! `ferrofluid_protocol::control`. A tool that keeps a connection open does not block another.
+
+use std::io;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferrofluid_protocol::control::{self, FrameError, Request, Response, Status, PROTOCOL_VERSION};
+
+use crate::agent::{self, Info};
+use crate::private_dir;
+
+/// How often an idle server looks at its stop flag.
+const IDLE_POLL: Duration = Duration::from_millis(50);
+/// Connections served at once; more are closed at once with an error reply.
+pub const MAX_CONNECTIONS: usize = 8;
+/// How long a peer may take to send the rest of a frame it started.
+const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves until detached or stopped. Never panics across its caller: errors are logged.
+pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
+    ferrofluid_jvmti::ffi_guard("control server", (), || {
+        let info = Arc::new(info);
+        let active = Arc::new(AtomicUsize::new(0));
+        while !stop.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((mut stream, _)) => {
+                    if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                        let message =
+                            format!("too many control connections (max {MAX_CONNECTIONS})");
+                        let _ = control::write_frame(&mut stream, &Response::Error { message });
+                        continue;
+                    }
+                    active.fetch_add(1, Ordering::SeqCst);
+                    let (stop, info, active) =
+                        (Arc::clone(&stop), Arc::clone(&info), Arc::clone(&active));
+                    let spawned = std::thread::Builder::new()
+                        .name("ferrofluid-conn".into())
+                        .spawn(move || {
+                            ferrofluid_jvmti::ffi_guard("control connection", (), || {
+                                if let Err(e) = handle(stream, &stop, &info) {
+                                    log::warn!("control connection: {e}");
+                                }
+                            });
+                            active.fetch_sub(1, Ordering::SeqCst);
+                        });
+                    if let Err(e) = spawned {
+                        log::warn!("control connection thread: {e}");
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(IDLE_POLL),
+                Err(e) => {
+                    log::warn!("accept: {e}");
+                    std::thread::sleep(IDLE_POLL);
+                }
+            }
+        }
+        log::info!("control server stopped");
+    })
+}
+
+fn handle(mut stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), FrameError> {
+    stream.set_nonblocking(false)?;
+    let peer = private_dir::peer_uid(&stream)?;
+    if !private_dir::peer_allowed(peer, private_dir::euid()) {
+        log::warn!("refused control connection from uid {peer}");
+        return Ok(());
+    }
+    let mut hello_done = false;
+    loop {
+        if !wait_readable(&stream, stop)? {
+            return Ok(());
+        }
+        stream.set_read_timeout(Some(FRAME_TIMEOUT))?;
+        let request: Request = match control::read_frame(&mut stream) {
+            Ok(r) => r,
+            Err(FrameError::Closed) => return Ok(()),
+            Err(FrameError::Malformed(e)) => {
+                let message = format!("malformed request: {e}");
+                control::write_frame(&mut stream, &Response::Error { message })?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let response = match (hello_done, request) {
+            (
+                false,
+                Request::Hello {
+                    version: PROTOCOL_VERSION,
+                },
+            ) => {
+                hello_done = true;
+                Response::Hello {
+                    version: PROTOCOL_VERSION,
+                    agent_version: env!("CARGO_PKG_VERSION").into(),
+                    pid: info.pid,
+                }
+            }
+            (false, Request::Hello { version }) => {
+                let message = format!(
+                    "protocol version {version} not supported (agent speaks {PROTOCOL_VERSION})"
+                );
+                control::write_frame(&mut stream, &Response::Error { message })?;
+                return Ok(());
+            }
+            (false, _) => {
+                let message = "the first request must be `hello`".to_owned();
+                control::write_frame(&mut stream, &Response::Error { message })?;
+                return Ok(());
+            }
+            (true, Request::Status) => Response::Status(status(info)),
+            (true, Request::Detach) => {
+                // Become dormant before replying, so a tool that re-attaches right after the reply
+                // finds a clean slate.
+                agent::detach();
+                control::write_frame(&mut stream, &Response::Ok)?;
+                return Ok(());
+            }
+            (true, Request::Hello { .. }) => Response::Error {
+                message: "already said hello".into(),
+            },
+            (true, other) => Response::Error {
+                message: format!(
+                    "`{}` is not supported by this agent version yet",
+                    request_name(&other)
+                ),
+            },
+        };
+        control::write_frame(&mut stream, &response)?;
+    }
+}
+
+/// Waits until the peer sent something (or closed), checking the stop flag meanwhile.
+fn wait_readable(stream: &UnixStream, stop: &AtomicBool) -> io::Result<bool> {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
+        // Readable also means closed; read_frame then reports Closed.
+        if private_dir::poll_readable(stream, IDLE_POLL)? {
+            return Ok(true);
+        }
+    }
+}
+
+fn status(info: &Info) -> Status {
+    Status {
+        pid: info.pid,
+        agent_version: env!("CARGO_PKG_VERSION").into(),
+        vm_version: info.vm_version.clone(),
+        options: info.options.clone(),
+        collecting: false,
+        instrumented_classes: 0,
+        instrumented_methods: 0,
+        dropped_events: 0,
+        attach_count: agent::attach_count(),
+    }
+}
+
+fn request_name(r: &Request) -> &'static str {
+    match r {
+        Request::Hello { .. } => "hello",
+        Request::Status => "status",
+        Request::Instrument { .. } => "instrument",
+        Request::Deinstrument => "deinstrument",
+        Request::Start => "start",
+        Request::Stop => "stop",
+        Request::Snapshot => "snapshot",
+        Request::Detach => "detach",
+    }
+}

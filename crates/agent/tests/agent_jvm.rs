@@ -1,0 +1,245 @@
+//! The agent in real JVMs: loaded by attach into a JVM started without options, and at startup; status,
+//! detach, re-attach cycles; option typos; the control socket's protection.
+
+#[path = "../../attach/tests/common/mod.rs"]
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Jvm;
+use ferrofluid_attach::{AttachError, VirtualMachine};
+use ferrofluid_protocol::control::{default_socket_path, Client, FrameError, Request, Response};
+
+/// The cdylib cargo built for this test: `target/<profile>/deps/libferrofluid_agent.so` (the copy one
+/// level up is only refreshed by `cargo build`, not by `cargo test`).
+fn agent_so() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().join("libferrofluid_agent.so");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+fn socket_of(pid: u32) -> PathBuf {
+    let info = ferrofluid_attach::procfs::info(pid).unwrap();
+    default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid)
+}
+
+fn status(client: &mut Client) -> ferrofluid_protocol::control::Status {
+    match client.request(&Request::Status).unwrap() {
+        Response::Status(s) => s,
+        other => panic!("expected status, got {other:?}"),
+    }
+}
+
+#[test]
+fn attach_status_detach_twenty_cycles_leave_the_program_undisturbed() {
+    let mut jvm = Jvm::start("agent-cycles", None);
+    let pid = jvm.java_pid();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    let socket = socket_of(pid);
+    let mut loads = 0;
+    for cycle in 1..=20u64 {
+        vm.load_agent(&agent_so(), "").unwrap();
+        loads += 1;
+        let mut client = Client::connect(&socket).unwrap();
+        assert_eq!(client.pid, pid);
+        let s = status(&mut client);
+        assert_eq!(
+            (s.pid, s.attach_count, s.options.as_str()),
+            (pid, loads, ""),
+            "cycle {cycle}"
+        );
+        assert!(s.vm_version.starts_with("17."), "{}", s.vm_version);
+        if cycle == 1 {
+            let dir = socket.parent().unwrap();
+            assert_eq!(std::fs::metadata(dir).unwrap().mode() & 0o777, 0o700);
+            assert_eq!(std::fs::metadata(&socket).unwrap().mode() & 0o777, 0o600);
+            // Attaching while the agent runs reconnects to it: same socket, one more attach.
+            vm.load_agent(&agent_so(), "").unwrap();
+            loads += 1;
+            let mut again = Client::connect(&socket).unwrap();
+            assert_eq!(status(&mut again).attach_count, loads);
+        }
+        assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+        assert!(!socket.exists(), "detach removes the socket");
+        assert!(
+            Client::connect(&socket).is_err(),
+            "dormant agent serves nothing"
+        );
+        jvm.expect_lines(2);
+    }
+    let log = std::fs::read_to_string(socket.parent().unwrap().join("agent.log")).unwrap();
+    assert_eq!(log.matches("detached; agent dormant").count(), 20);
+    assert_eq!(log.matches("agent already running").count(), 1);
+    assert!(
+        !log.contains("panic") && !log.contains("WARN") && !log.contains("ERROR"),
+        "{log}"
+    );
+    jvm.expect_lines(5);
+    assert!(jvm.alive());
+}
+
+#[test]
+fn requests_are_checked() {
+    let mut jvm = Jvm::start("agent-requests", None);
+    let pid = jvm.java_pid();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    vm.load_agent(&agent_so(), "scheme=eager,duration=2m")
+        .unwrap();
+    let socket = socket_of(pid);
+
+    // Without the handshake every request is refused.
+    let mut raw = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    ferrofluid_protocol::control::write_frame(&mut raw, &Request::Status).unwrap();
+    let reply: Response = ferrofluid_protocol::control::read_frame(&mut raw).unwrap();
+    assert_eq!(
+        reply,
+        Response::Error {
+            message: "the first request must be `hello`".into()
+        }
+    );
+
+    let mut client = Client::connect(&socket).unwrap();
+    assert_eq!(status(&mut client).options, "scheme=eager,duration=2m");
+    assert_eq!(
+        client.request(&Request::Snapshot).unwrap(),
+        Response::Error {
+            message: "`snapshot` is not supported by this agent version yet".into()
+        }
+    );
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    jvm.expect_lines(3);
+}
+
+#[test]
+fn option_typo_fails_the_load_and_leaves_the_jvm_alone() {
+    let mut jvm = Jvm::start("agent-typo", None);
+    let pid = jvm.java_pid();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    match vm.load_agent(&agent_so(), "sceme=lazy") {
+        Err(AttachError::AgentLoadFailed { message, .. }) => {
+            assert_eq!(message, "Agent_OnAttach returned -1")
+        }
+        other => panic!("expected AgentLoadFailed, got {other:?}"),
+    }
+    assert!(!socket_of(pid).exists());
+    // The same JVM then takes a correct load. HotSpot unloaded the library after the failed
+    // Agent_OnAttach, so this is a fresh copy: attach count 1 shows nothing of the failed one remained.
+    vm.load_agent(&agent_so(), "").unwrap();
+    let mut client = Client::connect(&socket_of(pid)).unwrap();
+    assert_eq!(status(&mut client).attach_count, 1);
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    jvm.expect_lines(3);
+}
+
+#[test]
+fn loads_at_startup_with_options() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ff-startup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let socket = dir.join("ctl.sock");
+    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ff-startup-{}.log", std::process::id()));
+    let arg = format!(
+        "-agentpath:{}=socket={},log={}",
+        agent_so().display(),
+        socket.display(),
+        log.display()
+    );
+    let mut jvm = Jvm::launch("agent-startup", &[], &[&arg]);
+    let mut client = Client::connect(&socket).unwrap();
+    let s = status(&mut client);
+    assert_eq!(s.attach_count, 1);
+    assert_eq!(
+        s.options,
+        format!("log={},socket={}", log.display(), socket.display())
+    );
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    jvm.expect_lines(3);
+    drop(jvm);
+    assert!(std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("detached; agent dormant"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&log);
+}
+
+#[test]
+fn startup_option_typo_stops_the_jvm_with_one_line() {
+    let out = Command::new("java")
+        .arg(format!("-agentpath:{}=duration=30", agent_so().display()))
+        .arg("-version")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "ferrofluid agent: bad value `30` for agent option `duration`: expected a positive whole number with unit ms, s, m or h (e.g. 30s)\n"
+        ),
+        "{stderr}"
+    );
+}
+
+const OTHER_USER: &str = "ffattachtest";
+
+/// Run by `other_users_cannot_reach_the_socket` as another user.
+#[test]
+fn child_connect_as_other_user() {
+    let Ok(socket) = std::env::var("FF_AGENT_SOCKET") else {
+        return;
+    };
+    match Client::connect(Path::new(&socket)) {
+        Err(FrameError::Io(e)) => println!("CHILD-REFUSED: {:?}", e.kind()),
+        other => panic!("connected: {other:?}"),
+    }
+}
+
+#[test]
+fn other_users_cannot_reach_the_socket() {
+    if ferrofluid_attach::procfs::info(std::process::id())
+        .unwrap()
+        .euid
+        != 0
+    {
+        eprintln!("skipped: running as another user needs root");
+        return;
+    }
+    if !Command::new("id")
+        .arg(OTHER_USER)
+        .output()
+        .unwrap()
+        .status
+        .success()
+    {
+        let _ = Command::new("useradd")
+            .args(["--system", "--no-create-home", OTHER_USER])
+            .status();
+    }
+    let mut jvm = Jvm::start("agent-other-user", None);
+    let pid = jvm.java_pid();
+    VirtualMachine::attach(pid)
+        .unwrap()
+        .load_agent(&agent_so(), "")
+        .unwrap();
+    let socket = socket_of(pid);
+    let out = Command::new("runuser")
+        .args(["-u", OTHER_USER, "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", "child_connect_as_other_user", "--nocapture"])
+        .env("FF_AGENT_SOCKET", &socket)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("CHILD-REFUSED: PermissionDenied"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The agent still serves its owner.
+    let mut client = Client::connect(&socket).unwrap();
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    jvm.expect_lines(3);
+}
