@@ -49,7 +49,10 @@ impl<'a> Cursor<'a> {
         ClassError::new(
             ErrorKind::Truncated,
             self.offset(),
-            format!("truncated {what}: need {need} bytes, {} left", self.remaining()),
+            format!(
+                "truncated {what}: need {need} bytes, {} left",
+                self.remaining()
+            ),
         )
     }
 

@@ -99,7 +99,10 @@ pub(crate) fn find_attribute<'a>(
     cp: &ConstantPool<'a>,
     name: &str,
 ) -> Option<RawAttribute<'a>> {
-    attributes.iter().copied().find(|a| cp.utf8_bytes(a.name_index).ok() == Some(name.as_bytes()))
+    attributes
+        .iter()
+        .copied()
+        .find(|a| cp.utf8_bytes(a.name_index).ok() == Some(name.as_bytes()))
 }
 
 /// A parsed class file borrowing from its bytes.
@@ -143,7 +146,11 @@ impl<'a> ClassFile<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
         let mut c = Cursor::new(bytes, 0);
         if c.u32("magic")? != 0xCAFE_BABE {
-            return Err(ClassError::new(ErrorKind::BadMagic, 0, "not a class file: magic is not 0xCAFEBABE"));
+            return Err(ClassError::new(
+                ErrorKind::BadMagic,
+                0,
+                "not a class file: magic is not 0xCAFEBABE",
+            ));
         }
         let minor = c.u16("minor_version")?;
         let major = c.u16("major_version")?;
@@ -151,7 +158,9 @@ impl<'a> ClassFile<'a> {
             return Err(ClassError::new(
                 ErrorKind::UnsupportedVersion,
                 6,
-                format!("class-file version {major}.{minor} is outside {MIN_MAJOR}.0-{MAX_MAJOR}.x"),
+                format!(
+                    "class-file version {major}.{minor} is outside {MIN_MAJOR}.0-{MAX_MAJOR}.x"
+                ),
             ));
         }
         let constant_pool = ConstantPool::parse(bytes, 8)?;
@@ -195,14 +204,41 @@ impl<'a> ClassFile<'a> {
 
     fn check_indices(&self) -> Result<()> {
         let cp = &self.constant_pool;
-        cp.class_name(self.this_class).map_err(|e| ClassError::new(e.kind().clone(), self.access_offset + 2, format!("this_class: {}", e.message())))?;
+        cp.class_name(self.this_class).map_err(|e| {
+            ClassError::new(
+                e.kind().clone(),
+                self.access_offset + 2,
+                format!("this_class: {}", e.message()),
+            )
+        })?;
         for m in self.fields.iter().chain(&self.methods) {
-            for (idx, what) in [(m.name_index, "name_index"), (m.descriptor_index, "descriptor_index")] {
-                cp.utf8(idx).map_err(|e| ClassError::new(e.kind().clone(), m.span.start, format!("member {what}: {}", e.message())))?;
+            for (idx, what) in [
+                (m.name_index, "name_index"),
+                (m.descriptor_index, "descriptor_index"),
+            ] {
+                cp.utf8(idx).map_err(|e| {
+                    ClassError::new(
+                        e.kind().clone(),
+                        m.span.start,
+                        format!("member {what}: {}", e.message()),
+                    )
+                })?;
             }
         }
-        for a in self.fields.iter().chain(&self.methods).flat_map(|m| &m.attributes).chain(&self.attributes) {
-            cp.utf8(a.name_index).map_err(|e| ClassError::new(e.kind().clone(), a.offset, format!("attribute name: {}", e.message())))?;
+        for a in self
+            .fields
+            .iter()
+            .chain(&self.methods)
+            .flat_map(|m| &m.attributes)
+            .chain(&self.attributes)
+        {
+            cp.utf8(a.name_index).map_err(|e| {
+                ClassError::new(
+                    e.kind().clone(),
+                    a.offset,
+                    format!("attribute name: {}", e.message()),
+                )
+            })?;
         }
         Ok(())
     }
@@ -233,7 +269,11 @@ impl<'a> ClassFile<'a> {
 }
 
 fn read_members<'a>(c: &mut Cursor<'a>, what: &str) -> Result<Vec<Member<'a>>> {
-    let n = c.u16(if what == "field" { "fields_count" } else { "methods_count" })? as usize;
+    let n = c.u16(if what == "field" {
+        "fields_count"
+    } else {
+        "methods_count"
+    })? as usize;
     let mut out = Vec::with_capacity(n.min(c.remaining() / 8));
     for _ in 0..n {
         let start = c.offset();
@@ -241,7 +281,13 @@ fn read_members<'a>(c: &mut Cursor<'a>, what: &str) -> Result<Vec<Member<'a>>> {
         let name_index = c.u16("name_index")?;
         let descriptor_index = c.u16("descriptor_index")?;
         let attributes = read_attributes(c)?;
-        out.push(Member { span: start..c.offset(), access, name_index, descriptor_index, attributes });
+        out.push(Member {
+            span: start..c.offset(),
+            access,
+            name_index,
+            descriptor_index,
+            attributes,
+        });
     }
     Ok(out)
 }
@@ -255,7 +301,11 @@ pub(crate) fn read_attributes<'a>(c: &mut Cursor<'a>) -> Result<Vec<RawAttribute
         let name_index = c.u16("attribute_name_index")?;
         let len = c.u32("attribute_length")? as usize;
         let data = c.bytes(len, "attribute body")?;
-        out.push(RawAttribute { name_index, offset, data });
+        out.push(RawAttribute {
+            name_index,
+            offset,
+            data,
+        });
     }
     Ok(out)
 }

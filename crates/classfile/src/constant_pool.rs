@@ -36,18 +36,49 @@ pub enum Constant<'a> {
     Float(f32),
     Long(i64),
     Double(f64),
-    Class { name: u16 },
-    String { utf8: u16 },
-    Fieldref { class: u16, name_and_type: u16 },
-    Methodref { class: u16, name_and_type: u16 },
-    InterfaceMethodref { class: u16, name_and_type: u16 },
-    NameAndType { name: u16, descriptor: u16 },
-    MethodHandle { kind: u8, reference: u16 },
-    MethodType { descriptor: u16 },
-    Dynamic { bootstrap: u16, name_and_type: u16 },
-    InvokeDynamic { bootstrap: u16, name_and_type: u16 },
-    Module { name: u16 },
-    Package { name: u16 },
+    Class {
+        name: u16,
+    },
+    String {
+        utf8: u16,
+    },
+    Fieldref {
+        class: u16,
+        name_and_type: u16,
+    },
+    Methodref {
+        class: u16,
+        name_and_type: u16,
+    },
+    InterfaceMethodref {
+        class: u16,
+        name_and_type: u16,
+    },
+    NameAndType {
+        name: u16,
+        descriptor: u16,
+    },
+    MethodHandle {
+        kind: u8,
+        reference: u16,
+    },
+    MethodType {
+        descriptor: u16,
+    },
+    Dynamic {
+        bootstrap: u16,
+        name_and_type: u16,
+    },
+    InvokeDynamic {
+        bootstrap: u16,
+        name_and_type: u16,
+    },
+    Module {
+        name: u16,
+    },
+    Package {
+        name: u16,
+    },
     /// The second slot of a Long or Double, and slot 0.
     Unusable,
 }
@@ -69,7 +100,11 @@ impl<'a> ConstantPool<'a> {
         let mut cur = Cursor::new(&class[start..], start);
         let count = cur.u16("constant_pool_count")? as usize;
         if count == 0 {
-            return Err(ClassError::new(ErrorKind::BadConstantIndex, start, "constant_pool_count is 0"));
+            return Err(ClassError::new(
+                ErrorKind::BadConstantIndex,
+                start,
+                "constant_pool_count is 0",
+            ));
         }
         let mut offsets = vec![0u32; count];
         let mut i = 1;
@@ -102,7 +137,9 @@ impl<'a> ConstantPool<'a> {
                     return Err(ClassError::new(
                         ErrorKind::BadConstantIndex,
                         offsets[i] as usize,
-                        format!("8-byte constant at index {i} needs two slots but the pool has {count}"),
+                        format!(
+                            "8-byte constant at index {i} needs two slots but the pool has {count}"
+                        ),
                     ));
                 }
                 i += 2;
@@ -111,7 +148,11 @@ impl<'a> ConstantPool<'a> {
             }
         }
         let end = cur.offset();
-        Ok(ConstantPool { class, offsets, end })
+        Ok(ConstantPool {
+            class,
+            offsets,
+            end,
+        })
     }
 
     /// `constant_pool_count`: one more than the highest index.
@@ -157,24 +198,45 @@ impl<'a> ConstantPool<'a> {
             }
             tag::INTEGER => Constant::Integer(c.i32("int")?),
             tag::FLOAT => Constant::Float(f32::from_bits(c.u32("float")?)),
-            tag::LONG => Constant::Long(((c.u32("long")? as u64) << 32 | c.u32("long")? as u64) as i64),
-            tag::DOUBLE => {
-                Constant::Double(f64::from_bits((c.u32("double")? as u64) << 32 | c.u32("double")? as u64))
+            tag::LONG => {
+                Constant::Long(((c.u32("long")? as u64) << 32 | c.u32("long")? as u64) as i64)
             }
+            tag::DOUBLE => Constant::Double(f64::from_bits(
+                (c.u32("double")? as u64) << 32 | c.u32("double")? as u64,
+            )),
             tag::CLASS => Constant::Class { name: u16(&mut c)? },
             tag::STRING => Constant::String { utf8: u16(&mut c)? },
-            tag::FIELDREF => Constant::Fieldref { class: u16(&mut c)?, name_and_type: u16(&mut c)? },
-            tag::METHODREF => Constant::Methodref { class: u16(&mut c)?, name_and_type: u16(&mut c)? },
-            tag::INTERFACE_METHODREF => {
-                Constant::InterfaceMethodref { class: u16(&mut c)?, name_and_type: u16(&mut c)? }
-            }
-            tag::NAME_AND_TYPE => Constant::NameAndType { name: u16(&mut c)?, descriptor: u16(&mut c)? },
-            tag::METHOD_HANDLE => Constant::MethodHandle { kind: c.u8("kind")?, reference: u16(&mut c)? },
-            tag::METHOD_TYPE => Constant::MethodType { descriptor: u16(&mut c)? },
-            tag::DYNAMIC => Constant::Dynamic { bootstrap: u16(&mut c)?, name_and_type: u16(&mut c)? },
-            tag::INVOKE_DYNAMIC => {
-                Constant::InvokeDynamic { bootstrap: u16(&mut c)?, name_and_type: u16(&mut c)? }
-            }
+            tag::FIELDREF => Constant::Fieldref {
+                class: u16(&mut c)?,
+                name_and_type: u16(&mut c)?,
+            },
+            tag::METHODREF => Constant::Methodref {
+                class: u16(&mut c)?,
+                name_and_type: u16(&mut c)?,
+            },
+            tag::INTERFACE_METHODREF => Constant::InterfaceMethodref {
+                class: u16(&mut c)?,
+                name_and_type: u16(&mut c)?,
+            },
+            tag::NAME_AND_TYPE => Constant::NameAndType {
+                name: u16(&mut c)?,
+                descriptor: u16(&mut c)?,
+            },
+            tag::METHOD_HANDLE => Constant::MethodHandle {
+                kind: c.u8("kind")?,
+                reference: u16(&mut c)?,
+            },
+            tag::METHOD_TYPE => Constant::MethodType {
+                descriptor: u16(&mut c)?,
+            },
+            tag::DYNAMIC => Constant::Dynamic {
+                bootstrap: u16(&mut c)?,
+                name_and_type: u16(&mut c)?,
+            },
+            tag::INVOKE_DYNAMIC => Constant::InvokeDynamic {
+                bootstrap: u16(&mut c)?,
+                name_and_type: u16(&mut c)?,
+            },
             tag::MODULE => Constant::Module { name: u16(&mut c)? },
             tag::PACKAGE => Constant::Package { name: u16(&mut c)? },
             _ => unreachable!("tags were checked when the pool was indexed"),
@@ -186,7 +248,10 @@ impl<'a> ConstantPool<'a> {
         ClassError::new(
             ErrorKind::BadConstantIndex,
             0,
-            format!("constant-pool index {index} is {why} (pool has {} slots)", self.offsets.len()),
+            format!(
+                "constant-pool index {index} is {why} (pool has {} slots)",
+                self.offsets.len()
+            ),
         )
     }
 
@@ -200,8 +265,13 @@ impl<'a> ConstantPool<'a> {
 
     /// The Utf8 entry at `index` as text (modified UTF-8 decoded; borrowed when plain ASCII).
     pub fn utf8(&self, index: u16) -> Result<Cow<'a, str>> {
-        decode_mutf8(self.utf8_bytes(index)?)
-            .ok_or_else(|| ClassError::new(ErrorKind::BadUtf8, self.offsets[index as usize] as usize, "malformed modified UTF-8"))
+        decode_mutf8(self.utf8_bytes(index)?).ok_or_else(|| {
+            ClassError::new(
+                ErrorKind::BadUtf8,
+                self.offsets[index as usize] as usize,
+                "malformed modified UTF-8",
+            )
+        })
     }
 
     /// The internal name of the CONSTANT_Class at `index`.
@@ -215,7 +285,9 @@ impl<'a> ConstantPool<'a> {
     /// `(name, descriptor)` of the NameAndType at `index`.
     pub fn name_and_type(&self, index: u16) -> Result<(Cow<'a, str>, Cow<'a, str>)> {
         match self.get(index)? {
-            Constant::NameAndType { name, descriptor } => Ok((self.utf8(name)?, self.utf8(descriptor)?)),
+            Constant::NameAndType { name, descriptor } => {
+                Ok((self.utf8(name)?, self.utf8(descriptor)?))
+            }
             _ => Err(self.bad_index(index, "not a NameAndType entry")),
         }
     }
@@ -223,11 +295,24 @@ impl<'a> ConstantPool<'a> {
     /// `(class, name, descriptor)` of a Fieldref, Methodref or InterfaceMethodref.
     pub fn member_ref(&self, index: u16) -> Result<MemberRef<'a>> {
         match self.get(index)? {
-            Constant::Fieldref { class, name_and_type }
-            | Constant::Methodref { class, name_and_type }
-            | Constant::InterfaceMethodref { class, name_and_type } => {
+            Constant::Fieldref {
+                class,
+                name_and_type,
+            }
+            | Constant::Methodref {
+                class,
+                name_and_type,
+            }
+            | Constant::InterfaceMethodref {
+                class,
+                name_and_type,
+            } => {
                 let (name, descriptor) = self.name_and_type(name_and_type)?;
-                Ok(MemberRef { class: self.class_name(class)?, name, descriptor })
+                Ok(MemberRef {
+                    class: self.class_name(class)?,
+                    name,
+                    descriptor,
+                })
             }
             _ => Err(self.bad_index(index, "not a field or method reference")),
         }
@@ -240,7 +325,9 @@ impl<'a> ConstantPool<'a> {
             | Constant::Methodref { name_and_type, .. }
             | Constant::InterfaceMethodref { name_and_type, .. }
             | Constant::Dynamic { name_and_type, .. }
-            | Constant::InvokeDynamic { name_and_type, .. } => Ok(self.name_and_type(name_and_type)?.1),
+            | Constant::InvokeDynamic { name_and_type, .. } => {
+                Ok(self.name_and_type(name_and_type)?.1)
+            }
             _ => Err(self.bad_index(index, "not a reference with a descriptor")),
         }
     }

@@ -39,7 +39,9 @@ impl<'d> FieldType<'d> {
     /// (`java/lang/String`, or the descriptor itself for arrays).
     pub fn class_name(&self) -> Option<&'d str> {
         match self.kind {
-            Kind::Reference if self.descriptor.starts_with('L') => Some(&self.descriptor[1..self.descriptor.len() - 1]),
+            Kind::Reference if self.descriptor.starts_with('L') => {
+                Some(&self.descriptor[1..self.descriptor.len() - 1])
+            }
             Kind::Reference => Some(self.descriptor),
             _ => None,
         }
@@ -75,7 +77,13 @@ pub fn parse_field_type(s: &str) -> Option<(FieldType<'_>, &str)> {
     if kind == Kind::Reference && b[i] == b'L' && end == i + 2 {
         return None; // "L;"
     }
-    Some((FieldType { kind, descriptor: &s[..end] }, &s[end..]))
+    Some((
+        FieldType {
+            kind,
+            descriptor: &s[..end],
+        },
+        &s[end..],
+    ))
 }
 
 /// A parsed method descriptor.

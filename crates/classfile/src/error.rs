@@ -47,7 +47,13 @@ impl ClassError {
     /// Creates an error at `offset` (relative to the start of the class file).
     #[cold]
     pub fn new(kind: ErrorKind, offset: usize, message: impl Into<String>) -> Self {
-        ClassError { inner: Box::new(Inner { kind, offset, message: message.into() }) }
+        ClassError {
+            inner: Box::new(Inner {
+                kind,
+                offset,
+                message: message.into(),
+            }),
+        }
     }
 
     /// The kind of problem.
@@ -68,13 +74,21 @@ impl ClassError {
 
 impl fmt::Display for ClassError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (at offset {:#x})", self.inner.message, self.inner.offset)
+        write!(
+            f,
+            "{} (at offset {:#x})",
+            self.inner.message, self.inner.offset
+        )
     }
 }
 
 impl fmt::Debug for ClassError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ClassError({:?}, {:#x}, {:?})", self.inner.kind, self.inner.offset, self.inner.message)
+        write!(
+            f,
+            "ClassError({:?}, {:#x}, {:?})",
+            self.inner.kind, self.inner.offset, self.inner.message
+        )
     }
 }
 

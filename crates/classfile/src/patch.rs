@@ -33,7 +33,12 @@ pub struct PoolAppender<'a> {
 impl<'a> PoolAppender<'a> {
     /// An appender for `class`'s pool.
     pub fn new(class: &'a ClassFile<'a>) -> Self {
-        PoolAppender { class, appended: Vec::new(), next_index: class.constant_pool.count() as u32, known: None }
+        PoolAppender {
+            class,
+            appended: Vec::new(),
+            next_index: class.constant_pool.count() as u32,
+            known: None,
+        }
     }
 
     /// Number of entries appended so far (counting Long/Double as two).
@@ -61,7 +66,11 @@ impl<'a> PoolAppender<'a> {
         if let Some(&i) = self.known().get(&entry) {
             return Ok(i);
         }
-        let slots = if entry[0] == tag::LONG || entry[0] == tag::DOUBLE { 2 } else { 1 };
+        let slots = if entry[0] == tag::LONG || entry[0] == tag::DOUBLE {
+            2
+        } else {
+            1
+        };
         if self.next_index + slots > 0xFFFF {
             return Err(PoolFull);
         }
@@ -107,7 +116,12 @@ impl<'a> PoolAppender<'a> {
     }
 
     /// A CONSTANT_Methodref.
-    pub fn method_ref(&mut self, class: &str, name: &str, descriptor: &str) -> Result<u16, PoolFull> {
+    pub fn method_ref(
+        &mut self,
+        class: &str,
+        name: &str,
+        descriptor: &str,
+    ) -> Result<u16, PoolFull> {
         let c = self.class(class)?;
         let nt = self.name_and_type(name, descriptor)?;
         self.two(tag::METHODREF, c, Some(nt))
@@ -162,7 +176,12 @@ pub struct ClassPatcher<'a> {
 impl<'a> ClassPatcher<'a> {
     /// A patcher that, with no edits, writes `class` back byte for byte.
     pub fn new(class: &'a ClassFile<'a>) -> Self {
-        ClassPatcher { class, pool: PoolAppender::new(class), replaced: HashMap::new(), added: Vec::new() }
+        ClassPatcher {
+            class,
+            pool: PoolAppender::new(class),
+            replaced: HashMap::new(),
+            added: Vec::new(),
+        }
     }
 
     /// Replaces method number `index` with a complete `method_info`.
@@ -224,7 +243,8 @@ pub fn rebuild_method(
     out.put_u16(access);
     out.put_u16(name_index);
     out.put_u16(member.descriptor_index);
-    let is_code = |a: &crate::RawAttribute<'_>| cp.utf8_bytes(a.name_index).ok() == Some(b"Code".as_slice());
+    let is_code =
+        |a: &crate::RawAttribute<'_>| cp.utf8_bytes(a.name_index).ok() == Some(b"Code".as_slice());
     let has_code = member.attributes.iter().any(is_code);
     let count = member.attributes.len() + usize::from(code.is_some() && !has_code);
     out.put_u16(count as u16);

@@ -8,14 +8,22 @@ use std::process::Command;
 use ferrofluid_classfile::{instrument, MethodSite, ProbeKind, ProbeOptions, Selection};
 
 fn java_bin(tool: &str) -> PathBuf {
-    let home = std::env::var_os("JAVA_HOME").map(PathBuf::from).unwrap_or_else(|| "/usr/lib/jvm/java-17-openjdk-amd64".into());
+    let home = std::env::var_os("JAVA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/usr/lib/jvm/java-17-openjdk-amd64".into());
     let p = home.join("bin").join(tool);
-    assert!(p.exists(), "{} not found: install openjdk-17-jdk-headless or set JAVA_HOME", p.display());
+    assert!(
+        p.exists(),
+        "{} not found: install openjdk-17-jdk-headless or set JAVA_HOME",
+        p.display()
+    );
     p
 }
 
 fn work_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("probes_jvm").join(name);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("probes_jvm")
+        .join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -42,7 +50,12 @@ struct Ids {
 impl Selection for Ids {
     fn method_id(&mut self, m: &MethodSite<'_>) -> Option<u32> {
         let id = self.methods.len() as u32 + 1;
-        Some(*self.methods.entry(format!("{}{}", m.name, m.descriptor)).or_insert(id))
+        Some(
+            *self
+                .methods
+                .entry(format!("{}{}", m.name, m.descriptor))
+                .or_insert(id),
+        )
     }
     fn alloc_site_id(&mut self, method_id: u32, _bci: u32, type_name: &str) -> u32 {
         self.sites.push((method_id, type_name.to_owned()));
@@ -96,24 +109,45 @@ fn run_probe(kind: ProbeKind) -> Run {
         if let Err(reason) = &m.result {
             let expected = match kind {
                 ProbeKind::Native => matches!(reason, ferrofluid_classfile::SkipReason::NotNative),
-                ProbeKind::Alloc if m.name != "nat" => matches!(reason, ferrofluid_classfile::SkipReason::NothingToDo),
+                ProbeKind::Alloc if m.name != "nat" => {
+                    matches!(reason, ferrofluid_classfile::SkipReason::NothingToDo)
+                }
                 _ => m.name == "nat" && matches!(reason, ferrofluid_classfile::SkipReason::Native),
             };
             assert!(expected, "{}{} skipped: {reason}", m.name, m.descriptor);
         }
     }
-    std::fs::write(patched.join("ProbeTarget.class"), out.bytes.expect("something was patched")).unwrap();
+    std::fs::write(
+        patched.join("ProbeTarget.class"),
+        out.bytes.expect("something was patched"),
+    )
+    .unwrap();
     let cp = format!("{}:{}", patched.display(), hooks.display());
-    let o = Command::new(java_bin("java")).args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ProbeTarget"]).output().unwrap();
+    let o = Command::new(java_bin("java"))
+        .args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ProbeTarget"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "instrumented program failed:\n{stderr}");
     let mut by_id = HashMap::new();
     for line in stderr.lines().filter_map(|l| l.strip_prefix("HOOK ")) {
         let v: Vec<u64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-        let c = Counts { enter: v[1], exit: v[2], unwind: v[3], blocks: v[4], alloc: v[5], native_enter: v[6], native_exit: v[7] };
+        let c = Counts {
+            enter: v[1],
+            exit: v[2],
+            unwind: v[3],
+            blocks: v[4],
+            alloc: v[5],
+            native_enter: v[6],
+            native_exit: v[7],
+        };
         by_id.insert(v[0] as u32, c);
     }
-    Run { stdout: String::from_utf8_lossy(&o.stdout).into_owned(), by_id, ids }
+    Run {
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        by_id,
+        ids,
+    }
 }
 
 const CHECKSUM: &str = "checksum 36404\n";
@@ -128,19 +162,48 @@ fn entry_exit_counts_every_call_and_unwind_exactly() {
     assert_eq!((c("g(I)V").enter, c("g(I)V").exit), (10, 10));
     assert_eq!((c("h()V").enter, c("h()V").exit), (65, 65));
     // Exceptions through 6 frames, 100 times; caught inside tc; main still exits normally.
-    assert_eq!((c("thrower(I)V").enter, c("thrower(I)V").exit, c("thrower(I)V").unwind), (600, 0, 600));
-    assert_eq!((c("tc(I)I").enter, c("tc(I)I").exit, c("tc(I)I").unwind), (100, 100, 0));
-    assert_eq!((c("npe(Ljava/lang/Object;)V").enter, c("npe(Ljava/lang/Object;)V").unwind), (1, 1));
-    assert_eq!((c("main([Ljava/lang/String;)V").enter, c("main([Ljava/lang/String;)V").exit), (1, 1));
+    assert_eq!(
+        (
+            c("thrower(I)V").enter,
+            c("thrower(I)V").exit,
+            c("thrower(I)V").unwind
+        ),
+        (600, 0, 600)
+    );
+    assert_eq!(
+        (c("tc(I)I").enter, c("tc(I)I").exit, c("tc(I)I").unwind),
+        (100, 100, 0)
+    );
+    assert_eq!(
+        (
+            c("npe(Ljava/lang/Object;)V").enter,
+            c("npe(Ljava/lang/Object;)V").unwind
+        ),
+        (1, 1)
+    );
+    assert_eq!(
+        (
+            c("main([Ljava/lang/String;)V").enter,
+            c("main([Ljava/lang/String;)V").exit
+        ),
+        (1, 1)
+    );
     // Constructors, including this(...) with a conditional argument.
     assert_eq!((c("<init>(I)V").enter, c("<init>(I)V").exit), (250, 250));
     assert_eq!(c("<init>(ILjava/lang/String;)V").exit, 250);
     assert_eq!(c("<init>()V").exit, 150);
     assert_eq!(c("sync(I)I").exit, 100);
-    assert_eq!(c("lambda$lambdas$0(Ljava/lang/Integer;)Ljava/lang/Integer;").exit, 100);
+    assert_eq!(
+        c("lambda$lambdas$0(Ljava/lang/Integer;)Ljava/lang/Integer;").exit,
+        100
+    );
     for (name, &id) in &r.ids.methods {
         let k = r.by_id.get(&id).copied().unwrap_or_default();
-        assert_eq!(k.enter, k.exit + k.unwind, "{name}: every entry has one exit");
+        assert_eq!(
+            k.enter,
+            k.exit + k.unwind,
+            "{name}: every entry has one exit"
+        );
     }
 }
 
@@ -171,11 +234,26 @@ fn alloc_reports_each_object_once_initialised() {
     assert_eq!(r.allocs(main, "ProbeTarget"), vec![100, 100]);
     assert_eq!(r.allocs(main, "[I"), vec![100]);
     assert_eq!(r.allocs("multi()[[I", "[[I"), vec![100]);
-    assert_eq!(r.allocs("tern(Z)Ljava/lang/String;", "[Ljava/lang/Object;"), vec![100]);
-    assert_eq!(r.allocs("tern(Z)Ljava/lang/String;", "ProbeTarget"), vec![50, 50]);
-    assert_eq!(r.allocs("tern(Z)Ljava/lang/String;", "java/lang/StringBuilder"), vec![100]);
-    assert_eq!(r.allocs("thrower(I)V", "java/lang/RuntimeException"), vec![100]);
-    assert_eq!(r.allocs("tc(I)I", "java/lang/IllegalStateException"), vec![50]);
+    assert_eq!(
+        r.allocs("tern(Z)Ljava/lang/String;", "[Ljava/lang/Object;"),
+        vec![100]
+    );
+    assert_eq!(
+        r.allocs("tern(Z)Ljava/lang/String;", "ProbeTarget"),
+        vec![50, 50]
+    );
+    assert_eq!(
+        r.allocs("tern(Z)Ljava/lang/String;", "java/lang/StringBuilder"),
+        vec![100]
+    );
+    assert_eq!(
+        r.allocs("thrower(I)V", "java/lang/RuntimeException"),
+        vec![100]
+    );
+    assert_eq!(
+        r.allocs("tc(I)I", "java/lang/IllegalStateException"),
+        vec![50]
+    );
     assert_eq!(r.allocs("twr()I", "java/io/StringReader"), vec![100]);
 }
 

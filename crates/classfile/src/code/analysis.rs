@@ -123,7 +123,9 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
         for t in insn.targets() {
             block_start[idx(t)?] = true;
         }
-        if (ends_flow(insn.op) || is_conditional(insn.op) || matches!(insn.op, JSR | JSR_W)) && i + 1 < n {
+        if (ends_flow(insn.op) || is_conditional(insn.op) || matches!(insn.op, JSR | JSR_W))
+            && i + 1 < n
+        {
             block_start[i + 1] = true;
         }
     }
@@ -138,7 +140,10 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
     let mut queued = vec![false; n];
     let mut work: Vec<usize> = Vec::new();
 
-    let mut entry = State { locals: vec![OTHER; m.max_locals as usize], stack: Vec::new() };
+    let mut entry = State {
+        locals: vec![OTHER; m.max_locals as usize],
+        stack: Vec::new(),
+    };
     if m.param_slots > m.max_locals {
         return err("parameters need more locals than max_locals");
     }
@@ -149,10 +154,21 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
     for f in m.frames {
         let i = idx(f.offset)?;
         block_start[i] = true;
-        merge_into(&mut states, &mut queued, &mut work, i, frame_state(f, m.max_locals))?;
+        merge_into(
+            &mut states,
+            &mut queued,
+            &mut work,
+            i,
+            frame_state(f, m.max_locals),
+        )?;
     }
 
-    let mut out = Analysis { depth: vec![None; n], this_uninit: vec![false; n], max_depth: 0, inits: HashMap::new() };
+    let mut out = Analysis {
+        depth: vec![None; n],
+        this_uninit: vec![false; n],
+        max_depth: 0,
+        inits: HashMap::new(),
+    };
     while let Some(b) = work.pop() {
         queued[b] = false;
         let mut st = states[b].clone().expect("queued blocks have a state");
@@ -164,11 +180,24 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
             out.this_uninit[i] = st.locals.contains(&UNINIT_THIS);
             for e in m.exception_table {
                 if (e.start as u32) <= insn.offset && insn.offset < e.end as u32 {
-                    let hs = State { locals: st.locals.clone(), stack: vec![OTHER] };
-                    merge_into(&mut states, &mut queued, &mut work, idx(e.handler as u32)?, hs)?;
+                    let hs = State {
+                        locals: st.locals.clone(),
+                        stack: vec![OTHER],
+                    };
+                    merge_into(
+                        &mut states,
+                        &mut queued,
+                        &mut work,
+                        idx(e.handler as u32)?,
+                        hs,
+                    )?;
                 }
             }
-            let before = if matches!(insn.op, JSR | JSR_W) { Some(st.clone()) } else { None };
+            let before = if matches!(insn.op, JSR | JSR_W) {
+                Some(st.clone())
+            } else {
+                None
+            };
             step(m, insn, &mut st, &mut out)?;
             out.max_depth = out.max_depth.max(st.stack.len() as u16);
             for t in insn.targets() {
@@ -217,7 +246,12 @@ fn merge_into(
                 ));
             }
             let mut changed = false;
-            for (a, b) in cur.locals.iter_mut().zip(&incoming.locals).chain(cur.stack.iter_mut().zip(&incoming.stack)) {
+            for (a, b) in cur
+                .locals
+                .iter_mut()
+                .zip(&incoming.locals)
+                .chain(cur.stack.iter_mut().zip(&incoming.stack))
+            {
                 if *a != *b && *a != OTHER {
                     *a = OTHER;
                     changed = true;
@@ -258,7 +292,9 @@ fn set_local(st: &mut State, i: u16, tag: Tag) -> Res<()> {
 fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analysis) -> Res<()> {
     let op = insn.op;
     let cp_desc = |i: u16| -> Res<String> {
-        m.cp.descriptor_of(i).map(|d| d.into_owned()).map_err(|e| AnalysisError(e.message().to_owned()))
+        m.cp.descriptor_of(i)
+            .map(|d| d.into_owned())
+            .map_err(|e| AnalysisError(e.message().to_owned()))
     };
     let local = || match insn.operand {
         Operand::Local(l) => l,
@@ -269,11 +305,16 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
         ACONST_NULL..=0x08 | 0x0b..=0x0d | BIPUSH | SIPUSH | LDC | LDC_W => (0, 1),
         0x09 | 0x0a | 0x0e | 0x0f | LDC2_W => (0, 2),
         ILOAD | FLOAD | 0x1a..=0x1d | 0x22..=0x25 => {
-            st.locals.get(local() as usize).ok_or_else(|| AnalysisError("load past max_locals".into()))?;
+            st.locals
+                .get(local() as usize)
+                .ok_or_else(|| AnalysisError("load past max_locals".into()))?;
             (0, 1)
         }
         ALOAD | 0x2a..=0x2d => {
-            let t = *st.locals.get(local() as usize).ok_or_else(|| AnalysisError("aload past max_locals".into()))?;
+            let t = *st
+                .locals
+                .get(local() as usize)
+                .ok_or_else(|| AnalysisError("aload past max_locals".into()))?;
             st.stack.push(t);
             (0, 0)
         }
@@ -286,7 +327,10 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
             (0, 0)
         }
         ASTORE | 0x4b..=0x4e => {
-            let t = *st.stack.last().ok_or_else(|| AnalysisError("operand stack underflow".into()))?;
+            let t = *st
+                .stack
+                .last()
+                .ok_or_else(|| AnalysisError("operand stack underflow".into()))?;
             pop(st, 1)?;
             set_local(st, local(), t)?;
             (0, 0)
@@ -333,8 +377,23 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
         0x79 | 0x7b | 0x7d => (3, 2),
         0x7e | 0x80 | 0x82 => (2, 1),
         0x7f | 0x81 | 0x83 => (4, 2),
-        0x85..=0x93 => [(1, 2), (1, 1), (1, 2), (2, 1), (2, 1), (2, 2), (1, 1), (1, 2), (1, 2), (2, 1), (2, 2), (2, 1), (1, 1), (1, 1), (1, 1)]
-            [(op - 0x85) as usize],
+        0x85..=0x93 => [
+            (1, 2),
+            (1, 1),
+            (1, 2),
+            (2, 1),
+            (2, 1),
+            (2, 2),
+            (1, 1),
+            (1, 2),
+            (1, 2),
+            (2, 1),
+            (2, 2),
+            (2, 1),
+            (1, 1),
+            (1, 1),
+            (1, 1),
+        ][(op - 0x85) as usize],
         0x94 => (4, 1),
         0x95 | 0x96 => (2, 1),
         0x97 | 0x98 => (4, 1),
@@ -344,8 +403,12 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
         IRETURN | 0xae | 0xb0 | ATHROW | MONITORENTER | MONITOREXIT => (1, 0),
         0xad | 0xaf => (2, 0),
         GETSTATIC | PUTSTATIC | GETFIELD | PUTFIELD => {
-            let Operand::Constant(i) = insn.operand else { unreachable!() };
-            let s = field_slots(&cp_desc(i)?).ok_or_else(|| AnalysisError("bad field descriptor".into()))? as usize;
+            let Operand::Constant(i) = insn.operand else {
+                unreachable!()
+            };
+            let s = field_slots(&cp_desc(i)?)
+                .ok_or_else(|| AnalysisError("bad field descriptor".into()))?
+                as usize;
             match op {
                 GETSTATIC => (0, s),
                 PUTSTATIC => (s, 0),
@@ -354,13 +417,19 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
             }
         }
         INVOKEVIRTUAL..=INVOKEDYNAMIC => {
-            let Operand::Constant(i) = insn.operand else { unreachable!() };
+            let Operand::Constant(i) = insn.operand else {
+                unreachable!()
+            };
             let d = cp_desc(i)?;
-            let md = MethodDescriptor::parse(&d).ok_or_else(|| AnalysisError(format!("bad method descriptor {d}")))?;
+            let md = MethodDescriptor::parse(&d)
+                .ok_or_else(|| AnalysisError(format!("bad method descriptor {d}")))?;
             let args = md.param_slots() as usize;
             let recv = usize::from(!matches!(op, INVOKESTATIC | INVOKEDYNAMIC));
             if op == INVOKESPECIAL {
-                let name = m.cp.member_ref(i).map_err(|e| AnalysisError(e.message().to_owned()))?.name;
+                let name =
+                    m.cp.member_ref(i)
+                        .map_err(|e| AnalysisError(e.message().to_owned()))?
+                        .name;
                 if name == "<init>" {
                     let len = st.stack.len();
                     if len < args + 1 {
@@ -371,7 +440,13 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
                     if receiver >= UNINIT_BASE {
                         let index = m.index_of[insn.offset as usize] as usize;
                         let result_on_top = st.stack.last() == Some(&receiver);
-                        out.inits.insert(index, InitSite { new_offset: receiver - UNINIT_BASE, result_on_top });
+                        out.inits.insert(
+                            index,
+                            InitSite {
+                                new_offset: receiver - UNINIT_BASE,
+                                result_on_top,
+                            },
+                        );
                     }
                     if receiver != OTHER {
                         for t in st.locals.iter_mut().chain(st.stack.iter_mut()) {
@@ -391,7 +466,9 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
         }
         NEWARRAY | ANEWARRAY | ARRAYLENGTH | CHECKCAST | INSTANCEOF => (1, 1),
         MULTIANEWARRAY => {
-            let Operand::MultiNewArray { dims, .. } = insn.operand else { unreachable!() };
+            let Operand::MultiNewArray { dims, .. } = insn.operand else {
+                unreachable!()
+            };
             if dims == 0 {
                 return err("multianewarray with 0 dimensions");
             }

@@ -11,7 +11,12 @@ type Map<'m> = &'m dyn Fn(u32) -> Option<u32>;
 /// Copies a Runtime(In)VisibleTypeAnnotations body, rewriting each code offset:
 /// ranges (`localvar_target`) through `target`, instruction offsets
 /// (`offset_target`, `type_argument_target`) through `insn`.
-pub fn relocate_type_annotations(data: &[u8], base: usize, target: Map<'_>, insn: Map<'_>) -> Result<Vec<u8>> {
+pub fn relocate_type_annotations(
+    data: &[u8],
+    base: usize,
+    target: Map<'_>,
+    insn: Map<'_>,
+) -> Result<Vec<u8>> {
     let mut out = data.to_vec();
     let mut c = Cursor::new(data, base);
     let n = c.u16("num_annotations")?;
@@ -44,7 +49,12 @@ pub fn relocate_type_annotations(data: &[u8], base: usize, target: Map<'_>, insn
                     c.skip(1, "type_argument_index")?;
                 }
             }
-            other => return Err(c.error(ErrorKind::BadAttribute, format!("unknown type annotation target {other:#x}"))),
+            other => {
+                return Err(c.error(
+                    ErrorKind::BadAttribute,
+                    format!("unknown type annotation target {other:#x}"),
+                ))
+            }
         }
         let path = c.u8("type_path length")? as usize;
         c.skip(2 * path, "type_path")?;
@@ -55,7 +65,12 @@ pub fn relocate_type_annotations(data: &[u8], base: usize, target: Map<'_>, insn
 }
 
 fn map(c: &Cursor<'_>, f: Map<'_>, off: u32) -> Result<u32> {
-    f(off).ok_or_else(|| c.error(ErrorKind::BadAttribute, format!("type annotation offset {off} is not an instruction")))
+    f(off).ok_or_else(|| {
+        c.error(
+            ErrorKind::BadAttribute,
+            format!("type annotation offset {off} is not an instruction"),
+        )
+    })
 }
 
 /// Skips `type_index`, `num_element_value_pairs` and the pairs.
@@ -72,10 +87,15 @@ pub fn skip_annotation(c: &mut Cursor<'_>, depth: u32) -> Result<()> {
 /// Skips one `element_value`.
 pub fn skip_element_value(c: &mut Cursor<'_>, depth: u32) -> Result<()> {
     if depth > MAX_DEPTH {
-        return Err(c.error(ErrorKind::BadAttribute, "annotation values nested too deeply"));
+        return Err(c.error(
+            ErrorKind::BadAttribute,
+            "annotation values nested too deeply",
+        ));
     }
     match c.u8("element_value tag")? {
-        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => c.skip(2, "const_value_index"),
+        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => {
+            c.skip(2, "const_value_index")
+        }
         b'e' => c.skip(4, "enum_const_value"),
         b'@' => skip_annotation(c, depth + 1),
         b'[' => {
@@ -85,6 +105,9 @@ pub fn skip_element_value(c: &mut Cursor<'_>, depth: u32) -> Result<()> {
             }
             Ok(())
         }
-        t => Err(c.error(ErrorKind::BadAttribute, format!("unknown element_value tag {t:#x}"))),
+        t => Err(c.error(
+            ErrorKind::BadAttribute,
+            format!("unknown element_value tag {t:#x}"),
+        )),
     }
 }

@@ -26,7 +26,11 @@ impl Snippet {
     }
 
     /// Pushes an int constant; `ldc` needs a pool index for large values.
-    pub fn push_int(&mut self, value: i32, ldc_index: impl FnOnce() -> Option<u16>) -> Option<&mut Self> {
+    pub fn push_int(
+        &mut self,
+        value: i32,
+        ldc_index: impl FnOnce() -> Option<u16>,
+    ) -> Option<&mut Self> {
         match value {
             -1..=5 => self.code.push((ICONST_0 as i32 + value) as u8),
             -128..=127 => {
@@ -87,7 +91,11 @@ impl Snippet {
     pub fn load(&mut self, load_op: u8, slot: u16) -> &mut Self {
         let short = ILOAD_0 + (load_op - ILOAD) * 4;
         self.local_op(short, load_op, slot);
-        self.moved(if matches!(load_op, LLOAD | DLOAD) { 2 } else { 1 });
+        self.moved(if matches!(load_op, LLOAD | DLOAD) {
+            2
+        } else {
+            1
+        });
         self
     }
 
@@ -101,7 +109,8 @@ impl Snippet {
     /// `iinc slot, delta` (wide when needed).
     pub fn iinc(&mut self, slot: u16, delta: i16) -> &mut Self {
         if slot <= 255 && (-128..=127).contains(&delta) {
-            self.code.extend_from_slice(&[IINC, slot as u8, delta as i8 as u8]);
+            self.code
+                .extend_from_slice(&[IINC, slot as u8, delta as i8 as u8]);
         } else {
             self.code.extend_from_slice(&[WIDE, IINC]);
             self.code.put_u16(slot);

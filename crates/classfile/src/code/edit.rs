@@ -51,7 +51,11 @@ pub struct Edits {
 impl Edits {
     /// No edits yet for code with `n` instructions.
     pub fn new(n: usize) -> Self {
-        Edits { before: vec![Vec::new(); n + 1], after: vec![Vec::new(); n + 1], tail: Vec::new() }
+        Edits {
+            before: vec![Vec::new(); n + 1],
+            after: vec![Vec::new(); n + 1],
+            tail: Vec::new(),
+        }
     }
 }
 
@@ -121,7 +125,12 @@ fn switch_size(insn: &Insn, at: u32) -> u32 {
 /// Lays out `insns` with `edits`, widening jumps until every offset fits.
 /// `has_frame_at(i)` tells whether instruction `i` has a StackMapTable frame (or
 /// frames are not needed at all): a widened conditional needs one after it.
-pub fn layout(insns: &[Insn], index_of: &[u32], edits: &Edits, has_frame_at: &dyn Fn(usize) -> bool) -> Result<Layout, EditError> {
+pub fn layout(
+    insns: &[Insn],
+    index_of: &[u32],
+    edits: &Edits,
+    has_frame_at: &dyn Fn(usize) -> bool,
+) -> Result<Layout, EditError> {
     let n = insns.len();
     let mut l = Layout {
         insn_at: vec![0; n + 1],
@@ -133,6 +142,8 @@ pub fn layout(insns: &[Insn], index_of: &[u32], edits: &Edits, has_frame_at: &dy
     };
     loop {
         let mut at: u64 = 0;
+        // Positions run one past the last instruction (code appended at the end).
+        #[allow(clippy::needless_range_loop)]
         for i in 0..=n {
             l.after_at[i] = at as u32;
             at += edits.after[i].len() as u64;
@@ -162,11 +173,15 @@ pub fn layout(insns: &[Insn], index_of: &[u32], edits: &Edits, has_frame_at: &dy
             if !short || l.widened[i] {
                 continue;
             }
-            let Operand::Branch { target } = insn.operand else { continue };
+            let Operand::Branch { target } = insn.operand else {
+                continue;
+            };
             let t = l.before_at[index_of[target as usize] as usize] as i64;
             let d = t - l.insn_at[i] as i64;
             if d < i16::MIN as i64 || d > i16::MAX as i64 {
-                if is_conditional(insn.op) && (i + 1 >= n || !edits.after[i + 1].is_empty() || !has_frame_at(i + 1)) {
+                if is_conditional(insn.op)
+                    && (i + 1 >= n || !edits.after[i + 1].is_empty() || !has_frame_at(i + 1))
+                {
                     return Err(EditError::JumpOverflow);
                 }
                 l.widened[i] = true;
@@ -184,6 +199,8 @@ pub fn emit(code: &[u8], insns: &[Insn], index_of: &[u32], edits: &Edits, l: &La
     let n = insns.len();
     let mut out = Vec::with_capacity(l.len as usize);
     let target = |t: u32| l.before_at[index_of[t as usize] as usize] as i64;
+    // Positions run one past the last instruction (code appended at the end).
+    #[allow(clippy::needless_range_loop)]
     for i in 0..=n {
         out.extend_from_slice(&edits.after[i]);
         out.extend_from_slice(&edits.before[i]);
@@ -218,7 +235,12 @@ pub fn emit(code: &[u8], insns: &[Insn], index_of: &[u32], edits: &Edits, l: &La
                     }
                 }
             }
-            Operand::TableSwitch { default, low, high, targets } => {
+            Operand::TableSwitch {
+                default,
+                low,
+                high,
+                targets,
+            } => {
                 out.push(insn.op);
                 while out.len() % 4 != 0 {
                     out.push(0);
@@ -269,6 +291,21 @@ pub struct FrameEdits {
     pub tail_frames: Vec<(u32, Vec<VType>, Vec<VType>)>,
 }
 
+/// What a probe changes in one method's code.
+#[derive(Debug, Clone)]
+pub struct CodeChanges<'h> {
+    /// Inserted code.
+    pub edits: Edits,
+    /// Handlers to append to the exception table.
+    pub handlers: &'h [NewHandler],
+    /// Frame changes.
+    pub frame_edits: FrameEdits,
+    /// New `max_stack`.
+    pub max_stack: u16,
+    /// New `max_locals`.
+    pub max_locals: u16,
+}
+
 /// Everything needed to rebuild one `Code` attribute.
 pub struct Rewrite<'r, 'a> {
     /// The class's pool.
@@ -293,20 +330,24 @@ pub struct Rewrite<'r, 'a> {
 pub fn rewrite(
     r: &Rewrite<'_, '_>,
     pool: &mut PoolAppender<'_>,
-    edits: &Edits,
-    handlers: &[NewHandler],
-    frame_edits: &FrameEdits,
-    max_stack: u16,
-    max_locals: u16,
+    c: &CodeChanges<'_>,
 ) -> Result<Vec<u8>, EditError> {
+    let (edits, handlers, frame_edits) = (&c.edits, c.handlers, &c.frame_edits);
+    let (max_stack, max_locals) = (c.max_stack, c.max_locals);
     let code_len = r.code.code.len() as u32;
     let mut frame_at = vec![false; r.insns.len()];
     for f in r.frames {
         frame_at[r.index_of[f.offset as usize] as usize] = true;
     }
     let no_frames_needed = r.frames.is_empty() && !r.frames_required;
-    let l = layout(r.insns, r.index_of, edits, &|i| no_frames_needed || frame_at[i])?;
-    let rel = Relocation { layout: &l, index_of: r.index_of, code_len };
+    let l = layout(r.insns, r.index_of, edits, &|i| {
+        no_frames_needed || frame_at[i]
+    })?;
+    let rel = Relocation {
+        layout: &l,
+        index_of: r.index_of,
+        code_len,
+    };
     let new_code = emit(r.code.code, r.insns, r.index_of, edits, &l);
 
     let mut out = Vec::with_capacity(new_code.len() + 64);
@@ -314,9 +355,13 @@ pub fn rewrite(
     out.put_u16(max_locals);
     out.put_u32(new_code.len() as u32);
     out.extend_from_slice(&new_code);
-    let map = |o: u32| rel.target(o).ok_or_else(|| EditError::Malformed(format!("offset {o} is not an instruction")));
+    let map = |o: u32| {
+        rel.target(o)
+            .ok_or_else(|| EditError::Malformed(format!("offset {o} is not an instruction")))
+    };
 
-    let mut table: Vec<ExceptionEntry> = Vec::with_capacity(r.code.exception_table.len() + handlers.len());
+    let mut table: Vec<ExceptionEntry> =
+        Vec::with_capacity(r.code.exception_table.len() + handlers.len());
     for e in &r.code.exception_table {
         table.push(ExceptionEntry {
             start: map(e.start as u32)? as u16,
@@ -351,7 +396,8 @@ pub fn rewrite(
 
     let mut attrs: Vec<(u16, Vec<u8>)> = Vec::with_capacity(r.code.attributes.len() + 1);
     let mut wrote_frames = false;
-    let needs_frames = !r.frames.is_empty() || (r.frames_required && !frame_edits.tail_frames.is_empty());
+    let needs_frames =
+        !r.frames.is_empty() || (r.frames_required && !frame_edits.tail_frames.is_empty());
     for a in &r.code.attributes {
         let name = r.cp.utf8_bytes(a.name_index).unwrap_or(b"");
         let mut c = Cursor::new(a.data, a.data_offset());
@@ -369,19 +415,23 @@ pub fn rewrite(
                 e.put_u16(c.u16("line_number")?);
                 Ok(())
             })?,
-            b"LocalVariableTable" | b"LocalVariableTypeTable" => relocate_table(&mut c, 10, |e, c| {
-                let start = c.u16("start_pc")? as u32;
-                let len = c.u16("length")? as u32;
-                let ns = map(start).map_err(to_class_error)?;
-                let ne = map((start + len).min(code_len)).map_err(to_class_error)?;
-                e.put_u16(ns as u16);
-                e.put_u16((ne - ns) as u16);
-                e.extend_from_slice(c.bytes(6, "local variable entry")?);
-                Ok(())
-            })?,
+            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
+                relocate_table(&mut c, 10, |e, c| {
+                    let start = c.u16("start_pc")? as u32;
+                    let len = c.u16("length")? as u32;
+                    let ns = map(start).map_err(to_class_error)?;
+                    let ne = map((start + len).min(code_len)).map_err(to_class_error)?;
+                    e.put_u16(ns as u16);
+                    e.put_u16((ne - ns) as u16);
+                    e.extend_from_slice(c.bytes(6, "local variable entry")?);
+                    Ok(())
+                })?
+            }
             b"RuntimeVisibleTypeAnnotations" | b"RuntimeInvisibleTypeAnnotations" => {
-                relocate_type_annotations(a.data, a.data_offset(), &|o| rel.target(o), &|o| rel.insn(o))
-                    .map_err(|e| EditError::Malformed(e.to_string()))?
+                relocate_type_annotations(a.data, a.data_offset(), &|o| rel.target(o), &|o| {
+                    rel.insn(o)
+                })
+                .map_err(|e| EditError::Malformed(e.to_string()))?
             }
             _ => a.data.to_vec(),
         };
@@ -431,28 +481,51 @@ fn encode_frames(
 ) -> Result<Vec<u8>, EditError> {
     let remap = |t: VType| -> Result<VType, EditError> {
         Ok(match t {
-            VType::Uninitialized(o) => VType::Uninitialized(
-                rel.insn(o).ok_or_else(|| EditError::Malformed(format!("Uninitialized({o}) is not an instruction")))?,
-            ),
+            VType::Uninitialized(o) => VType::Uninitialized(rel.insn(o).ok_or_else(|| {
+                EditError::Malformed(format!("Uninitialized({o}) is not an instruction"))
+            })?),
             t => t,
         })
     };
     let mut out: Vec<Frame> = Vec::with_capacity(r.frames.len() + fe.tail_frames.len());
     for f in r.frames {
-        let mut locals = f.locals.iter().map(|&t| remap(t)).collect::<Result<Vec<_>, _>>()?;
+        let mut locals = f
+            .locals
+            .iter()
+            .map(|&t| remap(t))
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some((slot, t)) = fe.new_local {
             frames::set_local_past_end(&mut locals, slot as u32, t);
         }
-        let stack = f.stack.iter().map(|&t| remap(t)).collect::<Result<Vec<_>, _>>()?;
-        let offset = rel.target(f.offset).ok_or_else(|| EditError::Malformed(format!("frame at {} is not an instruction", f.offset)))?;
-        out.push(Frame { offset, locals, stack });
+        let stack = f
+            .stack
+            .iter()
+            .map(|&t| remap(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let offset = rel.target(f.offset).ok_or_else(|| {
+            EditError::Malformed(format!("frame at {} is not an instruction", f.offset))
+        })?;
+        out.push(Frame {
+            offset,
+            locals,
+            stack,
+        });
     }
     for (off, locals, stack) in &fe.tail_frames {
-        out.push(Frame { offset: l.tail_at + off, locals: locals.clone(), stack: stack.clone() });
+        out.push(Frame {
+            offset: l.tail_at + off,
+            locals: locals.clone(),
+            stack: stack.clone(),
+        });
     }
     let mut resolve = |p: u32| -> Result<u16, PoolFull> {
         let k = (p - frames::PARAM_BASE) as usize;
-        let name = r.param_class_names.get(k).copied().flatten().ok_or(PoolFull)?;
+        let name = r
+            .param_class_names
+            .get(k)
+            .copied()
+            .flatten()
+            .ok_or(PoolFull)?;
         pool.class(name)
     };
     Ok(frames::encode(&out, r.initial_locals, &mut resolve)?)

@@ -61,10 +61,19 @@ pub fn slot_count(types: &[VType]) -> u32 {
 }
 
 /// The implicit frame at offset 0, derived from the method descriptor.
-pub fn initial_locals(this_class: u16, is_static: bool, is_constructor: bool, desc: &MethodDescriptor<'_>) -> Vec<VType> {
+pub fn initial_locals(
+    this_class: u16,
+    is_static: bool,
+    is_constructor: bool,
+    desc: &MethodDescriptor<'_>,
+) -> Vec<VType> {
     let mut locals = Vec::with_capacity(desc.params.len() + 1);
     if !is_static {
-        locals.push(if is_constructor { VType::UninitializedThis } else { VType::Object(this_class as u32) });
+        locals.push(if is_constructor {
+            VType::UninitializedThis
+        } else {
+            VType::Object(this_class as u32)
+        });
     }
     for (i, p) in desc.params.iter().enumerate() {
         locals.push(match p.kind {
@@ -90,13 +99,22 @@ fn read_vtype(c: &mut Cursor<'_>) -> Result<VType> {
         6 => VType::UninitializedThis,
         7 => VType::Object(c.u16("Object cpool_index")? as u32),
         8 => VType::Uninitialized(c.u16("Uninitialized offset")? as u32),
-        t => return Err(ClassError::new(ErrorKind::BadFrame, at, format!("unknown verification type tag {t}"))),
+        t => {
+            return Err(ClassError::new(
+                ErrorKind::BadFrame,
+                at,
+                format!("unknown verification type tag {t}"),
+            ))
+        }
     })
 }
 
 fn read_vtypes(c: &mut Cursor<'_>, n: usize, into: &mut Vec<VType>) -> Result<()> {
     if n > c.remaining() {
-        return Err(c.error(ErrorKind::BadFrame, format!("frame claims {n} types, only {} bytes left", c.remaining())));
+        return Err(c.error(
+            ErrorKind::BadFrame,
+            format!("frame claims {n} types, only {} bytes left", c.remaining()),
+        ));
     }
     into.reserve(n);
     for _ in 0..n {
@@ -123,7 +141,13 @@ pub fn decode(data: &[u8], base: usize, initial: &[VType], code_len: u32) -> Res
                 stack.push(read_vtype(&mut c)?);
                 (t - 64) as u32
             }
-            128..=246 => return Err(ClassError::new(ErrorKind::BadFrame, at, format!("reserved frame type {t}"))),
+            128..=246 => {
+                return Err(ClassError::new(
+                    ErrorKind::BadFrame,
+                    at,
+                    format!("reserved frame type {t}"),
+                ))
+            }
             247 => {
                 let d = c.u16("offset_delta")? as u32;
                 stack.push(read_vtype(&mut c)?);
@@ -132,7 +156,11 @@ pub fn decode(data: &[u8], base: usize, initial: &[VType], code_len: u32) -> Res
             248..=250 => {
                 let k = (251 - t) as usize;
                 if k > locals.len() {
-                    return Err(ClassError::new(ErrorKind::BadFrame, at, format!("chop_frame removes {k} of {} locals", locals.len())));
+                    return Err(ClassError::new(
+                        ErrorKind::BadFrame,
+                        at,
+                        format!("chop_frame removes {k} of {} locals", locals.len()),
+                    ));
                 }
                 locals.truncate(locals.len() - k);
                 c.u16("offset_delta")? as u32
@@ -155,16 +183,28 @@ pub fn decode(data: &[u8], base: usize, initial: &[VType], code_len: u32) -> Res
         };
         let offset = prev + delta as i64 + 1;
         if offset >= code_len as i64 {
-            return Err(ClassError::new(ErrorKind::BadFrame, at, format!("frame at offset {offset} is past the code ({code_len} bytes)")));
+            return Err(ClassError::new(
+                ErrorKind::BadFrame,
+                at,
+                format!("frame at offset {offset} is past the code ({code_len} bytes)"),
+            ));
         }
         prev = offset;
-        frames.push(Frame { offset: offset as u32, locals: locals.clone(), stack });
+        frames.push(Frame {
+            offset: offset as u32,
+            locals: locals.clone(),
+            stack,
+        });
     }
     c.expect_end("StackMapTable")?;
     Ok(frames)
 }
 
-fn write_vtype(out: &mut Vec<u8>, t: VType, resolve: &mut dyn FnMut(u32) -> Result<u16, PoolFull>) -> Result<(), PoolFull> {
+fn write_vtype(
+    out: &mut Vec<u8>,
+    t: VType,
+    resolve: &mut dyn FnMut(u32) -> Result<u16, PoolFull>,
+) -> Result<(), PoolFull> {
     match t {
         VType::Top => out.push(0),
         VType::Integer => out.push(1),
@@ -175,7 +215,11 @@ fn write_vtype(out: &mut Vec<u8>, t: VType, resolve: &mut dyn FnMut(u32) -> Resu
         VType::UninitializedThis => out.push(6),
         VType::Object(i) => {
             out.push(7);
-            out.put_u16(if i < PARAM_BASE { i as u16 } else { resolve(i)? });
+            out.put_u16(if i < PARAM_BASE {
+                i as u16
+            } else {
+                resolve(i)?
+            });
         }
         VType::Uninitialized(o) => {
             out.push(8);
@@ -267,13 +311,41 @@ mod tests {
     fn encodes_each_form_and_decodes_back() {
         let init = vec![VType::Object(3), VType::Integer];
         let frames = vec![
-            Frame { offset: 0, locals: init.clone(), stack: vec![] },
-            Frame { offset: 5, locals: init.clone(), stack: vec![VType::Long] },
-            Frame { offset: 100, locals: init.clone(), stack: vec![VType::Null] },
-            Frame { offset: 200, locals: vec![VType::Object(3), VType::Integer, VType::Long, VType::Top], stack: vec![] },
-            Frame { offset: 201, locals: vec![VType::Object(3)], stack: vec![] },
-            Frame { offset: 300, locals: vec![VType::Float], stack: vec![VType::Uninitialized(7), VType::Integer] },
-            Frame { offset: 400, locals: vec![VType::Float], stack: vec![] },
+            Frame {
+                offset: 0,
+                locals: init.clone(),
+                stack: vec![],
+            },
+            Frame {
+                offset: 5,
+                locals: init.clone(),
+                stack: vec![VType::Long],
+            },
+            Frame {
+                offset: 100,
+                locals: init.clone(),
+                stack: vec![VType::Null],
+            },
+            Frame {
+                offset: 200,
+                locals: vec![VType::Object(3), VType::Integer, VType::Long, VType::Top],
+                stack: vec![],
+            },
+            Frame {
+                offset: 201,
+                locals: vec![VType::Object(3)],
+                stack: vec![],
+            },
+            Frame {
+                offset: 300,
+                locals: vec![VType::Float],
+                stack: vec![VType::Uninitialized(7), VType::Integer],
+            },
+            Frame {
+                offset: 400,
+                locals: vec![VType::Float],
+                stack: vec![],
+            },
         ];
         assert_eq!(roundtrip(&frames, &init), frames);
         let bytes = encode(&frames, &init, &mut |_| Ok(99)).unwrap();
@@ -285,19 +357,42 @@ mod tests {
     fn parameter_placeholders_are_resolved_only_when_written() {
         let init = vec![VType::Object(PARAM_BASE)];
         let mut asked = 0;
-        let same = [Frame { offset: 3, locals: init.clone(), stack: vec![] }];
-        encode(&same, &init, &mut |_| { asked += 1; Ok(1) }).unwrap();
+        let same = [Frame {
+            offset: 3,
+            locals: init.clone(),
+            stack: vec![],
+        }];
+        encode(&same, &init, &mut |_| {
+            asked += 1;
+            Ok(1)
+        })
+        .unwrap();
         assert_eq!(asked, 0);
-        let full = [Frame { offset: 3, locals: init.clone(), stack: vec![VType::Integer, VType::Integer] }];
-        let b = encode(&full, &init, &mut |p| { asked += 1; assert_eq!(p, PARAM_BASE); Ok(42) }).unwrap();
+        let full = [Frame {
+            offset: 3,
+            locals: init.clone(),
+            stack: vec![VType::Integer, VType::Integer],
+        }];
+        let b = encode(&full, &init, &mut |p| {
+            asked += 1;
+            assert_eq!(p, PARAM_BASE);
+            Ok(42)
+        })
+        .unwrap();
         assert_eq!(asked, 1);
         assert_eq!(b, vec![0, 1, 255, 0, 3, 0, 1, 7, 0, 42, 0, 2, 1, 1]);
     }
 
     #[test]
     fn rejects_reserved_and_overlong_frames() {
-        assert_eq!(decode(&[0, 1, 200], 10, &[], 100).unwrap_err().kind(), &ErrorKind::BadFrame);
-        assert_eq!(decode(&[0, 1, 250, 0, 0], 0, &[], 100).unwrap_err().kind(), &ErrorKind::BadFrame);
+        assert_eq!(
+            decode(&[0, 1, 200], 10, &[], 100).unwrap_err().kind(),
+            &ErrorKind::BadFrame
+        );
+        assert_eq!(
+            decode(&[0, 1, 250, 0, 0], 0, &[], 100).unwrap_err().kind(),
+            &ErrorKind::BadFrame
+        );
         assert_eq!(decode(&[0, 1, 63], 0, &[], 10).unwrap_err().offset(), 2);
     }
 }

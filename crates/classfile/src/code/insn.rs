@@ -37,9 +37,17 @@ pub enum Operand {
     /// A branch; `target` is absolute.
     Branch { target: u32 },
     /// `tableswitch`; targets absolute.
-    TableSwitch { default: u32, low: i32, high: i32, targets: Vec<u32> },
+    TableSwitch {
+        default: u32,
+        low: i32,
+        high: i32,
+        targets: Vec<u32>,
+    },
     /// `lookupswitch`; targets absolute.
-    LookupSwitch { default: u32, pairs: Vec<(i32, u32)> },
+    LookupSwitch {
+        default: u32,
+        pairs: Vec<(i32, u32)>,
+    },
 }
 
 impl Insn {
@@ -52,7 +60,9 @@ impl Insn {
     pub fn targets(&self) -> impl Iterator<Item = u32> + '_ {
         let (single, table): (Option<u32>, &[u32]) = match &self.operand {
             Operand::Branch { target } => (Some(*target), &[]),
-            Operand::TableSwitch { default, targets, .. } => (Some(*default), targets),
+            Operand::TableSwitch {
+                default, targets, ..
+            } => (Some(*default), targets),
             Operand::LookupSwitch { default, .. } => (Some(*default), &[]),
             _ => (None, &[]),
         };
@@ -60,7 +70,10 @@ impl Insn {
             Operand::LookupSwitch { pairs, .. } => pairs.as_slice(),
             _ => &[],
         };
-        single.into_iter().chain(table.iter().copied()).chain(pairs.iter().map(|p| p.1))
+        single
+            .into_iter()
+            .chain(table.iter().copied())
+            .chain(pairs.iter().map(|p| p.1))
     }
 }
 
@@ -74,22 +87,41 @@ pub fn decode_at(code: &[u8], offset: u32, code_offset: usize) -> Result<Insn> {
     let at = offset as usize;
     let op = code[at];
     let rd_u8 = |i: usize| -> Result<u8> {
-        code.get(i).copied().ok_or_else(|| bad(offset, code_offset, format!("{} runs past the end of the code", name(op))))
+        code.get(i).copied().ok_or_else(|| {
+            bad(
+                offset,
+                code_offset,
+                format!("{} runs past the end of the code", name(op)),
+            )
+        })
     };
     let rd_u16 = |i: usize| -> Result<u16> { Ok(u16::from_be_bytes([rd_u8(i)?, rd_u8(i + 1)?])) };
     let rd_i32 = |i: usize| -> Result<i32> {
-        Ok(i32::from_be_bytes([rd_u8(i)?, rd_u8(i + 1)?, rd_u8(i + 2)?, rd_u8(i + 3)?]))
+        Ok(i32::from_be_bytes([
+            rd_u8(i)?,
+            rd_u8(i + 1)?,
+            rd_u8(i + 2)?,
+            rd_u8(i + 3)?,
+        ]))
     };
     let rel = |delta: i64| -> Result<u32> {
         let t = offset as i64 + delta;
         if t < 0 || t >= code.len() as i64 {
-            Err(bad(offset, code_offset, format!("{} jumps outside the code (to {t})", name(op))))
+            Err(bad(
+                offset,
+                code_offset,
+                format!("{} jumps outside the code (to {t})", name(op)),
+            ))
         } else {
             Ok(t as u32)
         }
     };
     let Some(fixed) = fixed_len(op) else {
-        return Err(bad(offset, code_offset, format!("invalid opcode {op:#04x}")));
+        return Err(bad(
+            offset,
+            code_offset,
+            format!("invalid opcode {op:#04x}"),
+        ));
     };
     let (len, wide, op, operand) = match op {
         TABLESWITCH => {
@@ -98,69 +130,129 @@ pub fn decode_at(code: &[u8], offset: u32, code_offset: usize) -> Result<Insn> {
             let low = rd_i32(p + 4)?;
             let high = rd_i32(p + 8)?;
             if low > high {
-                return Err(bad(offset, code_offset, format!("tableswitch low {low} > high {high}")));
+                return Err(bad(
+                    offset,
+                    code_offset,
+                    format!("tableswitch low {low} > high {high}"),
+                ));
             }
             let n = (high as i64 - low as i64 + 1) as usize;
             if n > (code.len().saturating_sub(p + 12)) / 4 {
-                return Err(bad(offset, code_offset, "tableswitch runs past the end of the code".into()));
+                return Err(bad(
+                    offset,
+                    code_offset,
+                    "tableswitch runs past the end of the code".into(),
+                ));
             }
             let mut targets = Vec::with_capacity(n);
             for i in 0..n {
                 targets.push(rel(rd_i32(p + 12 + 4 * i)? as i64)?);
             }
-            ((p + 12 + 4 * n - at) as u32, false, op, Operand::TableSwitch { default, low, high, targets })
+            (
+                (p + 12 + 4 * n - at) as u32,
+                false,
+                op,
+                Operand::TableSwitch {
+                    default,
+                    low,
+                    high,
+                    targets,
+                },
+            )
         }
         LOOKUPSWITCH => {
             let p = (at + 4) & !3;
             let default = rel(rd_i32(p)? as i64)?;
             let n = rd_i32(p + 4)?;
             if n < 0 || n as usize > (code.len().saturating_sub(p + 8)) / 8 {
-                return Err(bad(offset, code_offset, format!("lookupswitch with bad npairs {n}")));
+                return Err(bad(
+                    offset,
+                    code_offset,
+                    format!("lookupswitch with bad npairs {n}"),
+                ));
             }
             let mut pairs = Vec::with_capacity(n as usize);
             for i in 0..n as usize {
                 pairs.push((rd_i32(p + 8 + 8 * i)?, rel(rd_i32(p + 12 + 8 * i)? as i64)?));
             }
-            ((p + 8 + 8 * n as usize - at) as u32, false, op, Operand::LookupSwitch { default, pairs })
+            (
+                (p + 8 + 8 * n as usize - at) as u32,
+                false,
+                op,
+                Operand::LookupSwitch { default, pairs },
+            )
         }
         WIDE => {
             let wop = rd_u8(at + 1)?;
             match wop {
-                ILOAD..=ALOAD | ISTORE..=ASTORE | RET => (4, true, wop, Operand::Local(rd_u16(at + 2)?)),
+                ILOAD..=ALOAD | ISTORE..=ASTORE | RET => {
+                    (4, true, wop, Operand::Local(rd_u16(at + 2)?))
+                }
                 IINC => (
                     6,
                     true,
                     wop,
-                    Operand::Iinc { local: rd_u16(at + 2)?, delta: rd_u16(at + 4)? as i16 },
+                    Operand::Iinc {
+                        local: rd_u16(at + 2)?,
+                        delta: rd_u16(at + 4)? as i16,
+                    },
                 ),
-                _ => return Err(bad(offset, code_offset, format!("wide cannot modify {}", name(wop)))),
+                _ => {
+                    return Err(bad(
+                        offset,
+                        code_offset,
+                        format!("wide cannot modify {}", name(wop)),
+                    ))
+                }
             }
         }
         _ => {
             let operand = match op {
                 LDC => Operand::Constant(rd_u8(at + 1)? as u16),
-                LDC_W | LDC2_W | GETSTATIC..=INVOKEDYNAMIC | NEW | ANEWARRAY | CHECKCAST | INSTANCEOF => {
-                    Operand::Constant(rd_u16(at + 1)?)
-                }
-                MULTIANEWARRAY => Operand::MultiNewArray { class: rd_u16(at + 1)?, dims: rd_u8(at + 3)? },
+                LDC_W
+                | LDC2_W
+                | GETSTATIC..=INVOKEDYNAMIC
+                | NEW
+                | ANEWARRAY
+                | CHECKCAST
+                | INSTANCEOF => Operand::Constant(rd_u16(at + 1)?),
+                MULTIANEWARRAY => Operand::MultiNewArray {
+                    class: rd_u16(at + 1)?,
+                    dims: rd_u8(at + 3)?,
+                },
                 NEWARRAY => Operand::NewArray(rd_u8(at + 1)?),
                 ILOAD..=ALOAD | ISTORE..=ASTORE | RET => Operand::Local(rd_u8(at + 1)? as u16),
                 ILOAD_0..=ALOAD_3 => Operand::Local(((op - ILOAD_0) % 4) as u16),
                 ISTORE_0..=ASTORE_3 => Operand::Local(((op - ISTORE_0) % 4) as u16),
-                IINC => Operand::Iinc { local: rd_u8(at + 1)? as u16, delta: rd_u8(at + 2)? as i8 as i16 },
-                IFEQ..=JSR | IFNULL | IFNONNULL => {
-                    Operand::Branch { target: rel(rd_u16(at + 1)? as i16 as i64)? }
-                }
-                GOTO_W | JSR_W => Operand::Branch { target: rel(rd_i32(at + 1)? as i64)? },
+                IINC => Operand::Iinc {
+                    local: rd_u8(at + 1)? as u16,
+                    delta: rd_u8(at + 2)? as i8 as i16,
+                },
+                IFEQ..=JSR | IFNULL | IFNONNULL => Operand::Branch {
+                    target: rel(rd_u16(at + 1)? as i16 as i64)?,
+                },
+                GOTO_W | JSR_W => Operand::Branch {
+                    target: rel(rd_i32(at + 1)? as i64)?,
+                },
                 _ => Operand::None,
             };
             if at + fixed as usize > code.len() {
-                return Err(bad(offset, code_offset, format!("{} runs past the end of the code", name(op))));
+                return Err(bad(
+                    offset,
+                    code_offset,
+                    format!("{} runs past the end of the code", name(op)),
+                ));
             }
             (fixed as u32, false, op, operand)
         }
     };
-    Ok(Insn { offset, op, wide, len, operand })
+    Ok(Insn {
+        offset,
+        op,
+        wide,
+        len,
+        operand,
+    })
 }
 
 /// Decodes every instruction of `code`, in order.

@@ -50,7 +50,10 @@ impl<'a> CodeAttribute<'a> {
         let max_locals = c.u16("max_locals")?;
         let len = c.u32("code_length")? as usize;
         if len == 0 || len > 65535 {
-            return Err(c.error(ErrorKind::BadAttribute, format!("code_length {len} is outside 1..=65535")));
+            return Err(c.error(
+                ErrorKind::BadAttribute,
+                format!("code_length {len} is outside 1..=65535"),
+            ));
         }
         let code_offset = c.offset();
         let code = c.bytes(len, "code")?;
@@ -68,13 +71,23 @@ impl<'a> CodeAttribute<'a> {
                 return Err(ClassError::new(
                     ErrorKind::BadAttribute,
                     at,
-                    format!("exception range {}..{} -> {} outside the code ({len} bytes)", e.start, e.end, e.handler),
+                    format!(
+                        "exception range {}..{} -> {} outside the code ({len} bytes)",
+                        e.start, e.end, e.handler
+                    ),
                 ));
             }
             exception_table.push(e);
         }
         let attributes = read_attributes(&mut c)?;
         c.expect_end("the Code attribute")?;
-        Ok(CodeAttribute { max_stack, max_locals, code, code_offset, exception_table, attributes })
+        Ok(CodeAttribute {
+            max_stack,
+            max_locals,
+            code,
+            code_offset,
+            exception_table,
+            attributes,
+        })
     }
 }

@@ -8,7 +8,7 @@ use crate::code::insn::Operand;
 use crate::code::opcodes::*;
 use crate::patch::ClassPatcher;
 use crate::probes::entry_exit::{hook_ref, push_id};
-use crate::probes::method::prepare;
+use crate::probes::method::{prepare, CodeChanges};
 use crate::probes::{Hooks, Selection, SkipReason};
 
 /// Element type names of `newarray`'s `atype` operand (4..=11).
@@ -28,15 +28,29 @@ pub(crate) fn patch(
     let mut max_stack = m.code.max_stack.max(m.analysis.max_depth);
     let mut hook = None;
     for (i, insn) in m.insns.iter().enumerate() {
-        let class_of = |idx: u16| cp.class_name(idx).map(|c| c.into_owned()).map_err(|e| SkipReason::Malformed(e.to_string()));
+        let class_of = |idx: u16| {
+            cp.class_name(idx)
+                .map(|c| c.into_owned())
+                .map_err(|e| SkipReason::Malformed(e.to_string()))
+        };
         let type_name = match (&insn.operand, insn.op) {
-            (Operand::NewArray(t), _) => match PRIMITIVE_ARRAYS.get((*t as usize).wrapping_sub(4)) {
-                Some(n) => (*n).to_owned(),
-                None => return Err(SkipReason::Malformed(format!("newarray of unknown type {t}"))),
-            },
+            (Operand::NewArray(t), _) => {
+                match PRIMITIVE_ARRAYS.get((*t as usize).wrapping_sub(4)) {
+                    Some(n) => (*n).to_owned(),
+                    None => {
+                        return Err(SkipReason::Malformed(format!(
+                            "newarray of unknown type {t}"
+                        )))
+                    }
+                }
+            }
             (Operand::Constant(c), ANEWARRAY) => {
                 let e = class_of(*c)?;
-                if e.starts_with('[') { format!("[{e}") } else { format!("[L{e};") }
+                if e.starts_with('[') {
+                    format!("[{e}")
+                } else {
+                    format!("[L{e};")
+                }
             }
             (Operand::MultiNewArray { class, .. }, _) => class_of(*class)?,
             (_, INVOKESPECIAL) => match m.analysis.inits.get(&i) {
@@ -72,5 +86,16 @@ pub(crate) fn patch(
     if hook.is_none() {
         return Err(SkipReason::NothingToDo);
     }
-    m.finish(index, patcher, &edits, &[], &FrameEdits::default(), max_stack, m.code.max_locals)
+    let max_locals = m.code.max_locals;
+    m.finish(
+        index,
+        patcher,
+        &CodeChanges {
+            edits,
+            handlers: &[],
+            frame_edits: FrameEdits::default(),
+            max_stack,
+            max_locals,
+        },
+    )
 }

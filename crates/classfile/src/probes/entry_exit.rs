@@ -7,18 +7,28 @@ use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::opcodes::*;
 use crate::patch::{ClassPatcher, PoolFull};
-use crate::probes::method::{prepare, Prepared};
+use crate::probes::method::{prepare, CodeChanges, Prepared};
 use crate::probes::{HookMethod, Hooks, SkipReason};
 
-pub(crate) fn hook_ref(p: &mut ClassPatcher<'_>, hooks: &Hooks, m: &HookMethod) -> Result<u16, SkipReason> {
-    p.pool.method_ref(&hooks.class, &m.name, &m.descriptor).map_err(pool_full)
+pub(crate) fn hook_ref(
+    p: &mut ClassPatcher<'_>,
+    hooks: &Hooks,
+    m: &HookMethod,
+) -> Result<u16, SkipReason> {
+    p.pool
+        .method_ref(&hooks.class, &m.name, &m.descriptor)
+        .map_err(pool_full)
 }
 
 pub(crate) fn pool_full(_: PoolFull) -> SkipReason {
     SkipReason::ConstantPoolFull
 }
 
-pub(crate) fn push_id(s: &mut Snippet, p: &mut ClassPatcher<'_>, id: u32) -> Result<(), SkipReason> {
+pub(crate) fn push_id(
+    s: &mut Snippet,
+    p: &mut ClassPatcher<'_>,
+    id: u32,
+) -> Result<(), SkipReason> {
     let mut err = None;
     let ok = s
         .push_int(id as i32, || match p.pool.integer(id as i32) {
@@ -65,9 +75,15 @@ pub(crate) fn patch(
     }
     let enter = hook_ref(patcher, hooks, &hooks.enter)?;
     let (exit, unwind) = if counted {
-        (hook_ref(patcher, hooks, &hooks.exit_blocks)?, hook_ref(patcher, hooks, &hooks.unwind_blocks)?)
+        (
+            hook_ref(patcher, hooks, &hooks.exit_blocks)?,
+            hook_ref(patcher, hooks, &hooks.unwind_blocks)?,
+        )
     } else {
-        (hook_ref(patcher, hooks, &hooks.exit)?, hook_ref(patcher, hooks, &hooks.unwind)?)
+        (
+            hook_ref(patcher, hooks, &hooks.exit)?,
+            hook_ref(patcher, hooks, &hooks.unwind)?,
+        )
     };
     let args = if counted { 2 } else { 1 };
 
@@ -119,17 +135,40 @@ pub(crate) fn patch(
     max_stack = max_stack.max(1 + handler.peak);
     edits.tail = handler.code;
 
-    let throwable = patcher.pool.class("java/lang/Throwable").map_err(pool_full)?;
+    let throwable = patcher
+        .pool
+        .class("java/lang/Throwable")
+        .map_err(pool_full)?;
     let mut handler_locals = Vec::new();
     let mut frame_edits = FrameEdits::default();
     if counted {
         frames::set_local_past_end(&mut handler_locals, counter as u32, VType::Integer);
         frame_edits.new_local = Some((counter, VType::Integer));
     }
-    frame_edits.tail_frames.push((0, handler_locals, vec![VType::Object(throwable as u32)]));
-    let handlers = [NewHandler { ranges: m.handler_ranges(), handler_in_tail: 0, catch_type: 0 }];
-    let max_locals = if counted { counter + 1 } else { m.code.max_locals };
-    m.finish(index, patcher, &edits, &handlers, &frame_edits, max_stack, max_locals)
+    frame_edits
+        .tail_frames
+        .push((0, handler_locals, vec![VType::Object(throwable as u32)]));
+    let handlers = [NewHandler {
+        ranges: m.handler_ranges(),
+        handler_in_tail: 0,
+        catch_type: 0,
+    }];
+    let max_locals = if counted {
+        counter + 1
+    } else {
+        m.code.max_locals
+    };
+    m.finish(
+        index,
+        patcher,
+        &CodeChanges {
+            edits,
+            handlers: &handlers,
+            frame_edits,
+            max_stack,
+            max_locals,
+        },
+    )
 }
 
 /// Basic blocks as (leader instruction index, bytecodes in the block), per JP's
@@ -155,8 +194,8 @@ pub(crate) fn blocks(m: &Prepared<'_, '_>, precise: bool) -> Vec<(usize, u32)> {
         leader[m.index_of[e.handler as usize] as usize] = true;
     }
     let mut out = Vec::new();
-    for i in 0..n {
-        if leader[i] {
+    for (i, &leads) in leader.iter().enumerate() {
+        if leads {
             out.push((i, 0));
         }
         out.last_mut().expect("instruction 0 leads a block").1 += 1;

@@ -2,7 +2,8 @@
 
 use crate::class::{access, ClassFile, Member};
 use crate::code::analysis::{analyse, Analysis, MethodContext};
-use crate::code::edit::{self, EditError, Edits, FrameEdits, NewHandler, Rewrite};
+pub(crate) use crate::code::edit::CodeChanges;
+use crate::code::edit::{self, EditError, Rewrite};
 use crate::code::frames::{self, Frame, VType};
 use crate::code::insn::{decode_all, Insn};
 use crate::code::CodeAttribute;
@@ -40,7 +41,10 @@ fn malformed(e: impl std::fmt::Display) -> SkipReason {
 }
 
 /// Decodes and analyses `member`'s code. Fails for abstract and native methods.
-pub(crate) fn prepare<'c, 'a>(class: &'c ClassFile<'a>, member: &'c Member<'a>) -> Result<Prepared<'c, 'a>, SkipReason> {
+pub(crate) fn prepare<'c, 'a>(
+    class: &'c ClassFile<'a>,
+    member: &'c Member<'a>,
+) -> Result<Prepared<'c, 'a>, SkipReason> {
     let cp = &class.constant_pool;
     if member.access & access::ABSTRACT != 0 {
         return Err(SkipReason::Abstract);
@@ -57,14 +61,25 @@ pub(crate) fn prepare<'c, 'a>(class: &'c ClassFile<'a>, member: &'c Member<'a>) 
     }
     let name = member.name(cp).map_err(malformed)?;
     let desc_text = member.descriptor(cp).map_err(malformed)?;
-    let desc = MethodDescriptor::parse(&desc_text).ok_or_else(|| malformed(format!("bad descriptor {desc_text}")))?;
+    let desc = MethodDescriptor::parse(&desc_text)
+        .ok_or_else(|| malformed(format!("bad descriptor {desc_text}")))?;
     let is_static = member.access & access::STATIC != 0;
     let class_name = class.name().map_err(malformed)?;
     let is_constructor = name == "<init>" && class_name != "java/lang/Object";
     let initial_locals = frames::initial_locals(class.this_class, is_static, is_constructor, &desc);
-    let param_class_names = desc.params.iter().map(|p| p.class_name().map(str::to_owned)).collect();
+    let param_class_names = desc
+        .params
+        .iter()
+        .map(|p| p.class_name().map(str::to_owned))
+        .collect();
     let frames = match member_code_attr(&code, class, "StackMapTable") {
-        Some(smt) => frames::decode(smt.data, smt.data_offset(), &initial_locals, code.code.len() as u32).map_err(malformed)?,
+        Some(smt) => frames::decode(
+            smt.data,
+            smt.data_offset(),
+            &initial_locals,
+            code.code.len() as u32,
+        )
+        .map_err(malformed)?,
         None => Vec::new(),
     };
     let param_slots = desc.param_slots() + u16::from(!is_static);
@@ -79,17 +94,37 @@ pub(crate) fn prepare<'c, 'a>(class: &'c ClassFile<'a>, member: &'c Member<'a>) 
         param_slots,
     })
     .map_err(|e| SkipReason::Malformed(e.0))?;
-    Ok(Prepared { class, member, code, insns, index_of, frames, initial_locals, param_class_names, analysis, is_constructor })
+    Ok(Prepared {
+        class,
+        member,
+        code,
+        insns,
+        index_of,
+        frames,
+        initial_locals,
+        param_class_names,
+        analysis,
+        is_constructor,
+    })
 }
 
-fn member_code_attr<'a>(code: &CodeAttribute<'a>, class: &ClassFile<'a>, name: &str) -> Option<crate::RawAttribute<'a>> {
+fn member_code_attr<'a>(
+    code: &CodeAttribute<'a>,
+    class: &ClassFile<'a>,
+    name: &str,
+) -> Option<crate::RawAttribute<'a>> {
     crate::class::find_attribute(&code.attributes, &class.constant_pool, name)
 }
 
 impl Prepared<'_, '_> {
     /// Stack depth before instruction `i` (`n` = end), or the declared maximum when unknown.
     pub fn depth_before(&self, i: usize) -> u16 {
-        self.analysis.depth.get(i).copied().flatten().unwrap_or(self.code.max_stack)
+        self.analysis
+            .depth
+            .get(i)
+            .copied()
+            .flatten()
+            .unwrap_or(self.code.max_stack)
     }
 
     /// Ranges where an exit handler may apply: all the code, except in constructors,
@@ -128,13 +163,13 @@ impl Prepared<'_, '_> {
         &self,
         method_index: usize,
         patcher: &mut ClassPatcher<'_>,
-        edits: &Edits,
-        handlers: &[NewHandler],
-        frame_edits: &FrameEdits,
-        max_stack: u16,
-        max_locals: u16,
+        c: &CodeChanges<'_>,
     ) -> Result<(), SkipReason> {
-        let names: Vec<Option<&str>> = self.param_class_names.iter().map(|n| n.as_deref()).collect();
+        let names: Vec<Option<&str>> = self
+            .param_class_names
+            .iter()
+            .map(|n| n.as_deref())
+            .collect();
         let rw = Rewrite {
             cp: &self.class.constant_pool,
             code: &self.code,
@@ -145,8 +180,15 @@ impl Prepared<'_, '_> {
             frames_required: self.frames_required(),
             param_class_names: &names,
         };
-        let body = edit::rewrite(&rw, &mut patcher.pool, edits, handlers, frame_edits, max_stack, max_locals)?;
-        let info = rebuild_method(self.class, self.member, self.member.access, self.member.name_index, None, Some(&body));
+        let body = edit::rewrite(&rw, &mut patcher.pool, c)?;
+        let info = rebuild_method(
+            self.class,
+            self.member,
+            self.member.access,
+            self.member.name_index,
+            None,
+            Some(&body),
+        );
         patcher.replace_method(method_index, info);
         Ok(())
     }

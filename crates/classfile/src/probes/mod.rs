@@ -28,8 +28,13 @@ pub enum ProbeKind {
 
 impl ProbeKind {
     /// All probes, in CLI order.
-    pub const ALL: [ProbeKind; 5] =
-        [ProbeKind::EntryExit, ProbeKind::Blocks, ProbeKind::BlocksPrecise, ProbeKind::Alloc, ProbeKind::Native];
+    pub const ALL: [ProbeKind; 5] = [
+        ProbeKind::EntryExit,
+        ProbeKind::Blocks,
+        ProbeKind::BlocksPrecise,
+        ProbeKind::Alloc,
+        ProbeKind::Native,
+    ];
 
     /// The CLI name (`entry-exit`, `blocks`, ...).
     pub fn name(self) -> &'static str {
@@ -69,7 +74,10 @@ pub struct HookMethod {
 
 impl HookMethod {
     fn new(name: &str, descriptor: &str) -> Self {
-        HookMethod { name: name.to_owned(), descriptor: descriptor.to_owned() }
+        HookMethod {
+            name: name.to_owned(),
+            descriptor: descriptor.to_owned(),
+        }
     }
 }
 
@@ -132,7 +140,10 @@ pub struct ProbeOptions {
 impl ProbeOptions {
     /// Options for `kind` with the default hook class.
     pub fn new(kind: ProbeKind) -> Self {
-        ProbeOptions { kind, hooks: Hooks::default() }
+        ProbeOptions {
+            kind,
+            hooks: Hooks::default(),
+        }
     }
 }
 
@@ -274,23 +285,49 @@ pub fn instrument(
     for (index, member) in class.methods.iter().enumerate() {
         let name = member.name(cp)?;
         let descriptor = member.descriptor(cp)?;
-        let site = MethodSite { class: &class_name, name: &name, descriptor: &descriptor, access: member.access };
-        let Some(id) = selection.method_id(&site) else { continue };
+        let site = MethodSite {
+            class: &class_name,
+            name: &name,
+            descriptor: &descriptor,
+            access: member.access,
+        };
+        let Some(id) = selection.method_id(&site) else {
+            continue;
+        };
         let hooks = &options.hooks;
         let result = if is_hook_class {
             Err(SkipReason::HookClass)
         } else {
             match options.kind {
-                ProbeKind::EntryExit => entry_exit::patch(&class, index, id, hooks, Counting::None, &mut patcher),
-                ProbeKind::Blocks => entry_exit::patch(&class, index, id, hooks, Counting::Default, &mut patcher),
-                ProbeKind::BlocksPrecise => entry_exit::patch(&class, index, id, hooks, Counting::Precise, &mut patcher),
+                ProbeKind::EntryExit => {
+                    entry_exit::patch(&class, index, id, hooks, Counting::None, &mut patcher)
+                }
+                ProbeKind::Blocks => {
+                    entry_exit::patch(&class, index, id, hooks, Counting::Default, &mut patcher)
+                }
+                ProbeKind::BlocksPrecise => {
+                    entry_exit::patch(&class, index, id, hooks, Counting::Precise, &mut patcher)
+                }
                 ProbeKind::Alloc => alloc::patch(&class, index, id, hooks, selection, &mut patcher),
                 ProbeKind::Native => native::patch(&class, index, id, hooks, &mut patcher),
             }
         };
-        methods.push(MethodOutcome { name: name.into_owned(), descriptor: descriptor.into_owned(), id, result });
+        methods.push(MethodOutcome {
+            name: name.into_owned(),
+            descriptor: descriptor.into_owned(),
+            id,
+            result,
+        });
     }
     let patched = methods.iter().any(|m| m.result.is_ok());
-    let bytes = if patched { Some(patcher.finish()) } else { None };
-    Ok(Instrumented { class_name, bytes, methods })
+    let bytes = if patched {
+        Some(patcher.finish())
+    } else {
+        None
+    };
+    Ok(Instrumented {
+        class_name,
+        bytes,
+        methods,
+    })
 }

@@ -24,18 +24,24 @@ pub(crate) fn patch(
         return Err(SkipReason::NotNative);
     }
     if class.access & access::INTERFACE != 0 {
-        return Err(SkipReason::Unsupported("native method in an interface".into()));
+        return Err(SkipReason::Unsupported(
+            "native method in an interface".into(),
+        ));
     }
     let bad = |e: crate::ClassError| SkipReason::Malformed(e.to_string());
     let name = member.name(cp).map_err(bad)?;
     let desc_text = member.descriptor(cp).map_err(bad)?;
-    let desc = MethodDescriptor::parse(&desc_text).ok_or_else(|| SkipReason::Malformed(format!("bad descriptor {desc_text}")))?;
+    let desc = MethodDescriptor::parse(&desc_text)
+        .ok_or_else(|| SkipReason::Malformed(format!("bad descriptor {desc_text}")))?;
     let class_name = class.name().map_err(bad)?;
     let is_static = member.access & access::STATIC != 0;
 
     let prefixed = format!("{}{}", hooks.native_prefix, name);
     let prefixed_name = patcher.pool.utf8(&prefixed).map_err(pool_full)?;
-    let target = patcher.pool.method_ref(&class_name, &prefixed, &desc_text).map_err(pool_full)?;
+    let target = patcher
+        .pool
+        .method_ref(&class_name, &prefixed, &desc_text)
+        .map_err(pool_full)?;
     let enter = hook_ref(patcher, hooks, &hooks.native_enter)?;
     let exit = hook_ref(patcher, hooks, &hooks.native_exit)?;
     let code_name = patcher.pool.utf8("Code").map_err(pool_full)?;
@@ -97,13 +103,21 @@ pub(crate) fn patch(
         body.put_u16(v as u16);
     }
     if class.major >= 50 {
-        let throwable = patcher.pool.class("java/lang/Throwable").map_err(pool_full)?;
+        let throwable = patcher
+            .pool
+            .class("java/lang/Throwable")
+            .map_err(pool_full)?;
         let smt = patcher.pool.utf8("StackMapTable").map_err(pool_full)?;
-        let frame = Frame { offset: handler as u32, locals: vec![], stack: vec![VType::Object(throwable as u32)] };
+        let frame = Frame {
+            offset: handler as u32,
+            locals: vec![],
+            stack: vec![VType::Object(throwable as u32)],
+        };
         let initial = frames::initial_locals(class.this_class, is_static, false, &desc);
         let names: Vec<Option<&str>> = desc.params.iter().map(|p| p.class_name()).collect();
         let encoded = frames::encode(&[frame], &initial, &mut |p| {
-            let name = names[(p - frames::PARAM_BASE) as usize].expect("placeholders are for reference parameters");
+            let name = names[(p - frames::PARAM_BASE) as usize]
+                .expect("placeholders are for reference parameters");
             patcher.pool.class(name)
         })
         .map_err(pool_full)?;
@@ -118,7 +132,14 @@ pub(crate) fn patch(
     let renamed = rebuild_method(class, member, member.access, prefixed_name, None, None);
     patcher.replace_method(index, renamed);
     let wrapper_access = member.access & !access::NATIVE;
-    let wrapper = rebuild_method(class, member, wrapper_access, member.name_index, Some(code_name), Some(&body));
+    let wrapper = rebuild_method(
+        class,
+        member,
+        wrapper_access,
+        member.name_index,
+        Some(code_name),
+        Some(&body),
+    );
     patcher.add_method(wrapper);
     Ok(())
 }
