@@ -38,24 +38,25 @@ import org.objectweb.asm.util.CheckClassAdapter;
  * headers (the targets, {@code --classpath} and the running JDK) instead of loading classes, so
  * the JDK's own classes and jars with missing optional dependencies can be checked.
  *
- * <p>With {@code --original}, a method that fails is checked again in the original class; if
+ * <p>With {@code TARGET=ORIGINAL}, a method that fails is checked again in the original class; if
  * the original fails in the same method (missing dependencies, code ASM cannot analyse), the
  * failure is not counted against the instrumentation but reported as a baseline failure.
  *
  * <pre>
  * java -cp asm.jar:asm-tree.jar:asm-analysis.jar:asm-util.jar:OUT ferrofluid.tools.Verify \
- *     [--classpath A.jar:B.jar] [--original ORIG.jar] [--threads N] [--show N] TARGET...
+ *     [--classpath A.jar:B.jar] [--threads N] [--show N] TARGET[=ORIGINAL]...
+ * java ... ferrofluid.tools.Verify --self-test
  * </pre>
  *
- * Prints {@code verified N classes, M failed} and exits 1 if any class failed.
+ * Prints one line per target, the first failures, then {@code verified N classes, M failed}, and
+ * exits 1 if any class failed. {@code --self-test} checks that known-bad code is rejected.
  */
 public final class Verify {
     private Verify() {}
 
     public static void main(String[] args) throws Exception {
-        List<Path> targets = new ArrayList<>();
+        List<String> targets = new ArrayList<>();
         List<Path> classpath = new ArrayList<>();
-        Path original = null;
         int threads = Runtime.getRuntime().availableProcessors();
         int show = 20;
         for (int i = 0; i < args.length; i++) {
@@ -65,40 +66,56 @@ public final class Verify {
                         if (!p.isEmpty()) classpath.add(Paths.get(p));
                     }
                     break;
-                case "--original":
-                    original = Paths.get(args[++i]);
-                    break;
                 case "--threads":
                     threads = Integer.parseInt(args[++i]);
                     break;
                 case "--show":
                     show = Integer.parseInt(args[++i]);
                     break;
+                case "--self-test":
+                    selfTest();
+                    return;
                 default:
                     if (args[i].startsWith("--")) usage("unknown option " + args[i]);
-                    targets.add(Paths.get(args[i]));
+                    targets.add(args[i]);
             }
         }
         if (targets.isEmpty()) usage("no target given");
 
+        // Keys are "target-index/entry" so equal entry names of different targets
+        // (module-info.class of every jmod) stay apart.
         Map<String, byte[]> classes = new LinkedHashMap<>();
-        for (Path t : targets) classes.putAll(Archives.read(t));
+        Map<Integer, Path> originalOf = new LinkedHashMap<>();
+        List<Path> targetPaths = new ArrayList<>();
+        for (String t : targets) {
+            int eq = t.indexOf('=');
+            Path target = Paths.get(eq < 0 ? t : t.substring(0, eq));
+            int index = targetPaths.size();
+            targetPaths.add(target);
+            if (eq >= 0) originalOf.put(index, Paths.get(t.substring(eq + 1)));
+            for (Map.Entry<String, byte[]> e : Archives.read(target).entrySet()) {
+                classes.put(index + "/" + e.getKey(), e.getValue());
+            }
+        }
         Hierarchy hierarchy = new Hierarchy();
         hierarchy.addAll(classes.values());
         for (Path p : classpath) hierarchy.addAll(Archives.read(p).values());
 
-        Map<String, byte[]> originals = original == null ? null : Archives.read(original);
+        Map<Integer, Map<String, byte[]>> originals = new ConcurrentHashMap<>();
         List<Failure> failures = Collections.synchronizedList(new ArrayList<>());
         List<Failure> baseline = Collections.synchronizedList(new ArrayList<>());
-        long[] methods = new long[1];
+        long methods = 0;
 
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         List<Future<Integer>> jobs = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : classes.entrySet()) {
             jobs.add(pool.submit(() -> {
-                Result r = check(e.getKey(), e.getValue(), hierarchy);
+                String key = e.getKey();
+                Result r = check(key, e.getValue(), hierarchy);
                 for (Failure f : r.failures) {
-                    if (originals != null && failsInOriginal(f, originals, hierarchy)) {
+                    int index = Integer.parseInt(key.substring(0, key.indexOf('/')));
+                    Path original = originalOf.get(index);
+                    if (original != null && failsInOriginal(f, originals, index, original, hierarchy)) {
                         baseline.add(f);
                     } else {
                         failures.add(f);
@@ -107,33 +124,75 @@ public final class Verify {
                 return r.methods;
             }));
         }
-        for (Future<Integer> j : jobs) methods[0] += j.get();
+        for (Future<Integer> j : jobs) methods += j.get();
         pool.shutdown();
 
         Collections.sort(failures);
         Collections.sort(baseline);
-        long failedClasses = failures.stream().map(f -> f.entry).distinct().count();
+        for (int i = 0; i < targetPaths.size(); i++) {
+            String prefix = i + "/";
+            long n = classes.keySet().stream().filter(k -> k.startsWith(prefix)).count();
+            long failed = failures.stream().filter(f -> f.entry.startsWith(prefix)).map(f -> f.entry).distinct().count();
+            System.out.println("target " + targetPaths.get(i) + ": " + n + " classes, " + failed + " failed");
+        }
         for (Failure f : failures.subList(0, Math.min(show, failures.size()))) {
-            System.out.println("FAIL " + f);
+            System.out.println("FAIL " + f.describe(targetPaths));
         }
         for (Failure f : baseline.subList(0, Math.min(show, baseline.size()))) {
-            System.out.println("BASELINE " + f);
+            System.out.println("BASELINE " + f.describe(targetPaths));
         }
+        long failedClasses = failures.stream().map(f -> f.entry).distinct().count();
         System.out.println("verified " + classes.size() + " classes, " + failedClasses + " failed ("
-                + methods[0] + " methods analysed, " + failures.size() + " failing methods, "
+                + methods + " methods analysed, " + failures.size() + " failing methods, "
                 + baseline.size() + " methods that also fail in the original)");
         System.exit(failedClasses == 0 ? 0 : 1);
     }
 
+    /**
+     * Checks that the checks can fail: a method whose max_stack is too small and one that
+     * returns an int from a void method must both be rejected.
+     */
+    private static void selfTest() {
+        org.objectweb.asm.ClassWriter cw = new org.objectweb.asm.ClassWriter(0);
+        cw.visit(Opcodes.V1_8, Opcodes.ACC_PUBLIC, "Bad", null, "java/lang/Object", null);
+        org.objectweb.asm.MethodVisitor mv = cw.visitMethod(Opcodes.ACC_STATIC, "stack", "()I", null, null);
+        mv.visitCode();
+        mv.visitInsn(Opcodes.ICONST_1);
+        mv.visitInsn(Opcodes.IRETURN);
+        mv.visitMaxs(0, 0);
+        mv.visitEnd();
+        mv = cw.visitMethod(Opcodes.ACC_STATIC, "type", "()V", null, null);
+        mv.visitCode();
+        mv.visitInsn(Opcodes.ICONST_1);
+        mv.visitInsn(Opcodes.IRETURN);
+        mv.visitMaxs(1, 0);
+        mv.visitEnd();
+        cw.visitEnd();
+        Result r = check("Bad.class", cw.toByteArray(), new Hierarchy());
+        List<String> failed = new ArrayList<>();
+        for (Failure f : r.failures) failed.add(f.method);
+        boolean ok = failed.equals(List.of("stack()I", "type()V"));
+        System.out.println("self-test: " + (ok ? "ok" : "FAILED") + ", rejected " + failed);
+        System.exit(ok ? 0 : 1);
+    }
+
     private static void usage(String why) {
         System.err.println("Verify: " + why);
-        System.err.println("usage: Verify [--classpath A.jar:B.jar] [--original ORIG] [--threads N]"
-                + " [--show N] TARGET...   (TARGET: directory, .jar or .jmod)");
+        System.err.println("usage: Verify [--classpath A.jar:B.jar] [--threads N] [--show N]"
+                + " TARGET[=ORIGINAL]...   (directories, .jar or .jmod files)   |   Verify --self-test");
         System.exit(2);
     }
 
-    private static boolean failsInOriginal(Failure f, Map<String, byte[]> originals, Hierarchy h) {
-        byte[] bytes = originals.get(f.entry);
+    private static boolean failsInOriginal(
+            Failure f, Map<Integer, Map<String, byte[]>> originals, int index, Path original, Hierarchy h) {
+        Map<String, byte[]> classes = originals.computeIfAbsent(index, i -> {
+            try {
+                return Archives.read(original);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        byte[] bytes = classes.get(f.entry.substring(f.entry.indexOf('/') + 1));
         if (bytes == null) return false;
         for (Failure o : check(f.entry, bytes, h).failures) {
             if (o.method.equals(f.method)) return true;
@@ -192,9 +251,12 @@ public final class Verify {
             return c != 0 ? c : method.compareTo(o.method);
         }
 
-        @Override
-        public String toString() {
-            return entry + " " + method + ": " + message;
+        /** "target!entry method: message", naming the target instead of its index. */
+        String describe(List<Path> targets) {
+            int slash = entry.indexOf('/');
+            String where = slash < 0 ? entry
+                    : targets.get(Integer.parseInt(entry.substring(0, slash))) + "!" + entry.substring(slash + 1);
+            return where + " " + method + ": " + message;
         }
     }
 
