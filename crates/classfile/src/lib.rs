@@ -28,6 +28,8 @@ pub mod code;
 pub mod constant_pool;
 pub mod descriptor;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod patch;
 pub mod probes;
 #[doc(hidden)]

@@ -366,3 +366,401 @@ fn every_jdk25_jmod_class_if_present() {
     let totals = check_corpus("jdk25", &jmod_classes(&jmods));
     assert!(totals.classes > 20_000, "only {} classes", totals.classes);
 }
+
+// Hand-compiled samples (sources beside them in tests/data/valid) cover what the
+// JDK's own classes do not use. Their values are checked exactly.
+
+fn sample(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/valid")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Decodes every attribute in `list`, at `location`.
+fn decode_all<'a>(
+    class: &ClassFile<'a>,
+    list: &[RawAttribute<'a>],
+    location: Location,
+) -> Vec<Attribute<'a>> {
+    let ctx = Context::new(class, location);
+    list.iter()
+        .map(|raw| decode(*raw, &class.constant_pool, ctx).unwrap())
+        .collect()
+}
+
+fn utf8(class: &ClassFile<'_>, index: u16) -> String {
+    class.constant_pool.utf8(index).unwrap().into_owned()
+}
+
+fn method<'c, 'a>(class: &'c ClassFile<'a>, name: &str) -> &'c ferrofluid_classfile::Member<'a> {
+    let cp = &class.constant_pool;
+    class
+        .methods
+        .iter()
+        .find(|m| m.name(cp).unwrap() == name)
+        .unwrap()
+}
+
+#[test]
+fn kitchen_sample_counts() {
+    let summary = read_all(&sample("Kitchen.class")).unwrap();
+    assert_eq!(
+        (
+            summary.name.as_str(),
+            summary.major,
+            summary.fields,
+            summary.methods
+        ),
+        ("Kitchen", 61, 3, 5)
+    );
+    let count = |k| summary.count(k);
+    use AttributeKind as K;
+    assert_eq!(count(K::Code), 5);
+    assert_eq!(count(K::RuntimeVisibleTypeAnnotations), 3); // class, field `items`, code of `sum`
+    assert_eq!(count(K::RuntimeInvisibleTypeAnnotations), 2); // class, code of `sum`
+    assert_eq!(count(K::RuntimeVisibleParameterAnnotations), 1);
+    assert_eq!(count(K::RuntimeInvisibleParameterAnnotations), 1);
+    assert_eq!(count(K::MethodParameters), 1);
+    assert_eq!(count(K::ConstantValue), 2);
+    assert_eq!(count(K::BootstrapMethods), 1);
+    assert_eq!(summary.misplaced, 0);
+}
+
+#[test]
+fn kitchen_sample_method_attributes() {
+    use ferrofluid_classfile::attributes::{ElementValue, TargetInfo};
+    let bytes = sample("Kitchen.class");
+    let class = ClassFile::parse(&bytes).unwrap();
+    let sum = decode_all(&class, &method(&class, "sum").attributes, Location::Method);
+    let kinds: Vec<_> = sum.iter().map(|a| a.kind().name()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Code",
+            "Exceptions",
+            "MethodParameters",
+            "RuntimeVisibleParameterAnnotations",
+            "RuntimeInvisibleParameterAnnotations"
+        ]
+    );
+    let Attribute::MethodParameters(params) = &sum[2] else {
+        unreachable!()
+    };
+    let names: Vec<_> = params
+        .iter()
+        .map(|p| (utf8(&class, p.name), p.access))
+        .collect();
+    assert_eq!(names, [("a".to_owned(), 0x0010), ("b".to_owned(), 0)]);
+    let Attribute::RuntimeVisibleParameterAnnotations(visible) = &sum[3] else {
+        unreachable!()
+    };
+    assert_eq!(visible.len(), 2);
+    assert_eq!(utf8(&class, visible[0][0].type_index), "LInfo;");
+    let pair = &visible[0][0].elements[0];
+    assert_eq!(utf8(&class, pair.name), "name");
+    let ElementValue::Const { tag: b's', index } = pair.value else {
+        panic!("{:?}", pair.value)
+    };
+    assert_eq!(utf8(&class, index), "a");
+    assert!(visible[1].is_empty());
+    let Attribute::RuntimeInvisibleParameterAnnotations(hidden) = &sum[4] else {
+        unreachable!()
+    };
+    assert_eq!(utf8(&class, hidden[1][0].type_index), "LNote;");
+
+    let Attribute::Code(code) = &sum[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (code.max_stack, code.max_locals, code.code.len()),
+        (2, 5, 18)
+    );
+    let handler = code.exception_table[0];
+    assert_eq!(
+        (handler.start_pc, handler.end_pc, handler.handler_pc),
+        (5, 13, 14)
+    );
+    assert_eq!(
+        class.constant_pool.class_name(handler.catch_type).unwrap(),
+        "java/lang/RuntimeException"
+    );
+    let nested = decode_all(&class, &code.attributes, Location::Code);
+    let kinds: Vec<_> = nested.iter().map(|a| a.kind().name()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "LineNumberTable",
+            "LocalVariableTable",
+            "LocalVariableTypeTable",
+            "StackMapTable",
+            "RuntimeVisibleTypeAnnotations",
+            "RuntimeInvisibleTypeAnnotations"
+        ]
+    );
+    let Attribute::RuntimeVisibleTypeAnnotations(visible) = &nested[4] else {
+        unreachable!()
+    };
+    let targets: Vec<_> = visible
+        .iter()
+        .map(|t| (t.target_type, t.target.clone()))
+        .collect();
+    let local = ferrofluid_classfile::attributes::LocalVarTarget {
+        start_pc: 5,
+        length: 13,
+        index: 3,
+    };
+    assert_eq!(
+        targets,
+        [
+            (0x40, TargetInfo::LocalVar(vec![local])),
+            (
+                0x42,
+                TargetInfo::Catch {
+                    exception_table_index: 0
+                }
+            )
+        ]
+    );
+    let Attribute::RuntimeInvisibleTypeAnnotations(hidden) = &nested[5] else {
+        unreachable!()
+    };
+    assert_eq!(hidden[0].target_type, 0x47); // the cast `(@Hidden Object)`
+    assert!(matches!(
+        hidden[0].target,
+        TargetInfo::TypeArgument { index: 0, .. }
+    ));
+}
+
+#[test]
+fn kitchen_sample_class_attributes() {
+    use ferrofluid_classfile::attributes::{TargetInfo, TypePathEntry};
+    let bytes = sample("Kitchen.class");
+    let class = ClassFile::parse(&bytes).unwrap();
+    let attributes = decode_all(&class, &class.attributes, Location::Class);
+    let kinds: Vec<_> = attributes.iter().map(|a| a.kind().name()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Signature",
+            "SourceFile",
+            "RuntimeVisibleTypeAnnotations",
+            "RuntimeInvisibleTypeAnnotations",
+            "NestMembers",
+            "BootstrapMethods",
+            "InnerClasses"
+        ]
+    );
+    let Attribute::RuntimeVisibleTypeAnnotations(visible) = &attributes[2] else {
+        unreachable!()
+    };
+    let targets: Vec<_> = visible.iter().map(|t| t.target.clone()).collect();
+    // `<@Visible T ...>` and `implements @Visible Runnable` (interface 0).
+    assert_eq!(
+        targets,
+        [
+            TargetInfo::Supertype { index: 0 },
+            TargetInfo::TypeParameter { index: 0 }
+        ]
+    );
+    let Attribute::RuntimeInvisibleTypeAnnotations(hidden) = &attributes[3] else {
+        unreachable!()
+    };
+    // `T extends @Hidden Comparable<T>`: bound 1 of type parameter 0 (bound 0 is the absent class bound).
+    assert_eq!(
+        hidden[0].target,
+        TargetInfo::TypeParameterBound {
+            type_parameter: 0,
+            bound: 1
+        }
+    );
+    assert_eq!(hidden[0].path, Vec::<TypePathEntry>::new());
+    let Attribute::NestMembers(members) = &attributes[4] else {
+        unreachable!()
+    };
+    let names: Vec<_> = members
+        .iter()
+        .map(|&i| class.constant_pool.class_name(i).unwrap().into_owned())
+        .collect();
+    assert_eq!(names, ["Kitchen$Inner", "Kitchen$Point"]);
+    let Attribute::BootstrapMethods(methods) = &attributes[5] else {
+        unreachable!()
+    };
+    assert_eq!(methods.len(), 1);
+    assert_eq!(methods[0].arguments.len(), 3);
+    let Attribute::InnerClasses(inner) = &attributes[6] else {
+        unreachable!()
+    };
+    let rows: Vec<_> = inner
+        .iter()
+        .map(|c| (utf8(&class, c.inner_name), c.access))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("Inner".to_owned(), 0),
+            ("Point".to_owned(), 0x0018),
+            ("Lookup".to_owned(), 0x0019)
+        ]
+    );
+}
+
+#[test]
+fn annotation_defaults_cover_all_element_value_tags() {
+    use ferrofluid_classfile::attributes::ElementValue;
+    let bytes = sample("Info.class");
+    let class = ClassFile::parse(&bytes).unwrap();
+    let cp = &class.constant_pool;
+    let mut seen = Vec::new();
+    for m in &class.methods {
+        for attribute in decode_all(&class, &m.attributes, Location::Method) {
+            let Attribute::AnnotationDefault(value) = attribute else {
+                continue;
+            };
+            let shape = match value {
+                ElementValue::Const { tag, index } => {
+                    format!("{}:{:?}", tag as char, cp.get(index).unwrap())
+                }
+                ElementValue::Enum {
+                    type_name,
+                    const_name,
+                } => format!("e:{}.{}", utf8(&class, type_name), utf8(&class, const_name)),
+                ElementValue::Class(i) => format!("c:{}", utf8(&class, i)),
+                ElementValue::Annotation(a) => format!("@:{}", utf8(&class, a.type_index)),
+                ElementValue::Array(values) => format!("[:{values:?}"),
+            };
+            seen.push(format!("{}={shape}", m.name(cp).unwrap()));
+        }
+    }
+    let int = |v: i32| format!("Integer({v})");
+    assert_eq!(
+        seen,
+        [
+            "type=c:V".to_owned(),
+            "kind=e:Ljava/lang/annotation/ElementType;.FIELD".to_owned(),
+            format!(
+                "numbers=[:[Const {{ tag: 73, index: {} }}, Const {{ tag: 73, index: {} }}]",
+                index_of(&class, 1),
+                index_of(&class, 2)
+            ),
+            "nested=@:Ljava/lang/Deprecated;".to_owned(),
+            "ratio=D:Double(0.5)".to_owned(),
+            "big=J:Long(1099511627776)".to_owned(),
+            "f=F:Float(1.5)".to_owned(),
+            format!("c=C:{}", int(99)),
+            format!("b=B:{}", int(1)),
+            format!("s=S:{}", int(2)),
+            format!("z=Z:{}", int(1)),
+        ]
+    );
+}
+
+/// Index of the Integer constant `value` in `class`'s pool.
+fn index_of(class: &ClassFile<'_>, value: i32) -> u16 {
+    let cp = &class.constant_pool;
+    (1..cp.count())
+        .find(|&i| cp.get(i).unwrap() == ferrofluid_classfile::Constant::Integer(value))
+        .unwrap()
+}
+
+#[test]
+fn record_components_and_their_attributes() {
+    let bytes = sample("Kitchen$Point.class");
+    let class = ClassFile::parse(&bytes).unwrap();
+    let attributes = decode_all(&class, &class.attributes, Location::Class);
+    let components = attributes
+        .iter()
+        .find_map(|a| {
+            if let Attribute::Record(c) = a {
+                Some(c)
+            } else {
+                None
+            }
+        })
+        .unwrap();
+    let shape: Vec<_> = components
+        .iter()
+        .map(|c| {
+            let kinds: Vec<_> = decode_all(&class, &c.attributes, Location::RecordComponent)
+                .iter()
+                .map(|a| a.kind().name())
+                .collect();
+            (utf8(&class, c.name), utf8(&class, c.descriptor), kinds)
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (
+                "x".to_owned(),
+                "I".to_owned(),
+                vec!["RuntimeVisibleTypeAnnotations"]
+            ),
+            (
+                "y".to_owned(),
+                "I".to_owned(),
+                vec!["RuntimeVisibleAnnotations"]
+            ),
+        ]
+    );
+    assert_eq!(read_all(&bytes).unwrap().count(AttributeKind::Record), 1);
+}
+
+#[test]
+fn module_info_with_all_directives() {
+    let bytes = sample("module-info.class");
+    let class = ClassFile::parse(&bytes).unwrap();
+    let cp = &class.constant_pool;
+    let attributes = decode_all(&class, &class.attributes, Location::Class);
+    let kinds: Vec<_> = attributes.iter().map(|a| a.kind().name()).collect();
+    assert_eq!(
+        kinds,
+        ["SourceFile", "Module", "ModulePackages", "ModuleMainClass"]
+    );
+    let Attribute::Module(module) = &attributes[1] else {
+        unreachable!()
+    };
+    let module_name = |i: u16| match cp.get(i).unwrap() {
+        ferrofluid_classfile::Constant::Module { name } => utf8(&class, name),
+        other => panic!("{other:?}"),
+    };
+    let package_name = |i: u16| match cp.get(i).unwrap() {
+        ferrofluid_classfile::Constant::Package { name } => utf8(&class, name),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(module_name(module.name), "kitchen.mod");
+    assert_eq!(utf8(&class, module.version), "1.2");
+    let requires: Vec<_> = module
+        .requires
+        .iter()
+        .map(|r| (module_name(r.module), r.flags))
+        .collect();
+    assert_eq!(
+        requires,
+        [
+            ("java.base".to_owned(), 0x8000),
+            ("java.logging".to_owned(), 0),
+            ("java.sql".to_owned(), 0x0060)
+        ]
+    );
+    assert_eq!(package_name(module.exports[0].package), "p");
+    assert!(module.exports[0].to.is_empty());
+    assert_eq!(module_name(module.opens[0].to[0]), "java.base");
+    assert_eq!(cp.class_name(module.uses[0]).unwrap(), "java/lang/Runnable");
+    assert_eq!(cp.class_name(module.provides[0].with[0]).unwrap(), "p/Main");
+    let Attribute::ModulePackages(packages) = &attributes[2] else {
+        unreachable!()
+    };
+    assert_eq!(
+        packages
+            .iter()
+            .map(|&p| package_name(p))
+            .collect::<Vec<_>>(),
+        ["p"]
+    );
+    let Attribute::ModuleMainClass(main) = attributes[3] else {
+        unreachable!()
+    };
+    assert_eq!(cp.class_name(main).unwrap(), "p/Main");
+    assert_eq!(read_all(&bytes).unwrap().name, "module-info");
+}

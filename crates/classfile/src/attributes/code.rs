@@ -1,7 +1,6 @@
 //! The outer structure of a `Code` attribute (JVMS 4.7.3); instructions stay bytes.
 
 use super::reader::{Reader, Want};
-use super::Context;
 use crate::bytes::Cursor;
 use crate::class::{read_attributes, RawAttribute};
 use crate::constant_pool::ConstantPool;
@@ -25,9 +24,6 @@ pub struct Code<'a> {
     pub exception_table: Vec<ExceptionHandler>,
     /// Nested attributes (LineNumberTable, StackMapTable, ...), undecoded.
     pub attributes: Vec<RawAttribute<'a>>,
-    /// True for the JDK 1.0.2 layout (class files 45.0-45.2): u1 max_stack,
-    /// u1 max_locals and u2 code_length instead of u2, u2, u4.
-    pub legacy_header: bool,
 }
 
 /// One exception-table entry.
@@ -45,28 +41,14 @@ pub struct ExceptionHandler {
 
 impl<'a> Code<'a> {
     /// Decodes the `Code` attribute `raw`, checking handler ranges against the code length.
-    pub fn parse(raw: RawAttribute<'a>, cp: &ConstantPool<'a>, context: Context) -> Result<Self> {
+    pub fn parse(raw: RawAttribute<'a>, cp: &ConstantPool<'a>) -> Result<Self> {
         let mut r = Reader::new(raw, cp, "Code");
-        let legacy_header = context.major == 45 && context.minor < 3;
-        let (max_stack, max_locals, code_length_offset, code_length) = if legacy_header {
-            let max_stack = r.u8("max_stack")? as u16;
-            let max_locals = r.u8("max_locals")? as u16;
-            (
-                max_stack,
-                max_locals,
-                r.c.offset(),
-                r.u16("code_length")? as usize,
-            )
-        } else {
-            let max_stack = r.u16("max_stack")?;
-            let max_locals = r.u16("max_locals")?;
-            (
-                max_stack,
-                max_locals,
-                r.c.offset(),
-                r.u32("code_length")? as usize,
-            )
-        };
+        // HotSpot reads this layout for every version (JDK 1.0.2's u1/u1/u2 header for
+        // 45.0-45.2 class files is not accepted by any current JVM), so it is all we read.
+        let max_stack = r.u16("max_stack")?;
+        let max_locals = r.u16("max_locals")?;
+        let code_length_offset = r.c.offset();
+        let code_length = r.u32("code_length")? as usize;
         if code_length == 0 || code_length > MAX_CODE_LENGTH {
             return Err(r.error_at(
                 ErrorKind::BadAttribute,
@@ -104,7 +86,6 @@ impl<'a> Code<'a> {
             code_offset,
             exception_table,
             attributes,
-            legacy_header,
         })
     }
 

@@ -3,7 +3,7 @@
 use super::Location;
 
 macro_rules! kinds {
-    ($($kind:ident => $name:literal, [$($loc:ident),*];)*) => {
+    ($($kind:ident => $name:literal, $since:literal, [$($loc:ident),*];)*) => {
         /// Every attribute the decoder knows, plus [`AttributeKind::Unknown`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(missing_docs)]
@@ -33,6 +33,16 @@ macro_rules! kinds {
                 }
             }
 
+            /// The first class-file major version in which JVMS 4.7 (table 4.7-A)
+            /// predefines this attribute; in older class files the name means nothing
+            /// to the JVM, which ignores the attribute.
+            pub fn since(self) -> u16 {
+                match self {
+                    $(AttributeKind::$kind => $since,)*
+                    AttributeKind::Unknown => 45,
+                }
+            }
+
             /// True when JVMS 4.7 (or the JDK, for its private attributes) lists this
             /// attribute at `location`. Unknown attributes may appear anywhere.
             pub fn expected_in(self, location: Location) -> bool {
@@ -46,39 +56,39 @@ macro_rules! kinds {
 }
 
 kinds! {
-    ConstantValue => "ConstantValue", [Field];
-    Code => "Code", [Method];
-    StackMapTable => "StackMapTable", [Code];
-    Exceptions => "Exceptions", [Method];
-    InnerClasses => "InnerClasses", [Class];
-    EnclosingMethod => "EnclosingMethod", [Class];
-    Synthetic => "Synthetic", [Class, Field, Method];
-    Signature => "Signature", [Class, Field, Method, RecordComponent];
-    SourceFile => "SourceFile", [Class];
-    SourceDebugExtension => "SourceDebugExtension", [Class];
-    LineNumberTable => "LineNumberTable", [Code];
-    LocalVariableTable => "LocalVariableTable", [Code];
-    LocalVariableTypeTable => "LocalVariableTypeTable", [Code];
-    Deprecated => "Deprecated", [Class, Field, Method];
-    RuntimeVisibleAnnotations => "RuntimeVisibleAnnotations", [Class, Field, Method, RecordComponent];
-    RuntimeInvisibleAnnotations => "RuntimeInvisibleAnnotations", [Class, Field, Method, RecordComponent];
-    RuntimeVisibleParameterAnnotations => "RuntimeVisibleParameterAnnotations", [Method];
-    RuntimeInvisibleParameterAnnotations => "RuntimeInvisibleParameterAnnotations", [Method];
-    RuntimeVisibleTypeAnnotations => "RuntimeVisibleTypeAnnotations", [Class, Field, Method, Code, RecordComponent];
-    RuntimeInvisibleTypeAnnotations => "RuntimeInvisibleTypeAnnotations", [Class, Field, Method, Code, RecordComponent];
-    AnnotationDefault => "AnnotationDefault", [Method];
-    BootstrapMethods => "BootstrapMethods", [Class];
-    MethodParameters => "MethodParameters", [Method];
-    Module => "Module", [Class];
-    ModulePackages => "ModulePackages", [Class];
-    ModuleMainClass => "ModuleMainClass", [Class];
-    NestHost => "NestHost", [Class];
-    NestMembers => "NestMembers", [Class];
-    Record => "Record", [Class];
-    PermittedSubclasses => "PermittedSubclasses", [Class];
-    ModuleHashes => "ModuleHashes", [Class];
-    ModuleResolution => "ModuleResolution", [Class];
-    ModuleTarget => "ModuleTarget", [Class];
+    ConstantValue => "ConstantValue", 45, [Field];
+    Code => "Code", 45, [Method];
+    StackMapTable => "StackMapTable", 50, [Code];
+    Exceptions => "Exceptions", 45, [Method];
+    InnerClasses => "InnerClasses", 45, [Class];
+    EnclosingMethod => "EnclosingMethod", 49, [Class];
+    Synthetic => "Synthetic", 45, [Class, Field, Method];
+    Signature => "Signature", 49, [Class, Field, Method, RecordComponent];
+    SourceFile => "SourceFile", 45, [Class];
+    SourceDebugExtension => "SourceDebugExtension", 49, [Class];
+    LineNumberTable => "LineNumberTable", 45, [Code];
+    LocalVariableTable => "LocalVariableTable", 45, [Code];
+    LocalVariableTypeTable => "LocalVariableTypeTable", 49, [Code];
+    Deprecated => "Deprecated", 45, [Class, Field, Method];
+    RuntimeVisibleAnnotations => "RuntimeVisibleAnnotations", 49, [Class, Field, Method, RecordComponent];
+    RuntimeInvisibleAnnotations => "RuntimeInvisibleAnnotations", 49, [Class, Field, Method, RecordComponent];
+    RuntimeVisibleParameterAnnotations => "RuntimeVisibleParameterAnnotations", 49, [Method];
+    RuntimeInvisibleParameterAnnotations => "RuntimeInvisibleParameterAnnotations", 49, [Method];
+    RuntimeVisibleTypeAnnotations => "RuntimeVisibleTypeAnnotations", 52, [Class, Field, Method, Code, RecordComponent];
+    RuntimeInvisibleTypeAnnotations => "RuntimeInvisibleTypeAnnotations", 52, [Class, Field, Method, Code, RecordComponent];
+    AnnotationDefault => "AnnotationDefault", 49, [Method];
+    BootstrapMethods => "BootstrapMethods", 51, [Class];
+    MethodParameters => "MethodParameters", 52, [Method];
+    Module => "Module", 53, [Class];
+    ModulePackages => "ModulePackages", 53, [Class];
+    ModuleMainClass => "ModuleMainClass", 53, [Class];
+    NestHost => "NestHost", 55, [Class];
+    NestMembers => "NestMembers", 55, [Class];
+    Record => "Record", 60, [Class];
+    PermittedSubclasses => "PermittedSubclasses", 61, [Class];
+    ModuleHashes => "ModuleHashes", 53, [Class];
+    ModuleResolution => "ModuleResolution", 53, [Class];
+    ModuleTarget => "ModuleTarget", 53, [Class];
 }
 
 #[cfg(test)]
@@ -104,5 +114,7 @@ mod tests {
         assert!(!AttributeKind::Code.expected_in(Location::Class));
         assert!(AttributeKind::Signature.expected_in(Location::RecordComponent));
         assert!(AttributeKind::Unknown.expected_in(Location::Code));
+        assert_eq!(AttributeKind::StackMapTable.since(), 50);
+        assert_eq!(AttributeKind::PermittedSubclasses.since(), 61);
     }
 }

@@ -62,8 +62,8 @@ pub enum Location {
     RecordComponent,
 }
 
-/// What decoding needs besides the attribute: where it is and the class-file version
-/// (JDK 1.0.2 class files, 45.0-45.2, use a shorter `Code` header).
+/// Where an attribute is, and the class-file version, which decides which names are
+/// predefined. Location does not change decoding: every attribute is accepted everywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Context {
     /// Where the attribute was found.
@@ -230,19 +230,25 @@ pub fn kind_of(raw: &RawAttribute<'_>, cp: &ConstantPool<'_>) -> Result<Attribut
 }
 
 /// Decodes one attribute, checking its length, layout and constant-pool indices.
+///
+/// A known name in a class file older than the attribute (see [`AttributeKind::since`])
+/// decodes as [`Attribute::Unknown`], as the JVM ignores it there.
 pub fn decode<'a>(
     raw: RawAttribute<'a>,
     cp: &ConstantPool<'a>,
     context: Context,
 ) -> Result<Attribute<'a>> {
     use AttributeKind as K;
-    let kind = kind_of(&raw, cp)?;
+    let mut kind = kind_of(&raw, cp)?;
+    if context.major < kind.since() {
+        kind = K::Unknown;
+    }
     let mut r = Reader::new(raw, cp, kind.name());
     let attribute = match kind {
         K::ConstantValue => {
             Attribute::ConstantValue(r.index(Want::CONSTANT_VALUE, "constantvalue_index")?)
         }
-        K::Code => return Code::parse(raw, cp, context).map(Attribute::Code),
+        K::Code => return Code::parse(raw, cp).map(Attribute::Code),
         K::StackMapTable => return Ok(Attribute::StackMapTable(raw.data)),
         K::Exceptions => Attribute::Exceptions(r.index_list(Want::CLASS, "exception_index")?),
         K::InnerClasses => Attribute::InnerClasses(tables::inner_classes(&mut r)?),

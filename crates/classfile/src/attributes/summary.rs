@@ -274,13 +274,15 @@ fn check_pool(class: &ClassFile<'_>, bootstrap_methods: Option<usize>) -> Result
                     6 | 7 if class.major >= 52 => Want::ANY_METHOD_REF,
                     6 | 7 => Want::METHOD_REF,
                     9 => Want::INTERFACE_METHOD_REF,
-                    _ => return Err(ClassError::new(
-                        ErrorKind::BadConstantIndex,
-                        offset + 1,
-                        format!(
+                    _ => {
+                        return Err(ClassError::new(
+                            ErrorKind::BadConstantIndex,
+                            offset + 1,
+                            format!(
                             "constant {index}: MethodHandle reference_kind {kind} is outside 1..=9"
                         ),
-                    )),
+                        ))
+                    }
                 };
                 check(2, reference, want)?;
             }
