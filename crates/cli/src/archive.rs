@@ -71,6 +71,12 @@ impl InputKind {
         if path.is_dir() {
             return Ok(InputKind::Dir);
         }
+        if !path.exists() {
+            return Err(ArchiveError::Read {
+                path: path.to_owned(),
+                source: io::Error::new(io::ErrorKind::NotFound, "no such file or directory"),
+            });
+        }
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
@@ -79,10 +85,6 @@ impl InputKind {
             Some("class") => Ok(InputKind::Class),
             Some("jar" | "zip" | "war") => Ok(InputKind::Jar),
             Some("jmod") => Ok(InputKind::Jmod),
-            _ if !path.exists() => Err(ArchiveError::Read {
-                path: path.to_owned(),
-                source: io::Error::new(io::ErrorKind::NotFound, "no such file or directory"),
-            }),
             _ => Err(ArchiveError::UnknownInput(path.to_owned())),
         }
     }
