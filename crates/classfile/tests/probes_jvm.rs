@@ -266,3 +266,76 @@ fn native_wrapper_calls_hooks_around_the_renamed_method() {
     let n = r.method("nat(I)I");
     assert_eq!((n.native_enter, n.native_exit), (1, 1));
 }
+
+/// A method whose branches span ~27 KB: block counters push them past 32 KB, so the
+/// editor must widen `goto` to `goto_w` and invert conditionals around a `goto_w`,
+/// deriving a frame for the new fall-through target.
+#[test]
+fn jumps_that_overflow_16_bits_are_widened() {
+    let dir = work_dir("widen");
+    let mut src = String::from(
+        "public class Big {\n static int big(int a, String s) {\n int x = 0;\n for (int i = 0; i < a; i++) {\n if (a > i) {\n",
+    );
+    for k in 1..3900 {
+        src.push_str(&format!("  x += a / {};\n", k % 97 + 1));
+    }
+    src.push_str(" } else { x += s.length(); }\n }\n return x;\n }\n");
+    src.push_str(" public static void main(String[] a) { System.out.println(big(7, \"abc\") + \" \" + big(0, \"q\")); }\n}\n");
+    let java = dir.join("Big.java");
+    std::fs::write(&java, src).unwrap();
+    let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
+    let status = Command::new(java_bin("javac"))
+        .arg("-d")
+        .arg(&orig)
+        .arg(&java)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    javac(&hooks, &["ferrofluid/Hooks.java"]);
+    let bytes = std::fs::read(orig.join("Big.class")).unwrap();
+    for kind in [
+        ProbeKind::BlocksPrecise,
+        ProbeKind::Blocks,
+        ProbeKind::EntryExit,
+    ] {
+        let mut ids = Ids::default();
+        let out = instrument(&bytes, &ProbeOptions::new(kind), &mut ids).unwrap();
+        assert!(
+            out.methods.iter().all(|m| m.result.is_ok()),
+            "{kind}: {:?}",
+            out.methods
+        );
+        let new = out.bytes.unwrap();
+        std::fs::create_dir_all(&patched).unwrap();
+        std::fs::write(patched.join("Big.class"), &new).unwrap();
+        let cp = format!("{}:{}", patched.display(), hooks.display());
+        let o = Command::new(java_bin("java"))
+            .args(["-Xverify:all", "-cp", &cp, "Big"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "4543 0\n", "{kind}");
+        if kind == ProbeKind::BlocksPrecise {
+            let javap = Command::new(java_bin("javap"))
+                .args(["-c", "-cp"])
+                .arg(&patched)
+                .arg("Big")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&javap.stdout);
+            assert!(
+                text.matches("goto_w").count() >= 3,
+                "expected widened jumps:\n{}",
+                &text[..2000.min(text.len())]
+            );
+            assert!(
+                text.contains("if_icmplt"),
+                "the loop test should have been inverted"
+            );
+        }
+    }
+}

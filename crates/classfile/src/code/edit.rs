@@ -12,6 +12,7 @@ use crate::code::annotations::relocate_type_annotations;
 use crate::code::frames::{self, Frame, VType};
 use crate::code::insn::{Insn, Operand};
 use crate::code::opcodes::*;
+use crate::code::typesim::TypeSim;
 use crate::code::{CodeAttribute, ExceptionEntry};
 use crate::constant_pool::ConstantPool;
 use crate::patch::{PoolAppender, PoolFull};
@@ -123,14 +124,7 @@ fn switch_size(insn: &Insn, at: u32) -> u32 {
 }
 
 /// Lays out `insns` with `edits`, widening jumps until every offset fits.
-/// `has_frame_at(i)` tells whether instruction `i` has a StackMapTable frame (or
-/// frames are not needed at all): a widened conditional needs one after it.
-pub fn layout(
-    insns: &[Insn],
-    index_of: &[u32],
-    edits: &Edits,
-    has_frame_at: &dyn Fn(usize) -> bool,
-) -> Result<Layout, EditError> {
+pub fn layout(insns: &[Insn], index_of: &[u32], edits: &Edits) -> Result<Layout, EditError> {
     let n = insns.len();
     let mut l = Layout {
         insn_at: vec![0; n + 1],
@@ -179,9 +173,8 @@ pub fn layout(
             let t = l.before_at[index_of[target as usize] as usize] as i64;
             let d = t - l.insn_at[i] as i64;
             if d < i16::MIN as i64 || d > i16::MAX as i64 {
-                if is_conditional(insn.op)
-                    && (i + 1 >= n || !edits.after[i + 1].is_empty() || !has_frame_at(i + 1))
-                {
+                // `if!cond next; goto_w far`: `next` must be the plain fall-through.
+                if is_conditional(insn.op) && (i + 1 >= n || !edits.after[i + 1].is_empty()) {
                     return Err(EditError::JumpOverflow);
                 }
                 l.widened[i] = true;
@@ -320,6 +313,8 @@ pub struct Rewrite<'r, 'a> {
     pub frames: &'r [Frame],
     /// The implicit initial frame's locals.
     pub initial_locals: &'r [VType],
+    /// `this_class`, for the type of `this` once initialised.
+    pub this_class: u16,
     /// True when the class version requires a StackMapTable for new branch targets (>= 51).
     pub frames_required: bool,
     /// Parameter descriptors, for spelling out parameter types in frames.
@@ -335,14 +330,7 @@ pub fn rewrite(
     let (edits, handlers, frame_edits) = (&c.edits, c.handlers, &c.frame_edits);
     let (max_stack, max_locals) = (c.max_stack, c.max_locals);
     let code_len = r.code.code.len() as u32;
-    let mut frame_at = vec![false; r.insns.len()];
-    for f in r.frames {
-        frame_at[r.index_of[f.offset as usize] as usize] = true;
-    }
-    let no_frames_needed = r.frames.is_empty() && !r.frames_required;
-    let l = layout(r.insns, r.index_of, edits, &|i| {
-        no_frames_needed || frame_at[i]
-    })?;
+    let l = layout(r.insns, r.index_of, edits)?;
     let rel = Relocation {
         layout: &l,
         index_of: r.index_of,
@@ -472,6 +460,69 @@ fn relocate_table(
     run(c).map_err(|e| EditError::Malformed(e.to_string()))
 }
 
+/// Moves a frame given in original offsets to the new code: offset, `Uninitialized`
+/// offsets, and the new local.
+fn relocate_frame(f: &Frame, rel: &Relocation<'_>, fe: &FrameEdits) -> Result<Frame, EditError> {
+    let remap = |t: &VType| -> Result<VType, EditError> {
+        Ok(match *t {
+            VType::Uninitialized(o) => VType::Uninitialized(rel.insn(o).ok_or_else(|| {
+                EditError::Malformed(format!("Uninitialized({o}) is not an instruction"))
+            })?),
+            t => t,
+        })
+    };
+    let mut locals = f.locals.iter().map(remap).collect::<Result<Vec<_>, _>>()?;
+    if let Some((slot, t)) = fe.new_local {
+        frames::set_local_past_end(&mut locals, slot as u32, t);
+    }
+    let stack = f.stack.iter().map(remap).collect::<Result<Vec<_>, _>>()?;
+    let offset = rel.target(f.offset).ok_or_else(|| {
+        EditError::Malformed(format!("frame at {} is not an instruction", f.offset))
+    })?;
+    Ok(Frame {
+        offset,
+        locals,
+        stack,
+    })
+}
+
+/// Frames (in original offsets) for the instructions after widened conditionals
+/// that had none: they became branch targets.
+fn widened_fall_throughs(
+    r: &Rewrite<'_, '_>,
+    l: &Layout,
+    pool: &mut PoolAppender<'_>,
+) -> Result<Vec<Frame>, EditError> {
+    let mut out = Vec::new();
+    let sim = TypeSim {
+        cp: r.cp,
+        this_class: r.this_class,
+        insns: r.insns,
+        frames: r.frames,
+        initial_locals: r.initial_locals,
+        param_class_names: r.param_class_names,
+        max_locals: r.code.max_locals,
+    };
+    for (i, insn) in r.insns.iter().enumerate() {
+        if !l.widened[i] || !is_conditional(insn.op) {
+            continue;
+        }
+        let next = r.insns[i + 1].offset;
+        if r.frames.binary_search_by_key(&next, |f| f.offset).is_ok() {
+            continue;
+        }
+        let (locals, stack) = sim
+            .frame_before(i + 1, pool)
+            .map_err(|_| EditError::JumpOverflow)?;
+        out.push(Frame {
+            offset: next,
+            locals,
+            stack,
+        });
+    }
+    Ok(out)
+}
+
 fn encode_frames(
     r: &Rewrite<'_, '_>,
     pool: &mut PoolAppender<'_>,
@@ -479,38 +530,13 @@ fn encode_frames(
     l: &Layout,
     fe: &FrameEdits,
 ) -> Result<Vec<u8>, EditError> {
-    let remap = |t: VType| -> Result<VType, EditError> {
-        Ok(match t {
-            VType::Uninitialized(o) => VType::Uninitialized(rel.insn(o).ok_or_else(|| {
-                EditError::Malformed(format!("Uninitialized({o}) is not an instruction"))
-            })?),
-            t => t,
-        })
-    };
-    let mut out: Vec<Frame> = Vec::with_capacity(r.frames.len() + fe.tail_frames.len());
-    for f in r.frames {
-        let mut locals = f
-            .locals
-            .iter()
-            .map(|&t| remap(t))
-            .collect::<Result<Vec<_>, _>>()?;
-        if let Some((slot, t)) = fe.new_local {
-            frames::set_local_past_end(&mut locals, slot as u32, t);
-        }
-        let stack = f
-            .stack
-            .iter()
-            .map(|&t| remap(t))
-            .collect::<Result<Vec<_>, _>>()?;
-        let offset = rel.target(f.offset).ok_or_else(|| {
-            EditError::Malformed(format!("frame at {} is not an instruction", f.offset))
-        })?;
-        out.push(Frame {
-            offset,
-            locals,
-            stack,
-        });
-    }
+    let mut all: Vec<Frame> = r.frames.to_vec();
+    all.extend(widened_fall_throughs(r, l, pool)?);
+    all.sort_by_key(|f| f.offset);
+    let mut out = all
+        .iter()
+        .map(|f| relocate_frame(f, rel, fe))
+        .collect::<Result<Vec<_>, _>>()?;
     for (off, locals, stack) in &fe.tail_frames {
         out.push(Frame {
             offset: l.tail_at + off,

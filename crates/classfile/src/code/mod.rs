@@ -7,6 +7,7 @@ pub mod edit;
 pub mod frames;
 pub mod insn;
 pub mod opcodes;
+pub mod typesim;
 
 use crate::bytes::Cursor;
 use crate::class::{read_attributes, RawAttribute};

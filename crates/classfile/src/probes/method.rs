@@ -177,6 +177,7 @@ impl Prepared<'_, '_> {
             index_of: &self.index_of,
             frames: &self.frames,
             initial_locals: &self.initial_locals,
+            this_class: self.class.this_class,
             frames_required: self.frames_required(),
             param_class_names: &names,
         };
