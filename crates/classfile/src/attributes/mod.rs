@@ -7,16 +7,20 @@
 //! offending field. `StackMapTable` is returned undecoded: [`crate::code`] owns frames.
 //!
 //! ```
-//! use ferrofluid_classfile::attributes::{decode, Attribute, Context, Location};
+//! use ferrofluid_classfile::attributes::{decode, read_all, Attribute, AttributeKind, Context, Location};
 //! use ferrofluid_classfile::ClassFile;
-//! # let bytes = ferrofluid_classfile::attributes::doc_example_class();
+//! # let bytes = ferrofluid_classfile::testing::minimal_class();
 //! let class = ClassFile::parse(&bytes).unwrap();
-//! let ctx = Context::new(&class, Location::Class);
-//! for raw in &class.attributes {
-//!     if let Attribute::SourceFile(index) = decode(*raw, &class.constant_pool, ctx).unwrap() {
-//!         assert_eq!(class.constant_pool.utf8(index).unwrap(), "Hello.java");
-//!     }
-//! }
+//! let method = &class.methods[0];
+//! let ctx = Context::new(&class, Location::Method);
+//! let Attribute::Code(code) = decode(method.attributes[0], &class.constant_pool, ctx).unwrap() else {
+//!     panic!("not a Code attribute");
+//! };
+//! assert_eq!(code.code, [0xB1]); // return
+//!
+//! // Or decode everything in the class at once, checking every index:
+//! let summary = read_all(&bytes).unwrap();
+//! assert_eq!((summary.methods, summary.count(AttributeKind::Code)), (1, 1));
 //! ```
 
 mod annotations;
@@ -324,10 +328,4 @@ pub fn decode<'a>(
 /// Moves a constant-pool error (which has no position) to the field that held the index.
 fn at(e: ClassError, offset: usize, what: &str) -> ClassError {
     ClassError::new(e.kind().clone(), offset, format!("{what}: {}", e.message()))
-}
-
-/// A small class for the module example: `Hello.java` with a `main` method.
-#[doc(hidden)]
-pub fn doc_example_class() -> Vec<u8> {
-    include_bytes!("../../tests/data/valid/Hello.class").to_vec()
 }
