@@ -1,0 +1,264 @@
+//! What the planner knows about a class: its supertypes, its methods and, for each
+//! method, the methods it may call. Read from class bytes by [`ClassModel::parse`],
+//! or built by hand in tests.
+
+use std::borrow::Cow;
+
+use ferrofluid_classfile::attributes::{self, Attribute, Context, Location};
+use ferrofluid_classfile::class::access;
+use ferrofluid_classfile::code::{insn, opcodes};
+use ferrofluid_classfile::{ClassFile, Constant, ConstantPool};
+
+use crate::error::SubgraphError;
+
+/// How a call site dispatches, which decides how many methods it may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallKind {
+    /// `invokestatic`: the named method, looked up in the class and its superclasses.
+    Static,
+    /// `invokespecial` (constructors, `super.m()`, old private calls): exactly the resolved method.
+    Special,
+    /// `invokevirtual`: the resolved method and its overrides in loaded subclasses.
+    Virtual,
+    /// `invokeinterface`: the implementations in loaded implementors, default methods included.
+    Interface,
+}
+
+impl CallKind {
+    /// Whether the target depends on the receiver's class.
+    pub fn is_virtual(self) -> bool {
+        matches!(self, CallKind::Virtual | CallKind::Interface)
+    }
+}
+
+/// One call site: how it dispatches and the method reference it names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallSite<'a> {
+    /// Dispatch kind.
+    pub kind: CallKind,
+    /// Internal name of the class in the reference.
+    pub class: Cow<'a, str>,
+    /// Method name.
+    pub name: Cow<'a, str>,
+    /// Method descriptor.
+    pub descriptor: Cow<'a, str>,
+}
+
+impl<'a> CallSite<'a> {
+    /// A call site from borrowed names (handy in tests).
+    pub fn new(kind: CallKind, class: &'a str, name: &'a str, descriptor: &'a str) -> Self {
+        CallSite {
+            kind,
+            class: Cow::Borrowed(class),
+            name: Cow::Borrowed(name),
+            descriptor: Cow::Borrowed(descriptor),
+        }
+    }
+}
+
+/// One method of a class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodModel<'a> {
+    /// Name.
+    pub name: Cow<'a, str>,
+    /// Descriptor.
+    pub descriptor: Cow<'a, str>,
+    /// Access flags (`ferrofluid_classfile::class::access`).
+    pub access: u16,
+    /// Call sites in bytecode order (duplicates allowed; the registry drops them).
+    pub calls: Vec<CallSite<'a>>,
+}
+
+impl<'a> MethodModel<'a> {
+    /// A method from borrowed names.
+    pub fn new(name: &'a str, descriptor: &'a str, access: u16, calls: Vec<CallSite<'a>>) -> Self {
+        MethodModel {
+            name: Cow::Borrowed(name),
+            descriptor: Cow::Borrowed(descriptor),
+            access,
+            calls,
+        }
+    }
+}
+
+/// A class as the planner sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassModel<'a> {
+    /// Internal name.
+    pub name: Cow<'a, str>,
+    /// Internal name of the superclass (`None` for `java/lang/Object` and module-info).
+    pub super_name: Option<Cow<'a, str>>,
+    /// Internal names of the direct superinterfaces.
+    pub interfaces: Vec<Cow<'a, str>>,
+    /// Class access flags (`INTERFACE`, `ABSTRACT`...).
+    pub access: u16,
+    /// Methods in file order.
+    pub methods: Vec<MethodModel<'a>>,
+}
+
+/// `java/lang/invoke/LambdaMetafactory`: its bootstraps turn an `invokedynamic`
+/// into a call of the implementation method handle.
+const LAMBDA_METAFACTORY: &str = "java/lang/invoke/LambdaMetafactory";
+
+impl<'a> ClassModel<'a> {
+    /// A class from borrowed names.
+    pub fn new(
+        name: &'a str,
+        super_name: Option<&'a str>,
+        interfaces: &[&'a str],
+        access: u16,
+        methods: Vec<MethodModel<'a>>,
+    ) -> Self {
+        ClassModel {
+            name: Cow::Borrowed(name),
+            super_name: super_name.map(Cow::Borrowed),
+            interfaces: interfaces.iter().map(|&i| Cow::Borrowed(i)).collect(),
+            access,
+            methods,
+        }
+    }
+
+    /// Whether this is an interface.
+    pub fn is_interface(&self) -> bool {
+        self.access & access::INTERFACE != 0
+    }
+
+    /// Reads a class file: supertypes, methods, and each method's call sites from its
+    /// bytecode. `invokedynamic` sites bootstrapped by `LambdaMetafactory` become a call
+    /// of the lambda's implementation method; other `invokedynamic` sites (string
+    /// concatenation, records, switch patterns) are ignored.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, SubgraphError> {
+        let class = ClassFile::parse(bytes)?;
+        let cp = &class.constant_pool;
+        let interfaces = class
+            .interfaces
+            .iter()
+            .map(|&i| cp.class_name(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let bootstraps = bootstrap_methods(&class)?;
+        let mut methods = Vec::with_capacity(class.methods.len());
+        for member in &class.methods {
+            let calls = match member.attribute(cp, "Code") {
+                Some(raw) => {
+                    let code = attributes::Code::parse(raw, cp)?;
+                    call_sites(cp, code.code, code.code_offset, &bootstraps)?
+                }
+                None => Vec::new(),
+            };
+            methods.push(MethodModel {
+                name: member.name(cp)?,
+                descriptor: member.descriptor(cp)?,
+                access: member.access,
+                calls,
+            });
+        }
+        Ok(ClassModel {
+            name: class.name()?,
+            super_name: class.super_name()?,
+            interfaces,
+            access: class.access,
+            methods,
+        })
+    }
+}
+
+/// The implementation method handle of each bootstrap entry that is a
+/// `LambdaMetafactory` call, by bootstrap index; `None` for other bootstraps.
+fn bootstrap_methods(class: &ClassFile<'_>) -> Result<Vec<Option<u16>>, SubgraphError> {
+    let Some(raw) = class.attribute("BootstrapMethods") else {
+        return Ok(Vec::new());
+    };
+    let cp = &class.constant_pool;
+    let Attribute::BootstrapMethods(entries) =
+        attributes::decode(raw, cp, Context::new(class, Location::Class))?
+    else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let is_lambda = match cp.get(entry.method)? {
+            Constant::MethodHandle { reference, .. } => {
+                let target = cp.member_ref(reference)?;
+                target.class == LAMBDA_METAFACTORY
+                    && (target.name == "metafactory" || target.name == "altMetafactory")
+            }
+            _ => false,
+        };
+        // Both metafactories take (samMethodType, implMethod, instantiatedMethodType, ...).
+        out.push(if is_lambda {
+            entry.arguments.get(1).copied()
+        } else {
+            None
+        });
+    }
+    Ok(out)
+}
+
+/// Call sites of one method body.
+fn call_sites<'a>(
+    cp: &ConstantPool<'a>,
+    code: &[u8],
+    code_offset: usize,
+    bootstraps: &[Option<u16>],
+) -> Result<Vec<CallSite<'a>>, SubgraphError> {
+    let mut calls = Vec::new();
+    for i in insn::decode_all(code, code_offset)? {
+        let insn::Operand::Constant(index) = i.operand else {
+            continue;
+        };
+        let kind = match i.op {
+            opcodes::INVOKESTATIC => CallKind::Static,
+            opcodes::INVOKESPECIAL => CallKind::Special,
+            opcodes::INVOKEVIRTUAL => CallKind::Virtual,
+            opcodes::INVOKEINTERFACE => CallKind::Interface,
+            opcodes::INVOKEDYNAMIC => {
+                if let Some(site) = lambda_target(cp, index, bootstraps)? {
+                    calls.push(site);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let r = cp.member_ref(index)?;
+        calls.push(CallSite {
+            kind,
+            class: r.class,
+            name: r.name,
+            descriptor: r.descriptor,
+        });
+    }
+    Ok(calls)
+}
+
+/// The implementation method of a lambda `invokedynamic`, as the call the generated
+/// proxy makes.
+fn lambda_target<'a>(
+    cp: &ConstantPool<'a>,
+    indy: u16,
+    bootstraps: &[Option<u16>],
+) -> Result<Option<CallSite<'a>>, SubgraphError> {
+    let Constant::InvokeDynamic { bootstrap, .. } = cp.get(indy)? else {
+        return Ok(None);
+    };
+    let Some(Some(handle)) = bootstraps.get(bootstrap as usize).copied() else {
+        return Ok(None);
+    };
+    let Constant::MethodHandle { kind, reference } = cp.get(handle)? else {
+        return Ok(None);
+    };
+    // JVMS 5.4.3.5 reference kinds 5..=9 name methods; 1..=4 are field accessors.
+    let kind = match kind {
+        5 => CallKind::Virtual,
+        6 => CallKind::Static,
+        7 | 8 => CallKind::Special,
+        9 => CallKind::Interface,
+        _ => return Ok(None),
+    };
+    let r = cp.member_ref(reference)?;
+    Ok(Some(CallSite {
+        kind,
+        class: r.class,
+        name: r.name,
+        descriptor: r.descriptor,
+    }))
+}

@@ -1,0 +1,512 @@
+//! The planner: which methods to instrument, as classes load and methods first run.
+//!
+//! The agent reports events; each returns a [`Batch`] of methods that must be
+//! instrumented now, grouped by class so the agent retransforms each class once:
+//!
+//! - [`Planner::add_class`] (then [`Planner::plan`]) or [`Planner::class_loaded`]: a class
+//!   was loaded, or is in the initial list of loaded classes.
+//! - [`Planner::first_invocation`]: an instrumented method ran for the first time (the
+//!   hook saw its `methodInvoked[id]` flag unset). Under `lazy` this reveals its callees.
+//! - [`Planner::reveal`]: a method was found running that static analysis could not
+//!   see (reflection, method handles, native callbacks).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::cha;
+use crate::error::SubgraphError;
+use crate::intern::Sym;
+use crate::model::ClassModel;
+use crate::pattern::{ClassFilter, MethodPattern};
+use crate::registry::{Call, ClassId, LoaderId, MethodKey, Registry, RegistryStats};
+
+/// A method id: what the probes pass to the hooks. Dense, from 0, in the order methods
+/// were chosen, never reused.
+pub type MethodId = u32;
+
+/// Package of the agent's own classes (the hook class `ferrofluid/Hooks` among them),
+/// never instrumented.
+pub const AGENT_PACKAGE: &str = "ferrofluid/";
+
+/// JFluid's revelation schemes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Scheme {
+    /// Scheme B: a method's direct callees are instrumented at its first invocation.
+    #[default]
+    Lazy,
+    /// Scheme A: the transitive closure over loaded classes, instrumented up front.
+    Eager,
+    /// Every method of every class that passes the filters.
+    Total,
+}
+
+impl Scheme {
+    /// The scheme's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Lazy => "lazy",
+            Scheme::Eager => "eager",
+            Scheme::Total => "total",
+        }
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown scheme name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scheme `{0}` (expected lazy, eager or total)")]
+pub struct UnknownScheme(pub String);
+
+impl FromStr for Scheme {
+    type Err = UnknownScheme;
+
+    fn from_str(s: &str) -> Result<Self, UnknownScheme> {
+        [Scheme::Lazy, Scheme::Eager, Scheme::Total]
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownScheme(s.to_owned()))
+    }
+}
+
+/// What to profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanConfig {
+    /// Root methods. Empty: the whole program, i.e. [`Scheme::Total`] whatever `scheme` says.
+    pub roots: Vec<MethodPattern>,
+    /// How the subgraph under the roots is revealed.
+    pub scheme: Scheme,
+    /// Classes that may be instrumented (roots included).
+    pub filter: ClassFilter,
+}
+
+impl PlanConfig {
+    /// The scheme in effect: `total` when there is no root.
+    pub fn effective_scheme(&self) -> Scheme {
+        if self.roots.is_empty() {
+            Scheme::Total
+        } else {
+            self.scheme
+        }
+    }
+}
+
+/// The methods of one class to instrument now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassBatch {
+    /// The class's defining loader.
+    pub loader: LoaderId,
+    /// Internal name.
+    pub class: String,
+    /// Methods newly chosen in this class. The class's full set (what a retransformation
+    /// must instrument) is what [`Planner::selection_for`] selects.
+    pub methods: Vec<MethodId>,
+}
+
+/// Methods to instrument now, grouped by class, in registration order of the classes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// One entry per class with new methods.
+    pub classes: Vec<ClassBatch>,
+}
+
+impl Batch {
+    /// Nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+
+    /// Number of methods in the batch.
+    pub fn method_count(&self) -> usize {
+        self.classes.iter().map(|c| c.methods.len()).sum()
+    }
+
+    /// All method ids, class by class.
+    pub fn ids(&self) -> impl Iterator<Item = MethodId> + '_ {
+        self.classes.iter().flat_map(|c| c.methods.iter().copied())
+    }
+}
+
+/// JFluid tables 1-2 and registry sizes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Methods chosen for instrumentation (ids handed out).
+    pub instrumented: usize,
+    /// Of those, methods the agent reported as invoked.
+    pub invoked: usize,
+    /// Call sites whose class is not loaded yet, kept until it is.
+    pub pending_call_sites: usize,
+    /// Registry sizes.
+    pub registry: RegistryStats,
+}
+
+/// A chosen method, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MethodInfo<'p> {
+    /// Its id.
+    pub id: MethodId,
+    /// Defining loader of its class.
+    pub loader: LoaderId,
+    /// Internal name of its class.
+    pub class: &'p str,
+    /// Name.
+    pub name: &'p str,
+    /// Descriptor.
+    pub descriptor: &'p str,
+    /// Access flags.
+    pub access: u16,
+    /// Whether its first invocation was reported.
+    pub invoked: bool,
+}
+
+/// Decides what to instrument. Not thread-safe by itself: the agent serialises events
+/// (as JFluid does with a lock around its class-load hook), e.g. with a `Mutex`.
+#[derive(Debug)]
+pub struct Planner {
+    config: PlanConfig,
+    scheme: Scheme,
+    registry: Registry,
+    /// `MethodId` → method.
+    ids: Vec<MethodKey>,
+    id_of: HashMap<MethodKey, MethodId>,
+    invoked: Vec<bool>,
+    invoked_count: usize,
+    /// Methods whose call sites were followed.
+    scanned: HashSet<MethodKey>,
+    /// Call sites already followed, by the class their reference resolved to: CHA over
+    /// later classes is done by `reachable_virtual`, so a site needs following only once.
+    followed: HashSet<(ClassId, Call)>,
+    /// Call sites whose class is not loaded, by that class's name.
+    pending: HashMap<Sym, HashSet<(LoaderId, Call)>>,
+    pending_count: usize,
+    /// Virtual methods `(name, descriptor)` called on a class of this name: overrides in
+    /// subclasses loaded later are reachable too.
+    reachable_virtual: HashMap<Sym, HashSet<(Sym, Sym)>>,
+    /// Registered classes not yet planned.
+    unplanned: Vec<ClassId>,
+    /// Chosen but not scanned yet (eager).
+    work: Vec<MethodKey>,
+    /// The batch being built.
+    out: BTreeMap<ClassId, Vec<MethodId>>,
+}
+
+impl Planner {
+    /// A planner with nothing loaded.
+    pub fn new(config: PlanConfig) -> Self {
+        Planner {
+            scheme: config.effective_scheme(),
+            config,
+            registry: Registry::new(),
+            ids: Vec::new(),
+            id_of: HashMap::new(),
+            invoked: Vec::new(),
+            invoked_count: 0,
+            scanned: HashSet::new(),
+            followed: HashSet::new(),
+            pending: HashMap::new(),
+            pending_count: 0,
+            reachable_virtual: HashMap::new(),
+            unplanned: Vec::new(),
+            work: Vec::new(),
+            out: BTreeMap::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PlanConfig {
+        &self.config
+    }
+
+    /// The scheme in effect (`total` when there are no roots).
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
+    /// Records that class loader `loader` delegates to `parent` (see
+    /// [`crate::registry`] for how names are resolved across loaders).
+    pub fn set_loader_parent(&mut self, loader: LoaderId, parent: LoaderId) {
+        self.registry.set_loader_parent(loader, parent);
+    }
+
+    /// Registers a class from its bytes without planning (for the initial list of loaded
+    /// classes: register all, then [`Planner::plan`] once). Returns false when the class
+    /// was already registered for this loader.
+    pub fn add_class(&mut self, loader: LoaderId, bytes: &[u8]) -> Result<bool, SubgraphError> {
+        let model = ClassModel::parse(bytes)?;
+        Ok(self.add_model(loader, &model))
+    }
+
+    /// Registers a class model without planning. Returns false when already registered.
+    pub fn add_model(&mut self, loader: LoaderId, model: &ClassModel<'_>) -> bool {
+        match self.registry.add(loader, model) {
+            Some(id) => {
+                self.unplanned.push(id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Plans every class registered since the last call: the methods to instrument now.
+    pub fn plan(&mut self) -> Batch {
+        for class in std::mem::take(&mut self.unplanned) {
+            self.on_loaded(class);
+        }
+        self.finish()
+    }
+
+    /// A class was loaded: registers and plans it.
+    pub fn class_loaded(&mut self, loader: LoaderId, bytes: &[u8]) -> Result<Batch, SubgraphError> {
+        self.add_class(loader, bytes)?;
+        Ok(self.plan())
+    }
+
+    /// The first invocation of `id`. Under `lazy`, its callees (all possible targets of
+    /// its call sites among loaded classes) are returned for instrumentation before the
+    /// method proceeds.
+    pub fn first_invocation(&mut self, id: MethodId) -> Result<Batch, SubgraphError> {
+        let key = *self
+            .ids
+            .get(id as usize)
+            .ok_or(SubgraphError::UnknownId(id))?;
+        if !std::mem::replace(&mut self.invoked[id as usize], true) {
+            self.invoked_count += 1;
+        }
+        if self.scheme == Scheme::Lazy {
+            self.scan(key);
+        }
+        Ok(self.finish())
+    }
+
+    /// A method found running although not instrumented (called through reflection, a
+    /// method handle or native code): instruments it, and under `eager` what it reaches.
+    /// It is not instrumented if the filters exclude its class or it has no bytecode.
+    pub fn reveal(
+        &mut self,
+        loader: LoaderId,
+        class: &str,
+        name: &str,
+        descriptor: &str,
+    ) -> Result<Batch, SubgraphError> {
+        let unknown = || SubgraphError::UnknownMethod {
+            class: class.to_owned(),
+            name: name.to_owned(),
+            descriptor: descriptor.to_owned(),
+        };
+        let r = &self.registry;
+        let cid = r.resolve_class_str(loader, class).ok_or_else(unknown)?;
+        let (n, d) = (r.strings.get(name), r.strings.get(descriptor));
+        let key = n
+            .zip(d)
+            .and_then(|(n, d)| r.declared(cid, n, d))
+            .ok_or_else(unknown)?;
+        self.select(key);
+        Ok(self.finish())
+    }
+
+    /// The id of a chosen method, if chosen.
+    pub fn id_of(
+        &self,
+        loader: LoaderId,
+        class: &str,
+        name: &str,
+        descriptor: &str,
+    ) -> Option<MethodId> {
+        let r = &self.registry;
+        let cid = r.lookup(loader, class)?;
+        let key = r.declared(cid, r.strings.get(name)?, r.strings.get(descriptor)?)?;
+        self.id_of.get(&key).copied()
+    }
+
+    /// The method behind `id`.
+    pub fn method(&self, id: MethodId) -> Option<MethodInfo<'_>> {
+        let key = *self.ids.get(id as usize)?;
+        let class = self.registry.class(key.class);
+        let m = self.registry.method(key);
+        let s = |sym| self.registry.strings.resolve(sym);
+        Some(MethodInfo {
+            id,
+            loader: class.loader,
+            class: s(class.name),
+            name: s(m.name),
+            descriptor: s(m.descriptor),
+            access: m.access,
+            invoked: self.invoked[id as usize],
+        })
+    }
+
+    /// Whether the agent reported `id` as invoked.
+    pub fn is_invoked(&self, id: MethodId) -> bool {
+        self.invoked.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// Counters, at any time.
+    pub fn counters(&self) -> Counters {
+        Counters {
+            instrumented: self.ids.len(),
+            invoked: self.invoked_count,
+            pending_call_sites: self.pending_count,
+            registry: self.registry.stats(),
+        }
+    }
+
+    /// The selection for retransforming the class `class` (internal name) defined by
+    /// `loader`: every method of it chosen so far, with its id. `None` when the class is
+    /// not registered.
+    pub fn selection_for(
+        &self,
+        loader: LoaderId,
+        class: &str,
+    ) -> Option<crate::ClassSelection<'_>> {
+        let cid = self.registry.lookup(loader, class)?;
+        Some(crate::ClassSelection::new(self, cid))
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub(crate) fn chosen(&self, key: MethodKey) -> Option<MethodId> {
+        self.id_of.get(&key).copied()
+    }
+
+    fn on_loaded(&mut self, cid: ClassId) {
+        let count = self.registry.class(cid).methods.len() as u32;
+        let keys = (0..count).map(|index| MethodKey { class: cid, index });
+        if self.scheme == Scheme::Total {
+            keys.for_each(|k| self.select(k));
+            return;
+        }
+        let name = self.registry.class(cid).name;
+        for key in keys {
+            let rec = self.registry.method(key);
+            let s = |sym| self.registry.strings.resolve(sym);
+            let (class, method, descriptor) = (s(name), s(rec.name), s(rec.descriptor));
+            if self
+                .config
+                .roots
+                .iter()
+                .any(|p| p.matches(class, method, descriptor))
+            {
+                self.select(key);
+            }
+        }
+        // Call sites that named this class before it was loaded.
+        if let Some(sites) = self.pending.remove(&name) {
+            self.pending_count -= sites.len();
+            for (loader, call) in sites {
+                self.follow(loader, call);
+            }
+        }
+        // Overrides of virtual methods already called on a supertype.
+        for sup in self.registry.supertypes_of(cid) {
+            let sup_name = self.registry.class(sup).name;
+            let Some(sigs) = self.reachable_virtual.get(&sup_name) else {
+                continue;
+            };
+            let found: Vec<MethodKey> = sigs
+                .iter()
+                .filter_map(|&(n, d)| cha::receiver_target(&self.registry, cid, n, d))
+                .collect();
+            found.into_iter().for_each(|k| self.select(k));
+        }
+    }
+
+    /// Chooses `key` if allowed and new.
+    fn select(&mut self, key: MethodKey) {
+        if self.id_of.contains_key(&key) || !self.allowed(key) {
+            return;
+        }
+        let id = MethodId::try_from(self.ids.len()).expect("fewer than 2^32 methods");
+        self.ids.push(key);
+        self.invoked.push(false);
+        self.id_of.insert(key, id);
+        self.out.entry(key.class).or_default().push(id);
+        if self.scheme == Scheme::Eager {
+            self.work.push(key);
+        }
+    }
+
+    fn allowed(&self, key: MethodKey) -> bool {
+        let class = self
+            .registry
+            .strings
+            .resolve(self.registry.class(key.class).name);
+        self.registry.method(key).has_code()
+            && !class.starts_with(AGENT_PACKAGE)
+            && self.config.filter.allows(class)
+    }
+
+    /// Follows the call sites of `key` once.
+    fn scan(&mut self, key: MethodKey) {
+        if !self.scanned.insert(key) {
+            return;
+        }
+        let loader = self.registry.class(key.class).loader;
+        let calls = self.registry.method(key).calls.clone();
+        for call in calls.iter() {
+            self.follow(loader, *call);
+        }
+    }
+
+    /// Chooses every possible target of `call` made from code of `loader`.
+    fn follow(&mut self, loader: LoaderId, call: Call) {
+        let (class, name, descriptor) = self.registry.reference(call.target);
+        if call.kind.is_virtual() {
+            self.reachable_virtual
+                .entry(class)
+                .or_default()
+                .insert((name, descriptor));
+        }
+        let resolved = self.registry.resolve_class_how(loader, class);
+        if resolved.is_none_or(|(_, visible)| !visible) {
+            // Not loaded, or found only by name in an unrelated loader: follow again when
+            // a class of this name loads.
+            if self
+                .pending
+                .entry(class)
+                .or_default()
+                .insert((loader, call))
+            {
+                self.pending_count += 1;
+            }
+        }
+        let Some((cid, _)) = resolved else {
+            return;
+        };
+        if !self.followed.insert((cid, call)) {
+            return;
+        }
+        let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
+        targets.methods.into_iter().for_each(|k| self.select(k));
+    }
+
+    /// Runs the eager closure, then hands out the batch built so far.
+    fn finish(&mut self) -> Batch {
+        while let Some(key) = self.work.pop() {
+            self.scan(key);
+        }
+        let out = std::mem::take(&mut self.out);
+        Batch {
+            classes: out
+                .into_iter()
+                .map(|(cid, methods)| {
+                    let c = self.registry.class(cid);
+                    ClassBatch {
+                        loader: c.loader,
+                        class: self.registry.strings.resolve(c.name).to_owned(),
+                        methods,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,472 @@
+//! Planner behaviour on hand-built class models.
+
+use super::*;
+use crate::model::{CallKind, CallSite, MethodModel};
+use crate::registry::BOOTSTRAP;
+use ferrofluid_classfile::class::access::*;
+use ferrofluid_classfile::Selection;
+
+const V: &str = "()V";
+
+fn call(kind: CallKind, class: &'static str, name: &'static str) -> CallSite<'static> {
+    CallSite::new(kind, class, name, V)
+}
+
+fn method(name: &'static str, flags: u16, calls: Vec<CallSite<'static>>) -> MethodModel<'static> {
+    MethodModel::new(name, V, flags, calls)
+}
+
+fn config(roots: &[&str], scheme: Scheme) -> PlanConfig {
+    PlanConfig {
+        roots: roots.iter().map(|r| r.parse().unwrap()).collect(),
+        scheme,
+        filter: ClassFilter::default(),
+    }
+}
+
+/// `Class.method` of each id, in batch order.
+fn names(p: &Planner, batch: &Batch) -> Vec<String> {
+    batch
+        .ids()
+        .map(|id| {
+            let m = p.method(id).unwrap();
+            format!("{}.{}", m.class, m.name)
+        })
+        .collect()
+}
+
+/// Plans and names the batch.
+fn planned(p: &mut Planner) -> Vec<String> {
+    let b = p.plan();
+    names(p, &b)
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+fn id(p: &Planner, class: &str, name: &str) -> MethodId {
+    p.id_of(BOOTSTRAP, class, name, V)
+        .unwrap_or_else(|| panic!("{class}.{name} not chosen"))
+}
+
+/// JP Fig. 4: `f` calls `h` and `g`, `g` calls `h`; `main` calls `f`, `unused` calls `h`.
+fn fig4() -> ClassModel<'static> {
+    ClassModel::new(
+        "Fig4",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method(
+                "main",
+                PUBLIC | STATIC,
+                vec![call(CallKind::Static, "Fig4", "f")],
+            ),
+            method(
+                "f",
+                STATIC,
+                vec![
+                    call(CallKind::Static, "Fig4", "h"),
+                    call(CallKind::Static, "Fig4", "g"),
+                ],
+            ),
+            method("g", STATIC, vec![call(CallKind::Static, "Fig4", "h")]),
+            method("h", STATIC, vec![]),
+            method("unused", STATIC, vec![call(CallKind::Static, "Fig4", "h")]),
+        ],
+    )
+}
+
+fn object() -> ClassModel<'static> {
+    ClassModel::new(
+        "java/lang/Object",
+        None,
+        &[],
+        PUBLIC,
+        vec![method("<init>", PUBLIC, vec![])],
+    )
+}
+
+fn loaded(scheme: Scheme, roots: &[&str], classes: &[ClassModel<'static>]) -> (Planner, Batch) {
+    let mut p = Planner::new(config(roots, scheme));
+    for c in classes {
+        assert!(p.add_model(BOOTSTRAP, c));
+    }
+    let b = p.plan();
+    (p, b)
+}
+
+#[test]
+fn lazy_fig4_reveals_callees_at_first_invocation() {
+    let (mut p, b) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
+    assert_eq!(names(&p, &b), ["Fig4.f"]);
+    let b = p.first_invocation(id(&p, "Fig4", "f")).unwrap();
+    assert_eq!(sorted(names(&p, &b)), ["Fig4.g", "Fig4.h"]);
+    assert_eq!(b.classes.len(), 1, "one retransformation for the class");
+    assert!(p.first_invocation(id(&p, "Fig4", "h")).unwrap().is_empty());
+    // g's only callee, h, is instrumented already.
+    assert!(p.first_invocation(id(&p, "Fig4", "g")).unwrap().is_empty());
+    // A second report of the same method changes nothing.
+    assert!(p.first_invocation(id(&p, "Fig4", "g")).unwrap().is_empty());
+    let c = p.counters();
+    assert_eq!((c.instrumented, c.invoked), (3, 3));
+    assert_eq!(
+        p.first_invocation(99).unwrap_err().to_string(),
+        "unknown method id 99"
+    );
+}
+
+#[test]
+fn eager_fig4_instruments_the_closure_at_load() {
+    let (mut p, b) = loaded(Scheme::Eager, &["Fig4::f"], &[object(), fig4()]);
+    assert_eq!(sorted(names(&p, &b)), ["Fig4.f", "Fig4.g", "Fig4.h"]);
+    assert!(p.first_invocation(id(&p, "Fig4", "f")).unwrap().is_empty());
+    assert_eq!((p.counters().instrumented, p.counters().invoked), (3, 1));
+}
+
+#[test]
+fn total_takes_every_method_with_code_that_passes_the_filter() {
+    let mut cfg = config(&["Fig4::f"], Scheme::Total);
+    cfg.filter.exclude.push("java.**".parse().unwrap());
+    let mut p = Planner::new(cfg);
+    p.add_model(BOOTSTRAP, &object());
+    p.add_model(BOOTSTRAP, &fig4());
+    let b = p.plan();
+    assert_eq!(
+        names(&p, &b),
+        ["Fig4.main", "Fig4.f", "Fig4.g", "Fig4.h", "Fig4.unused"]
+    );
+    // No root means the whole program.
+    let (p, b) = loaded(Scheme::Lazy, &[], &[object(), fig4()]);
+    assert_eq!(p.scheme(), Scheme::Total);
+    assert_eq!(b.method_count(), 6);
+}
+
+#[test]
+fn ids_are_dense_and_map_back() {
+    let (p, b) = loaded(Scheme::Eager, &["Fig4::f"], &[object(), fig4()]);
+    let mut ids: Vec<MethodId> = b.ids().collect();
+    ids.sort();
+    assert_eq!(ids, [0, 1, 2]);
+    let f = p.method(0).unwrap();
+    assert_eq!(
+        (f.class, f.name, f.descriptor, f.loader),
+        ("Fig4", "f", V, BOOTSTRAP)
+    );
+    assert_eq!(f.access, STATIC);
+    assert!(!f.invoked);
+    assert!(p.method(3).is_none());
+}
+
+/// `Task` with implementations `A`, `B` loaded and `C` loaded later; `Main.run` calls `Task.go`.
+fn tasks() -> Vec<ClassModel<'static>> {
+    vec![
+        object(),
+        ClassModel::new(
+            "Task",
+            None,
+            &[],
+            PUBLIC | INTERFACE | ABSTRACT,
+            vec![method("go", ABSTRACT | PUBLIC, vec![])],
+        ),
+        ClassModel::new(
+            "Main",
+            Some("java/lang/Object"),
+            &[],
+            PUBLIC,
+            vec![method(
+                "run",
+                STATIC,
+                vec![call(CallKind::Interface, "Task", "go")],
+            )],
+        ),
+        ClassModel::new(
+            "A",
+            Some("java/lang/Object"),
+            &["Task"],
+            PUBLIC,
+            vec![method("go", PUBLIC, vec![])],
+        ),
+        ClassModel::new(
+            "B",
+            Some("java/lang/Object"),
+            &["Task"],
+            PUBLIC,
+            vec![method(
+                "go",
+                PUBLIC,
+                vec![call(CallKind::Static, "Later", "work")],
+            )],
+        ),
+    ]
+}
+
+fn task_c() -> ClassModel<'static> {
+    ClassModel::new(
+        "C",
+        Some("java/lang/Object"),
+        &["Task"],
+        PUBLIC,
+        vec![
+            method("go", PUBLIC, vec![]),
+            method("other", PUBLIC, vec![]),
+        ],
+    )
+}
+
+#[test]
+fn lazy_late_implementation_is_added_when_it_loads() {
+    let (mut p, b) = loaded(Scheme::Lazy, &["Main::run"], &tasks());
+    assert_eq!(names(&p, &b), ["Main.run"]);
+    let b = p.first_invocation(id(&p, "Main", "run")).unwrap();
+    assert_eq!(names(&p, &b), ["A.go", "B.go"]);
+    assert!(p.add_model(BOOTSTRAP, &task_c()));
+    let b = p.plan();
+    assert_eq!(names(&p, &b), ["C.go"]);
+    // B.go calls a class that is not loaded: pending until it is.
+    let b = p.first_invocation(id(&p, "B", "go")).unwrap();
+    assert!(b.is_empty());
+    assert_eq!(p.counters().pending_call_sites, 1);
+    p.add_model(
+        BOOTSTRAP,
+        &ClassModel::new(
+            "Later",
+            None,
+            &[],
+            PUBLIC,
+            vec![
+                method("work", STATIC, vec![]),
+                method("idle", STATIC, vec![]),
+            ],
+        ),
+    );
+    assert_eq!(planned(&mut p), ["Later.work"]);
+    assert_eq!(p.counters().pending_call_sites, 0);
+    assert_eq!((p.counters().instrumented, p.counters().invoked), (5, 2));
+}
+
+#[test]
+fn lazy_class_loaded_before_the_caller_runs_is_found_by_cha() {
+    let mut all = tasks();
+    all.push(task_c());
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &all);
+    let b = p.first_invocation(id(&p, "Main", "run")).unwrap();
+    assert_eq!(names(&p, &b), ["A.go", "B.go", "C.go"]);
+}
+
+#[test]
+fn eager_follows_late_classes_transitively() {
+    let (mut p, b) = loaded(Scheme::Eager, &["Main::run"], &tasks());
+    assert_eq!(sorted(names(&p, &b)), ["A.go", "B.go", "Main.run"]);
+    p.add_model(BOOTSTRAP, &task_c());
+    assert_eq!(planned(&mut p), ["C.go"]);
+    p.add_model(
+        BOOTSTRAP,
+        &ClassModel::new(
+            "Later",
+            None,
+            &[],
+            PUBLIC,
+            vec![
+                method(
+                    "work",
+                    STATIC,
+                    vec![call(CallKind::Static, "Later", "deeper")],
+                ),
+                method("deeper", STATIC, vec![]),
+            ],
+        ),
+    );
+    assert_eq!(sorted(planned(&mut p)), ["Later.deeper", "Later.work"]);
+}
+
+#[test]
+fn root_in_a_class_loaded_later_is_instrumented_when_it_loads() {
+    let (mut p, b) = loaded(Scheme::Lazy, &["com.acme.*::handle*"], &[object()]);
+    assert!(b.is_empty());
+    let server = ClassModel::new(
+        "com/acme/Server",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method("handleGet", PUBLIC, vec![]),
+            method("handlePut", PUBLIC, vec![]),
+            method("start", PUBLIC, vec![]),
+            method("handleAbstract", ABSTRACT, vec![]),
+        ],
+    );
+    p.add_model(BOOTSTRAP, &server);
+    assert_eq!(
+        planned(&mut p),
+        ["com/acme/Server.handleGet", "com/acme/Server.handlePut"]
+    );
+}
+
+#[test]
+fn filters_and_agent_classes_are_never_chosen() {
+    let mut cfg = config(&["*::run"], Scheme::Eager);
+    cfg.filter.exclude.push("lib.**".parse().unwrap());
+    let mut p = Planner::new(cfg);
+    p.add_model(
+        BOOTSTRAP,
+        &ClassModel::new(
+            "app/Main",
+            None,
+            &[],
+            PUBLIC,
+            vec![method(
+                "run",
+                STATIC,
+                vec![
+                    call(CallKind::Static, "lib/Util", "help"),
+                    call(CallKind::Static, "ferrofluid/Hooks", "enter"),
+                ],
+            )],
+        ),
+    );
+    p.add_model(
+        BOOTSTRAP,
+        &ClassModel::new(
+            "lib/Util",
+            None,
+            &[],
+            PUBLIC,
+            vec![
+                method("help", STATIC, vec![]),
+                method("run", STATIC, vec![]),
+            ],
+        ),
+    );
+    p.add_model(
+        BOOTSTRAP,
+        &ClassModel::new(
+            "ferrofluid/Hooks",
+            None,
+            &[],
+            PUBLIC,
+            vec![
+                method("enter", STATIC, vec![]),
+                method("run", STATIC, vec![]),
+            ],
+        ),
+    );
+    assert_eq!(planned(&mut p), ["app/Main.run"]);
+    let err = p.reveal(BOOTSTRAP, "lib/Util", "nope", V).unwrap_err();
+    assert_eq!(err.to_string(), "no loaded method lib/Util.nope()V");
+    assert!(p
+        .reveal(BOOTSTRAP, "lib/Util", "help", V)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn reveal_adds_a_method_seen_running() {
+    let (mut p, _) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
+    let b = p.reveal(BOOTSTRAP, "Fig4", "unused", V).unwrap();
+    assert_eq!(names(&p, &b), ["Fig4.unused"]);
+    assert!(p.reveal(BOOTSTRAP, "Fig4", "unused", V).unwrap().is_empty());
+    // Lazy: its callees come at its first invocation like any other method.
+    let b = p.first_invocation(id(&p, "Fig4", "unused")).unwrap();
+    assert_eq!(names(&p, &b), ["Fig4.h"]);
+}
+
+#[test]
+fn selection_gives_the_class_its_chosen_ids() {
+    let (mut p, _) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
+    p.first_invocation(id(&p, "Fig4", "f")).unwrap();
+    let mut sel = p.selection_for(BOOTSTRAP, "Fig4").unwrap();
+    let site = |name| ferrofluid_classfile::MethodSite {
+        class: "Fig4",
+        name,
+        descriptor: V,
+        access: 0,
+    };
+    assert_eq!(sel.method_id(&site("f")), Some(id(&p, "Fig4", "f")));
+    assert_eq!(sel.method_id(&site("g")), Some(id(&p, "Fig4", "g")));
+    assert_eq!(sel.method_id(&site("main")), None);
+    assert_eq!(sel.method_id(&site("absent")), None);
+    let chosen: Vec<&str> = sel.chosen().into_iter().map(|(_, n, _)| n).collect();
+    assert_eq!(chosen, ["f", "g", "h"]);
+    assert!(p.selection_for(7, "Fig4").is_none());
+}
+
+#[test]
+fn two_loaders_resolve_calls_to_their_own_class() {
+    let mut p = Planner::new(config(&["app.Main::run"], Scheme::Eager));
+    p.set_loader_parent(1, BOOTSTRAP);
+    p.set_loader_parent(2, BOOTSTRAP);
+    for loader in [1, 2] {
+        p.add_model(
+            loader,
+            &ClassModel::new(
+                "app/Main",
+                None,
+                &[],
+                PUBLIC,
+                vec![method(
+                    "run",
+                    STATIC,
+                    vec![call(CallKind::Static, "app/Dep", "work")],
+                )],
+            ),
+        );
+    }
+    p.add_model(
+        1,
+        &ClassModel::new(
+            "app/Dep",
+            None,
+            &[],
+            PUBLIC,
+            vec![method("work", STATIC, vec![])],
+        ),
+    );
+    let b = p.plan();
+    let by_loader: Vec<(LoaderId, String, usize)> = b
+        .classes
+        .iter()
+        .map(|c| (c.loader, c.class.clone(), c.methods.len()))
+        .collect();
+    // Loader 2's Main sees loader 1's Dep only through the by-name fallback.
+    assert_eq!(
+        by_loader,
+        [
+            (1, "app/Main".into(), 1),
+            (2, "app/Main".into(), 1),
+            (1, "app/Dep".into(), 1)
+        ]
+    );
+    assert_eq!(p.counters().pending_call_sites, 1);
+    // Loader 2's own Dep arrives: its call site is followed again, now to that class.
+    p.add_model(
+        2,
+        &ClassModel::new(
+            "app/Dep",
+            None,
+            &[],
+            PUBLIC,
+            vec![method("work", STATIC, vec![])],
+        ),
+    );
+    let b = p.plan();
+    assert_eq!(
+        (b.classes[0].loader, b.classes[0].class.as_str()),
+        (2, "app/Dep")
+    );
+    assert_eq!(p.counters().instrumented, 4);
+    assert_eq!(p.counters().pending_call_sites, 0);
+}
+
+#[test]
+fn scheme_names_round_trip() {
+    for s in [Scheme::Lazy, Scheme::Eager, Scheme::Total] {
+        assert_eq!(s.to_string().parse::<Scheme>(), Ok(s));
+    }
+    assert_eq!(
+        "fast".parse::<Scheme>().unwrap_err().to_string(),
+        "unknown scheme `fast` (expected lazy, eager or total)"
+    );
+}

@@ -1,0 +1,52 @@
+//! The per-class view the class-file engine asks while retransforming a class.
+
+use ferrofluid_classfile::{MethodSite, Selection};
+
+use crate::planner::{MethodId, Planner};
+use crate::registry::ClassId;
+
+/// Selects, in one class, every method the planner has chosen so far, with its id.
+/// Pass it to `ferrofluid_classfile::instrument`; build it with
+/// [`Planner::selection_for`].
+#[derive(Debug, Clone, Copy)]
+pub struct ClassSelection<'p> {
+    planner: &'p Planner,
+    class: ClassId,
+}
+
+impl<'p> ClassSelection<'p> {
+    pub(crate) fn new(planner: &'p Planner, class: ClassId) -> Self {
+        ClassSelection { planner, class }
+    }
+
+    /// The chosen methods of this class and their ids, in declaration order.
+    pub fn chosen(&self) -> Vec<(MethodId, &'p str, &'p str)> {
+        let reg = self.planner.registry();
+        let rec = reg.class(self.class);
+        (0..rec.methods.len() as u32)
+            .filter_map(|index| {
+                let key = crate::registry::MethodKey {
+                    class: self.class,
+                    index,
+                };
+                let id = self.planner.chosen(key)?;
+                let m = reg.method(key);
+                Some((
+                    id,
+                    reg.strings.resolve(m.name),
+                    reg.strings.resolve(m.descriptor),
+                ))
+            })
+            .collect()
+    }
+}
+
+impl Selection for ClassSelection<'_> {
+    fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
+        let reg = self.planner.registry();
+        let name = reg.strings.get(method.name)?;
+        let descriptor = reg.strings.get(method.descriptor)?;
+        let key = reg.declared(self.class, name, descriptor)?;
+        self.planner.chosen(key)
+    }
+}
