@@ -19,6 +19,10 @@ pub enum Command {
     Instrument(commands::instrument::InstrumentArgs),
     /// List the running JVMs you may attach to (pid, main class, JVM version, arguments).
     List(commands::list::ListArgs),
+    /// Load the agent into a running JVM (or reconnect to it) and show its status; --detach to detach.
+    Attach(commands::attach::AttachArgs),
+    /// Start a JVM with the agent loaded from its first class: ferrofluid run [FLAGS] -- java ARGS...
+    Run(commands::run::RunArgs),
     /// Convert a saved JSON profile to text, HTML, folded stacks or JSON.
     Report(commands::report::ReportArgs),
 }

@@ -1,6 +1,5 @@
 //! `ferrofluid list`: the running JVMs this user may attach to, read from their hsperfdata (like `jps -lv`).
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use ferrofluid_attach::JvmInfo;
@@ -16,13 +15,12 @@ pub struct ListArgs {
 /// Runs `ferrofluid list`.
 pub fn run(args: ListArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let jvms = ferrofluid_attach::list_jvms();
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &jvms)?;
-        writeln!(out)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&jvms)? + "\n"
     } else {
-        out.write_all(table(&jvms).as_bytes())?;
-    }
+        table(&jvms)
+    };
+    super::attach::out(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod attach;
 pub mod instrument;
 pub mod list;
 pub mod report;
+pub mod run;
 
 use std::process::ExitCode;
 
@@ -13,6 +15,8 @@ pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match command {
         Command::Instrument(args) => instrument::run(args),
         Command::List(args) => list::run(args),
+        Command::Attach(args) => attach::run(args),
+        Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
     }
 }

@@ -1,0 +1,290 @@
+//! `ferrofluid attach PID`: loads the agent into a running JVM (or reconnects to the agent already in it)
+//! and talks to it over its control socket. Also home of the agent flags shared with `ferrofluid run`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use ferrofluid_attach::VirtualMachine;
+use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
+use ferrofluid_protocol::{AgentOptions, MethodPattern, Scheme};
+
+/// Agent flags, translated one to one into the agent option string (docs/agent-options.md).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AgentFlags {
+    /// Root method of the profiled call subgraph, `pkg.Class::method[(descriptor)]` or `pkg.Class::*`
+    /// (repeatable).
+    #[arg(long, value_name = "METHOD", value_parser = parse_root)]
+    pub root: Vec<MethodPattern>,
+    /// Instrumentation scheme: lazy, eager or total.
+    #[arg(long, value_parser = parse_scheme)]
+    pub scheme: Option<Scheme>,
+    /// File the agent writes the profile to when profiling stops.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Stop profiling after this long (e.g. 30s, 500ms, 2m).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// The agent's log file (in the JVM's file system).
+    #[arg(long, value_name = "PATH")]
+    pub log: Option<PathBuf>,
+    /// The agent's control socket (in the JVM's file system; its directory must be private).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// The agent library (default: libferrofluid_agent.so next to the ferrofluid executable).
+    #[arg(long, value_name = "PATH")]
+    pub agent: Option<PathBuf>,
+}
+
+fn parse_root(s: &str) -> Result<MethodPattern, String> {
+    s.parse().map_err(|()| {
+        "expected `pkg.Class::method`, `pkg.Class::method(descriptor)` or `pkg.Class::*`".into()
+    })
+}
+
+fn parse_scheme(s: &str) -> Result<Scheme, String> {
+    s.parse()
+        .map_err(|()| format!("expected one of {}", Scheme::NAMES.join(", ")))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    ferrofluid_protocol::parse_duration(s)
+        .ok_or_else(|| "expected a whole number with unit ms, s, m or h".into())
+}
+
+impl AgentFlags {
+    /// The options these flags stand for, checked to survive the trip through the option string.
+    pub fn options(&self) -> Result<AgentOptions, ferrofluid_protocol::OptionsError> {
+        let options = AgentOptions {
+            roots: self.root.clone(),
+            scheme: self.scheme.unwrap_or_default(),
+            file: self.file.clone(),
+            duration: self.duration,
+            log: self.log.clone(),
+            socket: self.socket.clone(),
+        };
+        options.validate()?;
+        Ok(options)
+    }
+
+    /// The agent library to load, which must exist.
+    pub fn agent_library(&self) -> Result<PathBuf, String> {
+        let path = match &self.agent {
+            Some(p) => p.clone(),
+            None => std::env::current_exe()
+                .map_err(|e| format!("cannot locate the ferrofluid executable: {e}"))?
+                .with_file_name("libferrofluid_agent.so"),
+        };
+        let path = std::path::absolute(&path).unwrap_or(path);
+        if !path.is_file() {
+            return Err(format!(
+                "agent library {} not found (build it with `cargo build -p ferrofluid-agent` or pass --agent)",
+                path.display()
+            ));
+        }
+        Ok(path)
+    }
+}
+
+/// Arguments of `ferrofluid attach`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach")]
+pub struct AttachArgs {
+    /// Process id of the JVM (see `ferrofluid list`).
+    pub pid: u32,
+    #[command(flatten)]
+    pub flags: AgentFlags,
+    /// Detach the agent after connecting: it removes everything it did and goes dormant.
+    #[arg(long)]
+    pub detach: bool,
+    /// Seconds to wait for the JVM's attach listener.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub timeout: u64,
+}
+
+/// Runs `ferrofluid attach`.
+pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let options = args.flags.options()?;
+    let socket = socket_path(args.pid, options.socket.as_deref())?;
+    let (mut client, how) = match Client::connect(&socket) {
+        Ok(client) => (client, "reconnected to"),
+        Err(_) => {
+            let agent = args.flags.agent_library()?;
+            let vm =
+                VirtualMachine::attach_with_timeout(args.pid, Duration::from_secs(args.timeout))?;
+            vm.load_agent(&agent, &options.to_string())?;
+            let client = Client::connect(&socket).map_err(|e| {
+                format!(
+                    "agent loaded into JVM {}, but its socket {}: {e}",
+                    args.pid,
+                    socket.display()
+                )
+            })?;
+            (client, "attached to")
+        }
+    };
+    out(&format!(
+        "ferrofluid: {how} the agent in JVM {} (agent {})\n",
+        client.pid, client.agent_version
+    ))?;
+    if how == "reconnected to" && options != AgentOptions::default() {
+        eprintln!(
+            "ferrofluid: note: the agent was already running; its options are unchanged (detach first to change them)"
+        );
+    }
+    let request = if args.detach {
+        Request::Detach
+    } else {
+        Request::Status
+    };
+    match client.request(&request)? {
+        Response::Status(status) => out(&format_status(&status))?,
+        Response::Ok => out(&format!(
+            "ferrofluid: detached; the agent in JVM {} is dormant\n",
+            client.pid
+        ))?,
+        Response::Error { message } => return Err(format!("agent: {message}").into()),
+        other => return Err(format!("unexpected agent reply {other:?}").into()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes to stdout; a closed pipe (`ferrofluid attach 1 | head -1`) is not an error.
+pub(crate) fn out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// The agent's socket as seen from here: its path in the JVM's file system, reached through
+/// `/proc/<pid>/root` (so JVMs in containers work too).
+fn socket_path(
+    pid: u32,
+    explicit: Option<&Path>,
+) -> Result<PathBuf, ferrofluid_attach::AttachError> {
+    let info = ferrofluid_attach::procfs::info(pid)
+        .map_err(|_| ferrofluid_attach::AttachError::NoSuchProcess(pid))?;
+    let root = PathBuf::from(format!("/proc/{pid}/root"));
+    Ok(match explicit {
+        Some(p) => root.join(p.strip_prefix("/").unwrap_or(p)),
+        None => control::default_socket_path(&root.join("tmp"), info.nspid),
+    })
+}
+
+fn format_status(s: &Status) -> String {
+    let options = if s.options.is_empty() {
+        "(defaults)"
+    } else {
+        &s.options
+    };
+    format!(
+        "pid:            {}\nJVM:            {}\nagent:          {}\noptions:        {options}\n\
+         collecting:     {}\ninstrumented:   {} classes, {} methods\ndropped events: {}\nattaches:       {}\n",
+        s.pid,
+        s.vm_version,
+        s.agent_version,
+        if s.collecting { "yes" } else { "no" },
+        s.instrumented_classes,
+        s.instrumented_methods,
+        s.dropped_events,
+        s.attach_count
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        flags: AgentFlags,
+    }
+
+    fn options(argv: &[&str]) -> Result<String, String> {
+        let w = Wrapper::try_parse_from(std::iter::once("t").chain(argv.iter().copied()))
+            .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_owned())?;
+        w.flags
+            .options()
+            .map(|o| o.to_string())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn flags_translate_into_the_one_option_grammar() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], ""),
+            (&["--scheme", "lazy"], ""),
+            (
+                &[
+                    "--root",
+                    "com.acme.Foo::bar",
+                    "--root",
+                    "A::*",
+                    "--scheme",
+                    "total",
+                    "--duration",
+                    "90s",
+                    "--file",
+                    "out.json",
+                ],
+                "root=com.acme.Foo::bar,root=A::*,scheme=total,file=out.json,duration=90s",
+            ),
+            (
+                &["--log", "/tmp/a.log", "--socket", "/tmp/ff/s"],
+                "log=/tmp/a.log,socket=/tmp/ff/s",
+            ),
+        ];
+        for (argv, expected) in cases {
+            assert_eq!(options(argv).as_deref(), Ok(*expected), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn bad_flags_are_one_line_errors() {
+        let cases = [
+            (["--scheme", "fast"], "error: invalid value 'fast' for '--scheme <SCHEME>': expected one of lazy, eager, total"),
+            (["--duration", "30"], "error: invalid value '30' for '--duration <DURATION>': expected a whole number with unit ms, s, m or h"),
+            (["--root", "Foo.bar"], "error: invalid value 'Foo.bar' for '--root <METHOD>': expected `pkg.Class::method`, `pkg.Class::method(descriptor)` or `pkg.Class::*`"),
+        ];
+        for (argv, message) in cases {
+            assert_eq!(options(&argv), Err(message.to_owned()));
+        }
+        assert_eq!(
+            options(&["--file", "a,b.json"]),
+            Err("bad value `a,b.json` for agent option `file`: expected a non-empty path without commas".into())
+        );
+    }
+
+    #[test]
+    fn status_is_printed_as_aligned_lines() {
+        let s = Status {
+            pid: 7,
+            vm_version: "17.0.15".into(),
+            agent_version: "0.1.0".into(),
+            attach_count: 2,
+            ..Default::default()
+        };
+        assert_eq!(
+            format_status(&s),
+            "pid:            7\nJVM:            17.0.15\nagent:          0.1.0\noptions:        (defaults)\n\
+             collecting:     no\ninstrumented:   0 classes, 0 methods\ndropped events: 0\nattaches:       2\n"
+        );
+    }
+
+    #[test]
+    fn socket_paths_go_through_the_jvms_root() {
+        let me = std::process::id();
+        assert_eq!(
+            socket_path(me, None).unwrap(),
+            PathBuf::from(format!("/proc/{me}/root/tmp/.ferrofluid-{me}/control.sock"))
+        );
+        assert_eq!(
+            socket_path(me, Some(Path::new("/run/ff/s"))).unwrap(),
+            PathBuf::from(format!("/proc/{me}/root/run/ff/s"))
+        );
+    }
+}

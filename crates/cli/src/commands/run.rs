@@ -1,0 +1,110 @@
+//! `ferrofluid run [FLAGS] -- java ARGS...`: starts a JVM with the agent loaded from its first class.
+
+use std::process::{Command, ExitCode};
+
+use super::attach::AgentFlags;
+
+/// Arguments of `ferrofluid run`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  ferrofluid run --root com.acme.Main::main -- java -cp app.jar com.acme.Main\n  \
+    ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)"
+)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub flags: AgentFlags,
+    /// The command: `java ARGS...`, or any command that starts JVMs.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Runs `ferrofluid run`; exits with the command's exit code.
+pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let options = args.flags.options()?;
+    let agent = args.flags.agent_library()?;
+    let agentpath = agentpath_arg(&agent.display().to_string(), &options.to_string());
+    let mut command = build_command(&args.command, &agentpath);
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run `{}`: {e}", args.command[0]))?;
+    Ok(match status.code() {
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::from(128 + 9), // killed by a signal
+    })
+}
+
+/// `-agentpath:LIB=OPTIONS` (no `=` for empty options).
+fn agentpath_arg(library: &str, options: &str) -> String {
+    if options.is_empty() {
+        format!("-agentpath:{library}")
+    } else {
+        format!("-agentpath:{library}={options}")
+    }
+}
+
+/// For `java`, the agent goes first among its arguments (so it is loaded before anything else); any other
+/// command gets it through `JAVA_TOOL_OPTIONS`, which every JVM it starts reads.
+fn build_command(argv: &[String], agentpath: &str) -> Command {
+    let mut command = Command::new(&argv[0]);
+    let is_java = std::path::Path::new(&argv[0])
+        .file_name()
+        .is_some_and(|n| n == "java");
+    if is_java {
+        command.arg(agentpath);
+    } else {
+        let existing = std::env::var("JAVA_TOOL_OPTIONS").unwrap_or_default();
+        command.env(
+            "JAVA_TOOL_OPTIONS",
+            format!("{agentpath} {existing}").trim_end(),
+        );
+    }
+    command.args(&argv[1..]);
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(c: &Command) -> Vec<String> {
+        std::iter::once(c.get_program())
+            .chain(c.get_args())
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn java_gets_the_agent_as_first_argument() {
+        let a = agentpath_arg("/x/libferrofluid_agent.so", "file=o.json");
+        assert_eq!(a, "-agentpath:/x/libferrofluid_agent.so=file=o.json");
+        let c = build_command(
+            &[
+                "/usr/bin/java".into(),
+                "-cp".into(),
+                ".".into(),
+                "Main".into(),
+            ],
+            &a,
+        );
+        assert_eq!(argv(&c), ["/usr/bin/java", &a, "-cp", ".", "Main"]);
+        assert_eq!(agentpath_arg("/x/l.so", ""), "-agentpath:/x/l.so");
+    }
+
+    #[test]
+    fn other_commands_get_java_tool_options() {
+        let c = build_command(&["./gradlew".into(), "test".into()], "-agentpath:/x/l.so");
+        assert_eq!(argv(&c), ["./gradlew", "test"]);
+        let envs: Vec<_> = c
+            .get_envs()
+            .map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())))
+            .collect();
+        assert_eq!(envs.len(), 1);
+        assert_eq!(envs[0].0, "JAVA_TOOL_OPTIONS");
+        assert!(envs[0]
+            .1
+            .as_ref()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("-agentpath:/x/l.so"));
+    }
+}
