@@ -21,6 +21,15 @@ fn agent_so() -> PathBuf {
     path
 }
 
+/// Removes the agent's private directory (with its log) when the test ends.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn socket_of(pid: u32) -> PathBuf {
     let info = ferrofluid_attach::procfs::info(pid).unwrap();
     default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid)
@@ -79,6 +88,7 @@ fn attach_status_detach_twenty_cycles_leave_the_program_undisturbed() {
     );
     jvm.expect_lines(5);
     assert!(jvm.alive());
+    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
 }
 
 #[test]
@@ -89,6 +99,7 @@ fn requests_are_checked() {
     vm.load_agent(&agent_so(), "scheme=eager,duration=2m")
         .unwrap();
     let socket = socket_of(pid);
+    let _cleanup = RemoveOnDrop(socket.parent().unwrap().to_path_buf());
 
     // Without the handshake every request is refused.
     let mut raw = std::os::unix::net::UnixStream::connect(&socket).unwrap();
@@ -125,6 +136,7 @@ fn option_typo_fails_the_load_and_leaves_the_jvm_alone() {
         other => panic!("expected AgentLoadFailed, got {other:?}"),
     }
     assert!(!socket_of(pid).exists());
+    let _cleanup = RemoveOnDrop(socket_of(pid).parent().unwrap().to_path_buf());
     // The same JVM then takes a correct load. HotSpot unloaded the library after the failed
     // Agent_OnAttach, so this is a fresh copy: attach count 1 shows nothing of the failed one remained.
     vm.load_agent(&agent_so(), "").unwrap();
@@ -225,6 +237,7 @@ fn other_users_cannot_reach_the_socket() {
         .load_agent(&agent_so(), "")
         .unwrap();
     let socket = socket_of(pid);
+    let _cleanup = RemoveOnDrop(socket.parent().unwrap().to_path_buf());
     let out = Command::new("runuser")
         .args(["-u", OTHER_USER, "--"])
         .arg(std::env::current_exe().unwrap())
@@ -242,4 +255,31 @@ fn other_users_cannot_reach_the_socket() {
     let mut client = Client::connect(&socket).unwrap();
     assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
     jvm.expect_lines(3);
+}
+
+const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin";
+
+#[test]
+fn attach_cycles_on_jdk25() {
+    if !Path::new(JDK25).join("java").exists() {
+        eprintln!("skipped: no JDK 25 at {JDK25}");
+        return;
+    }
+    // `env PATH=...` makes the harness's `java` the JDK 25 one (classes compiled by javac 17 run on 25).
+    let path = format!("PATH={JDK25}:/usr/bin:/bin");
+    let mut jvm = Jvm::launch("agent-jdk25", &["env", &path], &[]);
+    let pid = jvm.java_pid();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    assert!(vm.jcmd("VM.version").unwrap().contains("JDK 25"));
+    let socket = socket_of(pid);
+    for cycle in 1..=3u64 {
+        vm.load_agent(&agent_so(), "").unwrap();
+        let mut client = Client::connect(&socket).unwrap();
+        let s = status(&mut client);
+        assert_eq!(s.attach_count, cycle);
+        assert!(s.vm_version.starts_with("25"), "{}", s.vm_version);
+        assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+        jvm.expect_lines(2);
+    }
+    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
 }
