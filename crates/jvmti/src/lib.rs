@@ -8,6 +8,33 @@
 //! - [`ffi_guard`] is the panic policy every `extern "C"` entry point must use.
 //!
 //! `unsafe` is confined to this crate and `ferrofluid-jvmti-sys`; each block says why it is sound.
+//!
+//! The types enforce the JNI rules that matter most. A `JniEnv` belongs to one thread:
+//!
+//! ```compile_fail
+//! fn send<T: Send>(_: T) {}
+//! fn f(env: ferrofluid_jvmti::JniEnv<'_>) { send(env) }
+//! ```
+//!
+//! and a local reference cannot outlive the frame of the `JniEnv` that made it:
+//!
+//! ```compile_fail
+//! use ferrofluid_jvmti::{Class, JavaVm};
+//! fn escape(vm: JavaVm) -> Class<'static> {
+//!     let mut found = None;
+//!     vm.with_attached_thread("t", |env| found = env.find_class("java/lang/String").ok()).unwrap();
+//!     found.unwrap()
+//! }
+//! ```
+//!
+//! while the environment and method IDs may be shared between threads:
+//!
+//! ```
+//! fn shared<T: Send + Sync + Copy>() {}
+//! shared::<ferrofluid_jvmti::Jvmti>();
+//! shared::<ferrofluid_jvmti::MethodId>();
+//! shared::<ferrofluid_jvmti::JavaVm>();
+//! ```
 
 #![allow(unsafe_code)]
 
