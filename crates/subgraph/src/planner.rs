@@ -457,6 +457,10 @@ impl Planner {
     /// Chooses every possible target of `call` made from code of `loader`.
     fn follow(&mut self, loader: LoaderId, call: Call) {
         let (class, name, descriptor) = self.registry.reference(call.target);
+        if self.registry.strings.resolve(class).starts_with('[') {
+            // `array.clone()`: no class to load, no bytecode to instrument.
+            return;
+        }
         if call.kind.is_virtual() {
             self.reachable_virtual
                 .entry(class)

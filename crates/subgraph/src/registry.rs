@@ -4,7 +4,7 @@
 //! A name used by a class (its supertypes, its call targets) is resolved the way the
 //! agent can see it without running Java code: first among the classes defined by the
 //! class's own loader, then by each parent the agent reported
-//! ([`Registry::set_loader_parent`]), then the bootstrap loader; failing that, the first
+//! ([`crate::Planner::set_loader_parent`]), then the bootstrap loader; failing that, the first
 //! class of that name defined by any loader. Child-first loaders and loaders that
 //! delegate sideways are thus approximated by name, which can only add methods.
 

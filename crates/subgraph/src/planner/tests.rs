@@ -470,3 +470,27 @@ fn scheme_names_round_trip() {
         "unknown scheme `fast` (expected lazy, eager or total)"
     );
 }
+
+#[test]
+fn array_clone_is_not_a_pending_class() {
+    let main = ClassModel::new(
+        "Main",
+        None,
+        &[],
+        PUBLIC,
+        vec![MethodModel::new(
+            "run",
+            V,
+            STATIC,
+            vec![CallSite::new(
+                CallKind::Virtual,
+                "[I",
+                "clone",
+                "()Ljava/lang/Object;",
+            )],
+        )],
+    );
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &[main]);
+    assert!(p.first_invocation(0).unwrap().is_empty());
+    assert_eq!(p.counters().pending_call_sites, 0);
+}
