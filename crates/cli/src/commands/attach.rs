@@ -127,7 +127,12 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         "ferrofluid: {how} the agent in JVM {} (agent {})\n",
         client.pid, client.agent_version
     ))?;
-    if how == "reconnected to" && options != AgentOptions::default() {
+    // `--socket` only says where to find the agent; any other option would have needed a fresh load.
+    let wanted = AgentOptions {
+        socket: None,
+        ..options.clone()
+    };
+    if how == "reconnected to" && wanted != AgentOptions::default() {
         eprintln!(
             "ferrofluid: note: the agent was already running; its options are unchanged (detach first to change them)"
         );

@@ -1,5 +1,6 @@
 //! `ferrofluid run [FLAGS] -- java ARGS...`: starts a JVM with the agent loaded from its first class.
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitCode};
 
 use super::attach::AgentFlags;
@@ -27,10 +28,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let status = command
         .status()
         .map_err(|e| format!("cannot run `{}`: {e}", args.command[0]))?;
-    Ok(match status.code() {
-        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        None => ExitCode::from(128 + 9), // killed by a signal
-    })
+    // Like a shell: the command's code, or 128 + the signal that killed it.
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
 /// `-agentpath:LIB=OPTIONS` (no `=` for empty options).
