@@ -10,7 +10,12 @@ use std::time::{Duration, Instant};
 
 use ferrofluid_jvmti::{ffi_guard, sys, Class, Error, JavaVm, JniEnv, Jvmti};
 
-const LIBJVM: &str = "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so";
+/// `$JAVA_HOME/lib/server/libjvm.so`, by default the JDK 17 these bindings were generated from.
+fn libjvm() -> String {
+    let home =
+        std::env::var("JAVA_HOME").unwrap_or_else(|_| "/usr/lib/jvm/java-17-openjdk-amd64".into());
+    format!("{home}/lib/server/libjvm.so")
+}
 
 type CreateJavaVm =
     unsafe extern "C" fn(*mut *mut sys::JavaVM, *mut *mut c_void, *mut c_void) -> sys::jint;
@@ -22,11 +27,11 @@ fn vm() -> JavaVm {
     *VM.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let path = CString::new(LIBJVM).unwrap();
+            let path = CString::new(libjvm()).unwrap();
             // SAFETY: dlopen/dlsym of the JDK's libjvm with a valid path and symbol name.
             let create: CreateJavaVm = unsafe {
                 let lib = libc::dlopen(path.as_ptr(), libc::RTLD_NOW);
-                assert!(!lib.is_null(), "cannot load {LIBJVM}");
+                assert!(!lib.is_null(), "cannot load {}", libjvm());
                 let sym = libc::dlsym(lib, c"JNI_CreateJavaVM".as_ptr());
                 assert!(!sym.is_null());
                 std::mem::transmute::<*mut c_void, CreateJavaVm>(sym)
