@@ -10,7 +10,7 @@
 //! - [`Planner::reveal`]: a method was found running that static analysis could not
 //!   see (reflection, method handles, native callbacks).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -181,12 +181,13 @@ pub struct Planner {
     /// Call sites already followed, by the class their reference resolved to: CHA over
     /// later classes is done by `reachable_virtual`, so a site needs following only once.
     followed: HashSet<(ClassId, Call)>,
-    /// Call sites whose class is not loaded, by that class's name.
-    pending: HashMap<Sym, HashSet<(LoaderId, Call)>>,
+    /// Call sites whose class is not loaded, by that class's name. (Ordered sets keep
+    /// the order of ids, and so of batches, the same from run to run.)
+    pending: HashMap<Sym, BTreeSet<(LoaderId, Call)>>,
     pending_count: usize,
     /// Virtual methods `(name, descriptor)` called on a class of this name: overrides in
     /// subclasses loaded later are reachable too.
-    reachable_virtual: HashMap<Sym, HashSet<(Sym, Sym)>>,
+    reachable_virtual: HashMap<Sym, BTreeSet<(Sym, Sym)>>,
     /// Registered classes not yet planned.
     unplanned: Vec<ClassId>,
     /// Chosen but not scanned yet (eager).
@@ -383,19 +384,22 @@ impl Planner {
             return;
         }
         let name = self.registry.class(cid).name;
-        for key in keys {
-            let rec = self.registry.method(key);
-            let s = |sym| self.registry.strings.resolve(sym);
-            let (class, method, descriptor) = (s(name), s(rec.name), s(rec.descriptor));
-            if self
-                .config
-                .roots
-                .iter()
-                .any(|p| p.matches(class, method, descriptor))
-            {
-                self.select(key);
-            }
-        }
+        let class = self.registry.strings.resolve(name);
+        let roots: Vec<&MethodPattern> = self
+            .config
+            .roots
+            .iter()
+            .filter(|p| p.class().matches(class))
+            .collect();
+        let matching: Vec<MethodKey> = keys
+            .filter(|&key| {
+                let rec = self.registry.method(key);
+                let s = |sym| self.registry.strings.resolve(sym);
+                let (method, descriptor) = (s(rec.name), s(rec.descriptor));
+                roots.iter().any(|p| p.matches(class, method, descriptor))
+            })
+            .collect();
+        matching.into_iter().for_each(|k| self.select(k));
         // Call sites that named this class before it was loaded.
         if let Some(sites) = self.pending.remove(&name) {
             self.pending_count -= sites.len();

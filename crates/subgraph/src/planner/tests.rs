@@ -494,3 +494,9 @@ fn array_clone_is_not_a_pending_class() {
     assert!(p.first_invocation(0).unwrap().is_empty());
     assert_eq!(p.counters().pending_call_sites, 0);
 }
+
+#[test]
+fn planner_can_live_behind_a_mutex_in_a_static() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Planner>();
+}
