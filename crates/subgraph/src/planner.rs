@@ -17,7 +17,7 @@ use std::str::FromStr;
 use crate::cha;
 use crate::error::SubgraphError;
 use crate::intern::Sym;
-use crate::model::ClassModel;
+use crate::model::{CallKind, ClassModel};
 use crate::pattern::{ClassFilter, MethodPattern};
 use crate::registry::{Call, ClassId, LoaderId, MethodKey, Registry, RegistryStats};
 
@@ -188,6 +188,8 @@ pub struct Planner {
     /// Virtual methods `(name, descriptor)` called on a class of this name: overrides in
     /// subclasses loaded later are reachable too.
     reachable_virtual: HashMap<Sym, BTreeSet<(Sym, Sym)>>,
+    /// Whether each root pattern matched a method of a loaded class.
+    root_hits: Vec<bool>,
     /// Registered classes not yet planned.
     unplanned: Vec<ClassId>,
     /// Chosen but not scanned yet (eager).
@@ -199,6 +201,7 @@ pub struct Planner {
 impl Planner {
     /// A planner with nothing loaded.
     pub fn new(config: PlanConfig) -> Self {
+        let root_hits = vec![false; config.roots.len()];
         Planner {
             scheme: config.effective_scheme(),
             config,
@@ -212,6 +215,7 @@ impl Planner {
             pending: HashMap::new(),
             pending_count: 0,
             reachable_virtual: HashMap::new(),
+            root_hits,
             unplanned: Vec::new(),
             work: Vec::new(),
             out: BTreeMap::new(),
@@ -341,6 +345,18 @@ impl Planner {
         })
     }
 
+    /// Root patterns that have not matched any method of a loaded class yet (worth a
+    /// warning: a typo, or a class not loaded so far).
+    pub fn unmatched_roots(&self) -> Vec<&MethodPattern> {
+        self.config
+            .roots
+            .iter()
+            .zip(&self.root_hits)
+            .filter(|(_, &hit)| !hit)
+            .map(|(p, _)| p)
+            .collect()
+    }
+
     /// Whether the agent reported `id` as invoked.
     pub fn is_invoked(&self, id: MethodId) -> bool {
         self.invoked.get(id as usize).copied().unwrap_or(false)
@@ -385,21 +401,28 @@ impl Planner {
         }
         let name = self.registry.class(cid).name;
         let class = self.registry.strings.resolve(name);
-        let roots: Vec<&MethodPattern> = self
-            .config
-            .roots
-            .iter()
-            .filter(|p| p.class().matches(class))
+        let roots: Vec<usize> = (0..self.config.roots.len())
+            .filter(|&i| self.config.roots[i].class().matches(class))
             .collect();
-        let matching: Vec<MethodKey> = keys
-            .filter(|&key| {
-                let rec = self.registry.method(key);
-                let s = |sym| self.registry.strings.resolve(sym);
-                let (method, descriptor) = (s(rec.name), s(rec.descriptor));
-                roots.iter().any(|p| p.matches(class, method, descriptor))
-            })
-            .collect();
-        matching.into_iter().for_each(|k| self.select(k));
+        let mut matching = Vec::new();
+        for key in keys {
+            let rec = self.registry.method(key);
+            let s = |sym| self.registry.strings.resolve(sym);
+            let (method, descriptor) = (s(rec.name), s(rec.descriptor));
+            let mut hit = false;
+            for &i in &roots {
+                if self.config.roots[i].matches(class, method, descriptor) {
+                    self.root_hits[i] = true;
+                    hit = true;
+                }
+            }
+            if hit {
+                matching.push(key);
+            }
+        }
+        for key in matching {
+            self.select_root(key);
+        }
         // Call sites that named this class before it was loaded.
         if let Some(sites) = self.pending.remove(&name) {
             self.pending_count -= sites.len();
@@ -419,6 +442,25 @@ impl Planner {
                 .collect();
             found.into_iter().for_each(|k| self.select(k));
         }
+    }
+
+    /// Chooses a method matching a root. An abstract root (an interface or abstract
+    /// method) stands for its implementations: those loaded now and later.
+    fn select_root(&mut self, key: MethodKey) {
+        let rec = self.registry.method(key);
+        if rec.has_code() || !rec.is_virtual() {
+            self.select(key);
+            return;
+        }
+        let class = self.registry.class(key.class);
+        let kind = if class.is_interface() {
+            CallKind::Interface
+        } else {
+            CallKind::Virtual
+        };
+        let (loader, target) = (class.loader, (class.name, rec.name, rec.descriptor));
+        let target = self.registry.reference_to(target);
+        self.follow(loader, Call { kind, target });
     }
 
     /// Chooses `key` if allowed and new.

@@ -218,6 +218,11 @@ impl Registry {
             self.strings.intern(name),
             self.strings.intern(descriptor),
         );
+        self.reference_to(key)
+    }
+
+    /// The reference `(class, name, descriptor)`, interned.
+    pub(crate) fn reference_to(&mut self, key: (Sym, Sym, Sym)) -> RefId {
         if let Some(&id) = self.ref_ids.get(&key) {
             return id;
         }

@@ -500,3 +500,19 @@ fn planner_can_live_behind_a_mutex_in_a_static() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Planner>();
 }
+
+#[test]
+fn abstract_root_stands_for_its_implementations_now_and_later() {
+    let mut cfg = config(&["Task::go", "Nowhere::run"], Scheme::Lazy);
+    cfg.roots.push("Main::r*".parse().unwrap());
+    let mut p = Planner::new(cfg);
+    assert_eq!(p.unmatched_roots().len(), 3);
+    for c in tasks() {
+        p.add_model(BOOTSTRAP, &c);
+    }
+    assert_eq!(planned(&mut p), ["Main.run", "A.go", "B.go"]);
+    let unmatched: Vec<String> = p.unmatched_roots().iter().map(|r| r.to_string()).collect();
+    assert_eq!(unmatched, ["Nowhere::run"]);
+    p.add_model(BOOTSTRAP, &task_c());
+    assert_eq!(planned(&mut p), ["C.go"]);
+}
