@@ -15,7 +15,51 @@ use std::io::{self, Read, Write};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::options::{MethodPattern, Scheme};
+use crate::options::{ClassPattern, MethodPattern, Scheme};
+
+/// Serde through `Display`/`FromStr`, so patterns are written in their one grammar.
+mod as_string {
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        String::deserialize(d)?.parse().map_err(D::Error::custom)
+    }
+}
+
+mod as_strings {
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Display, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(ToString::to_string))
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<Vec<T>, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        Vec::<String>::deserialize(d)?
+            .into_iter()
+            .map(|s| s.parse().map_err(D::Error::custom))
+            .collect()
+    }
+}
 
 /// Version of the messages below.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -30,9 +74,17 @@ pub enum Request {
     Hello { version: u32 },
     /// What the agent is doing.
     Status,
-    /// Instrument the call subgraph of `roots` with `scheme` (replaces any previous selection).
+    /// Instrument the call subgraph of `roots` with `scheme`, limited to classes passing `include`/
+    /// `exclude` (replaces any previous selection). Patterns travel as their canonical strings
+    /// (`com.acme.Foo::bar`), the scheme as its name.
     Instrument {
+        #[serde(with = "as_strings")]
         roots: Vec<MethodPattern>,
+        #[serde(with = "as_strings")]
+        include: Vec<ClassPattern>,
+        #[serde(with = "as_strings")]
+        exclude: Vec<ClassPattern>,
+        #[serde(with = "as_string")]
         scheme: Scheme,
     },
     /// Restore every instrumented class to its original bytes.
@@ -224,6 +276,8 @@ mod tests {
             Request::Status,
             Request::Instrument {
                 roots: vec!["com.acme.Foo::bar(I)V".parse().unwrap()],
+                include: vec!["com.acme.**".parse().unwrap()],
+                exclude: vec![],
                 scheme: Scheme::Eager,
             },
             Request::Deinstrument,
@@ -261,7 +315,7 @@ mod tests {
         let instrument = serde_json::to_string(&requests[2]).unwrap();
         assert_eq!(
             instrument,
-            r#"{"type":"instrument","roots":[{"class":"com.acme.Foo","method":"bar","descriptor":"(I)V"}],"scheme":"eager"}"#
+            r#"{"type":"instrument","roots":["com.acme.Foo::bar(I)V"],"include":["com.acme.**"],"exclude":[],"scheme":"eager"}"#
         );
     }
 
@@ -301,6 +355,13 @@ mod tests {
             read_frame::<_, Request>(&mut truncated.as_slice()),
             Err(FrameError::Io(_))
         ));
+        // A pattern that does not parse is a malformed message, named.
+        let body =
+            br#"{"type":"instrument","roots":["nope"],"include":[],"exclude":[],"scheme":"lazy"}"#;
+        let mut bad_root = (body.len() as u32).to_be_bytes().to_vec();
+        bad_root.extend_from_slice(body);
+        let err = read_frame::<_, Request>(&mut bad_root.as_slice()).unwrap_err();
+        assert!(err.to_string().contains("invalid pattern `nope`"), "{err}");
         // Fields added later by a newer peer are ignored.
         let mut newer = Vec::new();
         let body = br#"{"type":"hello","version":1,"features":["x"]}"#;

@@ -12,4 +12,7 @@ mod duration;
 mod options;
 
 pub use duration::{format_duration, parse_duration};
-pub use options::{AgentOptions, MethodPattern, OptionsError, Scheme, KEYS};
+pub use ferrofluid_subgraph::PatternError;
+pub use options::{
+    AgentOptions, ClassFilter, ClassPattern, MethodPattern, OptionsError, Scheme, KEYS,
+};

@@ -3,138 +3,43 @@
 //! `FromStr` and `Display` are inverse: `s.parse::<AgentOptions>()?.to_string()` is the canonical form of
 //! `s`, and parsing a canonical form gives back the same value. Values can therefore contain neither `,`
 //! nor a leading/trailing space; paths with commas are rejected with an error saying so.
+//!
+//! Root methods and class filters use the pattern grammar of `ferrofluid-subgraph` (`docs/subgraph.md`),
+//! so what the planner accepts and what the agent is told are one language.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+pub use ferrofluid_subgraph::{ClassFilter, ClassPattern, MethodPattern, Scheme};
 
 use crate::duration::{format_duration, parse_duration};
 
 /// Every accepted key, in the canonical order `Display` writes them.
-pub const KEYS: &[&str] = &["root", "scheme", "file", "duration", "log", "socket"];
+pub const KEYS: &[&str] = &[
+    "root", "include", "exclude", "scheme", "file", "duration", "log", "socket",
+];
 
 /// Parsed agent options. `Default` is the empty option string: no roots (nothing instrumented until the
-/// tool asks), lazy scheme, no output file, no time limit, default log and socket locations.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// tool asks), no class filter, lazy scheme, no output file, no time limit, default log and socket.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AgentOptions {
-    /// Root methods of the profiled call subgraph (`root=` may be given several times). If any is given
-    /// the agent starts instrumenting at load.
+    /// Root methods of the profiled call subgraph (`root=` may be repeated). If any is given the
+    /// agent starts instrumenting at load.
     pub roots: Vec<MethodPattern>,
-    /// How the call subgraph under the roots is instrumented.
+    /// Classes that may be instrumented (`include=`/`exclude=`, each repeatable).
+    pub filter: ClassFilter,
+    /// How the call subgraph under the roots is revealed.
     pub scheme: Scheme,
     /// Where the agent writes the profile when profiling stops (JSON).
     pub file: Option<PathBuf>,
     /// Stop profiling this long after it started.
     pub duration: Option<Duration>,
-    /// The agent's log file (default: `agent.log` in the agent's private directory).
+    /// The agent's log file (default: `agent.log` beside the control socket).
     pub log: Option<PathBuf>,
-    /// Path of the control socket (default: `control.sock` in a fresh private directory under /tmp).
+    /// Path of the control socket (default: `/tmp/.ferrofluid-<pid>/control.sock`).
     pub socket: Option<PathBuf>,
-}
-
-/// JFluid's instrumentation schemes for the call subgraph of the roots.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    /// Instrument a method when it is first reached from a root (JFluid's default).
-    #[default]
-    Lazy,
-    /// Instrument everything statically reachable from the roots up front.
-    Eager,
-    /// Instrument every method of every loaded class.
-    Total,
-}
-
-impl Scheme {
-    pub const NAMES: &'static [&'static str] = &["lazy", "eager", "total"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Lazy => "lazy",
-            Scheme::Eager => "eager",
-            Scheme::Total => "total",
-        }
-    }
-}
-
-impl FromStr for Scheme {
-    type Err = ();
-
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s {
-            "lazy" => Ok(Scheme::Lazy),
-            "eager" => Ok(Scheme::Eager),
-            "total" => Ok(Scheme::Total),
-            _ => Err(()),
-        }
-    }
-}
-
-/// A method selected by class (binary name, dots) and method name, optionally narrowed by descriptor:
-/// `com.acme.Foo::bar`, `com.acme.Foo::bar(I)V`, `com.acme.Foo::*` (every method of the class).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct MethodPattern {
-    pub class: String,
-    /// A method name, `<init>`, or `*`.
-    pub method: String,
-    pub descriptor: Option<String>,
-}
-
-impl MethodPattern {
-    /// Whether this pattern selects the method `name` with `descriptor` of class `class` (binary name
-    /// with dots).
-    pub fn matches(&self, class: &str, name: &str, descriptor: &str) -> bool {
-        self.class == class
-            && (self.method == "*" || self.method == name)
-            && self.descriptor.as_deref().is_none_or(|d| d == descriptor)
-    }
-}
-
-impl FromStr for MethodPattern {
-    type Err = ();
-
-    fn from_str(s: &str) -> Result<Self, ()> {
-        let (class, rest) = s.split_once("::").ok_or(())?;
-        let (method, descriptor) = match rest.find('(') {
-            Some(i) => (&rest[..i], Some(&rest[i..])),
-            None => (rest, None),
-        };
-        let identifier = |p: &str| {
-            !p.is_empty()
-                && !p.starts_with(|c: char| c.is_ascii_digit())
-                && p.chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-        };
-        let class_ok = class.split('.').all(identifier);
-        let method_ok =
-            method == "*" || method == "<init>" || method == "<clinit>" || identifier(method);
-        let descriptor_ok = descriptor.is_none_or(|d| {
-            d.len() >= 3 && d.contains(')') && !d.contains(|c: char| c.is_whitespace() || c == '.')
-        });
-        if !(class_ok && method_ok && descriptor_ok) {
-            return Err(());
-        }
-        Ok(MethodPattern {
-            class: class.to_owned(),
-            method: method.to_owned(),
-            descriptor: descriptor.map(str::to_owned),
-        })
-    }
-}
-
-impl fmt::Display for MethodPattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}::{}{}",
-            self.class,
-            self.method,
-            self.descriptor.as_deref().unwrap_or("")
-        )
-    }
 }
 
 /// Why an option string was rejected. Messages name the key and what it accepts.
@@ -144,25 +49,19 @@ pub enum OptionsError {
     UnknownKey { key: String },
     #[error("agent option `{key}` needs a value: `{key}=...`")]
     MissingValue { key: String },
-    #[error("bad value `{value}` for agent option `{key}`: expected {expected}")]
+    #[error("bad value `{value}` for agent option `{key}`: {reason}")]
     BadValue {
         key: &'static str,
         value: String,
-        expected: &'static str,
+        reason: String,
     },
     #[error("agent option `{key}` given twice")]
     Duplicate { key: &'static str },
 }
 
-/// What each key accepts, for error messages (and the documentation).
-fn expected(key: &str) -> &'static str {
-    match key {
-        "root" => "a method `package.Class::method`, `package.Class::method(descriptor)` or `package.Class::*`",
-        "scheme" => "one of lazy, eager, total",
-        "duration" => "a positive whole number with unit ms, s, m or h (e.g. 30s)",
-        _ => "a non-empty path without commas",
-    }
-}
+const PATH_REASON: &str = "expected a non-empty path without commas";
+const DURATION_REASON: &str = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
+const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 
 /// ` (did you mean `scheme`?)` for a key within two edits of an accepted one.
 fn suggestion(key: &str) -> String {
@@ -208,34 +107,52 @@ impl FromStr for AgentOptions {
                     key: key.to_owned(),
                 });
             }
-            let bad = || OptionsError::BadValue {
+            let bad = |reason: String| OptionsError::BadValue {
                 key,
                 value: value.to_owned(),
-                expected: expected(key),
+                reason,
             };
+            let untrimmed = value.trim() != value;
             let path = |slot: &mut Option<PathBuf>| {
                 if slot.is_some() {
                     return Err(OptionsError::Duplicate { key });
                 }
-                if value.trim() != value {
-                    return Err(bad());
+                if untrimmed {
+                    return Err(bad(PATH_REASON.into()));
                 }
                 *slot = Some(PathBuf::from(value));
                 Ok(())
             };
+            // The pattern parser trims; a value with edge spaces would not round-trip.
+            let pattern_reason = |e: ferrofluid_subgraph::PatternError| e.kind.to_string();
             match key {
-                "root" => opts.roots.push(value.parse().map_err(|()| bad())?),
+                "root" if untrimmed => return Err(bad("leading or trailing space".into())),
+                "root" => opts
+                    .roots
+                    .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
+                "include" | "exclude" => {
+                    if untrimmed {
+                        return Err(bad("leading or trailing space".into()));
+                    }
+                    let p: ClassPattern = value.parse().map_err(|e| bad(pattern_reason(e)))?;
+                    if key == "include" {
+                        opts.filter.include.push(p);
+                    } else {
+                        opts.filter.exclude.push(p);
+                    }
+                }
                 "scheme" => {
                     if std::mem::replace(&mut seen_scheme, true) {
                         return Err(OptionsError::Duplicate { key });
                     }
-                    opts.scheme = value.parse().map_err(|()| bad())?;
+                    opts.scheme = value.parse().map_err(|_| bad(SCHEME_REASON.into()))?;
                 }
                 "duration" => {
                     if opts.duration.is_some() {
                         return Err(OptionsError::Duplicate { key });
                     }
-                    opts.duration = Some(parse_duration(value).ok_or_else(bad)?);
+                    opts.duration =
+                        Some(parse_duration(value).ok_or_else(|| bad(DURATION_REASON.into()))?);
                 }
                 "file" => path(&mut opts.file)?,
                 "log" => path(&mut opts.log)?,
@@ -251,6 +168,8 @@ impl fmt::Display for AgentOptions {
     /// The canonical form: keys in [`KEYS`] order, defaults omitted.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut items: Vec<String> = self.roots.iter().map(|r| format!("root={r}")).collect();
+        items.extend(self.filter.include.iter().map(|p| format!("include={p}")));
+        items.extend(self.filter.exclude.iter().map(|p| format!("exclude={p}")));
         if self.scheme != Scheme::default() {
             items.push(format!("scheme={}", self.scheme.name()));
         }
@@ -280,7 +199,7 @@ impl AgentOptions {
                 _ => Err(OptionsError::BadValue {
                     key,
                     value: p.display().to_string(),
-                    expected: expected(key),
+                    reason: PATH_REASON.into(),
                 }),
             },
             None => Ok(()),
@@ -295,12 +214,12 @@ impl AgentOptions {
 mod tests {
     use super::*;
 
-    fn root(class: &str, method: &str, descriptor: Option<&str>) -> MethodPattern {
-        MethodPattern {
-            class: class.into(),
-            method: method.into(),
-            descriptor: descriptor.map(Into::into),
-        }
+    fn root(s: &str) -> MethodPattern {
+        s.parse().unwrap()
+    }
+
+    fn class(s: &str) -> ClassPattern {
+        s.parse().unwrap()
     }
 
     /// (input, parsed value, canonical form)
@@ -313,25 +232,38 @@ mod tests {
             (
                 "root=com.acme.Foo::bar,scheme=eager,file=out.json,duration=30s,log=/tmp/x.log,socket=/tmp/ff/s",
                 AgentOptions {
-                    roots: vec![root("com.acme.Foo", "bar", None)],
+                    roots: vec![root("com.acme.Foo::bar")],
                     scheme: Scheme::Eager,
                     file: Some("out.json".into()),
                     duration: Some(Duration::from_secs(30)),
                     log: Some("/tmp/x.log".into()),
                     socket: Some("/tmp/ff/s".into()),
+                    ..d()
                 },
                 "root=com.acme.Foo::bar,scheme=eager,file=out.json,duration=30s,log=/tmp/x.log,socket=/tmp/ff/s",
             ),
             (
-                "socket=/s,root=A::*,root=p.B$Inner::<init>(ILjava/lang/String;)V,scheme=total,duration=1500ms",
+                "socket=/s,exclude=java.**,root=A::*,include=com.acme.**,root=p.B$Inner::<init>(ILjava/lang/String;)V,\
+                 scheme=total,duration=1500ms,exclude=jdk.**",
                 AgentOptions {
-                    roots: vec![root("A", "*", None), root("p.B$Inner", "<init>", Some("(ILjava/lang/String;)V"))],
+                    roots: vec![root("A::*"), root("p.B$Inner::<init>(ILjava/lang/String;)V")],
+                    filter: ClassFilter {
+                        include: vec![class("com.acme.**")],
+                        exclude: vec![class("java.**"), class("jdk.**")],
+                    },
                     scheme: Scheme::Total,
                     duration: Some(Duration::from_millis(1500)),
                     socket: Some("/s".into()),
                     ..d()
                 },
-                "root=A::*,root=p.B$Inner::<init>(ILjava/lang/String;)V,scheme=total,duration=1500ms,socket=/s",
+                "root=A::*,root=p.B$Inner::<init>(ILjava/lang/String;)V,include=com.acme.**,exclude=java.**,\
+                 exclude=jdk.**,scheme=total,duration=1500ms,socket=/s",
+            ),
+            // Internal names are accepted and printed in the Java spelling.
+            (
+                "root=com/acme/Foo::bar",
+                AgentOptions { roots: vec![root("com.acme.Foo::bar")], ..d() },
+                "root=com.acme.Foo::bar",
             ),
             ("duration=120s", AgentOptions { duration: Some(Duration::from_secs(120)), ..d() }, "duration=2m"),
         ]
@@ -354,20 +286,35 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
+        let keys = "accepted: root, include, exclude, scheme, file, duration, log, socket";
         let cases = [
-            ("sceme=lazy", "unknown agent option `sceme` (did you mean `scheme`?); accepted: root, scheme, file, duration, log, socket"),
-            ("verbose", "unknown agent option `verbose`; accepted: root, scheme, file, duration, log, socket"),
-            ("file=", "agent option `file` needs a value: `file=...`"),
-            ("root", "agent option `root` needs a value: `root=...`"),
-            ("scheme=fast", "bad value `fast` for agent option `scheme`: expected one of lazy, eager, total"),
-            ("duration=30", "bad value `30` for agent option `duration`: expected a positive whole number with unit ms, s, m or h (e.g. 30s)"),
-            ("root=com.acme.Foo.bar", "bad value `com.acme.Foo.bar` for agent option `root`: expected a method `package.Class::method`, `package.Class::method(descriptor)` or `package.Class::*`"),
-            ("root=com/acme/Foo::bar", "bad value `com/acme/Foo::bar` for agent option `root`: expected a method `package.Class::method`, `package.Class::method(descriptor)` or `package.Class::*`"),
-            ("root=Foo::bar(I", "bad value `Foo::bar(I` for agent option `root`: expected a method `package.Class::method`, `package.Class::method(descriptor)` or `package.Class::*`"),
-            ("file= out.json", "bad value ` out.json` for agent option `file`: expected a non-empty path without commas"),
-            ("file=a,file=b", "agent option `file` given twice"),
-            ("scheme=lazy,scheme=eager", "agent option `scheme` given twice"),
-            ("duration=1s,duration=2s", "agent option `duration` given twice"),
+            ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
+            ("verbose", format!("unknown agent option `verbose`; {keys}")),
+            ("file=", "agent option `file` needs a value: `file=...`".into()),
+            ("root", "agent option `root` needs a value: `root=...`".into()),
+            ("scheme=fast", "bad value `fast` for agent option `scheme`: expected one of lazy, eager, total".into()),
+            (
+                "duration=30",
+                "bad value `30` for agent option `duration`: expected a positive whole number with unit ms, s, m or h (e.g. 30s)".into(),
+            ),
+            (
+                "root=com.acme.Foo.bar",
+                "bad value `com.acme.Foo.bar` for agent option `root`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into(),
+            ),
+            (
+                "root=Foo::bar(I",
+                "bad value `Foo::bar(I` for agent option `root`: `(I` is not a method descriptor such as (ILjava/lang/String;)V".into(),
+            ),
+            (" root=A::b", format!("unknown agent option ` root` (did you mean `root`?); {keys}")),
+            ("root= A::b", "bad value ` A::b` for agent option `root`: leading or trailing space".into()),
+            (
+                "exclude=java..lang",
+                "bad value `java..lang` for agent option `exclude`: empty package or class name between separators".into(),
+            ),
+            ("file= out.json", "bad value ` out.json` for agent option `file`: expected a non-empty path without commas".into()),
+            ("file=a,file=b", "agent option `file` given twice".into()),
+            ("scheme=lazy,scheme=eager", "agent option `scheme` given twice".into()),
+            ("duration=1s,duration=2s", "agent option `duration` given twice".into()),
         ];
         for (input, message) in cases {
             let err = input.parse::<AgentOptions>().unwrap_err();
@@ -385,15 +332,5 @@ mod tests {
             opts.validate().unwrap_err().to_string(),
             "bad value `a,b.json` for agent option `file`: expected a non-empty path without commas"
         );
-    }
-
-    #[test]
-    fn patterns_match_methods() {
-        let any = root("com.acme.Foo", "*", None);
-        let exact = root("com.acme.Foo", "bar", Some("(I)V"));
-        assert!(any.matches("com.acme.Foo", "baz", "()V"));
-        assert!(!any.matches("com.acme.Fo", "baz", "()V"));
-        assert!(exact.matches("com.acme.Foo", "bar", "(I)V"));
-        assert!(!exact.matches("com.acme.Foo", "bar", "(J)V"));
     }
 }

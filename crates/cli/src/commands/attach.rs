@@ -7,17 +7,23 @@ use std::time::Duration;
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
-use ferrofluid_protocol::{AgentOptions, MethodPattern, Scheme};
+use ferrofluid_protocol::{AgentOptions, ClassFilter, ClassPattern, MethodPattern, Scheme};
 
 /// Agent flags, translated one to one into the agent option string (docs/agent-options.md).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentFlags {
-    /// Root method of the profiled call subgraph, `pkg.Class::method[(descriptor)]` or `pkg.Class::*`
-    /// (repeatable).
+    /// Root method pattern of the profiled call subgraph, e.g. `com.acme.Report::render`,
+    /// `com.acme.**::run(I)V`, `*::main` (repeatable; grammar in docs/subgraph.md).
     #[arg(long, value_name = "METHOD", value_parser = parse_root)]
     pub root: Vec<MethodPattern>,
+    /// Only instrument classes matching this pattern, e.g. `com.acme.**` (repeatable).
+    #[arg(long, value_name = "CLASSES", value_parser = parse_class)]
+    pub include: Vec<ClassPattern>,
+    /// Never instrument classes matching this pattern, e.g. `java.**` (repeatable; wins over --include).
+    #[arg(long, value_name = "CLASSES", value_parser = parse_class)]
+    pub exclude: Vec<ClassPattern>,
     /// Instrumentation scheme: lazy, eager or total.
-    #[arg(long, value_parser = parse_scheme)]
+    #[arg(long)]
     pub scheme: Option<Scheme>,
     /// File the agent writes the profile to when profiling stops.
     #[arg(long, value_name = "PATH")]
@@ -37,14 +43,13 @@ pub struct AgentFlags {
 }
 
 fn parse_root(s: &str) -> Result<MethodPattern, String> {
-    s.parse().map_err(|()| {
-        "expected `pkg.Class::method`, `pkg.Class::method(descriptor)` or `pkg.Class::*`".into()
-    })
+    s.parse()
+        .map_err(|e: ferrofluid_protocol::PatternError| e.kind.to_string())
 }
 
-fn parse_scheme(s: &str) -> Result<Scheme, String> {
+fn parse_class(s: &str) -> Result<ClassPattern, String> {
     s.parse()
-        .map_err(|()| format!("expected one of {}", Scheme::NAMES.join(", ")))
+        .map_err(|e: ferrofluid_protocol::PatternError| e.kind.to_string())
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -57,6 +62,10 @@ impl AgentFlags {
     pub fn options(&self) -> Result<AgentOptions, ferrofluid_protocol::OptionsError> {
         let options = AgentOptions {
             roots: self.root.clone(),
+            filter: ClassFilter {
+                include: self.include.clone(),
+                exclude: self.exclude.clone(),
+            },
             scheme: self.scheme.unwrap_or_default(),
             file: self.file.clone(),
             duration: self.duration,
@@ -242,6 +251,17 @@ mod tests {
                 &["--log", "/tmp/a.log", "--socket", "/tmp/ff/s"],
                 "log=/tmp/a.log,socket=/tmp/ff/s",
             ),
+            (
+                &[
+                    "--exclude",
+                    "java.**",
+                    "--include",
+                    "com/acme/**",
+                    "--root",
+                    "*::main",
+                ],
+                "root=*::main,include=com.acme.**,exclude=java.**",
+            ),
         ];
         for (argv, expected) in cases {
             assert_eq!(options(argv).as_deref(), Ok(*expected), "{argv:?}");
@@ -251,9 +271,10 @@ mod tests {
     #[test]
     fn bad_flags_are_one_line_errors() {
         let cases = [
-            (["--scheme", "fast"], "error: invalid value 'fast' for '--scheme <SCHEME>': expected one of lazy, eager, total"),
+            (["--scheme", "fast"], "error: invalid value 'fast' for '--scheme <SCHEME>': unknown scheme `fast` (expected lazy, eager or total)"),
             (["--duration", "30"], "error: invalid value '30' for '--duration <DURATION>': expected a whole number with unit ms, s, m or h"),
-            (["--root", "Foo.bar"], "error: invalid value 'Foo.bar' for '--root <METHOD>': expected `pkg.Class::method`, `pkg.Class::method(descriptor)` or `pkg.Class::*`"),
+            (["--root", "Foo.bar"], "error: invalid value 'Foo.bar' for '--root <METHOD>': expected CLASS::METHOD (e.g. com.acme.Report::render)"),
+            (["--exclude", "java..lang"], "error: invalid value 'java..lang' for '--exclude <CLASSES>': empty package or class name between separators"),
         ];
         for (argv, message) in cases {
             assert_eq!(options(&argv), Err(message.to_owned()));
