@@ -260,6 +260,24 @@ const EXPECTED: &[(&str, ErrorKind, usize, &str)] = &[
         0x1b0,
         "inner_class_info_index",
     ),
+    (
+        "ldc-of-methodref.class",
+        ErrorKind::BadConstantIndex,
+        0x176,
+        "ldc at pc 3",
+    ),
+    (
+        "handler-inside-instruction.class",
+        ErrorKind::BadAttribute,
+        0x7ca,
+        "does not start and end on instructions",
+    ),
+    (
+        "frame-inside-instruction.class",
+        ErrorKind::BadFrame,
+        0x83e,
+        "frame at pc 15",
+    ),
 ];
 
 fn cases() -> Vec<Case> {
@@ -524,6 +542,30 @@ fn cases() -> Vec<Case> {
         &hostile,
         hostile.len(),
         &|_| {},
+    );
+    // Checks that need the instructions (crate::code's decoder).
+    case(
+        "ldc-of-methodref.class",
+        "operand of main's `ldc \"hello\"` changed to constant 1, a Methodref",
+        &hello,
+        main.code_offset + 4,
+        &|b| b[main.code_offset + 4] = 1,
+    );
+    case(
+        "handler-inside-instruction.class",
+        "handler_pc of sum's handler moved from 14 to 15, inside `astore 4`",
+        &kitchen,
+        table,
+        &|b| put_u16(b, table + 4, 15),
+    );
+    let frames = nested(&k, &sum, "StackMapTable");
+    // number_of_entries, then frame_type 255 (full_frame) and its offset_delta.
+    case(
+        "frame-inside-instruction.class",
+        "offset_delta of sum's only frame changed from 14 to 15",
+        &kitchen,
+        frames.data_offset(),
+        &|b| put_u16(b, frames.data_offset() + 3, 15),
     );
     out
 }

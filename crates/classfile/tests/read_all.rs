@@ -60,6 +60,8 @@ struct Totals {
     fields: usize,
     methods: usize,
     code_bytes: usize,
+    instructions: usize,
+    frames: usize,
     attributes: u64,
     misplaced: usize,
     /// Classes cafebabe cannot parse for a reason we know is cafebabe's.
@@ -79,6 +81,8 @@ fn check_corpus(label: &str, classes: &[(String, String, Vec<u8>)]) -> Totals {
                 totals.fields += summary.fields;
                 totals.methods += summary.methods;
                 totals.code_bytes += summary.code_bytes;
+                totals.instructions += summary.instructions;
+                totals.frames += summary.frames;
                 totals.attributes += summary.attributes() as u64;
                 totals.misplaced += summary.misplaced;
                 *totals.versions.entry(summary.major).or_default() += 1;
@@ -105,8 +109,18 @@ fn check_corpus(label: &str, classes: &[(String, String, Vec<u8>)]) -> Totals {
         }
     }
     println!(
-        "{label}: {} classes, {} bytes, {} fields, {} methods, {} code bytes, {} attributes ({} outside the places JVMS lists)",
-        totals.classes, totals.bytes, totals.fields, totals.methods, totals.code_bytes, totals.attributes, totals.misplaced
+        "{label}: {} classes, {} bytes, {} fields, {} methods, {} code bytes, {} instructions, {} frames",
+        totals.classes,
+        totals.bytes,
+        totals.fields,
+        totals.methods,
+        totals.code_bytes,
+        totals.instructions,
+        totals.frames
+    );
+    println!(
+        "{label}: {} attributes ({} outside the places JVMS lists)",
+        totals.attributes, totals.misplaced
     );
     println!("{label}: class-file versions {:?}", totals.versions);
     for (name, n) in &totals.by_kind {
@@ -513,6 +527,8 @@ fn kitchen_sample_counts() {
     assert_eq!(count(K::ConstantValue), 2);
     assert_eq!(count(K::BootstrapMethods), 1);
     assert_eq!(summary.misplaced, 0);
+    // As `javap -c -v` counts them.
+    assert_eq!((summary.instructions, summary.frames), (28, 1));
 }
 
 #[test]

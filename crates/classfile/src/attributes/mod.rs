@@ -25,6 +25,7 @@
 
 mod annotations;
 mod code;
+mod code_checks;
 mod kind;
 mod module;
 mod reader;

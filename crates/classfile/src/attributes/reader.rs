@@ -69,6 +69,28 @@ impl Want {
         tags: &[tag::METHODREF, tag::INTERFACE_METHODREF],
         name: "Methodref or InterfaceMethodref",
     };
+    pub const INVOKE_DYNAMIC: Want = Want {
+        tags: &[tag::INVOKE_DYNAMIC],
+        name: "InvokeDynamic",
+    };
+    /// What `ldc` and `ldc_w` may load.
+    pub const LDC: Want = Want {
+        tags: &[
+            tag::INTEGER,
+            tag::FLOAT,
+            tag::CLASS,
+            tag::STRING,
+            tag::METHOD_HANDLE,
+            tag::METHOD_TYPE,
+            tag::DYNAMIC,
+        ],
+        name: "Integer, Float, Class, String, MethodHandle, MethodType or Dynamic",
+    };
+    /// What `ldc2_w` may load.
+    pub const LDC2: Want = Want {
+        tags: &[tag::LONG, tag::DOUBLE, tag::DYNAMIC],
+        name: "Long, Double or Dynamic",
+    };
     pub const CONSTANT_VALUE: Want = Want {
         tags: &[
             tag::INTEGER,

@@ -1,8 +1,9 @@
 //! `read_all`: parse a class and decode everything in it, checking every index.
 
+use super::code_checks::{check_frames, check_instructions, Instructions};
 use super::reader::{check_index, Want};
 use super::{decode, Attribute, AttributeKind, Context, Location};
-use crate::class::{ClassFile, RawAttribute};
+use crate::class::{ClassFile, Member, RawAttribute};
 use crate::constant_pool::{decode_mutf8, Constant, ConstantPool};
 use crate::error::{ClassError, ErrorKind, Result};
 
@@ -27,6 +28,10 @@ pub struct ClassSummary {
     pub code_bytes: usize,
     /// Attributes found where JVMS 4.7 does not list them (decoded anyway).
     pub misplaced: usize,
+    /// Instructions decoded over all `Code` attributes.
+    pub instructions: usize,
+    /// StackMapTable frames decoded.
+    pub frames: usize,
     counts: Vec<u32>,
 }
 
@@ -46,9 +51,14 @@ impl ClassSummary {
 /// `Code` sub-attributes, record components), checking the constant pool's internal
 /// references, the tag of every index an attribute holds, handler and debug-table
 /// ranges against the code length, and the modified UTF-8 of every Utf8 entry.
+/// Method bodies are decoded with [`crate::code`]: every instruction, branch target,
+/// handler bound and constant-pool operand, and every StackMapTable frame.
 pub fn read_all(bytes: &[u8]) -> Result<ClassSummary> {
     let class = ClassFile::parse(bytes)?;
     let mut walker = Walker {
+        class: &class,
+        method: None,
+        code: None,
         cp: &class.constant_pool,
         context: Context::new(&class, Location::Class),
         summary: ClassSummary {
@@ -59,6 +69,8 @@ pub fn read_all(bytes: &[u8]) -> Result<ClassSummary> {
             methods: class.methods.len(),
             code_bytes: 0,
             misplaced: 0,
+            instructions: 0,
+            frames: 0,
             counts: vec![0; AttributeKind::ALL.len()],
         },
         bootstrap_methods: None,
@@ -69,6 +81,7 @@ pub fn read_all(bytes: &[u8]) -> Result<ClassSummary> {
         walker.walk(&field.attributes, Location::Field, 0, None)?;
     }
     for method in &class.methods {
+        walker.method = Some(method);
         walker.walk(&method.attributes, Location::Method, 0, None)?;
     }
     check_pool(&class, walker.bootstrap_methods)?;
@@ -76,6 +89,11 @@ pub fn read_all(bytes: &[u8]) -> Result<ClassSummary> {
 }
 
 struct Walker<'a, 'c> {
+    class: &'c ClassFile<'a>,
+    /// The method whose attributes are being walked.
+    method: Option<&'c Member<'a>>,
+    /// The instructions of the `Code` whose attributes are being walked.
+    code: Option<Instructions>,
     cp: &'c ConstantPool<'a>,
     context: Context,
     summary: ClassSummary,
@@ -112,12 +130,24 @@ impl<'a> Walker<'a, '_> {
             match attribute {
                 Attribute::Code(code) => {
                     self.summary.code_bytes += code.code.len();
-                    self.walk(
+                    let instructions = check_instructions(&code, self.cp, self.context.major)?;
+                    self.summary.instructions += instructions.count;
+                    let outer = self.code.replace(instructions);
+                    let walked = self.walk(
                         &code.attributes,
                         Location::Code,
                         depth + 1,
                         Some(code.code.len()),
-                    )?;
+                    );
+                    self.code = outer;
+                    walked?;
+                }
+                Attribute::StackMapTable(_) if location == Location::Code => {
+                    // Frames are typed against the method's descriptor: only a
+                    // method's own Code has one.
+                    if let (Some(method), Some(code), 1) = (self.method, &self.code, depth) {
+                        self.summary.frames += check_frames(self.class, method, &raw, code)?;
+                    }
                 }
                 Attribute::Record(components) => {
                     for component in &components {
