@@ -65,8 +65,8 @@ fn seed_corpus_reads_and_patches() {
 }
 
 /// Inputs the fuzzer found crashing, kept once fixed so they stay fixed.
-/// Ignored while `blocks-frames-set-local-past-end.class` still fails: a mutated
-/// java/lang/Math whose frames make `code::frames::set_local_past_end`'s
+/// Ignored while both files there still fail: a mutated java/lang/Math and a
+/// java/util/Vector with a cut StackMapTable make `code::frames::set_local_past_end`'s
 /// `debug_assert!(used <= slot)` fire under the `blocks` probes.
 #[test]
 #[ignore = "classfile engine: frames.rs set_local_past_end panics on a malformed frame"]
