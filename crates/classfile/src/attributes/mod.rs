@@ -4,7 +4,9 @@
 //! Decoding borrows from the class bytes: code, stack-map frames, opaque bodies and
 //! nested attributes stay slices. Every constant-pool index an attribute holds is
 //! checked for the right tag, and every error carries the absolute offset of the
-//! offending field. `StackMapTable` is returned undecoded: [`crate::code`] owns frames.
+//! offending field. [`decode`] returns `StackMapTable` undecoded, since
+//! [`crate::code::frames`] owns frames; [`read_all`] decodes those too, and every
+//! instruction, with [`crate::code`].
 //!
 //! ```
 //! use ferrofluid_classfile::attributes::{decode, read_all, Attribute, AttributeKind, Context, Location};
