@@ -181,6 +181,49 @@ impl<'a> ConstantPool<'a> {
         }
     }
 
+    /// The bytes of entry `index` (tag included) in the class file.
+    pub fn entry_span(&self, index: u16) -> Option<std::ops::Range<usize>> {
+        let off = self.offset_of(index)?;
+        let len = match self.class[off] {
+            tag::UTF8 => {
+                3 + u16::from_be_bytes([self.class[off + 1], self.class[off + 2]]) as usize
+            }
+            tag::INTEGER | tag::FLOAT => 5,
+            tag::LONG | tag::DOUBLE => 9,
+            tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 3,
+            tag::METHOD_HANDLE => 4,
+            _ => 5,
+        };
+        Some(off..off + len)
+    }
+
+    /// Raw descriptor bytes of a Fieldref/Methodref/InterfaceMethodref/Dynamic/InvokeDynamic,
+    /// read without decoding (the hot path of code analysis).
+    pub fn ref_descriptor_bytes(&self, index: u16) -> Option<&'a [u8]> {
+        let b = self.class;
+        let u16_at = |o: usize| u16::from_be_bytes([b[o], b[o + 1]]);
+        let off = self.offset_of(index)?;
+        if !matches!(
+            b[off],
+            tag::FIELDREF
+                | tag::METHODREF
+                | tag::INTERFACE_METHODREF
+                | tag::DYNAMIC
+                | tag::INVOKE_DYNAMIC
+        ) {
+            return None;
+        }
+        let nat = self.offset_of(u16_at(off + 3))?;
+        if b[nat] != tag::NAME_AND_TYPE {
+            return None;
+        }
+        let d = self.offset_of(u16_at(nat + 3))?;
+        if b[d] != tag::UTF8 {
+            return None;
+        }
+        Some(&b[d + 3..d + 3 + u16_at(d + 1) as usize])
+    }
+
     /// Decodes the entry at `index`.
     pub fn get(&self, index: u16) -> Result<Constant<'a>> {
         let off = match self.offsets.get(index as usize) {

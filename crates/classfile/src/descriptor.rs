@@ -129,6 +129,80 @@ impl<'d> MethodDescriptor<'d> {
     }
 }
 
+/// Slots of the field type starting `d`, and its length in bytes.
+fn type_slots(d: &[u8]) -> Option<(u16, usize)> {
+    let mut i = 0;
+    while d.get(i) == Some(&b'[') {
+        i += 1;
+    }
+    let end = match d.get(i)? {
+        b'B' | b'C' | b'I' | b'S' | b'Z' | b'J' | b'F' | b'D' => i + 1,
+        b'L' => {
+            i + 2
+                + d[i + 1..]
+                    .iter()
+                    .position(|&c| c == b';')
+                    .filter(|&p| p > 0)?
+        }
+        _ => return None,
+    };
+    let slots = if i == 0 && matches!(d[0], b'J' | b'D') {
+        2
+    } else {
+        1
+    };
+    Some((slots, end))
+}
+
+/// `(parameter slots, return slots)` of a method descriptor given as raw bytes.
+pub fn method_slots_bytes(d: &[u8]) -> Option<(u16, u16)> {
+    let mut i = 1;
+    if d.first() != Some(&b'(') {
+        return None;
+    }
+    let mut params = 0u16;
+    while *d.get(i)? != b')' {
+        let (s, len) = type_slots(&d[i..])?;
+        params = params.checked_add(s)?;
+        i += len;
+    }
+    let ret = &d[i + 1..];
+    if ret == b"V" {
+        return Some((params, 0));
+    }
+    match type_slots(ret)? {
+        (s, len) if len == ret.len() => Some((params, s)),
+        _ => None,
+    }
+}
+
+/// Slots of a field descriptor given as raw bytes.
+pub fn field_slots_bytes(d: &[u8]) -> Option<u16> {
+    match type_slots(d)? {
+        (s, len) if len == d.len() => Some(s),
+        _ => None,
+    }
+}
+
+/// `(parameter slots, return slots)` of a method descriptor, without allocating.
+pub fn method_slots(d: &str) -> Option<(u16, u16)> {
+    let mut rest = d.strip_prefix('(')?;
+    let mut params = 0u16;
+    while !rest.starts_with(')') {
+        let (t, r) = parse_field_type(rest)?;
+        params = params.checked_add(t.kind.slots())?;
+        rest = r;
+    }
+    let ret = &rest[1..];
+    if ret == "V" {
+        return Some((params, 0));
+    }
+    match parse_field_type(ret)? {
+        (t, "") => Some((params, t.kind.slots())),
+        _ => None,
+    }
+}
+
 /// Slots taken by a field of descriptor `d`, if it is well-formed.
 pub fn field_slots(d: &str) -> Option<u16> {
     match parse_field_type(d)? {
@@ -152,6 +226,26 @@ mod tests {
         assert_eq!(MethodDescriptor::parse("()V").unwrap().return_slots(), 0);
         for bad in ["", "(", "()", "(L;)V", "(X)V", "()VV", "(I)II"] {
             assert!(MethodDescriptor::parse(bad).is_none(), "{bad}");
+            assert!(method_slots(bad).is_none(), "{bad}");
         }
+        assert_eq!(
+            method_slots("(IJ[Ljava/lang/String;D)Ljava/lang/Object;"),
+            Some((6, 1))
+        );
+        assert_eq!(method_slots("()J"), Some((0, 2)));
+        for d in [
+            "(IJ[Ljava/lang/String;D)Ljava/lang/Object;",
+            "()J",
+            "([[J)V",
+            "(L;)V",
+            "(I)II",
+            "()",
+            "(X)V",
+        ] {
+            assert_eq!(method_slots_bytes(d.as_bytes()), method_slots(d), "{d}");
+        }
+        assert_eq!(field_slots_bytes(b"[J"), Some(1));
+        assert_eq!(field_slots_bytes(b"D"), Some(2));
+        assert_eq!(field_slots_bytes(b"Lx;y"), None);
     }
 }

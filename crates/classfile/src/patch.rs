@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::bytes::PutBe;
 use crate::class::{ClassFile, Member};
 use crate::constant_pool::{encode_mutf8, tag};
@@ -21,13 +23,17 @@ use crate::error::Result;
 pub struct PoolFull;
 
 /// Appends constant-pool entries after the existing ones, reusing identical entries.
+///
+/// The original pool is indexed on first lookup by the raw bytes of each entry,
+/// borrowed from the class (no copies) with a fast non-cryptographic hash.
 #[derive(Debug)]
 pub struct PoolAppender<'a> {
     class: &'a ClassFile<'a>,
     appended: Vec<u8>,
     next_index: u32,
-    /// Entry bytes (tag + body) -> index, for the original pool (built on first use) and appended entries.
-    known: Option<HashMap<Vec<u8>, u16>>,
+    /// Entries appended so far: (offset in `appended`, length, index).
+    new_entries: Vec<(u32, u32, u16)>,
+    original: Option<FxHashMap<&'a [u8], u16>>,
 }
 
 impl<'a> PoolAppender<'a> {
@@ -37,7 +43,8 @@ impl<'a> PoolAppender<'a> {
             class,
             appended: Vec::new(),
             next_index: class.constant_pool.count() as u32,
-            known: None,
+            new_entries: Vec::new(),
+            original: None,
         }
     }
 
@@ -46,26 +53,36 @@ impl<'a> PoolAppender<'a> {
         self.next_index - self.class.constant_pool.count() as u32
     }
 
-    fn known(&mut self) -> &mut HashMap<Vec<u8>, u16> {
+    fn find(&mut self, entry: &[u8]) -> Option<u16> {
         let class = self.class;
-        self.known.get_or_insert_with(|| {
+        let original = self.original.get_or_insert_with(|| {
             let cp = &class.constant_pool;
-            let mut map = HashMap::new();
-            let bytes = class.bytes;
+            let mut map =
+                FxHashMap::with_capacity_and_hasher(cp.count() as usize, Default::default());
             for i in 1..cp.count() {
-                if let Some(len) = entry_len(cp, i) {
-                    let off = offset_of(cp, i);
-                    map.entry(bytes[off..off + len].to_vec()).or_insert(i);
+                if let Some(span) = cp.entry_span(i) {
+                    map.entry(&class.bytes[span]).or_insert(i);
                 }
             }
             map
-        })
+        });
+        if let Some(&i) = original.get(entry) {
+            return Some(i);
+        }
+        self.new_entries
+            .iter()
+            .find(|&&(o, l, _)| &self.appended[o as usize..(o + l) as usize] == entry)
+            .map(|&(_, _, i)| i)
     }
 
     fn intern(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
-        if let Some(&i) = self.known().get(&entry) {
+        if let Some(i) = self.find(&entry) {
             return Ok(i);
         }
+        self.append(entry)
+    }
+
+    fn append(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
         let slots = if entry[0] == tag::LONG || entry[0] == tag::DOUBLE {
             2
         } else {
@@ -76,8 +93,9 @@ impl<'a> PoolAppender<'a> {
         }
         let index = self.next_index as u16;
         self.next_index += slots;
+        self.new_entries
+            .push((self.appended.len() as u32, entry.len() as u32, index));
         self.appended.extend_from_slice(&entry);
-        self.known().insert(entry, index);
         Ok(index)
     }
 
@@ -127,11 +145,20 @@ impl<'a> PoolAppender<'a> {
         self.two(tag::METHODREF, c, Some(nt))
     }
 
-    /// A CONSTANT_Integer.
+    /// A CONSTANT_Integer. Method ids are unique per method, so they are appended
+    /// without searching the original pool (a scan per method would cost more than
+    /// the rare duplicate saves).
     pub fn integer(&mut self, value: i32) -> Result<u16, PoolFull> {
         let mut e = vec![tag::INTEGER];
         e.put_u32(value as u32);
-        self.intern(e)
+        match self
+            .new_entries
+            .iter()
+            .find(|&&(o, l, _)| self.appended[o as usize..(o + l) as usize] == e[..])
+        {
+            Some(&(_, _, i)) => Ok(i),
+            None => self.append(e),
+        }
     }
 
     /// The new `constant_pool_count`.
@@ -143,24 +170,6 @@ impl<'a> PoolAppender<'a> {
     pub fn appended_bytes(&self) -> &[u8] {
         &self.appended
     }
-}
-
-fn offset_of(cp: &crate::ConstantPool<'_>, i: u16) -> usize {
-    cp.offset_of(i).unwrap_or(0)
-}
-
-fn entry_len(cp: &crate::ConstantPool<'_>, i: u16) -> Option<usize> {
-    let t = cp.tag(i)?;
-    let off = cp.offset_of(i)?;
-    Some(match t {
-        tag::UTF8 => 3 + cp.utf8_bytes(i).ok()?.len(),
-        tag::INTEGER | tag::FLOAT => 5,
-        tag::LONG | tag::DOUBLE => 9,
-        tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 3,
-        tag::METHOD_HANDLE => 4,
-        _ => 5,
-    })
-    .filter(|_| off > 0)
 }
 
 /// Assembles the patched class: original bytes plus appended constants, replaced and added methods.

@@ -14,7 +14,7 @@ use crate::code::insn::{Insn, Operand};
 use crate::code::opcodes::*;
 use crate::code::ExceptionEntry;
 use crate::constant_pool::ConstantPool;
-use crate::descriptor::{field_slots, MethodDescriptor};
+use crate::descriptor::{field_slots_bytes, method_slots_bytes};
 
 /// A slot's tag: what the analysis knows of the value in it.
 type Tag = u32;
@@ -79,6 +79,9 @@ pub struct MethodContext<'c, 'a> {
     pub is_constructor: bool,
     /// Slots of `this` + parameters.
     pub param_slots: u16,
+    /// Track uninitialised objects (constructors, allocation sites); otherwise only
+    /// the stack depth is computed, which is all most methods need and much cheaper.
+    pub track_objects: bool,
 }
 
 fn tag_of(t: VType) -> Tag {
@@ -89,7 +92,14 @@ fn tag_of(t: VType) -> Tag {
     }
 }
 
-fn frame_state(f: &Frame, max_locals: u16) -> State {
+fn frame_state(f: &Frame, max_locals: u16, track: bool) -> State {
+    if !track {
+        let depth = f.stack.iter().map(|t| t.slots() as usize).sum();
+        return State {
+            locals: Vec::new(),
+            stack: vec![OTHER; depth],
+        };
+    }
     let mut locals = Vec::with_capacity(max_locals as usize);
     for &t in &f.locals {
         locals.push(tag_of(t));
@@ -140,14 +150,19 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
     let mut queued = vec![false; n];
     let mut work: Vec<usize> = Vec::new();
 
+    let tracked_locals = if m.track_objects {
+        m.max_locals as usize
+    } else {
+        0
+    };
     let mut entry = State {
-        locals: vec![OTHER; m.max_locals as usize],
+        locals: vec![OTHER; tracked_locals],
         stack: Vec::new(),
     };
     if m.param_slots > m.max_locals {
         return err("parameters need more locals than max_locals");
     }
-    if m.is_constructor {
+    if m.is_constructor && m.track_objects {
         entry.locals[0] = UNINIT_THIS;
     }
     merge_into(&mut states, &mut queued, &mut work, 0, entry)?;
@@ -159,10 +174,26 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
             &mut queued,
             &mut work,
             i,
-            frame_state(f, m.max_locals),
+            frame_state(f, m.max_locals, m.track_objects),
         )?;
     }
 
+    if !m.track_objects {
+        // Depth only: every handler starts with just the exception on the stack.
+        for e in m.exception_table {
+            let hs = State {
+                locals: Vec::new(),
+                stack: vec![OTHER],
+            };
+            merge_into(
+                &mut states,
+                &mut queued,
+                &mut work,
+                idx(e.handler as u32)?,
+                hs,
+            )?;
+        }
+    }
     let mut out = Analysis {
         depth: vec![None; n],
         this_uninit: vec![false; n],
@@ -178,8 +209,18 @@ pub fn analyse(m: &MethodContext<'_, '_>) -> Res<Analysis> {
             out.depth[i] = Some(st.stack.len() as u16);
             out.max_depth = out.max_depth.max(st.stack.len() as u16);
             out.this_uninit[i] = st.locals.contains(&UNINIT_THIS);
-            for e in m.exception_table {
+            for e in m.exception_table.iter().filter(|_| m.track_objects) {
                 if (e.start as u32) <= insn.offset && insn.offset < e.end as u32 {
+                    let h = idx(e.handler as u32)?;
+                    let unchanged = states[h].as_ref().is_some_and(|cur| {
+                        cur.locals
+                            .iter()
+                            .zip(&st.locals)
+                            .all(|(a, b)| *a == OTHER || a == b)
+                    });
+                    if unchanged {
+                        continue;
+                    }
                     let hs = State {
                         locals: st.locals.clone(),
                         stack: vec![OTHER],
@@ -280,6 +321,9 @@ fn push(st: &mut State, n: usize) {
 }
 
 fn set_local(st: &mut State, i: u16, tag: Tag) -> Res<()> {
+    if st.locals.is_empty() {
+        return Ok(()); // not tracking objects
+    }
     match st.locals.get_mut(i as usize) {
         Some(l) => {
             *l = tag;
@@ -291,10 +335,9 @@ fn set_local(st: &mut State, i: u16, tag: Tag) -> Res<()> {
 
 fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analysis) -> Res<()> {
     let op = insn.op;
-    let cp_desc = |i: u16| -> Res<String> {
-        m.cp.descriptor_of(i)
-            .map(|d| d.into_owned())
-            .map_err(|e| AnalysisError(e.message().to_owned()))
+    let cp_desc = |i: u16| {
+        m.cp.ref_descriptor_bytes(i)
+            .ok_or_else(|| AnalysisError(format!("constant {i} is not a member reference")))
     };
     let local = || match insn.operand {
         Operand::Local(l) => l,
@@ -304,17 +347,14 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
         NOP | IINC | GOTO | GOTO_W | RET | RETURN => (0, 0),
         ACONST_NULL..=0x08 | 0x0b..=0x0d | BIPUSH | SIPUSH | LDC | LDC_W => (0, 1),
         0x09 | 0x0a | 0x0e | 0x0f | LDC2_W => (0, 2),
-        ILOAD | FLOAD | 0x1a..=0x1d | 0x22..=0x25 => {
-            st.locals
-                .get(local() as usize)
-                .ok_or_else(|| AnalysisError("load past max_locals".into()))?;
-            (0, 1)
-        }
+        ILOAD | FLOAD | 0x1a..=0x1d | 0x22..=0x25 => (0, 1),
         ALOAD | 0x2a..=0x2d => {
-            let t = *st
-                .locals
-                .get(local() as usize)
-                .ok_or_else(|| AnalysisError("aload past max_locals".into()))?;
+            // Untracked locals read as plain values.
+            let t = match st.locals.get(local() as usize) {
+                Some(&t) => t,
+                None if st.locals.is_empty() => OTHER,
+                None => return err("aload past max_locals"),
+            };
             st.stack.push(t);
             (0, 0)
         }
@@ -406,7 +446,7 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
             let Operand::Constant(i) = insn.operand else {
                 unreachable!()
             };
-            let s = field_slots(&cp_desc(i)?)
+            let s = field_slots_bytes(cp_desc(i)?)
                 .ok_or_else(|| AnalysisError("bad field descriptor".into()))?
                 as usize;
             match op {
@@ -421,11 +461,11 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
                 unreachable!()
             };
             let d = cp_desc(i)?;
-            let md = MethodDescriptor::parse(&d)
-                .ok_or_else(|| AnalysisError(format!("bad method descriptor {d}")))?;
-            let args = md.param_slots() as usize;
+            let (args, ret) = method_slots_bytes(d)
+                .ok_or_else(|| AnalysisError("bad method descriptor".into()))?;
+            let args = args as usize;
             let recv = usize::from(!matches!(op, INVOKESTATIC | INVOKEDYNAMIC));
-            if op == INVOKESPECIAL {
+            if op == INVOKESPECIAL && m.track_objects {
                 let name =
                     m.cp.member_ref(i)
                         .map_err(|e| AnalysisError(e.message().to_owned()))?
@@ -458,10 +498,14 @@ fn step(m: &MethodContext<'_, '_>, insn: &Insn, st: &mut State, out: &mut Analys
                     return Ok(());
                 }
             }
-            (args + recv, md.return_slots() as usize)
+            (args + recv, ret as usize)
         }
         NEW => {
-            st.stack.push(UNINIT_BASE + insn.offset);
+            st.stack.push(if m.track_objects {
+                UNINIT_BASE + insn.offset
+            } else {
+                OTHER
+            });
             (0, 0)
         }
         NEWARRAY | ANEWARRAY | ARRAYLENGTH | CHECKCAST | INSTANCEOF => (1, 1),

@@ -309,8 +309,10 @@ pub struct Rewrite<'r, 'a> {
     pub insns: &'r [Insn],
     /// Instruction index per offset.
     pub index_of: &'r [u32],
-    /// Original frames (decoded), empty when none.
-    pub frames: &'r [Frame],
+    /// Original frames, if the caller decoded them (decoded here on demand otherwise).
+    pub frames: Option<&'r [Frame]>,
+    /// The original StackMapTable attribute, if any.
+    pub smt: Option<crate::RawAttribute<'a>>,
     /// The implicit initial frame's locals.
     pub initial_locals: &'r [VType],
     /// `this_class`, for the type of `this` once initialised.
@@ -385,7 +387,7 @@ pub fn rewrite(
     let mut attrs: Vec<(u16, Vec<u8>)> = Vec::with_capacity(r.code.attributes.len() + 1);
     let mut wrote_frames = false;
     let needs_frames =
-        !r.frames.is_empty() || (r.frames_required && !frame_edits.tail_frames.is_empty());
+        r.smt.is_some() || (r.frames_required && !frame_edits.tail_frames.is_empty());
     for a in &r.code.attributes {
         let name = r.cp.utf8_bytes(a.name_index).unwrap_or(b"");
         let mut c = Cursor::new(a.data, a.data_offset());
@@ -395,7 +397,7 @@ pub fn rewrite(
                     continue;
                 }
                 wrote_frames = true;
-                encode_frames(r, pool, &rel, &l, frame_edits)?
+                frames_body(r, pool, &rel, &l, frame_edits)?
             }
             b"LineNumberTable" => relocate_table(&mut c, 4, |e, c| {
                 let start = c.u16("start_pc")?;
@@ -427,7 +429,7 @@ pub fn rewrite(
     }
     if needs_frames && !wrote_frames {
         let name = pool.utf8("StackMapTable")?;
-        attrs.push((name, encode_frames(r, pool, &rel, &l, frame_edits)?));
+        attrs.push((name, frames_body(r, pool, &rel, &l, frame_edits)?));
     }
     out.put_u16(attrs.len() as u16);
     for (name, body) in attrs {
@@ -490,6 +492,7 @@ fn relocate_frame(f: &Frame, rel: &Relocation<'_>, fe: &FrameEdits) -> Result<Fr
 /// that had none: they became branch targets.
 fn widened_fall_throughs(
     r: &Rewrite<'_, '_>,
+    decoded: &[Frame],
     l: &Layout,
     pool: &mut PoolAppender<'_>,
 ) -> Result<Vec<Frame>, EditError> {
@@ -498,7 +501,7 @@ fn widened_fall_throughs(
         cp: r.cp,
         this_class: r.this_class,
         insns: r.insns,
-        frames: r.frames,
+        frames: decoded,
         initial_locals: r.initial_locals,
         param_class_names: r.param_class_names,
         max_locals: r.code.max_locals,
@@ -508,7 +511,7 @@ fn widened_fall_throughs(
             continue;
         }
         let next = r.insns[i + 1].offset;
-        if r.frames.binary_search_by_key(&next, |f| f.offset).is_ok() {
+        if decoded.binary_search_by_key(&next, |f| f.offset).is_ok() {
             continue;
         }
         let (locals, stack) = sim
@@ -523,15 +526,81 @@ fn widened_fall_throughs(
     Ok(out)
 }
 
-fn encode_frames(
+/// The new StackMapTable body: streamed when frame contents stay as they were,
+/// decoded and re-encoded when a local is added or a widened jump needs a new frame.
+fn frames_body(
     r: &Rewrite<'_, '_>,
     pool: &mut PoolAppender<'_>,
     rel: &Relocation<'_>,
     l: &Layout,
     fe: &FrameEdits,
 ) -> Result<Vec<u8>, EditError> {
-    let mut all: Vec<Frame> = r.frames.to_vec();
-    all.extend(widened_fall_throughs(r, l, pool)?);
+    let widened_conditional = r
+        .insns
+        .iter()
+        .enumerate()
+        .any(|(i, insn)| l.widened[i] && is_conditional(insn.op));
+    let tail: Vec<Frame> = fe
+        .tail_frames
+        .iter()
+        .map(|(off, locals, stack)| Frame {
+            offset: l.tail_at + off,
+            locals: locals.clone(),
+            stack: stack.clone(),
+        })
+        .collect();
+    let mut resolve = |p: u32| -> Result<u16, PoolFull> {
+        let k = (p - frames::PARAM_BASE) as usize;
+        let name = r
+            .param_class_names
+            .get(k)
+            .copied()
+            .flatten()
+            .ok_or(PoolFull)?;
+        pool.class(name)
+    };
+    if let (Some(smt), None, false) = (r.smt, fe.new_local, widened_conditional) {
+        return frames::relocate(
+            smt.data,
+            smt.data_offset(),
+            &|o| rel.target(o),
+            &|o| rel.insn(o),
+            &tail,
+            &mut resolve,
+        )
+        .map_err(|e| match e {
+            frames::RelocateError::PoolFull => EditError::PoolFull,
+            frames::RelocateError::Malformed(m) => EditError::Malformed(m),
+        });
+    }
+    let owned;
+    let decoded: &[Frame] = match (r.frames, r.smt) {
+        (Some(f), _) => f,
+        (None, Some(smt)) => {
+            owned = frames::decode(
+                smt.data,
+                smt.data_offset(),
+                r.initial_locals,
+                r.code.code.len() as u32,
+            )
+            .map_err(|e| EditError::Malformed(e.to_string()))?;
+            &owned
+        }
+        (None, None) => &[],
+    };
+    encode_frames(r, decoded, pool, rel, l, fe)
+}
+
+fn encode_frames(
+    r: &Rewrite<'_, '_>,
+    decoded: &[Frame],
+    pool: &mut PoolAppender<'_>,
+    rel: &Relocation<'_>,
+    l: &Layout,
+    fe: &FrameEdits,
+) -> Result<Vec<u8>, EditError> {
+    let mut all: Vec<Frame> = decoded.to_vec();
+    all.extend(widened_fall_throughs(r, decoded, l, pool)?);
     all.sort_by_key(|f| f.offset);
     let mut out = all
         .iter()

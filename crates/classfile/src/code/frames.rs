@@ -384,6 +384,69 @@ mod tests {
     }
 
     #[test]
+    fn streaming_relocation_matches_decode_and_encode() {
+        let init = vec![VType::Object(3), VType::Integer];
+        let frames = vec![
+            Frame {
+                offset: 2,
+                locals: init.clone(),
+                stack: vec![],
+            },
+            Frame {
+                offset: 9,
+                locals: init.clone(),
+                stack: vec![VType::Uninitialized(4)],
+            },
+            Frame {
+                offset: 30,
+                locals: vec![VType::Object(3), VType::Integer, VType::Long],
+                stack: vec![],
+            },
+            Frame {
+                offset: 31,
+                locals: vec![VType::Object(3)],
+                stack: vec![],
+            },
+            Frame {
+                offset: 40,
+                locals: vec![VType::Float],
+                stack: vec![VType::Integer],
+            },
+        ];
+        let bytes = encode(&frames, &init, &mut |_| Ok(1)).unwrap();
+        // Everything moves by 70 bytes, so the two `same` forms must grow to extended forms.
+        let moved = |o: u32| Some(o + 70);
+        let extra = [Frame {
+            offset: 200,
+            locals: vec![],
+            stack: vec![VType::Object(9)],
+        }];
+        let out = relocate(&bytes, 0, &moved, &moved, &extra, &mut |_| Ok(1)).unwrap();
+        let back = decode(&out, 0, &init, 1000).unwrap();
+        let mut expected: Vec<Frame> = frames
+            .iter()
+            .map(|f| Frame {
+                offset: f.offset + 70,
+                locals: f.locals.clone(),
+                stack: f
+                    .stack
+                    .iter()
+                    .map(|t| match t {
+                        VType::Uninitialized(o) => VType::Uninitialized(o + 70),
+                        t => *t,
+                    })
+                    .collect(),
+            })
+            .collect();
+        expected.push(extra[0].clone());
+        assert_eq!(back, expected);
+        assert_eq!(
+            out[2], 251,
+            "same_frame with delta 72 becomes same_frame_extended"
+        );
+    }
+
+    #[test]
     fn rejects_reserved_and_overlong_frames() {
         assert_eq!(
             decode(&[0, 1, 200], 10, &[], 100).unwrap_err().kind(),
@@ -394,5 +457,133 @@ mod tests {
             &ErrorKind::BadFrame
         );
         assert_eq!(decode(&[0, 1, 63], 0, &[], 10).unwrap_err().offset(), 2);
+    }
+}
+
+/// Relocates a StackMapTable body without decoding frames into lists: each frame's
+/// offset goes through `target`, `Uninitialized` offsets through `insn`, and frame
+/// types are widened (`same` -> `same_frame_extended`, ...) when a delta grows past 63.
+/// `extra` frames (full frames at new offsets past every relocated one) are appended.
+/// Used when a probe leaves frame contents alone, which is the common case.
+pub fn relocate(
+    data: &[u8],
+    base: usize,
+    target: &dyn Fn(u32) -> Option<u32>,
+    insn: &dyn Fn(u32) -> Option<u32>,
+    extra: &[Frame],
+    resolve: &mut dyn FnMut(u32) -> Result<u16, PoolFull>,
+) -> Result<Vec<u8>, RelocateError> {
+    let mut c = Cursor::new(data, base);
+    let n = c.u16("number_of_entries")?;
+    let mut out = Vec::with_capacity(data.len() + 8 + extra.len() * 8);
+    out.put_u16(n + extra.len() as u16);
+    let (mut prev_old, mut prev_new): (i64, i64) = (-1, -1);
+    let bad = |what: String| RelocateError::Malformed(what);
+    let copy_vtype = |c: &mut Cursor<'_>, out: &mut Vec<u8>| -> Result<(), RelocateError> {
+        let t = c.u8("verification type")?;
+        out.push(t);
+        match t {
+            0..=6 => {}
+            7 => out.put_u16(c.u16("cpool_index")?),
+            8 => {
+                let o = c.u16("offset")? as u32;
+                let new = insn(o)
+                    .ok_or_else(|| bad(format!("Uninitialized({o}) is not an instruction")))?;
+                out.put_u16(new as u16);
+            }
+            t => return Err(bad(format!("unknown verification type tag {t}"))),
+        }
+        Ok(())
+    };
+    for _ in 0..n {
+        let t = c.u8("frame_type")?;
+        let delta = match t {
+            0..=63 => t as i64,
+            64..=127 => (t - 64) as i64,
+            128..=246 => return Err(bad(format!("reserved frame type {t}"))),
+            _ => c.u16("offset_delta")? as i64,
+        };
+        let old = prev_old + delta + 1;
+        let new = target(old as u32)
+            .ok_or_else(|| bad(format!("frame at {old} is not an instruction")))?
+            as i64;
+        let nd = (new - prev_new - 1) as u16;
+        prev_old = old;
+        prev_new = new;
+        match t {
+            0..=63 | 251 if nd < 64 && t != 251 => out.push(nd as u8),
+            0..=63 | 251 => {
+                out.push(251);
+                out.put_u16(nd);
+            }
+            64..=127 | 247 => {
+                if nd < 64 && t != 247 {
+                    out.push(64 + nd as u8);
+                } else {
+                    out.push(247);
+                    out.put_u16(nd);
+                }
+                copy_vtype(&mut c, &mut out)?;
+            }
+            248..=250 => {
+                out.push(t);
+                out.put_u16(nd);
+            }
+            252..=254 => {
+                out.push(t);
+                out.put_u16(nd);
+                for _ in 0..t - 251 {
+                    copy_vtype(&mut c, &mut out)?;
+                }
+            }
+            _ => {
+                out.push(255);
+                out.put_u16(nd);
+                for _ in 0..2 {
+                    let k = c.u16("count")?;
+                    out.put_u16(k);
+                    for _ in 0..k {
+                        copy_vtype(&mut c, &mut out)?;
+                    }
+                }
+            }
+        }
+    }
+    c.expect_end("StackMapTable")?;
+    for f in extra {
+        let nd = (f.offset as i64 - prev_new - 1) as u16;
+        prev_new = f.offset as i64;
+        out.push(255);
+        out.put_u16(nd);
+        out.put_u16(f.locals.len() as u16);
+        for &t in &f.locals {
+            write_vtype(&mut out, t, resolve)?;
+        }
+        out.put_u16(f.stack.len() as u16);
+        for &t in &f.stack {
+            write_vtype(&mut out, t, resolve)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Why [`relocate`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelocateError {
+    /// The attribute could not be read or names a non-instruction.
+    Malformed(String),
+    /// No room for a constant a new frame needs.
+    PoolFull,
+}
+
+impl From<ClassError> for RelocateError {
+    fn from(e: ClassError) -> Self {
+        RelocateError::Malformed(e.to_string())
+    }
+}
+
+impl From<PoolFull> for RelocateError {
+    fn from(_: PoolFull) -> Self {
+        RelocateError::PoolFull
     }
 }

@@ -7,9 +7,9 @@ use crate::code::edit::{Edits, FrameEdits};
 use crate::code::insn::Operand;
 use crate::code::opcodes::*;
 use crate::patch::ClassPatcher;
-use crate::probes::entry_exit::{hook_ref, push_id};
-use crate::probes::method::{prepare, CodeChanges};
-use crate::probes::{Hooks, Selection, SkipReason};
+use crate::probes::entry_exit::push_id;
+use crate::probes::method::{prepare, CodeChanges, Mode};
+use crate::probes::{Hook, Refs, Selection, SkipReason};
 
 /// Element type names of `newarray`'s `atype` operand (4..=11).
 const PRIMITIVE_ARRAYS: [&str; 8] = ["[Z", "[C", "[F", "[D", "[B", "[S", "[I", "[J"];
@@ -18,14 +18,15 @@ pub(crate) fn patch(
     class: &ClassFile<'_>,
     index: usize,
     id: u32,
-    hooks: &Hooks,
+    hooks: &mut Refs<'_>,
     selection: &mut dyn Selection,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
-    let m = prepare(class, &class.methods[index])?;
+    let m = prepare(class, &class.methods[index], Mode::Objects)?;
+    let analysis = m.analysis.as_ref().expect("Objects mode runs the dataflow");
     let cp = &class.constant_pool;
     let mut edits = Edits::new(m.insns.len());
-    let mut max_stack = m.code.max_stack.max(m.analysis.max_depth);
+    let mut max_stack = m.max_depth();
     let mut hook = None;
     for (i, insn) in m.insns.iter().enumerate() {
         let class_of = |idx: u16| {
@@ -53,7 +54,7 @@ pub(crate) fn patch(
                 }
             }
             (Operand::MultiNewArray { class, .. }, _) => class_of(*class)?,
-            (_, INVOKESPECIAL) => match m.analysis.inits.get(&i) {
+            (_, INVOKESPECIAL) => match analysis.inits.get(&i) {
                 Some(site) if site.result_on_top => {
                     let new = &m.insns[m.index_of[site.new_offset as usize] as usize];
                     match new.operand {
@@ -67,13 +68,13 @@ pub(crate) fn patch(
         };
         // The object sits on top of the stack right after the instruction.
         let site_bci = match insn.op {
-            INVOKESPECIAL => m.analysis.inits[&i].new_offset,
+            INVOKESPECIAL => analysis.inits[&i].new_offset,
             _ => insn.offset,
         };
         let site = selection.alloc_site_id(id, site_bci, &type_name);
         let hook_index = match hook {
             Some(h) => h,
-            None => *hook.insert(hook_ref(patcher, hooks, &hooks.alloc)?),
+            None => *hook.insert(hooks.hook(patcher, Hook::Alloc)?),
         };
         let mut s = Snippet::new();
         s.op(DUP, 0, 1);

@@ -7,18 +7,8 @@ use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::opcodes::*;
 use crate::patch::{ClassPatcher, PoolFull};
-use crate::probes::method::{prepare, CodeChanges, Prepared};
-use crate::probes::{HookMethod, Hooks, SkipReason};
-
-pub(crate) fn hook_ref(
-    p: &mut ClassPatcher<'_>,
-    hooks: &Hooks,
-    m: &HookMethod,
-) -> Result<u16, SkipReason> {
-    p.pool
-        .method_ref(&hooks.class, &m.name, &m.descriptor)
-        .map_err(pool_full)
-}
+use crate::probes::method::{prepare, CodeChanges, Mode, Prepared};
+use crate::probes::{Hook, Refs, SkipReason};
 
 pub(crate) fn pool_full(_: PoolFull) -> SkipReason {
     SkipReason::ConstantPoolFull
@@ -59,30 +49,35 @@ pub(crate) fn patch(
     class: &ClassFile<'_>,
     index: usize,
     id: u32,
-    hooks: &Hooks,
+    hooks: &mut Refs<'_>,
     counting: Counting,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
-    let m = prepare(class, &class.methods[index])?;
+    let mode = if counting == Counting::None {
+        Mode::Plain
+    } else {
+        Mode::Frames
+    };
+    let m = prepare(class, &class.methods[index], mode)?;
     let n = m.insns.len();
     let mut edits = Edits::new(n);
-    let declared = m.code.max_stack.max(m.analysis.max_depth);
+    let declared = m.max_depth();
     let mut max_stack = declared;
     let counter = m.code.max_locals;
     let counted = counting != Counting::None;
     if counted && counter == u16::MAX {
         return Err(SkipReason::TooLarge);
     }
-    let enter = hook_ref(patcher, hooks, &hooks.enter)?;
+    let enter = hooks.hook(patcher, Hook::Enter)?;
     let (exit, unwind) = if counted {
         (
-            hook_ref(patcher, hooks, &hooks.exit_blocks)?,
-            hook_ref(patcher, hooks, &hooks.unwind_blocks)?,
+            hooks.hook(patcher, Hook::ExitBlocks)?,
+            hooks.hook(patcher, Hook::UnwindBlocks)?,
         )
     } else {
         (
-            hook_ref(patcher, hooks, &hooks.exit)?,
-            hook_ref(patcher, hooks, &hooks.unwind)?,
+            hooks.hook(patcher, Hook::Exit)?,
+            hooks.hook(patcher, Hook::Unwind)?,
         )
     };
     let args = if counted { 2 } else { 1 };
@@ -135,10 +130,7 @@ pub(crate) fn patch(
     max_stack = max_stack.max(1 + handler.peak);
     edits.tail = handler.code;
 
-    let throwable = patcher
-        .pool
-        .class("java/lang/Throwable")
-        .map_err(pool_full)?;
+    let throwable = hooks.throwable(patcher)?;
     let mut handler_locals = Vec::new();
     let mut frame_edits = FrameEdits::default();
     if counted {

@@ -18,11 +18,26 @@ pub(crate) struct Prepared<'c, 'a> {
     pub code: CodeAttribute<'a>,
     pub insns: Vec<Insn>,
     pub index_of: Vec<u32>,
-    pub frames: Vec<Frame>,
+    /// Decoded frames, when the mode asked for them (`None` also when there is no StackMapTable).
+    pub frames: Option<Vec<Frame>>,
+    /// The StackMapTable attribute, if any.
+    pub smt: Option<crate::RawAttribute<'a>>,
     pub initial_locals: Vec<VType>,
     pub param_class_names: Vec<Option<String>>,
-    pub analysis: Analysis,
+    /// The dataflow, when the mode asked for it (always for constructors).
+    pub analysis: Option<Analysis>,
     pub is_constructor: bool,
+}
+
+/// How much a probe needs to know about a method beyond its instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Mode {
+    /// Instructions only: frames are relocated as they stream by.
+    Plain,
+    /// Frames decoded (the probe changes their locals).
+    Frames,
+    /// Frames decoded and the object-tracking dataflow run.
+    Objects,
 }
 
 impl From<EditError> for SkipReason {
@@ -44,6 +59,7 @@ fn malformed(e: impl std::fmt::Display) -> SkipReason {
 pub(crate) fn prepare<'c, 'a>(
     class: &'c ClassFile<'a>,
     member: &'c Member<'a>,
+    mode: Mode,
 ) -> Result<Prepared<'c, 'a>, SkipReason> {
     let cp = &class.constant_pool;
     if member.access & access::ABSTRACT != 0 {
@@ -72,28 +88,38 @@ pub(crate) fn prepare<'c, 'a>(
         .iter()
         .map(|p| p.class_name().map(str::to_owned))
         .collect();
-    let frames = match member_code_attr(&code, class, "StackMapTable") {
-        Some(smt) => frames::decode(
-            smt.data,
-            smt.data_offset(),
-            &initial_locals,
-            code.code.len() as u32,
-        )
-        .map_err(malformed)?,
-        None => Vec::new(),
+    // Constructors always need the dataflow: exit handlers must not cover code before super().
+    let mode = if is_constructor { Mode::Objects } else { mode };
+    let smt = member_code_attr(&code, class, "StackMapTable");
+    let frames = match smt {
+        Some(smt) if mode >= Mode::Frames => Some(
+            frames::decode(
+                smt.data,
+                smt.data_offset(),
+                &initial_locals,
+                code.code.len() as u32,
+            )
+            .map_err(malformed)?,
+        ),
+        _ => None,
     };
     let param_slots = desc.param_slots() + u16::from(!is_static);
-    let analysis = analyse(&MethodContext {
-        cp,
-        insns: &insns,
-        index_of: &index_of,
-        exception_table: &code.exception_table,
-        frames: &frames,
-        max_locals: code.max_locals,
-        is_constructor,
-        param_slots,
-    })
-    .map_err(|e| SkipReason::Malformed(e.0))?;
+    let analysis = if mode == Mode::Objects {
+        let ctx = MethodContext {
+            cp,
+            insns: &insns,
+            index_of: &index_of,
+            exception_table: &code.exception_table,
+            frames: frames.as_deref().unwrap_or(&[]),
+            max_locals: code.max_locals,
+            is_constructor,
+            param_slots,
+            track_objects: true,
+        };
+        Some(analyse(&ctx).map_err(|e| SkipReason::Malformed(e.0))?)
+    } else {
+        None
+    };
     Ok(Prepared {
         class,
         member,
@@ -101,6 +127,7 @@ pub(crate) fn prepare<'c, 'a>(
         insns,
         index_of,
         frames,
+        smt,
         initial_locals,
         param_class_names,
         analysis,
@@ -120,24 +147,28 @@ impl Prepared<'_, '_> {
     /// Stack depth before instruction `i` (`n` = end), or the declared maximum when unknown.
     pub fn depth_before(&self, i: usize) -> u16 {
         self.analysis
-            .depth
-            .get(i)
-            .copied()
-            .flatten()
+            .as_ref()
+            .and_then(|a| a.depth.get(i).copied().flatten())
             .unwrap_or(self.code.max_stack)
+    }
+
+    /// The highest stack depth the code reaches: computed when analysed, else as declared.
+    pub fn max_depth(&self) -> u16 {
+        let computed = self.analysis.as_ref().map_or(0, |a| a.max_depth);
+        self.code.max_stack.max(computed)
     }
 
     /// Ranges where an exit handler may apply: all the code, except in constructors,
     /// where code that runs while `this` is uninitialised (and unreachable code) is left out.
     pub fn handler_ranges(&self) -> Vec<(u32, u32)> {
         let end = self.code.code.len() as u32;
-        if !self.is_constructor {
+        let Some(analysis) = self.analysis.as_ref().filter(|_| self.is_constructor) else {
             return vec![(0, end)];
-        }
+        };
         let mut ranges = Vec::new();
         let mut start: Option<u32> = None;
         for (i, insn) in self.insns.iter().enumerate() {
-            let ok = self.analysis.depth[i].is_some() && !self.analysis.this_uninit[i];
+            let ok = analysis.depth[i].is_some() && !analysis.this_uninit[i];
             match (ok, start) {
                 (true, None) => start = Some(insn.offset),
                 (false, Some(s)) => {
@@ -155,7 +186,7 @@ impl Prepared<'_, '_> {
 
     /// True when new frames must be written for new branch targets and handlers.
     pub fn frames_required(&self) -> bool {
-        self.class.major >= 51 || !self.frames.is_empty()
+        self.class.major >= 51 || self.smt.is_some()
     }
 
     /// Rewrites the code and replaces the method in `patcher`.
@@ -175,7 +206,8 @@ impl Prepared<'_, '_> {
             code: &self.code,
             insns: &self.insns,
             index_of: &self.index_of,
-            frames: &self.frames,
+            frames: self.frames.as_deref(),
+            smt: self.smt,
             initial_locals: &self.initial_locals,
             this_class: self.class.this_class,
             frames_required: self.frames_required(),

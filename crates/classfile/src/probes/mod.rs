@@ -11,6 +11,72 @@ use crate::class::ClassFile;
 use crate::patch::ClassPatcher;
 use entry_exit::Counting;
 
+/// The hook methods a probe may call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Hook {
+    Enter,
+    Exit,
+    Unwind,
+    ExitBlocks,
+    UnwindBlocks,
+    Alloc,
+    NativeEnter,
+    NativeExit,
+}
+
+/// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
+pub(crate) struct Refs<'h> {
+    pub hooks: &'h Hooks,
+    cache: [Option<u16>; 9],
+}
+
+impl<'h> Refs<'h> {
+    fn new(hooks: &'h Hooks) -> Self {
+        Refs {
+            hooks,
+            cache: [None; 9],
+        }
+    }
+
+    /// The Methodref of `hook`.
+    pub fn hook(&mut self, p: &mut ClassPatcher<'_>, hook: Hook) -> Result<u16, SkipReason> {
+        let h = self.hooks;
+        let m = match hook {
+            Hook::Enter => &h.enter,
+            Hook::Exit => &h.exit,
+            Hook::Unwind => &h.unwind,
+            Hook::ExitBlocks => &h.exit_blocks,
+            Hook::UnwindBlocks => &h.unwind_blocks,
+            Hook::Alloc => &h.alloc,
+            Hook::NativeEnter => &h.native_enter,
+            Hook::NativeExit => &h.native_exit,
+        };
+        let slot = &mut self.cache[hook as usize];
+        if let Some(i) = *slot {
+            return Ok(i);
+        }
+        let i = p
+            .pool
+            .method_ref(&h.class, &m.name, &m.descriptor)
+            .map_err(|_| SkipReason::ConstantPoolFull)?;
+        *slot = Some(i);
+        Ok(i)
+    }
+
+    /// The Class entry of `java/lang/Throwable` (the type caught by exit handlers).
+    pub fn throwable(&mut self, p: &mut ClassPatcher<'_>) -> Result<u16, SkipReason> {
+        if let Some(i) = self.cache[8] {
+            return Ok(i);
+        }
+        let i = p
+            .pool
+            .class("java/lang/Throwable")
+            .map_err(|_| SkipReason::ConstantPoolFull)?;
+        self.cache[8] = Some(i);
+        Ok(i)
+    }
+}
+
 /// Which probe to insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeKind {
@@ -281,6 +347,7 @@ pub fn instrument(
     let class_name = class.name()?.into_owned();
     let is_hook_class = class_name == options.hooks.class;
     let mut patcher = ClassPatcher::new(&class);
+    let mut refs = Refs::new(&options.hooks);
     let mut methods = Vec::new();
     for (index, member) in class.methods.iter().enumerate() {
         let name = member.name(cp)?;
@@ -294,7 +361,7 @@ pub fn instrument(
         let Some(id) = selection.method_id(&site) else {
             continue;
         };
-        let hooks = &options.hooks;
+        let hooks = &mut refs;
         let result = if is_hook_class {
             Err(SkipReason::HookClass)
         } else {

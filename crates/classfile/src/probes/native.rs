@@ -8,14 +8,14 @@ use crate::code::frames::{self, Frame, VType};
 use crate::code::opcodes::*;
 use crate::descriptor::{Kind, MethodDescriptor};
 use crate::patch::{rebuild_method, ClassPatcher};
-use crate::probes::entry_exit::{hook_ref, pool_full, push_id};
-use crate::probes::{Hooks, SkipReason};
+use crate::probes::entry_exit::{pool_full, push_id};
+use crate::probes::{Hook, Refs, SkipReason};
 
 pub(crate) fn patch(
     class: &ClassFile<'_>,
     index: usize,
     id: u32,
-    hooks: &Hooks,
+    hooks: &mut Refs<'_>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
     let cp = &class.constant_pool;
@@ -36,14 +36,14 @@ pub(crate) fn patch(
     let class_name = class.name().map_err(bad)?;
     let is_static = member.access & access::STATIC != 0;
 
-    let prefixed = format!("{}{}", hooks.native_prefix, name);
+    let prefixed = format!("{}{}", hooks.hooks.native_prefix, name);
     let prefixed_name = patcher.pool.utf8(&prefixed).map_err(pool_full)?;
     let target = patcher
         .pool
         .method_ref(&class_name, &prefixed, &desc_text)
         .map_err(pool_full)?;
-    let enter = hook_ref(patcher, hooks, &hooks.native_enter)?;
-    let exit = hook_ref(patcher, hooks, &hooks.native_exit)?;
+    let enter = hooks.hook(patcher, Hook::NativeEnter)?;
+    let exit = hooks.hook(patcher, Hook::NativeExit)?;
     let code_name = patcher.pool.utf8("Code").map_err(pool_full)?;
 
     // enter; try { r = prefixed(args) } catch (Throwable t) { exit; throw t } exit; return r
@@ -103,10 +103,7 @@ pub(crate) fn patch(
         body.put_u16(v as u16);
     }
     if class.major >= 50 {
-        let throwable = patcher
-            .pool
-            .class("java/lang/Throwable")
-            .map_err(pool_full)?;
+        let throwable = hooks.throwable(patcher)?;
         let smt = patcher.pool.utf8("StackMapTable").map_err(pool_full)?;
         let frame = Frame {
             offset: handler as u32,
