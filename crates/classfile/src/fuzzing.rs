@@ -1,7 +1,8 @@
 //! Fuzz logic shared by the `read_patch` cargo-fuzz target (`fuzz/`) and the smoke
 //! test that runs the committed seed corpus under `cargo test`.
 
-use crate::attributes::{read_all, ClassSummary};
+use crate::attributes::{decode, read_all, Attribute, ClassSummary, Context, Location};
+use crate::class::{ClassFile, RawAttribute};
 use crate::probes::{instrument, ProbeKind, ProbeOptions};
 use crate::Result;
 
@@ -20,6 +21,9 @@ pub struct Outcome {
 /// does not read back with `read_all` although the input did, or names another class.
 pub fn read_patch(data: &[u8]) -> Outcome {
     let read = read_all(data);
+    if read.is_err() {
+        decode_each(data);
+    }
     let mut patched = Vec::with_capacity(ProbeKind::ALL.len());
     for kind in ProbeKind::ALL {
         let options = ProbeOptions::new(kind);
@@ -56,4 +60,30 @@ pub fn read_patch(data: &[u8]) -> Outcome {
         patched.push(Some(true));
     }
     Outcome { read, patched }
+}
+
+/// `read_all` stops at the first error; this decodes every attribute on its own (and
+/// the attributes of each decoded `Code`), so one bad attribute does not hide the rest
+/// from the fuzzer. Errors are expected; only panics matter.
+fn decode_each(data: &[u8]) {
+    let Ok(class) = ClassFile::parse(data) else {
+        return;
+    };
+    let cp = &class.constant_pool;
+    let each = |list: &[RawAttribute<'_>], location: Location| {
+        for &raw in list {
+            if let Ok(Attribute::Code(code)) = decode(raw, cp, Context::new(&class, location)) {
+                for &inner in &code.attributes {
+                    let _ = decode(inner, cp, Context::new(&class, Location::Code));
+                }
+            }
+        }
+    };
+    each(&class.attributes, Location::Class);
+    for field in &class.fields {
+        each(&field.attributes, Location::Field);
+    }
+    for method in &class.methods {
+        each(&method.attributes, Location::Method);
+    }
 }
