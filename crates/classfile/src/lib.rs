@@ -30,6 +30,7 @@ pub mod descriptor;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hooks_class;
 pub mod patch;
 pub mod probes;
 #[doc(hidden)]
@@ -38,7 +39,8 @@ pub mod testing;
 pub use class::{ClassFile, Member, RawAttribute};
 pub use constant_pool::{Constant, ConstantPool};
 pub use error::{ClassError, ErrorKind, Result};
+pub use hooks_class::hooks_class;
 pub use probes::{
-    instrument, Hooks, HookMethod, Instrumented, MethodOutcome, MethodSite, ProbeKind, ProbeOptions,
-    Selection, SkipReason,
+    instrument, HookMethod, Hooks, Instrumented, MethodOutcome, MethodSite, ProbeKind,
+    ProbeOptions, Selection, SkipReason,
 };

@@ -69,7 +69,6 @@ fn seed_corpus_reads_and_patches() {
 /// java/util/Vector with a cut StackMapTable make `code::frames::set_local_past_end`'s
 /// `debug_assert!(used <= slot)` fire under the `blocks` probes.
 #[test]
-#[ignore = "classfile engine: frames.rs set_local_past_end panics on a malformed frame"]
 fn fuzz_regressions_do_not_panic() {
     let regressions = inputs("regressions/read_patch");
     assert!(!regressions.is_empty());

@@ -475,7 +475,12 @@ fn relocate_frame(f: &Frame, rel: &Relocation<'_>, fe: &FrameEdits) -> Result<Fr
     };
     let mut locals = f.locals.iter().map(remap).collect::<Result<Vec<_>, _>>()?;
     if let Some((slot, t)) = fe.new_local {
-        frames::set_local_past_end(&mut locals, slot as u32, t);
+        if !frames::set_local_past_end(&mut locals, slot as u32, t) {
+            return Err(EditError::Malformed(format!(
+                "frame at {} has locals past max_locals",
+                f.offset
+            )));
+        }
     }
     let stack = f.stack.iter().map(remap).collect::<Result<Vec<_>, _>>()?;
     let offset = rel.target(f.offset).ok_or_else(|| {

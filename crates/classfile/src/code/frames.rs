@@ -288,14 +288,19 @@ pub fn encode(
 }
 
 /// Puts `t` into local slot `slot` of `locals` (entries form), padding with Top.
-/// The slot must be at or past the end of the existing locals.
-pub fn set_local_past_end(locals: &mut Vec<VType>, slot: u32, t: VType) {
+/// Returns false (and changes nothing) when the locals already reach past `slot`,
+/// which a frame of valid code never does (the slot is the old `max_locals`).
+#[must_use]
+pub fn set_local_past_end(locals: &mut Vec<VType>, slot: u32, t: VType) -> bool {
     let used = slot_count(locals);
-    debug_assert!(used <= slot);
+    if used > slot {
+        return false;
+    }
     for _ in used..slot {
         locals.push(VType::Top);
     }
     locals.push(t);
+    true
 }
 
 #[cfg(test)]

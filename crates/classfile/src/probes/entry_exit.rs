@@ -134,7 +134,8 @@ pub(crate) fn patch(
     let mut handler_locals = Vec::new();
     let mut frame_edits = FrameEdits::default();
     if counted {
-        frames::set_local_past_end(&mut handler_locals, counter as u32, VType::Integer);
+        let fresh = frames::set_local_past_end(&mut handler_locals, counter as u32, VType::Integer);
+        debug_assert!(fresh, "an empty frame has room for any slot");
         frame_edits.new_local = Some((counter, VType::Integer));
     }
     frame_edits
