@@ -65,9 +65,9 @@ fn seed_corpus_reads_and_patches() {
 }
 
 /// Inputs the fuzzer found crashing, kept once fixed so they stay fixed.
-/// Ignored while both files there still fail: a mutated java/lang/Math and a
-/// java/util/Vector with a cut StackMapTable make `code::frames::set_local_past_end`'s
-/// `debug_assert!(used <= slot)` fire under the `blocks` probes.
+/// Inputs that once crashed the engine (a mutated java/lang/Math and a java/util/Vector
+/// with a cut StackMapTable, whose frames declared locals past `max_locals`): now a
+/// skip reason under the `blocks` probes, never a panic.
 #[test]
 fn fuzz_regressions_do_not_panic() {
     let regressions = inputs("regressions/read_patch");
