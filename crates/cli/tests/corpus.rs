@@ -479,6 +479,11 @@ fn check_probe(probe: ProbeKind) {
     if let Some(last) = verify_out.lines().last() {
         let _ = writeln!(report, "\nASM: {last}\n");
     }
+    // Failures the original classes have too (not counted), for the record.
+    for line in verify_out.lines().filter(|l| l.starts_with("BASELINE ")) {
+        let _ = writeln!(report, "- {line}");
+    }
+    report.push('\n');
 
     // The real programs, from the patched jars.
     let _ = writeln!(report, "| program | result |\n|---|---|");

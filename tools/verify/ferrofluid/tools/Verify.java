@@ -143,8 +143,8 @@ public final class Verify {
         }
         long failedClasses = failures.stream().map(f -> f.entry).distinct().count();
         System.out.println("verified " + classes.size() + " classes, " + failedClasses + " failed ("
-                + methods + " methods analysed, " + failures.size() + " failing methods, "
-                + baseline.size() + " methods that also fail in the original)");
+                + methods + " methods analysed, " + failures.size() + " failures, "
+                + baseline.size() + " failures also present in the original)");
         System.exit(failedClasses == 0 ? 0 : 1);
     }
 
@@ -214,7 +214,14 @@ public final class Verify {
             new ClassReader(bytes).accept(new CheckClassAdapter(Opcodes.ASM9, node, false) {}, 0);
         } catch (RuntimeException e) {
             result.failures.add(new Failure(entry, "-", String.valueOf(e)));
-            return result;
+            // Still analyse the methods: a structural complaint (some compilers write empty
+            // InnerClasses names) must not hide what the dataflow analysis would find.
+            node = new ClassNode();
+            try {
+                new ClassReader(bytes).accept(node, 0);
+            } catch (RuntimeException unreadable) {
+                return result;
+            }
         }
         Type self = Type.getObjectType(node.name);
         Type superType = node.superName == null ? null : Type.getObjectType(node.superName);

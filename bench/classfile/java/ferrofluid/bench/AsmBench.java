@@ -41,10 +41,12 @@ public final class AsmBench {
     public static void main(String[] args) throws IOException {
         int warmup = 3;
         int passes = 5;
+        String dump = null;
         List<String> paths = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--warmup")) warmup = Integer.parseInt(args[++i]);
             else if (args[i].equals("--passes")) passes = Integer.parseInt(args[++i]);
+            else if (args[i].equals("--dump")) dump = args[++i];
             else paths.add(args[i]);
         }
         List<byte[]> classes = new ArrayList<>();
@@ -65,8 +67,28 @@ public final class AsmBench {
             output = out;
         }
         System.out.printf("asm classes=%d bytes=%d passes=%d best_seconds=%.4f classes_per_second=%.0f"
-                + " mb_per_second=%.1f output_bytes=%d%n",
-                classes.size(), bytes, passes, best, classes.size() / best, bytes / best / 1e6, output);
+                + " mb_per_second=%.1f output_bytes=%d constructors_without_handler=%d%n",
+                classes.size(), bytes, passes, best, classes.size() / best, bytes / best / 1e6, output,
+                notEntered / (warmup + passes));
+        if (dump != null) dump(classes, hierarchy, dump);
+    }
+
+    /** Methods where AdviceAdapter never called onMethodEnter (constructors it could not follow). */
+    static long notEntered;
+
+    /** Writes the transformed classes to a jar, to check them with tools/verify. */
+    static void dump(List<byte[]> classes, Map<String, Header> hierarchy, String jar) throws IOException {
+        try (java.util.zip.ZipOutputStream out = new java.util.zip.ZipOutputStream(Files.newOutputStream(Paths.get(jar)))) {
+            int[] nextId = {0};
+            Set<String> seen = new HashSet<>();
+            for (byte[] c : classes) {
+                String name = new ClassReader(c).getClassName() + ".class";
+                if (!seen.add(name)) continue;
+                out.putNextEntry(new ZipEntry(name));
+                out.write(transform(c, hierarchy, nextId));
+                out.closeEntry();
+            }
+        }
     }
 
     static byte[] transform(byte[] in, Map<String, Header> hierarchy, int[] nextId) {
@@ -98,36 +120,47 @@ public final class AsmBench {
         private final int id;
         private final Label start = new Label();
         private final Label handler = new Label();
+        /** False if AdviceAdapter never found the super()/this() call of a constructor. */
+        private boolean entered;
 
         EntryExitMethod(MethodVisitor mv, int access, String name, String desc, int id) {
             super(Opcodes.ASM9, mv, access, name, desc);
             this.id = id;
         }
 
+        // Inserted code goes to the next visitor (mv), as GeneratorAdapter's helpers do, so
+        // AdviceAdapter's constructor stack tracking does not see it.
+
         @Override
         protected void onMethodEnter() {
             push(id);
-            visitMethodInsn(INVOKESTATIC, HOOKS, "enter", "(I)V", false);
+            mv.visitMethodInsn(INVOKESTATIC, HOOKS, "enter", "(I)V", false);
             // The handler starts here: after super()/this() in constructors.
-            visitLabel(start);
+            mv.visitLabel(start);
+            entered = true;
         }
 
         @Override
         protected void onMethodExit(int opcode) {
             if (opcode != ATHROW) {
                 push(id);
-                visitMethodInsn(INVOKESTATIC, HOOKS, "exit", "(I)V", false);
+                mv.visitMethodInsn(INVOKESTATIC, HOOKS, "exit", "(I)V", false);
             }
         }
 
         @Override
         public void visitMaxs(int maxStack, int maxLocals) {
+            if (!entered) {
+                notEntered++;
+                super.visitMaxs(maxStack, maxLocals);
+                return;
+            }
             // Added last so the method's own handlers keep precedence over the catch-all.
-            visitLabel(handler);
-            visitTryCatchBlock(start, handler, handler, null);
+            mv.visitLabel(handler);
+            mv.visitTryCatchBlock(start, handler, handler, null);
             push(id);
-            visitMethodInsn(INVOKESTATIC, HOOKS, "unwind", "(I)V", false);
-            visitInsn(ATHROW);
+            mv.visitMethodInsn(INVOKESTATIC, HOOKS, "unwind", "(I)V", false);
+            mv.visitInsn(ATHROW);
             super.visitMaxs(maxStack, maxLocals);
         }
     }
