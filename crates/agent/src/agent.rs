@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use ferrofluid_jvmti::{JavaVm, Jvmti};
 use ferrofluid_protocol::{control, AgentOptions, OptionsError};
 
-use crate::{logger, private_dir, server};
+use crate::{collector, jvm, logger, private_dir, server, session};
 
 /// Why the agent did not start.
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +41,18 @@ struct Running {
     vm: JavaVm,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    collector: Option<JoinHandle<()>>,
     socket: PathBuf,
     jvmti: Jvmti,
+}
+
+/// The options of the running agent (for VMInit, VMDeath and the duration timer).
+static OPTIONS: Mutex<Option<AgentOptions>> = Mutex::new(None);
+/// When collection started by the `duration` option should stop.
+static DEADLINE: Mutex<Option<std::time::Instant>> = Mutex::new(None);
+
+fn options() -> Option<AgentOptions> {
+    OPTIONS.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 static STATE: Mutex<Option<Running>> = Mutex::new(None);
@@ -90,6 +100,8 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     logger::open(&log_path).map_err(io("log file", &log_path))?;
 
     let jvmti = vm.jvmti()?;
+    let live = jvmti.phase()? == ferrofluid_jvmti::sys::JVMTI_PHASE_LIVE;
+    jvm::setup(jvmti)?;
     let info = Info {
         pid,
         vm_version: jvmti.system_property("java.vm.version").unwrap_or_default(),
@@ -112,6 +124,48 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
             .spawn(move || server::serve(listener, stop, info))
             .map_err(io("control thread for", &socket))?
     };
+    let collector = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("ferrofluid-collector".into())
+            .spawn(move || collector::run(stop, duration_tick))
+    };
+    let collector = match collector {
+        Ok(c) => c,
+        Err(e) => {
+            stop.store(true, Ordering::SeqCst);
+            let _ = thread.join();
+            return Err(AgentError::Io {
+                context: "collector thread for",
+                path: socket,
+                source: e,
+            });
+        }
+    };
+    *OPTIONS.lock().unwrap_or_else(|p| p.into_inner()) = Some(opts.clone());
+    // From here on nothing fails the load: probes may call into this library once hooks are bound.
+    if let Err(e) = jvm::enable_events(jvmti, !live) {
+        log::error!("enabling events: {e}");
+    }
+    if live {
+        match vm.jni_env() {
+            Ok(env) => match jvm::install_hooks(jvmti, &env) {
+                Ok(()) => {
+                    if wants_profile(&opts) {
+                        let _ = std::thread::Builder::new()
+                            .name("ferrofluid-startup".into())
+                            .spawn(move || {
+                                let _ = vm.with_attached_thread("ferrofluid-startup", |env| {
+                                    on_live(jvmti, env)
+                                });
+                            });
+                    }
+                }
+                Err(e) => log::error!("{e}; nothing will be instrumented"),
+            },
+            Err(e) => log::error!("no JNI environment on the attaching thread: {e}"),
+        }
+    }
     log::info!(
         "attach #{}: agent {} started in JVM {pid} ({}), options `{}`, control socket {}",
         attach_count(),
@@ -124,10 +178,75 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         vm,
         stop,
         thread: Some(thread),
+        collector: Some(collector),
         socket,
         jvmti,
     });
     Ok(())
+}
+
+/// Options that ask for profiling from the start: a root, or an output file (whole program).
+fn wants_profile(opts: &AgentOptions) -> bool {
+    !opts.roots.is_empty() || opts.file.is_some()
+}
+
+/// The plan the options (or an `instrument` request) describe.
+pub fn plan_config(
+    roots: Vec<ferrofluid_subgraph::MethodPattern>,
+    filter: ferrofluid_subgraph::ClassFilter,
+    scheme: ferrofluid_subgraph::Scheme,
+) -> ferrofluid_subgraph::PlanConfig {
+    ferrofluid_subgraph::PlanConfig {
+        roots,
+        scheme,
+        filter,
+    }
+}
+
+/// The JVM is live and the hooks are bound: start profiling if the options ask for it.
+pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
+    let Some(opts) = options() else {
+        return;
+    };
+    if !wants_profile(&opts) {
+        return;
+    }
+    let config = plan_config(opts.roots.clone(), opts.filter.clone(), opts.scheme);
+    let outcome = session::instrument_all(jvmti, env, config);
+    for e in &outcome.errors {
+        log::warn!("instrument: {e}");
+    }
+    collector::start();
+    if let Some(d) = opts.duration {
+        *DEADLINE.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now() + d);
+    }
+}
+
+/// Collector tick: ends collection when the `duration` option's time is up.
+fn duration_tick() {
+    let mut deadline = DEADLINE.lock().unwrap_or_else(|p| p.into_inner());
+    if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        *deadline = None;
+        drop(deadline);
+        log::info!("duration elapsed: collection stopped");
+        finish_collection();
+    }
+}
+
+/// Stops collecting and writes the `file` option's profile, if any.
+pub fn finish_collection() {
+    let was = collector::collecting();
+    collector::stop();
+    if let (true, Some(file)) = (was, options().and_then(|o| o.file)) {
+        if let Err(e) = collector::write_file(&file) {
+            log::error!("writing the profile: {e}");
+        }
+    }
+}
+
+/// VMDeath: the profile of a run started with `file=` is written now.
+pub fn on_vm_death() {
+    finish_collection();
 }
 
 /// Makes the agent dormant: no socket, no events, no capabilities. Called by the control thread
@@ -138,6 +257,9 @@ pub fn detach() {
     };
     running.thread = None; // the caller is that thread; it ends after replying
     shut_down(&running);
+    if let Some(c) = running.collector.take() {
+        let _ = c.join();
+    }
     dispose_env(&running);
     log::info!("detached; agent dormant");
 }
@@ -148,6 +270,10 @@ pub fn unload() {
         return;
     };
     let thread = running.thread.take();
+    if let Some(c) = running.collector.take() {
+        running.stop.store(true, Ordering::SeqCst);
+        let _ = c.join();
+    }
     // At VM death the environment goes away with the VM; disposing it here is neither needed nor safe.
     shut_down(&running);
     if let Some(t) = thread {
@@ -165,10 +291,94 @@ fn shut_down(running: &Running) {
 /// requires a thread attached to the VM, and the control threads are plain OS threads, so the calling
 /// thread attaches for the duration of the call.
 fn dispose_env(running: &Running) {
-    let result = running
-        .vm
-        .with_attached_thread("ferrofluid-detach", |_env| running.jvmti.dispose());
+    let result = running.vm.with_attached_thread("ferrofluid-detach", |env| {
+        // Remove every probe first, while events still tell the agent about retransformations.
+        let outcome = session::deinstrument_all(running.jvmti, env);
+        for e in &outcome.errors {
+            log::warn!("detach: {e}");
+        }
+        collector::reset();
+        jvm::disable_events(running.jvmti);
+        jvm::forget_env();
+        *DEADLINE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        running.jvmti.dispose()
+    });
     if let Err(e) = result.and_then(|r| r) {
         log::warn!("detach: {e}");
+    }
+}
+
+/// Carries out a control request other than hello/status/detach.
+pub fn control(request: control::Request) -> control::Response {
+    use control::{Request, Response};
+    let error = |message: String| Response::Error { message };
+    match request {
+        Request::Instrument {
+            roots,
+            include,
+            exclude,
+            scheme,
+        } => {
+            let config = plan_config(
+                roots,
+                ferrofluid_subgraph::ClassFilter { include, exclude },
+                scheme,
+            );
+            with_java_thread(|jvmti, env| {
+                let outcome = session::instrument_all(jvmti, env, config);
+                outcome_reply(outcome, "instrument")
+            })
+        }
+        Request::Deinstrument => with_java_thread(|jvmti, env| {
+            outcome_reply(session::deinstrument_all(jvmti, env), "deinstrument")
+        }),
+        Request::Start => {
+            collector::start();
+            Response::Ok
+        }
+        Request::Stop => {
+            finish_collection();
+            Response::Ok
+        }
+        Request::Snapshot => match collector::snapshot_json() {
+            Ok(profile) => Response::Snapshot { profile },
+            Err(e) => error(e),
+        },
+        Request::Hello { .. } | Request::Status | Request::Detach => {
+            error("request handled by the server".into())
+        }
+    }
+}
+
+fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {
+    if outcome.errors.is_empty() {
+        control::Response::Ok
+    } else {
+        control::Response::Error {
+            message: format!(
+                "{what}: {} methods in {} classes; {} error(s): {}",
+                outcome.methods,
+                outcome.classes,
+                outcome.errors.len(),
+                outcome.errors.join("; ")
+            ),
+        }
+    }
+}
+
+/// Runs `f` on the calling (control) thread attached to the JVM, with the agent's environment.
+fn with_java_thread(
+    f: impl FnOnce(Jvmti, &ferrofluid_jvmti::JniEnv<'_>) -> control::Response,
+) -> control::Response {
+    let Some((vm, jvmti)) = state().as_ref().map(|r| (r.vm, r.jvmti)) else {
+        return control::Response::Error {
+            message: "agent is dormant".into(),
+        };
+    };
+    match vm.with_attached_thread("ferrofluid-control", |env| f(jvmti, env)) {
+        Ok(r) => r,
+        Err(e) => control::Response::Error {
+            message: format!("attaching the control thread to the JVM: {e}"),
+        },
     }
 }

@@ -10,11 +10,22 @@
 //! calls that may load classes.
 
 mod agent;
+mod collector;
 #[allow(unsafe_code)]
 mod entry;
+#[allow(unsafe_code)]
+mod flags;
+#[allow(unsafe_code)]
+pub mod hooks;
+#[allow(unsafe_code)]
+mod jvm;
 mod logger;
 #[allow(unsafe_code)]
 mod private_dir;
+#[allow(unsafe_code)]
+pub mod ring;
 mod server;
+#[allow(unsafe_code)]
+mod session;
 
 pub use agent::AgentError;

@@ -122,12 +122,7 @@ fn handle(mut stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), 
             (true, Request::Hello { .. }) => Response::Error {
                 message: "already said hello".into(),
             },
-            (true, other) => Response::Error {
-                message: format!(
-                    "`{}` is not supported by this agent version yet",
-                    request_name(&other)
-                ),
-            },
+            (true, other) => agent::control(other),
         };
         control::write_frame(&mut stream, &response)?;
     }
@@ -152,23 +147,10 @@ fn status(info: &Info) -> Status {
         agent_version: env!("CARGO_PKG_VERSION").into(),
         vm_version: info.vm_version.clone(),
         options: info.options.clone(),
-        collecting: false,
-        instrumented_classes: 0,
-        instrumented_methods: 0,
-        dropped_events: 0,
+        collecting: crate::collector::collecting(),
+        instrumented_classes: crate::session::counts().1,
+        instrumented_methods: crate::session::counts().0,
+        dropped_events: crate::collector::dropped(),
         attach_count: agent::attach_count(),
-    }
-}
-
-fn request_name(r: &Request) -> &'static str {
-    match r {
-        Request::Hello { .. } => "hello",
-        Request::Status => "status",
-        Request::Instrument { .. } => "instrument",
-        Request::Deinstrument => "deinstrument",
-        Request::Start => "start",
-        Request::Stop => "stop",
-        Request::Snapshot => "snapshot",
-        Request::Detach => "detach",
     }
 }

@@ -117,7 +117,7 @@ fn requests_are_checked() {
     assert_eq!(
         client.request(&Request::Snapshot).unwrap(),
         Response::Error {
-            message: "`snapshot` is not supported by this agent version yet".into()
+            message: "collection was never started".into()
         }
     );
     assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);

@@ -235,6 +235,33 @@ impl Jvmti {
         unsafe { jvmti!(self, AddModuleReads(module.as_raw(), other.as_raw())) }
     }
 
+    /// The defining loader of `class`: `None` for the bootstrap loader.
+    pub fn class_loader<'a>(
+        self,
+        _env: &JniEnv<'a>,
+        class: Class<'_>,
+    ) -> Result<Option<Object<'a>>> {
+        let mut loader = null_mut();
+        // SAFETY: live class reference and one out-pointer; on a Java thread.
+        unsafe { jvmti!(self, GetClassLoader(class.as_raw(), &mut loader)) }?;
+        // SAFETY: a non-null result is a local reference to the loader.
+        Ok((!loader.is_null()).then(|| unsafe { Object::from_raw(loader) }))
+    }
+
+    /// The tag of `object` (0: untagged). Needs `can_tag_objects`.
+    pub fn tag(self, object: Object<'_>) -> Result<i64> {
+        let mut tag = 0;
+        // SAFETY: live reference and one out-pointer.
+        unsafe { jvmti!(self, GetTag(object.as_raw(), &mut tag)) }?;
+        Ok(tag)
+    }
+
+    /// Tags `object` (0 removes the tag). Needs `can_tag_objects`.
+    pub fn set_tag(self, object: Object<'_>, tag: i64) -> Result<()> {
+        // SAFETY: live reference.
+        unsafe { jvmti!(self, SetTag(object.as_raw(), tag)) }
+    }
+
     /// Sets the prefix for wrapping native methods (needs `can_set_native_method_prefix`).
     pub fn set_native_method_prefix(self, prefix: &str) -> Result<()> {
         let c = cstring("SetNativeMethodPrefix", prefix)?;

@@ -252,6 +252,129 @@ impl<'a> JniEnv<'a> {
         }
     }
 
+    /// `DefineClass`: defines `bytes` as class `name` (internal form) in `loader` (`None`: the
+    /// bootstrap loader).
+    pub fn define_class(
+        &self,
+        name: &str,
+        loader: Option<Object<'_>>,
+        bytes: &[u8],
+    ) -> Result<Class<'a>> {
+        let function = "DefineClass";
+        let c_name = CString::new(name).map_err(|_| Error::Nul { function })?;
+        let f = jni_fn!(self, DefineClass).ok_or(Error::Jni { function })?;
+        let loader = loader.map_or(std::ptr::null_mut(), |l| l.as_raw());
+        // SAFETY: valid env, NUL-terminated name, loader reference or null, and a byte buffer that
+        // outlives the call (the JVM copies it).
+        let class = unsafe {
+            f(
+                self.raw.as_ptr(),
+                c_name.as_ptr(),
+                loader,
+                bytes.as_ptr().cast(),
+                bytes.len() as sys::jsize,
+            )
+        };
+        self.non_null(function, class)?;
+        // SAFETY: non-null local reference to the new class.
+        Ok(unsafe { Class::from_raw(class) })
+    }
+
+    /// `RegisterNatives`: binds native methods of `class` to functions.
+    ///
+    /// # Safety
+    /// Each `(name, signature, function)` must be a native method of `class` and a function whose C
+    /// signature matches JNI's for that method descriptor (`JNIEnv*`, `jclass` for static methods, then
+    /// the arguments), callable from any Java thread for the rest of the JVM's life.
+    pub unsafe fn register_natives(
+        &self,
+        class: Class<'_>,
+        methods: &[(&std::ffi::CStr, &std::ffi::CStr, *mut c_void)],
+    ) -> Result<()> {
+        let function = "RegisterNatives";
+        let f = jni_fn!(self, RegisterNatives).ok_or(Error::Jni { function })?;
+        let table: Vec<sys::JNINativeMethod> = methods
+            .iter()
+            .map(|(name, sig, fn_ptr)| sys::JNINativeMethod {
+                name: name.as_ptr().cast_mut(),
+                signature: sig.as_ptr().cast_mut(),
+                fnPtr: *fn_ptr,
+            })
+            .collect();
+        // SAFETY: valid env and class; the table's strings outlive the call; the caller vouches for
+        // the functions.
+        let code = unsafe {
+            f(
+                self.raw.as_ptr(),
+                class.as_raw(),
+                table.as_ptr(),
+                table.len() as sys::jint,
+            )
+        };
+        let raised = self.clear_exception();
+        if code != sys::JNI_OK as sys::jint || raised {
+            return Err(Error::Jni { function });
+        }
+        Ok(())
+    }
+
+    /// `GetModule`: the module of `class` (the unnamed module of its loader for classpath classes).
+    pub fn module_of(&self, class: Class<'_>) -> Result<Object<'a>> {
+        let function = "GetModule";
+        let f = jni_fn!(self, GetModule).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and class reference.
+        let module = unsafe { f(self.raw.as_ptr(), class.as_raw()) };
+        self.non_null(function, module)?;
+        // SAFETY: non-null local reference.
+        Ok(unsafe { Object::from_raw(module) })
+    }
+
+    /// A weak global reference to `obj` (does not keep it alive; usable on any thread).
+    pub fn new_weak_global_ref(&self, obj: Object<'_>) -> Result<sys::jweak> {
+        let function = "NewWeakGlobalRef";
+        let f = jni_fn!(self, NewWeakGlobalRef).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and live reference.
+        let weak = unsafe { f(self.raw.as_ptr(), obj.as_raw()) };
+        self.non_null(function, weak)?;
+        Ok(weak)
+    }
+
+    /// A local reference to the object behind a weak global reference, or `None` once it was
+    /// collected.
+    ///
+    /// # Safety
+    /// `weak` must be a live weak global reference from [`JniEnv::new_weak_global_ref`].
+    pub unsafe fn upgrade_weak(&self, weak: sys::jweak) -> Option<Object<'a>> {
+        let f = jni_fn!(self, NewLocalRef)?;
+        // SAFETY: caller's contract; NewLocalRef of a cleared weak reference returns null.
+        let local = unsafe { f(self.raw.as_ptr(), weak) };
+        // SAFETY: non-null local reference.
+        (!local.is_null()).then(|| unsafe { Object::from_raw(local) })
+    }
+
+    /// # Safety
+    /// `weak` must come from [`JniEnv::new_weak_global_ref`] and not be used afterwards.
+    pub unsafe fn delete_weak_global_ref(&self, weak: sys::jweak) {
+        if let Some(f) = jni_fn!(self, DeleteWeakGlobalRef) {
+            // SAFETY: caller's contract.
+            unsafe { f(self.raw.as_ptr(), weak) }
+        }
+    }
+
+    /// `IsSameObject` for any two references (local, global or weak; a cleared weak reference is
+    /// the same as null).
+    ///
+    /// # Safety
+    /// `a` and `b` must each be null, a live local reference of this thread, or a live global or
+    /// weak global reference.
+    pub unsafe fn is_same_object(&self, a: sys::jobject, b: sys::jobject) -> bool {
+        match jni_fn!(self, IsSameObject) {
+            // SAFETY: valid env; the caller vouches for both references.
+            Some(f) => unsafe { f(self.raw.as_ptr(), a, b) != 0 },
+            None => false,
+        }
+    }
+
     /// Clears a pending Java exception; returns whether there was one.
     pub fn clear_exception(&self) -> bool {
         let (Some(check), Some(clear)) =

@@ -1,0 +1,179 @@
+//! Off the hot path: drains every thread's ring into a `ferrofluid_profile::Recording`, on its own
+//! OS thread every millisecond and on demand (snapshot, stop). Holding the collector lock makes the
+//! caller the rings' single consumer.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ferrofluid_profile::{MethodInfo, Profile, Recording, Stamp, DEFAULT_MAX_NODES};
+
+use crate::hooks::{self, RINGS};
+use crate::ring::{Event, Kind};
+
+/// How often the collector thread drains the rings.
+const PERIOD: Duration = Duration::from_millis(1);
+
+struct Collector {
+    recording: Recording,
+    /// Global probe id -> id in the recording's method table.
+    ids: HashMap<u32, ferrofluid_profile::MethodId>,
+    /// Events lost in full rings since the last start, all threads.
+    dropped: u64,
+    /// Drops per ring already counted (rings only count up).
+    seen_drops: HashMap<u64, u64>,
+}
+
+impl Collector {
+    fn new() -> Collector {
+        Collector {
+            recording: Recording::new(DEFAULT_MAX_NODES),
+            ids: HashMap::new(),
+            dropped: 0,
+            seen_drops: HashMap::new(),
+        }
+    }
+
+    fn method(&mut self, id: u32) -> ferrofluid_profile::MethodId {
+        if let Some(&m) = self.ids.get(&id) {
+            return m;
+        }
+        let info = match crate::session::method_name(id) {
+            Some((class, name, descriptor)) => {
+                MethodInfo::from_internal(&class, &name, &descriptor)
+            }
+            None => MethodInfo::new("?", format!("method#{id}"), "()V"),
+        };
+        let m = self.recording.methods.intern(info);
+        self.ids.insert(id, m);
+        m
+    }
+
+    /// Moves every published event into the recording; forgets rings of ended threads.
+    fn drain(&mut self) {
+        let rings: Vec<_> = lock(&RINGS).clone();
+        let mut events: Vec<Event> = Vec::new();
+        for ring in &rings {
+            events.clear();
+            ring.drain(|e| events.push(e));
+            let drops = ring.dropped();
+            let seen = self.seen_drops.entry(ring.thread_id).or_insert(0);
+            if drops > *seen {
+                self.dropped += drops - *seen;
+                *seen = drops;
+            }
+            if events.is_empty() {
+                continue;
+            }
+            let mapped: Vec<(Kind, ferrofluid_profile::MethodId, u64)> = events
+                .iter()
+                .map(|e| (e.kind, self.method(e.id), e.ns))
+                .collect();
+            let rec = self.recording.thread(ring.thread_id, &ring.thread_name);
+            for (kind, m, ns) in mapped {
+                match kind {
+                    Kind::Enter => rec.enter(m, Stamp::wall(ns)),
+                    // An exit with no open frame (the thread was inside a root before collection
+                    // started) is counted by the recorder and otherwise ignored.
+                    Kind::Exit => {
+                        let _ = rec.exit(m, Stamp::wall(ns));
+                    }
+                    Kind::Adjust => rec.adjust(Stamp::wall(ns)),
+                }
+            }
+        }
+        // A ring only the registry still holds belongs to an ended thread (or an older session).
+        lock(&RINGS).retain(|r| {
+            let gone =
+                Arc::strong_count(r) <= 2 && r.closed.load(Ordering::Acquire) && r.is_empty();
+            !gone
+        });
+    }
+}
+
+static COLLECTOR: Mutex<Option<Collector>> = Mutex::new(None);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts collecting into a fresh recording (earlier events are discarded).
+pub fn start() {
+    let mut c = lock(&COLLECTOR);
+    if let Some(old) = c.as_mut() {
+        old.drain();
+    }
+    *c = Some(Collector::new());
+    hooks::COLLECTING.store(true, Ordering::SeqCst);
+}
+
+/// Stops collecting; the data stays for `snapshot`.
+pub fn stop() {
+    hooks::COLLECTING.store(false, Ordering::SeqCst);
+    if let Some(c) = lock(&COLLECTOR).as_mut() {
+        c.drain();
+    }
+}
+
+pub fn collecting() -> bool {
+    hooks::COLLECTING.load(Ordering::SeqCst)
+}
+
+/// Events dropped since the last start.
+pub fn dropped() -> u64 {
+    lock(&COLLECTOR).as_ref().map_or(0, |c| c.dropped)
+}
+
+/// The profile so far (open frames closed now); `None` if collection never started.
+pub fn snapshot() -> Option<(Profile, u64)> {
+    let mut c = lock(&COLLECTOR);
+    let c = c.as_mut()?;
+    c.drain();
+    let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
+    profile.instrumented = crate::session::counts().0;
+    Some((profile, c.dropped))
+}
+
+/// The snapshot as the JSON value the control protocol carries: the profile document plus
+/// `dropped_events` (non-zero: some thread's tree is inexact).
+pub fn snapshot_json() -> Result<serde_json::Value, String> {
+    let (profile, dropped) = snapshot().ok_or("collection was never started")?;
+    let mut value = serde_json::to_value(profile.to_document()).map_err(|e| e.to_string())?;
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("dropped_events".into(), dropped.into());
+    }
+    Ok(value)
+}
+
+/// Writes the profile to `path` (JSON document).
+pub fn write_file(path: &Path) -> Result<(), String> {
+    let (profile, dropped) = snapshot().ok_or("collection was never started")?;
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    profile
+        .write_json(std::io::BufWriter::new(file))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if dropped > 0 {
+        log::warn!("{dropped} events were dropped: the profile is inexact");
+    }
+    log::info!("profile written to {}", path.display());
+    Ok(())
+}
+
+/// Forgets everything collected (detach).
+pub fn reset() {
+    hooks::COLLECTING.store(false, Ordering::SeqCst);
+    *lock(&COLLECTOR) = None;
+}
+
+/// The collector thread's body: drains until `stop` is set.
+pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(PERIOD);
+        if let Some(c) = lock(&COLLECTOR).as_mut() {
+            c.drain();
+        }
+        tick();
+    }
+}

@@ -1,0 +1,98 @@
+//! Per-method flags the probes read on every call, lock-free: a two-level table indexed by the global
+//! method id (chunks allocated on first use, never freed, so a reader never sees freed memory).
+
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+/// The method is instrumented in the current session (probes of older sessions see 0 and do nothing).
+pub const ACTIVE: u8 = 1;
+/// The method matches a root pattern: entering it starts recording on its thread.
+pub const ROOT: u8 = 2;
+/// Its first invocation was handled (lazy revelation done).
+pub const INVOKED: u8 = 4;
+
+const CHUNK_BITS: u32 = 16;
+const CHUNK: usize = 1 << CHUNK_BITS;
+/// Ids beyond `CHUNKS * CHUNK` (16 Mi) are never active.
+const CHUNKS: usize = 256;
+
+type Chunk = [AtomicU8; CHUNK];
+
+static TABLE: [AtomicPtr<Chunk>; CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS];
+
+/// Largest id the table can hold, plus one.
+#[cfg(test)]
+pub const MAX_IDS: u32 = (CHUNKS * CHUNK) as u32;
+
+#[inline]
+pub fn get(id: u32) -> u8 {
+    let chunk = TABLE
+        .get((id >> CHUNK_BITS) as usize)
+        .map_or(std::ptr::null_mut(), |c| c.load(Ordering::Acquire));
+    if chunk.is_null() {
+        return 0;
+    }
+    // SAFETY: a non-null chunk pointer is a leaked, fully initialised Chunk that is never freed.
+    let chunk: &Chunk = unsafe { &*chunk };
+    chunk[id as usize & (CHUNK - 1)].load(Ordering::Relaxed)
+}
+
+fn slot(id: u32) -> Option<&'static AtomicU8> {
+    let cell = TABLE.get((id >> CHUNK_BITS) as usize)?;
+    let mut chunk = cell.load(Ordering::Acquire);
+    if chunk.is_null() {
+        let fresh: Box<Chunk> = Box::new([const { AtomicU8::new(0) }; CHUNK]);
+        let fresh = Box::into_raw(fresh);
+        chunk = match cell.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                // SAFETY: `fresh` was never shared; another thread installed its chunk first.
+                drop(unsafe { Box::from_raw(fresh) });
+                winner
+            }
+        };
+    }
+    // SAFETY: as in `get`.
+    let chunk: &'static Chunk = unsafe { &*chunk };
+    Some(&chunk[id as usize & (CHUNK - 1)])
+}
+
+/// Sets bits of `id`; false if the id is beyond the table.
+pub fn set(id: u32, bits: u8) -> bool {
+    slot(id)
+        .map(|s| s.fetch_or(bits, Ordering::Release))
+        .is_some()
+}
+
+/// Clears every flag of `id`.
+pub fn clear(id: u32) {
+    if get(id) != 0 {
+        if let Some(s) = slot(id) {
+            s.store(0, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_get_clear_across_chunks() {
+        let ids = [7_000_000u32, 7_000_000 + CHUNK as u32, MAX_IDS - 1];
+        for id in ids {
+            assert_eq!(get(id), 0);
+            assert!(set(id, ACTIVE));
+            assert!(set(id, ROOT));
+            assert_eq!(get(id), ACTIVE | ROOT);
+            clear(id);
+            assert_eq!(get(id), 0);
+        }
+        assert!(!set(MAX_IDS, ACTIVE));
+        assert_eq!(get(MAX_IDS), 0);
+    }
+}

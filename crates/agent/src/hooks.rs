@@ -1,0 +1,253 @@
+//! The hot path: the native methods of the bootstrap class `ferrofluid/Hooks` that every probe calls.
+//!
+//! Per call: one load of the method's flags; for active methods one thread-local access, and when
+//! the thread is inside a root's dynamic extent (or every thread is profiled) a clock read and a
+//! push into the thread's own ring. No lock, no Java heap allocation. A thread-local guard makes the
+//! hooks ignore probes reached while the agent itself works on the thread (lazy revelation, naming
+//! the thread), so nothing recurses.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ferrofluid_jvmti::sys;
+
+use crate::flags::{self, ACTIVE, INVOKED, ROOT};
+use crate::ring::{Kind, Ring};
+
+/// Bumped when instrumentation changes: threads then forget their root depth and ring.
+pub static GENERATION: AtomicU32 = AtomicU32::new(1);
+/// Events are recorded only while collecting; root depths are tracked always.
+pub static COLLECTING: AtomicBool = AtomicBool::new(false);
+/// No root: every instrumented method records on every thread.
+pub static ALL_THREADS: AtomicBool = AtomicBool::new(false);
+/// Every ring of a thread that recorded something; the collector drains them.
+pub static RINGS: Mutex<Vec<Arc<Ring>>> = Mutex::new(Vec::new());
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+
+struct Local {
+    generation: Cell<u32>,
+    /// The agent is working on this thread: probes are ignored.
+    busy: Cell<bool>,
+    /// Root frames open on this thread.
+    in_root: Cell<u32>,
+    ring: RefCell<Option<Arc<Ring>>>,
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            generation: Cell::new(0),
+            busy: Cell::new(false),
+            in_root: Cell::new(0),
+            ring: RefCell::new(None),
+        }
+    };
+}
+
+/// Monotonic clock, ns.
+#[inline]
+pub fn now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: one out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl Local {
+    #[inline]
+    fn sync_generation(&self) {
+        let g = GENERATION.load(Ordering::Acquire);
+        if self.generation.get() != g {
+            self.generation.set(g);
+            self.in_root.set(0);
+            if let Some(old) = self.ring.borrow_mut().take() {
+                old.closed.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    #[inline]
+    fn push(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) {
+        if let Some(ring) = self.ring.borrow().as_ref() {
+            ring.push(kind, id, ns);
+            return;
+        }
+        self.new_ring(env).push(kind, id, ns);
+    }
+
+    #[cold]
+    fn new_ring(&self, env: *mut sys::JNIEnv) -> Arc<Ring> {
+        self.busy.set(true);
+        let name = crate::jvm::current_thread_name(env).unwrap_or_else(|| "?".to_owned());
+        self.busy.set(false);
+        let ring = Arc::new(Ring::new(NEXT_THREAD.fetch_add(1, Ordering::Relaxed), name));
+        RINGS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::clone(&ring));
+        *self.ring.borrow_mut() = Some(Arc::clone(&ring));
+        ring
+    }
+}
+
+#[inline]
+fn enter(env: *mut sys::JNIEnv, id: i32) {
+    let id = id as u32;
+    let f = flags::get(id);
+    if f & ACTIVE == 0 {
+        return;
+    }
+    let _ = LOCAL.try_with(|l| {
+        if l.busy.get() {
+            return;
+        }
+        l.sync_generation();
+        let root = f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed);
+        let depth = l.in_root.get();
+        if depth == 0 && !root {
+            return;
+        }
+        if root {
+            l.in_root.set(depth + 1);
+        }
+        if f & INVOKED == 0 {
+            first_invocation(l, env, id);
+        }
+        if COLLECTING.load(Ordering::Relaxed) {
+            l.push(env, Kind::Enter, id, now());
+        }
+    });
+}
+
+#[inline]
+fn exit(env: *mut sys::JNIEnv, id: i32) {
+    let id = id as u32;
+    let f = flags::get(id);
+    if f & ACTIVE == 0 {
+        return;
+    }
+    let _ = LOCAL.try_with(|l| {
+        if l.busy.get() {
+            return;
+        }
+        l.sync_generation();
+        let depth = l.in_root.get();
+        if depth == 0 {
+            return;
+        }
+        if COLLECTING.load(Ordering::Relaxed) {
+            l.push(env, Kind::Exit, id, now());
+        }
+        if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
+            l.in_root.set(depth - 1);
+        }
+    });
+}
+
+/// Lazy revelation on the first invocation of `id`: its callees are instrumented before it
+/// proceeds, and the time that took is factored out of the thread's open frames.
+#[cold]
+fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
+    l.busy.set(true);
+    let start = now();
+    ferrofluid_jvmti::ffi_guard("first invocation", (), || {
+        crate::session::first_invocation(env, id)
+    });
+    let pause = now().saturating_sub(start);
+    l.busy.set(false);
+    if COLLECTING.load(Ordering::Relaxed) {
+        l.push(env, Kind::Adjust, id, pause);
+    }
+}
+
+/// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.
+pub fn thread_end() {
+    let _ = LOCAL.try_with(|l| {
+        l.in_root.set(0);
+        if let Some(ring) = l.ring.borrow_mut().take() {
+            ring.closed.store(true, Ordering::Release);
+        }
+    });
+}
+
+// The natives. Each is `catch_unwind`-guarded by construction: the code above cannot panic except
+// through a RefCell misuse, which ffi_guard would turn into a logged no-op.
+
+pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
+    ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || enter(env, id))
+}
+
+pub extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
+    ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || exit(env, id))
+}
+
+pub extern "C" fn native_blocks(
+    env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    id: sys::jint,
+    _count: sys::jint,
+) {
+    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || exit(env, id))
+}
+
+pub extern "C" fn native_alloc(
+    _env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    _object: sys::jobject,
+    _site: sys::jint,
+) {
+}
+
+/// `(name, descriptor, function)` of every hook, for RegisterNatives.
+pub fn natives() -> [(
+    &'static std::ffi::CStr,
+    &'static std::ffi::CStr,
+    *mut std::ffi::c_void,
+); 8] {
+    let enter = native_enter as *mut std::ffi::c_void;
+    let exit = native_exit as *mut std::ffi::c_void;
+    let blocks = native_blocks as *mut std::ffi::c_void;
+    [
+        (c"enter", c"(I)V", enter),
+        (c"exit", c"(I)V", exit),
+        (c"unwind", c"(I)V", exit),
+        (c"exitBlocks", c"(II)V", blocks),
+        (c"unwindBlocks", c"(II)V", blocks),
+        (
+            c"alloc",
+            c"(Ljava/lang/Object;I)V",
+            native_alloc as *mut std::ffi::c_void,
+        ),
+        (c"nativeEnter", c"(I)V", enter),
+        (c"nativeExit", c"(I)V", exit),
+    ]
+}
+
+/// Calls the hooks directly (no JVM): for the benchmark and calibration. `env` is never used unless
+/// a ring must be created, which [`prime_thread`] does first.
+#[doc(hidden)]
+pub fn bench_pair(id: u32) {
+    enter(std::ptr::null_mut(), id as i32);
+    exit(std::ptr::null_mut(), id as i32);
+}
+
+/// Gives the current thread a ring named `name` without a JVM (benchmarks, tests).
+#[doc(hidden)]
+pub fn prime_thread(name: &str) {
+    LOCAL.with(|l| {
+        l.sync_generation();
+        let ring = Arc::new(Ring::new(
+            NEXT_THREAD.fetch_add(1, Ordering::Relaxed),
+            name.into(),
+        ));
+        RINGS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::clone(&ring));
+        *l.ring.borrow_mut() = Some(ring);
+    });
+}

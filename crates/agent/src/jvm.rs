@@ -1,0 +1,239 @@
+//! The agent's JVMTI environment: capabilities, event callbacks, the bootstrap hooks class and module
+//! readability. Every callback runs under `ffi_guard` and leaves the JVM as it found it on failure.
+
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Jvmti, Object};
+
+use crate::{hooks, session};
+
+/// The live environment; null while dormant.
+static JVMTI: AtomicPtr<sys::jvmtiEnv> = AtomicPtr::new(std::ptr::null_mut());
+/// Global reference to the hooks class's module (the bootstrap loader's unnamed module); 0 if none.
+static HOOKS_MODULE: AtomicUsize = AtomicUsize::new(0);
+
+/// Internal name of the hooks class.
+pub const HOOKS_CLASS: &str = "ferrofluid/Hooks";
+
+pub fn jvmti() -> Option<Jvmti> {
+    // SAFETY: the pointer is a live environment while stored (cleared before disposal).
+    unsafe { Jvmti::from_raw(JVMTI.load(Ordering::Acquire)) }
+}
+
+/// Takes the capabilities and installs the callbacks. Events are enabled by [`enable_events`].
+pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
+    let mut caps = sys::jvmtiCapabilities::default();
+    caps.set_can_retransform_classes(1);
+    caps.set_can_generate_all_class_hook_events(1);
+    jvmti.add_capabilities(&caps)?;
+    let callbacks = sys::jvmtiEventCallbacks {
+        VMInit: Some(vm_init),
+        VMDeath: Some(vm_death),
+        ThreadEnd: Some(thread_end),
+        ClassFileLoadHook: Some(class_file_load_hook),
+        ClassPrepare: Some(class_prepare),
+        ..Default::default()
+    };
+    jvmti.set_event_callbacks(&callbacks)?;
+    JVMTI.store(jvmti.as_raw(), Ordering::Release);
+    Ok(())
+}
+
+const EVENTS: [sys::jvmtiEvent; 4] = [
+    sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+    sys::JVMTI_EVENT_CLASS_PREPARE,
+    sys::JVMTI_EVENT_THREAD_END,
+    sys::JVMTI_EVENT_VM_DEATH,
+];
+
+pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()> {
+    for e in EVENTS {
+        jvmti.set_event_notification_mode(true, e)?;
+    }
+    if vm_init {
+        jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_VM_INIT)?;
+    }
+    Ok(())
+}
+
+/// Disables every event and forgets the environment (before it is disposed).
+pub fn disable_events(jvmti: Jvmti) {
+    for e in EVENTS.into_iter().chain([sys::JVMTI_EVENT_VM_INIT]) {
+        let _ = jvmti.set_event_notification_mode(false, e);
+    }
+}
+
+pub fn forget_env() {
+    JVMTI.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+/// Defines `ferrofluid/Hooks` in the bootstrap loader (or finds it, defined by an earlier attach of
+/// this library), binds its natives, and makes every named module read its module. Call only when
+/// nothing can fail afterwards: from here on probes may call into this library.
+pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
+    let class = match env.find_class(HOOKS_CLASS) {
+        Ok(c) => c,
+        Err(_) => {
+            let bytes = ferrofluid_classfile::hooks_class(&ferrofluid_classfile::Hooks::default());
+            env.define_class(HOOKS_CLASS, None, &bytes)
+                .map_err(|e| format!("defining {HOOKS_CLASS}: {e}"))?
+        }
+    };
+    let natives = hooks::natives();
+    // SAFETY: `natives()` lists the eight static native methods of the hooks class with functions of
+    // the matching JNI signatures; the library is never unloaded once hooks are bound (Agent_OnAttach
+    // cannot fail after this point).
+    unsafe { env.register_natives(class, &natives) }
+        .map_err(|e| format!("binding {HOOKS_CLASS} natives: {e}"))?;
+    if HOOKS_MODULE.load(Ordering::Acquire) == 0 {
+        let module = env.module_of(class).map_err(|e| e.to_string())?;
+        let global = env.new_global_ref(module).map_err(|e| e.to_string())?;
+        HOOKS_MODULE.store(global as usize, Ordering::Release);
+        env.delete_local_ref(module);
+    }
+    env.delete_local_ref(class.as_object());
+    read_hooks_module_all(jvmti, env);
+    Ok(())
+}
+
+fn hooks_module<'a>() -> Option<Object<'a>> {
+    let m = HOOKS_MODULE.load(Ordering::Acquire);
+    // SAFETY: a global reference created in `install_hooks` and never deleted (the hooks class lives
+    // as long as the JVM, and so does its module).
+    (m != 0).then(|| unsafe { Object::from_raw(m as sys::jobject) })
+}
+
+/// Every module of the VM reads the hooks' module (idempotent; new modules need another call).
+pub fn read_hooks_module_all(jvmti: Jvmti, env: &JniEnv<'_>) {
+    let Some(hooks) = hooks_module() else {
+        return;
+    };
+    match jvmti.all_modules(env) {
+        Ok(modules) => {
+            for &m in modules.iter() {
+                if let Err(e) = jvmti.add_module_reads(m, hooks) {
+                    log::warn!("AddModuleReads: {e}");
+                }
+                env.delete_local_ref(m);
+            }
+        }
+        Err(e) => log::warn!("GetAllModules: {e}"),
+    }
+}
+
+/// The module of `class` reads the hooks' module.
+pub fn read_hooks_module(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
+    let Some(hooks) = hooks_module() else {
+        return;
+    };
+    if let Ok(module) = env.module_of(class) {
+        if let Err(e) = jvmti.add_module_reads(module, hooks) {
+            log::warn!("AddModuleReads: {e}");
+        }
+        env.delete_local_ref(module);
+    }
+}
+
+/// The Java name of the current thread (hooks call this once per thread).
+pub fn current_thread_name(env: *mut sys::JNIEnv) -> Option<String> {
+    let jvmti = jvmti()?;
+    // SAFETY: the JNIEnv of the calling Java thread, valid for the current native call.
+    let env = unsafe { JniEnv::from_raw(env) }?;
+    let thread = jvmti.current_thread(&env).ok()?;
+    let info = jvmti.thread_info(&env, thread).ok();
+    env.delete_local_ref(thread);
+    info.map(|i| i.name)
+}
+
+unsafe extern "C" fn vm_init(
+    jvmti: *mut sys::jvmtiEnv,
+    env: *mut sys::JNIEnv,
+    _thread: sys::jthread,
+) {
+    ffi_guard("VMInit", (), || {
+        // SAFETY: the JVM passes its live environment and this thread's JNIEnv.
+        let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
+            JniEnv::from_raw(env)
+        }) else {
+            return;
+        };
+        match install_hooks(jvmti, &env) {
+            Ok(()) => crate::agent::on_live(jvmti, &env),
+            Err(e) => log::error!("VMInit: {e}; nothing will be instrumented"),
+        }
+    })
+}
+
+unsafe extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _env: *mut sys::JNIEnv) {
+    ffi_guard("VMDeath", (), crate::agent::on_vm_death)
+}
+
+unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
+    ffi_guard("ThreadEnd", (), hooks::thread_end)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn class_file_load_hook(
+    _jvmti: *mut sys::jvmtiEnv,
+    env: *mut sys::JNIEnv,
+    class_being_redefined: sys::jclass,
+    loader: sys::jobject,
+    name: *const std::ffi::c_char,
+    _protection_domain: sys::jobject,
+    class_data_len: sys::jint,
+    class_data: *const u8,
+    new_class_data_len: *mut sys::jint,
+    new_class_data: *mut *mut u8,
+) {
+    ffi_guard("ClassFileLoadHook", (), || {
+        // SAFETY: the JNIEnv of the loading thread, valid for the callback.
+        let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+            return;
+        };
+        let Some(jvmti) = jvmti() else {
+            return;
+        };
+        if name.is_null() || class_data.is_null() || class_data_len <= 0 {
+            return; // hidden and anonymous classes have no name: never instrumented
+        }
+        // SAFETY: a NUL-terminated class name for the duration of the callback.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        // SAFETY: the JVM's class bytes, valid for the duration of the callback.
+        let bytes = unsafe { std::slice::from_raw_parts(class_data, class_data_len as usize) };
+        let redefining = !class_being_redefined.is_null();
+        let Some(out) = session::class_file_load(&env, loader, &name, redefining, bytes) else {
+            return;
+        };
+        match jvmti.allocate_copy(&out) {
+            Ok(buf) => {
+                let (ptr, len) = buf.into_raw();
+                // SAFETY: out-pointers of the callback; the JVM takes ownership of JVMTI memory.
+                unsafe {
+                    *new_class_data_len = len as sys::jint;
+                    *new_class_data = ptr;
+                }
+            }
+            Err(e) => log::warn!("{name}: class left original: {e}"),
+        }
+    })
+}
+
+unsafe extern "C" fn class_prepare(
+    jvmti: *mut sys::jvmtiEnv,
+    env: *mut sys::JNIEnv,
+    _thread: sys::jthread,
+    class: sys::jclass,
+) {
+    ffi_guard("ClassPrepare", (), || {
+        // SAFETY: the JVM passes its environment, this thread's JNIEnv and a live class reference.
+        let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
+            JniEnv::from_raw(env)
+        }) else {
+            return;
+        };
+        // SAFETY: as above.
+        let class = unsafe { Class::from_raw(class) };
+        session::class_prepared(jvmti, &env, class);
+    })
+}

@@ -1,0 +1,191 @@
+//! A per-thread event ring: one producer (the thread running probes), one consumer (whoever holds
+//! the collector lock). The producer takes no lock and allocates nothing; when the ring is full the
+//! event is dropped and counted, and the thread's profile is reported inexact.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Events a ring holds (16 bytes each: 256 KiB per thread that records anything).
+pub const RING_EVENTS: usize = 1 << 14;
+
+/// What happened: the high 2 bits of an event's first word; the low 32 bits carry the method id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Enter,
+    /// Normal or exceptional exit (the recorder closes frames an exception skipped).
+    Exit,
+    /// Time the agent spent on this thread (the second word is the pause in ns, not a timestamp).
+    Adjust,
+}
+
+impl Kind {
+    fn tag(self) -> u64 {
+        match self {
+            Kind::Enter => 0,
+            Kind::Exit => 1,
+            Kind::Adjust => 2,
+        }
+    }
+
+    fn from_tag(tag: u64) -> Kind {
+        match tag {
+            0 => Kind::Enter,
+            1 => Kind::Exit,
+            _ => Kind::Adjust,
+        }
+    }
+}
+
+/// A decoded event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    pub kind: Kind,
+    pub id: u32,
+    /// Monotonic ns (a pause length for [`Kind::Adjust`]).
+    pub ns: u64,
+}
+
+pub struct Ring {
+    /// Recorder key of the thread.
+    pub thread_id: u64,
+    pub thread_name: String,
+    slots: Box<[UnsafeCell<[u64; 2]>]>,
+    /// Next slot the producer writes (only the producer stores it).
+    head: AtomicUsize,
+    /// Next slot the consumer reads (only the consumer stores it).
+    tail: AtomicUsize,
+    dropped: AtomicU64,
+    /// The thread ended (or left this session): once drained, the ring can go.
+    pub closed: AtomicBool,
+}
+
+// SAFETY: slots are written only by the single producer at `head` and read only by the single consumer
+// between `tail` and `head`; the Release store of `head` publishes a slot before the consumer's Acquire
+// load sees it, and the Release store of `tail` returns it before the producer's Acquire load.
+unsafe impl Sync for Ring {}
+// SAFETY: as above; the ring owns plain integers.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    pub fn new(thread_id: u64, thread_name: String) -> Ring {
+        Self::with_capacity(thread_id, thread_name, RING_EVENTS)
+    }
+
+    pub fn with_capacity(thread_id: u64, thread_name: String, events: usize) -> Ring {
+        Ring {
+            thread_id,
+            thread_name,
+            slots: (0..events.next_power_of_two())
+                .map(|_| UnsafeCell::new([0; 2]))
+                .collect(),
+            head: AtomicUsize::new(0),
+            tail: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Appends an event; false (and counted) when the ring is full. Producer side only.
+    #[inline]
+    pub fn push(&self, kind: Kind, id: u32, ns: u64) -> bool {
+        let head = self.head.load(Ordering::Relaxed);
+        let tail = self.tail.load(Ordering::Acquire);
+        if head.wrapping_sub(tail) >= self.slots.len() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let slot = &self.slots[head & (self.slots.len() - 1)];
+        // SAFETY: the slot at `head` is outside [tail, head), so the consumer does not read it until
+        // the Release store below publishes it (see the Sync impl).
+        unsafe { *slot.get() = [kind.tag() << 62 | u64::from(id), ns] };
+        self.head.store(head.wrapping_add(1), Ordering::Release);
+        true
+    }
+
+    /// Hands every published event to `f`, oldest first. Consumer side only: callers serialise.
+    pub fn drain(&self, mut f: impl FnMut(Event)) -> usize {
+        let tail = self.tail.load(Ordering::Relaxed);
+        let head = self.head.load(Ordering::Acquire);
+        let n = head.wrapping_sub(tail);
+        for i in 0..n {
+            let slot = &self.slots[tail.wrapping_add(i) & (self.slots.len() - 1)];
+            // SAFETY: slots in [tail, head) were published by the producer's Release store of head.
+            let [word, ns] = unsafe { *slot.get() };
+            f(Event {
+                kind: Kind::from_tag(word >> 62),
+                id: word as u32,
+                ns,
+            });
+        }
+        self.tail.store(head, Ordering::Release);
+        n
+    }
+
+    /// Events dropped because the ring was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.head.load(Ordering::Acquire) == self.tail.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_ring_drops_and_counts() {
+        let ring = Ring::with_capacity(1, "t".into(), 4);
+        for i in 0..6 {
+            assert_eq!(ring.push(Kind::Enter, i, 100 + u64::from(i)), i < 4);
+        }
+        assert_eq!(ring.dropped(), 2);
+        let mut seen = Vec::new();
+        assert_eq!(ring.drain(|e| seen.push(e)), 4);
+        assert_eq!(
+            seen[3],
+            Event {
+                kind: Kind::Enter,
+                id: 3,
+                ns: 103
+            }
+        );
+        assert!(ring.push(Kind::Exit, u32::MAX, 7));
+        ring.drain(|e| seen.push(e));
+        assert_eq!(
+            seen[4],
+            Event {
+                kind: Kind::Exit,
+                id: u32::MAX,
+                ns: 7
+            }
+        );
+        assert!(ring.is_empty());
+    }
+
+    #[test]
+    fn concurrent_producer_and_consumer_lose_nothing_that_fit() {
+        let ring = std::sync::Arc::new(Ring::with_capacity(1, "t".into(), 64));
+        let producer = {
+            let ring = ring.clone();
+            std::thread::spawn(move || {
+                let mut sent = 0u32;
+                while sent < 100_000 {
+                    if ring.push(Kind::Adjust, sent, u64::from(sent)) {
+                        sent += 1;
+                    }
+                }
+            })
+        };
+        let mut next = 0u32;
+        while next < 100_000 {
+            ring.drain(|e| {
+                assert_eq!((e.id, e.ns), (next, u64::from(next)));
+                next += 1;
+            });
+        }
+        producer.join().unwrap();
+    }
+}

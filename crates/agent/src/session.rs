@@ -1,0 +1,490 @@
+//! An instrumentation session: the call-subgraph planner, the classes it patched, and the
+//! ClassFileLoadHook/ClassPrepare handlers that feed it.
+//!
+//! Method ids handed to probes are global: `base + planner id`, with a fresh `base` per session, so a
+//! probe of an older session that still runs in some frame can never be mistaken for a new method
+//! (its flags are cleared and it records nothing).
+//!
+//! Locks: `SESSION`, `CLASSES` and `NAMES` are each held only for bookkeeping, never across a JVMTI
+//! call that may load classes or retransform (the ClassFileLoadHook of a retransformation runs on
+//! the retransforming thread and takes `SESSION` itself).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ferrofluid_classfile::{
+    instrument, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
+};
+use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti};
+use ferrofluid_subgraph::{
+    ClassSelection, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
+};
+
+use crate::flags;
+use crate::hooks;
+
+/// A class as the planner knows it: defining loader (tag) and internal name.
+pub type ClassKey = (LoaderId, String);
+
+/// Classes retransformed per JVMTI call.
+const RETRANSFORM_BATCH: usize = 100;
+
+pub struct Session {
+    planner: Planner,
+    base: u32,
+    roots: Vec<MethodPattern>,
+    /// Classes whose current bytes carry probes.
+    instrumented: BTreeSet<ClassKey>,
+    /// Loaded classes with newly chosen methods, to retransform.
+    pending: BTreeSet<ClassKey>,
+    /// Methods the engine could not patch: `class.method descriptor: reason`.
+    failures: Vec<String>,
+}
+
+/// What `instrument`/`deinstrument` did, for the reply and the log.
+#[derive(Debug, Default, Clone)]
+pub struct Outcome {
+    pub classes: usize,
+    pub methods: usize,
+    pub errors: Vec<String>,
+}
+
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+/// Where the next session's ids start.
+static NEXT_BASE: AtomicU32 = AtomicU32::new(0);
+static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
+
+/// Loaded classes: a weak reference to each (to retransform it) and its original bytes as the
+/// ClassFileLoadHook saw them, so that a new session (even after detach and re-attach) plans without
+/// retransforming every loaded class again: each retransformation leaves the JVM a new class version
+/// to keep while old frames run, and repeating them for every class makes each cycle slower.
+/// Entries of unloaded classes stay (their weak reference is cleared); memory is the price.
+#[derive(Default)]
+struct Classes {
+    refs: HashMap<ClassKey, usize>,
+    bytes: HashMap<ClassKey, Arc<[u8]>>,
+}
+
+static CLASSES: Mutex<Option<Classes>> = Mutex::new(None);
+/// Internal class name, method name, descriptor.
+pub type MethodName = (String, String, String);
+
+/// Global id -> its method.
+static NAMES: Mutex<Option<HashMap<u32, MethodName>>> = Mutex::new(None);
+/// Classes ever instrumented, whose retransformations are logged with a digest of their bytes.
+static TRACED: Mutex<Option<HashSet<ClassKey>>> = Mutex::new(None);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The name and descriptor of global method `id`, for the collector.
+pub fn method_name(id: u32) -> Option<MethodName> {
+    lock(&NAMES).as_ref()?.get(&id).cloned()
+}
+
+/// Number of methods carrying probes and classes patched in the current session.
+pub fn counts() -> (u64, u64) {
+    lock(&SESSION).as_ref().map_or((0, 0), |s| {
+        (
+            s.planner.counters().instrumented as u64,
+            s.instrumented.len() as u64,
+        )
+    })
+}
+
+/// FNV-1a of class bytes, for the log lines that prove a class was restored.
+pub fn digest(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The ids the planner hands out, shifted by the session's base.
+struct Offset<'p>(ClassSelection<'p>, u32);
+
+impl Selection for Offset<'_> {
+    fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
+        self.0.method_id(method).map(|id| id + self.1)
+    }
+}
+
+impl Session {
+    /// Records newly chosen methods (flags before any probe can call them) and queues their
+    /// classes for retransformation, except `loading` (being transformed right now).
+    fn apply(&mut self, batch: ferrofluid_subgraph::Batch, loading: Option<&ClassKey>) {
+        let mut names = lock(&NAMES);
+        let names = names.get_or_insert_with(HashMap::new);
+        for class in &batch.classes {
+            for &pid in &class.methods {
+                let Some(m) = self.planner.method(pid) else {
+                    continue;
+                };
+                let id = self.base + pid;
+                let root = self
+                    .roots
+                    .iter()
+                    .any(|r| r.matches(m.class, m.name, m.descriptor));
+                flags::set(id, flags::ACTIVE | if root { flags::ROOT } else { 0 });
+                names.insert(
+                    id,
+                    (
+                        m.class.to_owned(),
+                        m.name.to_owned(),
+                        m.descriptor.to_owned(),
+                    ),
+                );
+            }
+            let key = (class.loader, class.class.clone());
+            if Some(&key) != loading {
+                self.pending.insert(key);
+            }
+        }
+    }
+
+    /// Instruments `bytes` of `key` with the methods chosen so far: new bytes, or `None`.
+    fn transform(&mut self, key: &ClassKey, bytes: &[u8]) -> Option<Vec<u8>> {
+        let selection = self.planner.selection_for(key.0, &key.1)?;
+        if selection.chosen().is_empty() {
+            return None;
+        }
+        let options = ProbeOptions::new(ProbeKind::EntryExit);
+        match instrument(bytes, &options, &mut Offset(selection, self.base)) {
+            Ok(out) => {
+                for m in &out.methods {
+                    if let Err(reason) = &m.result {
+                        if !matches!(reason, SkipReason::Abstract | SkipReason::Native) {
+                            let e = format!("{}.{}{}: {reason}", key.1, m.name, m.descriptor);
+                            log::warn!("not instrumented: {e}");
+                            self.failures.push(e);
+                        }
+                    }
+                }
+                if out.bytes.is_some() {
+                    self.instrumented.insert(key.clone());
+                }
+                out.bytes
+            }
+            Err(e) => {
+                let e = format!("{}: {e}", key.1);
+                log::warn!("class left original: {e}");
+                self.failures.push(e);
+                None
+            }
+        }
+    }
+}
+
+/// Loaders seen so far: a weak global reference to each and its id. Weak references outlive the
+/// JVMTI environment, so class bytes cached under a loader id stay valid across detach/attach.
+static LOADERS: Mutex<Vec<(usize, LoaderId)>> = Mutex::new(Vec::new());
+
+/// The id of class loader `loader` (assigned on first sight; the bootstrap loader is null).
+pub fn loader_id(env: &JniEnv<'_>, loader: sys::jobject) -> Option<LoaderId> {
+    if loader.is_null() {
+        return Some(BOOTSTRAP);
+    }
+    let mut loaders = lock(&LOADERS);
+    // SAFETY: the stored weak references are never deleted; `loader` is the callback's live reference.
+    if let Some((_, id)) = loaders
+        .iter()
+        .find(|(weak, _)| unsafe { env.is_same_object(*weak as sys::jobject, loader) })
+    {
+        return Some(*id);
+    }
+    // SAFETY: a live loader reference handed to us by the JVM for the duration of the callback.
+    let object = unsafe { ferrofluid_jvmti::Object::from_raw(loader) };
+    let weak = env.new_weak_global_ref(object).ok()?;
+    let id = NEXT_LOADER.fetch_add(1, Ordering::Relaxed);
+    loaders.push((weak as usize, id));
+    Some(id)
+}
+
+/// The ClassFileLoadHook: remembers the class's bytes, lets the planner see a new class, and
+/// returns instrumented bytes if the session chose methods of it. `None`: keep the bytes.
+pub fn class_file_load(
+    env: &JniEnv<'_>,
+    loader: sys::jobject,
+    name: &str,
+    redefining: bool,
+    bytes: &[u8],
+) -> Option<Vec<u8>> {
+    if name.starts_with(ferrofluid_subgraph::AGENT_PACKAGE) {
+        return None;
+    }
+    let key = (loader_id(env, loader)?, name.to_owned());
+    lock(&CLASSES)
+        .get_or_insert_with(Classes::default)
+        .bytes
+        .entry(key.clone())
+        .or_insert_with(|| bytes.into());
+    let out = {
+        let mut session = lock(&SESSION);
+        match session.as_mut() {
+            Some(s) => {
+                if s.planner.selection_for(key.0, name).is_none() {
+                    match s.planner.class_loaded(key.0, bytes) {
+                        Ok(batch) => s.apply(batch, Some(&key)),
+                        Err(e) => log::warn!("planner: {name}: {e}"),
+                    }
+                }
+                let out = s.transform(&key, bytes);
+                if out.is_none() {
+                    s.instrumented.remove(&key);
+                }
+                out
+            }
+            None => None,
+        }
+    };
+    if redefining || out.is_some() {
+        let mut traced = lock(&TRACED);
+        let traced = traced.get_or_insert_with(HashSet::new);
+        if out.is_some() {
+            traced.insert(key.clone());
+        }
+        if traced.contains(&key) {
+            log::info!(
+                "class file load hook {name}: {} bytes in, digest {:016x}; {}",
+                bytes.len(),
+                digest(bytes),
+                match &out {
+                    Some(b) => format!("instrumented, {} bytes out", b.len()),
+                    None => "original kept".to_owned(),
+                }
+            );
+        }
+    }
+    out
+}
+
+/// ClassPrepare: remembers a weak reference to the class (to retransform it later) and, if it was
+/// instrumented, makes its module read the hooks' module.
+pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
+    let Some(key) = class_key(jvmti, env, class) else {
+        return;
+    };
+    remember(env, &key, class);
+    let instrumented = lock(&SESSION)
+        .as_ref()
+        .is_some_and(|s| s.instrumented.contains(&key));
+    if instrumented {
+        crate::jvm::read_hooks_module(jvmti, env, class);
+    }
+}
+
+fn class_key(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) -> Option<ClassKey> {
+    let (sig, _) = jvmti.class_signature(class).ok()?;
+    let name = sig.strip_prefix('L')?.strip_suffix(';')?.to_owned();
+    let loader = jvmti.class_loader(env, class).ok()?;
+    let id = loader_id(env, loader.map_or(std::ptr::null_mut(), |l| l.as_raw()));
+    if let Some(l) = loader {
+        env.delete_local_ref(l);
+    }
+    Some((id?, name))
+}
+
+fn remember(env: &JniEnv<'_>, key: &ClassKey, class: Class<'_>) {
+    let mut classes = lock(&CLASSES);
+    let classes = classes.get_or_insert_with(Classes::default);
+    if classes.refs.contains_key(key) {
+        return;
+    }
+    if let Ok(weak) = env.new_weak_global_ref(class.as_object()) {
+        classes.refs.insert(key.clone(), weak as usize);
+    }
+}
+
+/// Starts a session: plans over every loaded class and instruments what it chose. Replaces (and
+/// first removes) any previous session.
+pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Outcome {
+    let mut outcome = deinstrument_all(jvmti, env);
+    outcome.errors.clear();
+    crate::jvm::read_hooks_module_all(jvmti, env);
+    let all = config.roots.is_empty();
+    let roots = config.roots.clone();
+    let mut planner = Planner::new(config);
+    // Every loaded class the agent may change, and whether its bytes are known.
+    let mut unknown = Vec::new();
+    let mut known = Vec::new();
+    if let Ok(loaded) = jvmti.loaded_classes(env) {
+        for &class in loaded.iter() {
+            if jvmti.is_modifiable_class(class).unwrap_or(false) {
+                if let Some(key) = class_key(jvmti, env, class) {
+                    if !key.1.starts_with(ferrofluid_subgraph::AGENT_PACKAGE) {
+                        remember(env, &key, class);
+                        known.push(key);
+                    }
+                }
+            }
+            env.delete_local_ref(class.as_object());
+        }
+    }
+    {
+        let classes = lock(&CLASSES);
+        let bytes = classes.as_ref().map(|c| &c.bytes);
+        known.retain(|key| match bytes.and_then(|b| b.get(key)) {
+            Some(b) => {
+                if let Err(e) = planner.add_class(key.0, b) {
+                    log::warn!("planner: {}: {e}", key.1);
+                }
+                true
+            }
+            None => {
+                unknown.push(key.clone());
+                false
+            }
+        });
+    }
+    let base = NEXT_BASE.load(Ordering::SeqCst);
+    let mut session = Session {
+        planner,
+        base,
+        roots,
+        instrumented: BTreeSet::new(),
+        pending: BTreeSet::new(),
+        failures: Vec::new(),
+    };
+    let batch = session.planner.plan();
+    session.apply(batch, None);
+    hooks::ALL_THREADS.store(all, Ordering::SeqCst);
+    *lock(&SESSION) = Some(session);
+    // Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
+    // bytes to the planner, which instruments them in the same hook if it chooses them.
+    let mut errors = retransform(jvmti, env, &unknown);
+    errors.extend(flush_pending(jvmti, env));
+    let mut session = lock(&SESSION);
+    if let Some(s) = session.as_mut() {
+        errors.append(&mut s.failures);
+        outcome.classes = s.instrumented.len();
+        outcome.methods = s.planner.counters().instrumented;
+        let unmatched = s.planner.unmatched_roots();
+        if !unmatched.is_empty() {
+            let list: Vec<String> = unmatched.iter().map(|p| p.to_string()).collect();
+            log::info!("roots not loaded yet: {}", list.join(", "));
+        }
+    }
+    outcome.errors = errors;
+    log::info!(
+        "instrumented {} methods in {} classes ({} loaded classes scanned, {} errors)",
+        outcome.methods,
+        outcome.classes,
+        known.len() + unknown.len(),
+        outcome.errors.len()
+    );
+    outcome
+}
+
+/// Retransforms the classes queued by the session until nothing new is queued.
+fn flush_pending(jvmti: Jvmti, env: &JniEnv<'_>) -> Vec<String> {
+    let mut errors = Vec::new();
+    for _ in 0..64 {
+        let pending: Vec<ClassKey> = match lock(&SESSION).as_mut() {
+            Some(s) => std::mem::take(&mut s.pending).into_iter().collect(),
+            None => return errors,
+        };
+        if pending.is_empty() {
+            break;
+        }
+        errors.extend(retransform(jvmti, env, &pending));
+    }
+    errors
+}
+
+/// Ends the session: every patched class is retransformed with no hook answer, which restores the
+/// bytes it had before the agent touched it.
+pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
+    let Some(session) = lock(&SESSION).take() else {
+        return Outcome::default();
+    };
+    hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
+    let count = session.planner.counters().instrumented as u32;
+    for id in session.base..session.base + count {
+        flags::clear(id);
+    }
+    NEXT_BASE.store(session.base + count, Ordering::SeqCst);
+    let classes: Vec<ClassKey> = session.instrumented.iter().cloned().collect();
+    let errors = retransform(jvmti, env, &classes);
+    log::info!("deinstrumented {} classes", classes.len());
+    Outcome {
+        classes: classes.len(),
+        methods: count as usize,
+        errors,
+    }
+}
+
+/// Retransforms `keys` in batches; a failing batch is retried class by class so one bad class
+/// names itself and does not hold back the rest.
+pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for chunk in keys.chunks(RETRANSFORM_BATCH) {
+        let weak: Vec<(ClassKey, usize)> = {
+            let classes = lock(&CLASSES);
+            chunk
+                .iter()
+                .filter_map(|k| {
+                    let w = classes.as_ref()?.refs.get(k)?;
+                    Some((k.clone(), *w))
+                })
+                .collect()
+        };
+        let mut locals = Vec::new();
+        for (key, w) in weak {
+            // SAFETY: `w` is a weak global reference created by `remember` and not yet deleted
+            // (they are deleted only by `forget_all`, after the environment stops retransforming).
+            if let Some(obj) = unsafe { env.upgrade_weak(w as sys::jweak) } {
+                // SAFETY: the weak reference was made from a class.
+                locals.push((key, unsafe { Class::from_raw(obj.as_raw()) }));
+            }
+        }
+        let classes: Vec<Class<'_>> = locals.iter().map(|(_, c)| *c).collect();
+        if let Err(e) = jvmti.retransform_classes(&classes) {
+            log::warn!(
+                "retransforming {} classes: {e}; retrying one by one",
+                classes.len()
+            );
+            for (key, class) in &locals {
+                if let Err(e) = jvmti.retransform_classes(&[*class]) {
+                    let e = format!("{}: {e}", key.1);
+                    log::warn!("retransform failed: {e}");
+                    errors.push(e);
+                }
+            }
+        }
+        for (_, class) in locals {
+            env.delete_local_ref(class.as_object());
+        }
+    }
+    errors
+}
+
+/// The first invocation of global method `id` (lazy revelation), on the invoking thread.
+pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    let batch_classes = {
+        let mut session = lock(&SESSION);
+        let Some(s) = session.as_mut() else {
+            return;
+        };
+        if id < s.base {
+            return;
+        }
+        match s.planner.first_invocation(id - s.base) {
+            Ok(batch) => s.apply(batch, None),
+            Err(e) => log::warn!("first invocation of {id}: {e}"),
+        }
+        !s.pending.is_empty()
+    };
+    if batch_classes {
+        // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
+        if let Some(env) = unsafe { JniEnv::from_raw(env) } {
+            for e in flush_pending(jvmti, &env) {
+                log::warn!("lazy revelation: {e}");
+            }
+        }
+    }
+    flags::set(id, flags::INVOKED);
+}

@@ -1,0 +1,274 @@
+//! The agent's data path in real JVMs: dynamic instrumentation of the JP paper's Fig. 4 under a
+//! root, exact call counts in snapshots, de-instrumentation that leaves no probe behind, and 20
+//! attach / instrument / collect / deinstrument / detach cycles with the program undisturbed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use ferrofluid_attach::VirtualMachine;
+use ferrofluid_protocol::control::{default_socket_path, Client, Request, Response};
+use serde_json::Value;
+
+fn agent_so() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().join("libferrofluid_agent.so");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
+const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin";
+
+/// Compiles Driver and Fig4 into a fresh directory.
+fn compile(tag: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ff-prof-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
+    let ok = Command::new(Path::new(JDK17).join("javac"))
+        .args(["--release", "17", "-d"])
+        .arg(&dir)
+        .arg(src.join("Driver.java"))
+        .arg(src.join("Fig4.java"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "javac");
+    dir
+}
+
+/// `Fig4.sink` after `calls` calls of `f` (65 calls of `h` each).
+fn expected_sink(calls: u64) -> i64 {
+    (0..calls * 65).fold(0i64, |s, _| s.wrapping_mul(31).wrapping_add(7))
+}
+
+/// The `i c` line the ticker prints for iteration `i`.
+fn ticker_line(i: u64) -> String {
+    let c = (1..=i).fold(0i64, |c, k| c.wrapping_mul(31).wrapping_add(k as i64));
+    format!("{i} {c}")
+}
+
+struct Driver {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    ticks: u64,
+    f_calls: u64,
+    dir: PathBuf,
+}
+
+impl Driver {
+    fn start(tag: &str, java: &str) -> Driver {
+        let dir = compile(tag);
+        let mut child = Command::new(Path::new(java).join("java"))
+            .args(["-cp"])
+            .arg(&dir)
+            .arg("Driver")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut d = Driver {
+            child,
+            stdin,
+            lines,
+            ticks: 0,
+            f_calls: 0,
+            dir,
+        };
+        d.wait_for(|l| l.starts_with("1 "));
+        d
+    }
+
+    /// Reads lines until `stop` matches one, checking every ticker line on the way.
+    fn wait_for(&mut self, stop: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) => panic!("JVM silent for 60 s"),
+                Err(RecvTimeoutError::Disconnected) => panic!("JVM exited"),
+            };
+            if !line.starts_with("done ") {
+                self.ticks += 1;
+                assert_eq!(line, ticker_line(self.ticks), "ticker output disturbed");
+            }
+            if stop(&line) {
+                return line;
+            }
+        }
+    }
+
+    /// Runs `Fig4.f` `n` times in the JVM and checks its result.
+    fn run_f(&mut self, n: u64) {
+        writeln!(self.stdin, "run {n}").unwrap();
+        self.stdin.flush().unwrap();
+        let line = self.wait_for(|l| l.starts_with("done "));
+        self.f_calls += n;
+        assert_eq!(line, format!("done {n} {}", expected_sink(self.f_calls)));
+    }
+
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn socket_of(pid: u32) -> PathBuf {
+    let info = ferrofluid_attach::procfs::info(pid).unwrap();
+    default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid)
+}
+
+fn instrument(root: &str, scheme: &str) -> Request {
+    Request::Instrument {
+        roots: vec![root.parse().unwrap()],
+        include: vec![],
+        exclude: vec![],
+        scheme: scheme.parse().unwrap(),
+    }
+}
+
+fn snapshot(client: &mut Client) -> Value {
+    match client.request(&Request::Snapshot).unwrap() {
+        Response::Snapshot { profile } => profile,
+        other => panic!("expected a snapshot, got {other:?}"),
+    }
+}
+
+/// Calls per call path (`Fig4.f/Fig4.g/Fig4.h`) summed over threads.
+fn call_paths(profile: &Value) -> std::collections::BTreeMap<String, u64> {
+    fn walk(node: &Value, prefix: &str, out: &mut std::collections::BTreeMap<String, u64>) {
+        for child in node["children"].as_array().into_iter().flatten() {
+            let class = child["class"].as_str().unwrap_or("");
+            let name = child["method"].as_str().unwrap_or("?");
+            let path = if prefix.is_empty() {
+                format!("{class}.{name}")
+            } else {
+                format!("{prefix}/{class}.{name}")
+            };
+            *out.entry(path.clone()).or_insert(0) += child["calls"].as_u64().unwrap();
+            walk(child, &path, out);
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for t in profile["threads"].as_array().unwrap() {
+        walk(&t["root"], "", &mut out);
+    }
+    out
+}
+
+fn fig4_paths(f: u64) -> std::collections::BTreeMap<String, u64> {
+    [
+        ("Fig4.f", f),
+        ("Fig4.f/Fig4.h", 10 * f),
+        ("Fig4.f/Fig4.g", 10 * f),
+        ("Fig4.f/Fig4.g/Fig4.h", 55 * f),
+    ]
+    .into_iter()
+    .map(|(p, n)| (p.to_owned(), n))
+    .collect()
+}
+
+/// The digests of the bytes the ClassFileLoadHook received for `class`, in log order.
+fn hook_digests(log: &str, class: &str) -> Vec<String> {
+    let prefix = format!("class file load hook {class}: ");
+    log.lines()
+        .filter_map(|l| l.split_once(&prefix).map(|(_, rest)| rest))
+        .map(|rest| rest.split(';').next().unwrap().to_owned())
+        .collect()
+}
+
+fn cycles(java: &str, tag: &str, cycles: u64) {
+    let mut jvm = Driver::start(tag, java);
+    let pid = jvm.child.id();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    let socket = socket_of(pid);
+    let dir = socket.parent().unwrap().to_path_buf();
+    jvm.run_f(1); // Fig4 loaded before the agent: its bytes come from a retransformation
+    for cycle in 1..=cycles {
+        vm.load_agent(&agent_so(), "").unwrap();
+        let mut client = Client::connect(&socket).unwrap();
+        assert_eq!(
+            client.request(&instrument("Fig4::f", "lazy")).unwrap(),
+            Response::Ok
+        );
+        assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+        jvm.run_f(3);
+        assert_eq!(client.request(&Request::Stop).unwrap(), Response::Ok);
+        let profile = snapshot(&mut client);
+        assert_eq!(
+            call_paths(&profile),
+            fig4_paths(3),
+            "cycle {cycle}: {profile}"
+        );
+        assert_eq!(profile["dropped_events"], 0);
+        assert_eq!(profile["methods"]["called"], 3);
+
+        assert_eq!(
+            client.request(&Request::Deinstrument).unwrap(),
+            Response::Ok
+        );
+        assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+        jvm.run_f(2);
+        let after = snapshot(&mut client);
+        assert!(
+            call_paths(&after).is_empty(),
+            "cycle {cycle}: probes left: {after}"
+        );
+        assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+        assert!(jvm.alive());
+    }
+    let log = std::fs::read_to_string(dir.join("agent.log")).unwrap();
+    // Per cycle, Fig4 is retransformed to instrument its root, again at the root's first invocation
+    // (lazy revelation adds g and h), and to restore it; the hook receives the same original bytes
+    // each time, and the restore answers with nothing.
+    let digests = hook_digests(&log, "Fig4");
+    assert_eq!(digests.len() as u64, 3 * cycles, "{log}");
+    assert!(digests.iter().all(|d| d == &digests[0]), "{digests:?}");
+    let restored = log
+        .lines()
+        .filter(|l| l.contains("class file load hook Fig4: ") && l.ends_with("original kept"))
+        .count() as u64;
+    assert_eq!(restored, cycles, "{log}");
+    assert!(!log.contains("panic") && !log.contains("ERROR"), "{log}");
+    let more = format!("{} ", jvm.ticks + 3);
+    jvm.wait_for(|l| l.starts_with(&more));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn twenty_attach_instrument_collect_deinstrument_detach_cycles() {
+    cycles(JDK17, "cycles17", 20);
+}
+
+#[test]
+fn cycles_on_jdk25() {
+    if !Path::new(JDK25).join("java").exists() {
+        eprintln!("skipped: no JDK 25 at {JDK25}");
+        return;
+    }
+    cycles(JDK25, "cycles25", 3);
+}
