@@ -64,9 +64,9 @@ fn seed_corpus_reads_and_patches() {
     assert_eq!(patched[ProbeKind::Native as usize], 3);
 }
 
-/// Inputs the fuzzer found crashing, kept so they stay fixed: inputs that once crashed the engine (a mutated java/lang/Math and a java/util/Vector
-/// with a cut StackMapTable, whose frames declared locals past `max_locals`): now a
-/// skip reason under the `blocks` probes, never a panic.
+/// Inputs the fuzzer found crashing, kept so they stay fixed: a mutated java/lang/Math
+/// and a java/util/Vector with a cut StackMapTable, whose frames declared locals past
+/// `max_locals`, are now a skip reason under the `blocks` probes, never a panic.
 #[test]
 fn fuzz_regressions_do_not_panic() {
     let regressions = inputs("regressions/read_patch");
