@@ -27,6 +27,17 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     caps.set_can_retransform_classes(1);
     caps.set_can_generate_all_class_hook_events(1);
     jvmti.add_capabilities(&caps)?;
+    // At startup, also see the classes loaded before the start phase, so that planning at VMInit
+    // needs no retransformation of them (only offered in the OnLoad phase).
+    let mut early = sys::jvmtiCapabilities::default();
+    early.set_can_generate_early_class_hook_events(1);
+    if jvmti
+        .potential_capabilities()?
+        .can_generate_early_class_hook_events()
+        != 0
+    {
+        let _ = jvmti.add_capabilities(&early);
+    }
     let callbacks = sys::jvmtiEventCallbacks {
         VMInit: Some(vm_init),
         VMDeath: Some(vm_death),

@@ -459,11 +459,20 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<Str
     errors
 }
 
+/// Serialises lazy revelation: a thread that reaches a method's first invocation while another
+/// thread is still instrumenting its callees waits, so that no thread proceeds into uninstrumented
+/// callees. Held across RetransformClasses; the ClassFileLoadHook never takes it.
+static REVEAL: Mutex<()> = Mutex::new(());
+
 /// The first invocation of global method `id` (lazy revelation), on the invoking thread.
 pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
+    let _reveal = lock(&REVEAL);
+    if flags::get(id) & flags::INVOKED != 0 {
+        return;
+    }
     let batch_classes = {
         let mut session = lock(&SESSION);
         let Some(s) = session.as_mut() else {

@@ -1,0 +1,95 @@
+// Scenarios for the exactness tests; `java Exact NAME` runs one and exits.
+public class Exact {
+    public static void main(String[] args) throws Exception {
+        switch (args[0]) {
+            case "fig4":
+                for (int i = 0; i < 5; i++) {
+                    Fig4.h(); // outside the root: records nothing
+                }
+                Fig4.f();
+                break;
+            case "exceptions":
+                Exc.run();
+                break;
+            case "recursion":
+                Rec.fact(6);
+                break;
+            case "threads":
+                Thr.main();
+                break;
+            case "lambdas":
+                Lam.run();
+                break;
+            default:
+                throw new IllegalArgumentException(args[0]);
+        }
+        System.out.println("ok " + args[0]);
+    }
+}
+
+// An exception thrown in e() unwinds d, c, b and a (5 frames) to run(), three times.
+class Exc {
+    static int caught;
+
+    static void run() {
+        for (int i = 0; i < 3; i++) {
+            try {
+                a();
+            } catch (IllegalStateException x) {
+                caught++;
+            }
+            ok();
+        }
+    }
+
+    static void a() { b(); }
+    static void b() { c(); }
+    static void c() { d(); }
+    static void d() { e(); }
+    static void e() { throw new IllegalStateException("deep"); }
+    static void ok() { }
+}
+
+class Rec {
+    static long fact(int n) {
+        return n <= 1 ? 1 : n * fact(n - 1);
+    }
+}
+
+// Eight threads started inside the root, each its own tree: work() calls h() 10 times.
+class Thr {
+    static void main() throws Exception {
+        Thread[] ts = new Thread[8];
+        for (int i = 0; i < ts.length; i++) {
+            ts[i] = new Thread(Thr::work, "worker-" + i);
+            ts[i].start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        work(); // and once on main
+    }
+
+    static void work() {
+        for (int i = 0; i < 10; i++) {
+            h();
+        }
+    }
+
+    static void h() { }
+}
+
+class Lam {
+    static int n;
+
+    static void run() {
+        Runnable r = () -> h();
+        for (int i = 0; i < 3; i++) {
+            r.run();
+        }
+        java.util.function.IntUnaryOperator sq = x -> x * x;
+        n += sq.applyAsInt(4);
+    }
+
+    static void h() { n++; }
+}
