@@ -202,8 +202,22 @@ impl<'a> ClassFile<'a> {
         Ok(class)
     }
 
+    /// Every name, descriptor and attribute-name index must name a Utf8 entry.
+    /// Checked by tag only: decoding each string here would cost more than the whole
+    /// patch of most methods; strings are decoded (and checked) when used.
     fn check_indices(&self) -> Result<()> {
         let cp = &self.constant_pool;
+        let utf8 = |idx: u16, at: usize, what: &str| -> Result<()> {
+            if cp.tag(idx) == Some(crate::constant_pool::tag::UTF8) {
+                Ok(())
+            } else {
+                Err(ClassError::new(
+                    ErrorKind::BadConstantIndex,
+                    at,
+                    format!("{what} {idx} is not a Utf8 entry"),
+                ))
+            }
+        };
         cp.class_name(self.this_class).map_err(|e| {
             ClassError::new(
                 e.kind().clone(),
@@ -212,18 +226,12 @@ impl<'a> ClassFile<'a> {
             )
         })?;
         for m in self.fields.iter().chain(&self.methods) {
-            for (idx, what) in [
-                (m.name_index, "name_index"),
-                (m.descriptor_index, "descriptor_index"),
-            ] {
-                cp.utf8(idx).map_err(|e| {
-                    ClassError::new(
-                        e.kind().clone(),
-                        m.span.start,
-                        format!("member {what}: {}", e.message()),
-                    )
-                })?;
-            }
+            utf8(m.name_index, m.span.start + 2, "member name_index")?;
+            utf8(
+                m.descriptor_index,
+                m.span.start + 4,
+                "member descriptor_index",
+            )?;
         }
         for a in self
             .fields
@@ -232,13 +240,7 @@ impl<'a> ClassFile<'a> {
             .flat_map(|m| &m.attributes)
             .chain(&self.attributes)
         {
-            cp.utf8(a.name_index).map_err(|e| {
-                ClassError::new(
-                    e.kind().clone(),
-                    a.offset,
-                    format!("attribute name: {}", e.message()),
-                )
-            })?;
+            utf8(a.name_index, a.offset, "attribute name")?;
         }
         Ok(())
     }

@@ -181,6 +181,24 @@ impl<'a> ConstantPool<'a> {
         }
     }
 
+    /// The index of the entry whose tag byte is at `offset`, if one is.
+    pub fn index_at_offset(&self, offset: usize) -> Option<u16> {
+        let o = &self.offsets;
+        // Unused slots hold 0 and never follow each other (slot 0, second halves of
+        // Long/Double), so "own offset, or the previous slot's" is sorted.
+        let key = |i: usize| if o[i] != 0 { o[i] } else { o[i - 1] };
+        let (mut lo, mut hi) = (1usize, o.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if (key(mid) as usize) < offset {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo < o.len() && o[lo] as usize == offset).then_some(lo as u16)
+    }
+
     /// The bytes of entry `index` (tag included) in the class file.
     pub fn entry_span(&self, index: u16) -> Option<std::ops::Range<usize>> {
         let off = self.offset_of(index)?;

@@ -10,8 +10,6 @@
 
 use std::collections::HashMap;
 
-use rustc_hash::FxHashMap;
-
 use crate::bytes::PutBe;
 use crate::class::{ClassFile, Member};
 use crate::constant_pool::{encode_mutf8, tag};
@@ -24,8 +22,9 @@ pub struct PoolFull;
 
 /// Appends constant-pool entries after the existing ones, reusing identical entries.
 ///
-/// The original pool is indexed on first lookup by the raw bytes of each entry,
-/// borrowed from the class (no copies) with a fast non-cryptographic hash.
+/// Lookups in the original pool build no index: they scan the entries' tags (and
+/// UTF-8 lengths) and compare bytes. A probe needs a handful of entries per class,
+/// so this is far cheaper than indexing every entry of every class.
 #[derive(Debug)]
 pub struct PoolAppender<'a> {
     class: &'a ClassFile<'a>,
@@ -33,7 +32,8 @@ pub struct PoolAppender<'a> {
     next_index: u32,
     /// Entries appended so far: (offset in `appended`, length, index).
     new_entries: Vec<(u32, u32, u16)>,
-    original: Option<FxHashMap<&'a [u8], u16>>,
+    /// The last Integer appended: a method pushes its id several times in a row.
+    last_integer: Option<(i32, u16)>,
 }
 
 impl<'a> PoolAppender<'a> {
@@ -44,7 +44,7 @@ impl<'a> PoolAppender<'a> {
             appended: Vec::new(),
             next_index: class.constant_pool.count() as u32,
             new_entries: Vec::new(),
-            original: None,
+            last_integer: None,
         }
     }
 
@@ -53,26 +53,53 @@ impl<'a> PoolAppender<'a> {
         self.next_index - self.class.constant_pool.count() as u32
     }
 
-    fn find(&mut self, entry: &[u8]) -> Option<u16> {
-        let class = self.class;
-        let original = self.original.get_or_insert_with(|| {
-            let cp = &class.constant_pool;
-            let mut map =
-                FxHashMap::with_capacity_and_hasher(cp.count() as usize, Default::default());
-            for i in 1..cp.count() {
-                if let Some(span) = cp.entry_span(i) {
-                    map.entry(&class.bytes[span]).or_insert(i);
-                }
-            }
-            map
-        });
-        if let Some(&i) = original.get(entry) {
-            return Some(i);
-        }
-        self.new_entries
-            .iter()
-            .find(|&&(o, l, _)| &self.appended[o as usize..(o + l) as usize] == entry)
-            .map(|&(_, _, i)| i)
+    fn original_count(&self) -> u16 {
+        self.class.constant_pool.count()
+    }
+
+    /// Index of an existing entry equal to `entry` (tag + body).
+    fn find(&self, entry: &[u8]) -> Option<u16> {
+        let cp = &self.class.constant_pool;
+        let bytes = self.class.bytes;
+        let found = if entry[0] == tag::UTF8 {
+            // Length bytes first: most entries differ there, so few bodies are compared.
+            (1..cp.count()).find(|&i| {
+                cp.offset_of(i).is_some_and(|o| {
+                    bytes[o] == tag::UTF8
+                        && bytes[o + 1] == entry[1]
+                        && bytes[o + 2] == entry[2]
+                        && &bytes[o..o + entry.len()] == entry
+                })
+            })
+        } else if self.refers_to_appended(entry) {
+            // The original pool cannot hold an entry that refers to an appended one.
+            None
+        } else {
+            (1..cp.count()).find(|&i| {
+                cp.offset_of(i).is_some_and(|o| {
+                    bytes[o] == entry[0]
+                        && bytes.get(o + 1) == entry.get(1)
+                        && bytes.get(o..o + entry.len()) == Some(entry)
+                })
+            })
+        };
+        found.or_else(|| {
+            self.new_entries
+                .iter()
+                .find(|&&(o, l, _)| &self.appended[o as usize..(o + l) as usize] == entry)
+                .map(|&(_, _, i)| i)
+        })
+    }
+
+    fn refers_to_appended(&self, entry: &[u8]) -> bool {
+        let refs = match entry[0] {
+            tag::CLASS | tag::STRING | tag::METHOD_TYPE => 1,
+            tag::NAME_AND_TYPE | tag::FIELDREF | tag::METHODREF | tag::INTERFACE_METHODREF => 2,
+            _ => 0,
+        };
+        (0..refs).any(|k| {
+            u16::from_be_bytes([entry[1 + 2 * k], entry[2 + 2 * k]]) >= self.original_count()
+        })
     }
 
     fn intern(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
@@ -80,6 +107,21 @@ impl<'a> PoolAppender<'a> {
             return Ok(i);
         }
         self.append(entry)
+    }
+
+    /// Like `intern`, but reuses only appended entries: for entries that accompany a
+    /// new one (the members of a class the pool never mentioned) a search of the
+    /// original pool rarely pays for itself.
+    fn intern_appended(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
+        let known = self
+            .new_entries
+            .iter()
+            .find(|&&(o, l, _)| self.appended[o as usize..(o + l) as usize] == entry[..])
+            .map(|&(_, _, i)| i);
+        match known {
+            Some(i) => Ok(i),
+            None => self.append(entry),
+        }
     }
 
     fn append(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
@@ -101,23 +143,11 @@ impl<'a> PoolAppender<'a> {
 
     /// A CONSTANT_Utf8.
     pub fn utf8(&mut self, text: &str) -> Result<u16, PoolFull> {
-        let body = encode_mutf8(text);
-        if body.len() > 0xFFFF {
-            return Err(PoolFull);
-        }
-        let mut e = vec![tag::UTF8];
-        e.put_u16(body.len() as u16);
-        e.extend_from_slice(&body);
-        self.intern(e)
+        self.intern(utf8_entry(text)?)
     }
 
     fn two(&mut self, t: u8, a: u16, b: Option<u16>) -> Result<u16, PoolFull> {
-        let mut e = vec![t];
-        e.put_u16(a);
-        if let Some(b) = b {
-            e.put_u16(b);
-        }
-        self.intern(e)
+        self.intern(two_entry(t, a, b))
     }
 
     /// A CONSTANT_Class for an internal name or array descriptor.
@@ -141,24 +171,31 @@ impl<'a> PoolAppender<'a> {
         descriptor: &str,
     ) -> Result<u16, PoolFull> {
         let c = self.class(class)?;
+        if c >= self.original_count() {
+            // A class new to this pool: its NameAndType and strings are appended as well.
+            let n = self.intern_appended(utf8_entry(name)?)?;
+            let d = self.intern_appended(utf8_entry(descriptor)?)?;
+            let nt = self.intern_appended(two_entry(tag::NAME_AND_TYPE, n, Some(d)))?;
+            return self.intern_appended(two_entry(tag::METHODREF, c, Some(nt)));
+        }
         let nt = self.name_and_type(name, descriptor)?;
         self.two(tag::METHODREF, c, Some(nt))
     }
 
     /// A CONSTANT_Integer. Method ids are unique per method, so they are appended
-    /// without searching the original pool (a scan per method would cost more than
-    /// the rare duplicate saves).
+    /// without searching (a search per method would cost more than a rare duplicate),
+    /// reusing only the previous one.
     pub fn integer(&mut self, value: i32) -> Result<u16, PoolFull> {
+        if let Some((v, i)) = self.last_integer {
+            if v == value {
+                return Ok(i);
+            }
+        }
         let mut e = vec![tag::INTEGER];
         e.put_u32(value as u32);
-        match self
-            .new_entries
-            .iter()
-            .find(|&&(o, l, _)| self.appended[o as usize..(o + l) as usize] == e[..])
-        {
-            Some(&(_, _, i)) => Ok(i),
-            None => self.append(e),
-        }
+        let i = self.append(e)?;
+        self.last_integer = Some((value, i));
+        Ok(i)
     }
 
     /// The new `constant_pool_count`.
@@ -170,6 +207,28 @@ impl<'a> PoolAppender<'a> {
     pub fn appended_bytes(&self) -> &[u8] {
         &self.appended
     }
+}
+
+fn utf8_entry(text: &str) -> Result<Vec<u8>, PoolFull> {
+    let body = encode_mutf8(text);
+    if body.len() > 0xFFFF {
+        return Err(PoolFull);
+    }
+    let mut e = Vec::with_capacity(3 + body.len());
+    e.push(tag::UTF8);
+    e.put_u16(body.len() as u16);
+    e.extend_from_slice(&body);
+    Ok(e)
+}
+
+fn two_entry(t: u8, a: u16, b: Option<u16>) -> Vec<u8> {
+    let mut e = Vec::with_capacity(5);
+    e.push(t);
+    e.put_u16(a);
+    if let Some(b) = b {
+        e.put_u16(b);
+    }
+    e
 }
 
 /// Assembles the patched class: original bytes plus appended constants, replaced and added methods.

@@ -193,8 +193,29 @@ pub fn emit(code: &[u8], insns: &[Insn], index_of: &[u32], edits: &Edits, l: &La
     let mut out = Vec::with_capacity(l.len as usize);
     let target = |t: u32| l.before_at[index_of[t as usize] as usize] as i64;
     // Positions run one past the last instruction (code appended at the end).
+    // Instructions that move unchanged are copied in runs, one copy per run.
+    let mut run_start: Option<usize> = None;
     #[allow(clippy::needless_range_loop)]
     for i in 0..=n {
+        let plain = i < n
+            && edits.after[i].is_empty()
+            && edits.before[i].is_empty()
+            && !matches!(
+                insns[i].operand,
+                Operand::Branch { .. } | Operand::TableSwitch { .. } | Operand::LookupSwitch { .. }
+            );
+        if plain {
+            run_start.get_or_insert(insns[i].offset as usize);
+            continue;
+        }
+        if let Some(start) = run_start.take() {
+            let end = if i < n {
+                insns[i].offset as usize
+            } else {
+                code.len()
+            };
+            out.extend_from_slice(&code[start..end]);
+        }
         out.extend_from_slice(&edits.after[i]);
         out.extend_from_slice(&edits.before[i]);
         if i == n {
