@@ -235,6 +235,18 @@ pub fn bench_pair(id: u32) {
     exit(std::ptr::null_mut(), id as i32);
 }
 
+/// Enters `id` only (e.g. a root, for the frames that follow), without a JVM (benchmarks).
+#[doc(hidden)]
+pub fn bench_enter(id: u32) {
+    enter(std::ptr::null_mut(), id as i32);
+}
+
+/// Makes `id` an active, already invoked method (a root if `root`), without a JVM (benchmarks).
+#[doc(hidden)]
+pub fn bench_method(id: u32, root: bool) {
+    flags::set(id, ACTIVE | INVOKED | if root { ROOT } else { 0 });
+}
+
 /// Gives the current thread a ring named `name` without a JVM (benchmarks, tests).
 #[doc(hidden)]
 pub fn prime_thread(name: &str) {

@@ -1,12 +1,16 @@
 //! A per-thread event ring: one producer (the thread running probes), one consumer (whoever holds
-//! the collector lock). The producer takes no lock and allocates nothing; when the ring is full the
-//! event is dropped and counted, and the thread's profile is reported inexact.
+//! the collector lock). The producer takes no lock and allocates nothing. When the ring is full the
+//! producer yields for up to [`FULL_WAIT`] for the collector to make room (exactness over speed, as
+//! JFluid blocked a thread whose buffer was full); after that the event is dropped and counted, and
+//! the thread's profile is reported inexact.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Events a ring holds (16 bytes each: 256 KiB per thread that records anything).
-pub const RING_EVENTS: usize = 1 << 14;
+/// Events a ring holds (16 bytes each: 512 KiB per thread that records anything).
+pub const RING_EVENTS: usize = 1 << 15;
+/// How long a producer waits for room in a full ring before dropping the event.
+pub const FULL_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// What happened: the high 2 bits of an event's first word; the low 32 bits carry the method id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,15 +49,23 @@ pub struct Event {
     pub ns: u64,
 }
 
+/// Keeps the producer's and the consumer's counters on separate cache lines.
+#[repr(align(64))]
+#[derive(Default)]
+struct Padded(AtomicUsize);
+
 pub struct Ring {
     /// Recorder key of the thread.
     pub thread_id: u64,
     pub thread_name: String,
     slots: Box<[UnsafeCell<[u64; 2]>]>,
     /// Next slot the producer writes (only the producer stores it).
-    head: AtomicUsize,
+    head: Padded,
+    /// The producer's last view of `tail` (only the producer touches it), so that it reads the
+    /// consumer's cache line only when the ring looks full.
+    tail_seen: Padded,
     /// Next slot the consumer reads (only the consumer stores it).
-    tail: AtomicUsize,
+    tail: Padded,
     dropped: AtomicU64,
     /// The thread ended (or left this session): once drained, the ring can go.
     pub closed: AtomicBool,
@@ -78,34 +90,58 @@ impl Ring {
             slots: (0..events.next_power_of_two())
                 .map(|_| UnsafeCell::new([0; 2]))
                 .collect(),
-            head: AtomicUsize::new(0),
-            tail: AtomicUsize::new(0),
+            head: Padded::default(),
+            tail_seen: Padded::default(),
+            tail: Padded::default(),
             dropped: AtomicU64::new(0),
             closed: AtomicBool::new(false),
         }
     }
 
-    /// Appends an event; false (and counted) when the ring is full. Producer side only.
+    /// Appends an event; false (and counted) when the ring stayed full. Producer side only.
     #[inline]
     pub fn push(&self, kind: Kind, id: u32, ns: u64) -> bool {
-        let head = self.head.load(Ordering::Relaxed);
-        let tail = self.tail.load(Ordering::Acquire);
-        if head.wrapping_sub(tail) >= self.slots.len() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
+        self.push_within(kind, id, ns, FULL_WAIT)
+    }
+
+    /// [`Ring::push`] waiting at most `wait` for room.
+    #[inline]
+    pub fn push_within(&self, kind: Kind, id: u32, ns: u64, wait: std::time::Duration) -> bool {
+        let head = self.head.0.load(Ordering::Relaxed);
+        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) >= self.slots.len() {
+            let tail = self.tail.0.load(Ordering::Acquire);
+            self.tail_seen.0.store(tail, Ordering::Relaxed);
+            if head.wrapping_sub(tail) >= self.slots.len() && !self.wait_for_room(head, wait) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
         }
         let slot = &self.slots[head & (self.slots.len() - 1)];
         // SAFETY: the slot at `head` is outside [tail, head), so the consumer does not read it until
         // the Release store below publishes it (see the Sync impl).
         unsafe { *slot.get() = [kind.tag() << 62 | u64::from(id), ns] };
-        self.head.store(head.wrapping_add(1), Ordering::Release);
+        self.head.0.store(head.wrapping_add(1), Ordering::Release);
         true
+    }
+
+    #[cold]
+    fn wait_for_room(&self, head: usize, wait: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + wait;
+        while std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+            let tail = self.tail.0.load(Ordering::Acquire);
+            if head.wrapping_sub(tail) < self.slots.len() {
+                self.tail_seen.0.store(tail, Ordering::Relaxed);
+                return true;
+            }
+        }
+        false
     }
 
     /// Hands every published event to `f`, oldest first. Consumer side only: callers serialise.
     pub fn drain(&self, mut f: impl FnMut(Event)) -> usize {
-        let tail = self.tail.load(Ordering::Relaxed);
-        let head = self.head.load(Ordering::Acquire);
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        let head = self.head.0.load(Ordering::Acquire);
         let n = head.wrapping_sub(tail);
         for i in 0..n {
             let slot = &self.slots[tail.wrapping_add(i) & (self.slots.len() - 1)];
@@ -117,7 +153,7 @@ impl Ring {
                 ns,
             });
         }
-        self.tail.store(head, Ordering::Release);
+        self.tail.0.store(head, Ordering::Release);
         n
     }
 
@@ -127,7 +163,7 @@ impl Ring {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.head.load(Ordering::Acquire) == self.tail.load(Ordering::Acquire)
+        self.head.0.load(Ordering::Acquire) == self.tail.0.load(Ordering::Acquire)
     }
 }
 
@@ -139,7 +175,8 @@ mod tests {
     fn full_ring_drops_and_counts() {
         let ring = Ring::with_capacity(1, "t".into(), 4);
         for i in 0..6 {
-            assert_eq!(ring.push(Kind::Enter, i, 100 + u64::from(i)), i < 4);
+            let pushed = ring.push_within(Kind::Enter, i, 100 + u64::from(i), Default::default());
+            assert_eq!(pushed, i < 4);
         }
         assert_eq!(ring.dropped(), 2);
         let mut seen = Vec::new();
@@ -173,7 +210,7 @@ mod tests {
             std::thread::spawn(move || {
                 let mut sent = 0u32;
                 while sent < 100_000 {
-                    if ring.push(Kind::Adjust, sent, u64::from(sent)) {
+                    if ring.push_within(Kind::Adjust, sent, u64::from(sent), Default::default()) {
                         sent += 1;
                     }
                 }
