@@ -181,10 +181,12 @@ fn unreadable_input_is_one_line_naming_the_file() {
 
 #[test]
 fn missing_input_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out");
     let out = ferrofluid(&[
         "instrument",
         "/nonexistent/app.jar",
-        "/tmp/out.jar",
+        output.to_str().unwrap(),
         "--probe",
         "alloc",
     ]);
@@ -192,5 +194,9 @@ fn missing_input_says_so() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "ferrofluid: error: cannot read '/nonexistent/app.jar': no such file or directory\n"
+    );
+    assert!(
+        !output.exists(),
+        "nothing is created when the input is missing"
     );
 }

@@ -41,6 +41,8 @@ pub struct InstrumentArgs {
 pub fn run(args: InstrumentArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let patterns = Patterns::new(&args.include);
     let options = ProbeOptions::new(args.probe);
+    // Check the input before creating anything, so a typo leaves no empty output behind.
+    archive::InputKind::of(&args.input)?;
     let mut output = Output::create(&args.output, &args.input)?;
     let mut ids = SequentialIds {
         patterns: &patterns,
