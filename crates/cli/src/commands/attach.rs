@@ -97,12 +97,20 @@ impl AgentFlags {
 
 /// Arguments of `ferrofluid attach`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach")]
+#[command(
+    after_help = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
+    ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html"
+)]
 pub struct AttachArgs {
     /// Process id of the JVM (see `ferrofluid list`).
     pub pid: u32,
     #[command(flatten)]
     pub flags: AgentFlags,
+    /// Profile, then write the report here (.txt, .html, .collapsed, .json; `-`: text to the
+    /// terminal). Profiling runs for --duration, or until Enter; then the agent removes its probes
+    /// and goes dormant.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Detach the agent after connecting: it removes everything it did and goes dormant.
     #[arg(long)]
     pub detach: bool,
@@ -113,7 +121,20 @@ pub struct AttachArgs {
 
 /// Runs `ferrofluid attach`.
 pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let options = args.flags.options()?;
+    let mut options = args.flags.options()?;
+    let profiling = args.output.is_some() || !options.roots.is_empty();
+    let session = options.clone();
+    if profiling {
+        // The tool drives the session over the socket; the agent starts nothing by itself.
+        options = AgentOptions {
+            log: options.log.clone(),
+            socket: options.socket.clone(),
+            ..AgentOptions::default()
+        };
+        if let Some(out) = &args.output {
+            report_format(out)?;
+        }
+    }
     let socket = socket_path(args.pid, options.socket.as_deref())?;
     let (mut client, how) = match Client::connect(&socket) {
         Ok(client) => (client, "reconnected to"),
@@ -146,6 +167,11 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             "ferrofluid: note: the agent was already running; its options are unchanged (detach first to change them)"
         );
     }
+    if profiling && !args.detach {
+        let profile = profile_session(&mut client, &session)?;
+        write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let request = if args.detach {
         Request::Detach
     } else {
@@ -161,6 +187,101 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         other => return Err(format!("unexpected agent reply {other:?}").into()),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One request that must be answered `Ok`.
+fn expect_ok(client: &mut Client, request: &Request) -> Result<(), String> {
+    match client.request(request).map_err(|e| e.to_string())? {
+        Response::Ok => Ok(()),
+        Response::Error { message } => Err(format!("agent: {message}")),
+        other => Err(format!("unexpected agent reply {other:?}")),
+    }
+}
+
+/// Instruments the call subgraph, collects for `--duration` or until Enter, and returns the
+/// profile; the agent is then de-instrumented and detached, leaving the JVM as it was.
+fn profile_session(
+    client: &mut Client,
+    options: &AgentOptions,
+) -> Result<ferrofluid_profile::Profile, Box<dyn std::error::Error>> {
+    let instrument = Request::Instrument {
+        roots: options.roots.clone(),
+        include: options.filter.include.clone(),
+        exclude: options.filter.exclude.clone(),
+        scheme: options.scheme,
+    };
+    // Methods the engine could not patch are reported, and the rest is profiled anyway.
+    if let Err(e) = expect_ok(client, &instrument) {
+        eprintln!("ferrofluid: {e}");
+    }
+    expect_ok(client, &Request::Start)?;
+    let what = if options.roots.is_empty() {
+        "the whole program".to_owned()
+    } else {
+        let roots: Vec<String> = options.roots.iter().map(ToString::to_string).collect();
+        roots.join(", ")
+    };
+    match options.duration {
+        Some(d) => {
+            eprintln!("ferrofluid: profiling {what} for {d:?}");
+            std::thread::sleep(d);
+        }
+        None => {
+            eprintln!("ferrofluid: profiling {what}; press Enter to stop");
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+        }
+    }
+    expect_ok(client, &Request::Stop)?;
+    let value = match client.request(&Request::Snapshot)? {
+        Response::Snapshot { profile } => profile,
+        Response::Error { message } => return Err(format!("agent: {message}").into()),
+        other => return Err(format!("unexpected agent reply {other:?}").into()),
+    };
+    if let Some(n) = value.get("dropped_events").and_then(|d| d.as_u64()) {
+        if n > 0 {
+            eprintln!("ferrofluid: warning: {n} events were dropped; the profile is inexact");
+        }
+    }
+    let profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
+    expect_ok(client, &Request::Deinstrument)?;
+    expect_ok(client, &Request::Detach)?;
+    Ok(profile)
+}
+
+/// The report format of `path` (`-`: text).
+pub(crate) fn report_format(path: &Path) -> Result<ferrofluid_report::Format, String> {
+    if path == Path::new("-") {
+        return Ok(ferrofluid_report::Format::Text);
+    }
+    ferrofluid_report::Format::from_path(path).ok_or_else(|| {
+        format!(
+            "cannot tell the report format from {}; name a .txt, .html, .collapsed or .json file",
+            path.display()
+        )
+    })
+}
+
+/// Writes `profile` to `path` in the format its extension names (`-`: text to stdout).
+pub(crate) fn write_report(
+    profile: &ferrofluid_profile::Profile,
+    path: &Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let writer = report_format(path)?.writer();
+    let mut buf = Vec::new();
+    writer.write(profile, &mut buf).map_err(|e| match e {
+        ferrofluid_report::ReportError::Io(io) => io,
+    })?;
+    if path == Path::new("-") {
+        out(&String::from_utf8_lossy(&buf))?;
+    } else {
+        std::fs::File::create(path)
+            .and_then(|mut f| f.write_all(&buf))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("ferrofluid: report written to {}", path.display());
+    }
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`ferrofluid attach 1 | head -1`) is not an error.
@@ -298,6 +419,18 @@ mod tests {
             format_status(&s),
             "pid:            7\nJVM:            17.0.15\nagent:          0.1.0\noptions:        (defaults)\n\
              collecting:     no\ninstrumented:   0 classes, 0 methods\ndropped events: 0\nattaches:       2\n"
+        );
+    }
+
+    #[test]
+    fn report_format_comes_from_the_extension() {
+        use ferrofluid_report::Format;
+        assert_eq!(report_format(Path::new("-")), Ok(Format::Text));
+        assert_eq!(report_format(Path::new("p.html")), Ok(Format::Html));
+        assert_eq!(report_format(Path::new("a/p.json")), Ok(Format::Json));
+        assert_eq!(
+            report_format(Path::new("p.svg")),
+            Err("cannot tell the report format from p.svg; name a .txt, .html, .collapsed or .json file".into())
         );
     }
 

@@ -1,19 +1,24 @@
 //! `ferrofluid run [FLAGS] -- java ARGS...`: starts a JVM with the agent loaded from its first class.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use super::attach::AgentFlags;
+use super::attach::{report_format, write_report, AgentFlags};
 
 /// Arguments of `ferrofluid run`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  ferrofluid run --root com.acme.Main::main -- java -cp app.jar com.acme.Main\n  \
+    after_help = "Examples:\n  ferrofluid run --root com.acme.Main::main -o out.html -- java -cp app.jar com.acme.Main\n  \
     ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)"
 )]
 pub struct RunArgs {
     #[command(flatten)]
     pub flags: AgentFlags,
+    /// Write the report here when the JVM exits (.txt, .html, .collapsed, .json; `-`: text to the
+    /// terminal). Without --root the whole program is profiled.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// The command: `java ARGS...`, or any command that starts JVMs.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -21,8 +26,27 @@ pub struct RunArgs {
 
 /// Runs `ferrofluid run`; exits with the command's exit code.
 pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let options = args.flags.options()?;
+    let mut options = args.flags.options()?;
     let agent = args.flags.agent_library()?;
+    // With -o, the agent writes its JSON profile at exit (to the output itself for .json, else to a
+    // temporary file converted afterwards).
+    let mut convert: Option<(PathBuf, PathBuf)> = None;
+    if let Some(output) = &args.output {
+        if options.file.is_some() {
+            return Err("give either --file (the agent's JSON) or -o (a report), not both".into());
+        }
+        let format = report_format(output)?;
+        let json = if format == ferrofluid_report::Format::Json && output.as_os_str() != "-" {
+            std::path::absolute(output)?
+        } else {
+            let tmp =
+                std::env::temp_dir().join(format!("ferrofluid-run-{}.json", std::process::id()));
+            convert = Some((tmp.clone(), output.clone()));
+            tmp
+        };
+        options.file = Some(json);
+        options.validate()?;
+    }
     let agentpath = agentpath_arg(&agent.display().to_string(), &options.to_string());
     let mut command = build_command(&args.command, &agentpath);
     let status = command
@@ -33,6 +57,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);
+    if let Some((json, output)) = convert {
+        let bytes = std::fs::read(&json).map_err(|e| {
+            format!(
+                "the agent wrote no profile ({}: {e}); see its log",
+                json.display()
+            )
+        });
+        let _ = std::fs::remove_file(&json);
+        let profile = ferrofluid_profile::Profile::from_json_slice(&bytes?)?;
+        write_report(&profile, &output)?;
+    }
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
