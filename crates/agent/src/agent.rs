@@ -216,10 +216,24 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     for e in &outcome.errors {
         log::warn!("instrument: {e}");
     }
-    collector::start();
+    start_collecting(env);
     if let Some(d) = opts.duration {
         *DEADLINE.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now() + d);
     }
+}
+
+/// Calibrates the probes on this thread, then starts a fresh recording compensated with the result
+/// (measured times only, if calibration failed: the log says why).
+fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
+    collector::prepare();
+    let calibration = match crate::calibrate::calibrate(env) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            log::warn!("{e}; times will not be compensated");
+            None
+        }
+    };
+    collector::start(calibration);
 }
 
 /// Collector tick: ends collection when the `duration` option's time is up.
@@ -332,10 +346,10 @@ pub fn control(request: control::Request) -> control::Response {
         Request::Deinstrument => with_java_thread(|jvmti, env| {
             outcome_reply(session::deinstrument_all(jvmti, env), "deinstrument")
         }),
-        Request::Start => {
-            collector::start();
+        Request::Start => with_java_thread(|_, env| {
+            start_collecting(env);
             Response::Ok
-        }
+        }),
         Request::Stop => {
             finish_collection();
             Response::Ok

@@ -103,13 +103,26 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Starts collecting into a fresh recording (earlier events are discarded).
-pub fn start() {
+/// Makes sure rings are drained (before calibration, which records events).
+pub fn prepare() {
+    lock(&COLLECTOR).get_or_insert_with(Collector::new);
+}
+
+/// Starts collecting into a fresh recording (earlier events are discarded), whose times are
+/// compensated with `calibration`.
+pub fn start(calibration: Option<ferrofluid_profile::Calibration>) {
     let mut c = lock(&COLLECTOR);
     if let Some(old) = c.as_mut() {
         old.drain();
     }
-    *c = Some(Collector::new());
+    let mut fresh = Collector::new();
+    fresh.recording.calibration = calibration;
+    // Rings count drops for their life; only drops from now on concern this recording.
+    fresh.seen_drops = lock(&RINGS)
+        .iter()
+        .map(|r| (r.thread_id, r.dropped()))
+        .collect();
+    *c = Some(fresh);
     hooks::COLLECTING.store(true, Ordering::SeqCst);
 }
 

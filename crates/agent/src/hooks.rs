@@ -25,7 +25,12 @@ pub static ALL_THREADS: AtomicBool = AtomicBool::new(false);
 pub static RINGS: Mutex<Vec<Arc<Ring>>> = Mutex::new(Vec::new());
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
+/// The method id reserved for calibration (`ferrofluid/Calibrate.empty`); sessions start above it.
+pub const CALIBRATION_ID: u32 = 0;
+
 struct Local {
+    /// Calibration: timestamp of the last entry of [`CALIBRATION_ID`], and the sum of its inner times.
+    calibration: Cell<(u64, u64)>,
     generation: Cell<u32>,
     /// The agent is working on this thread: probes are ignored.
     busy: Cell<bool>,
@@ -37,6 +42,7 @@ struct Local {
 thread_local! {
     static LOCAL: Local = const {
         Local {
+            calibration: Cell::new((0, 0)),
             generation: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
@@ -118,7 +124,11 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
             first_invocation(l, env, id);
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            l.push(env, Kind::Enter, id, now());
+            let t = now();
+            l.push(env, Kind::Enter, id, t);
+            if id == CALIBRATION_ID {
+                l.calibration.set((t, l.calibration.get().1));
+            }
         }
     });
 }
@@ -140,7 +150,13 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
             return;
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            l.push(env, Kind::Exit, id, now());
+            let t = now();
+            l.push(env, Kind::Exit, id, t);
+            if id == CALIBRATION_ID {
+                let (entered, sum) = l.calibration.get();
+                l.calibration
+                    .set((entered, sum + t.saturating_sub(entered)));
+            }
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
             l.in_root.set(depth - 1);
@@ -162,6 +178,17 @@ fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
     if COLLECTING.load(Ordering::Relaxed) {
         l.push(env, Kind::Adjust, id, pause);
     }
+}
+
+/// Calibration: the inner time summed since the last call (and resets it), on this thread.
+pub fn take_calibration_inner() -> u64 {
+    LOCAL
+        .try_with(|l| {
+            let (_, sum) = l.calibration.get();
+            l.calibration.set((0, 0));
+            sum
+        })
+        .unwrap_or(0)
 }
 
 /// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.

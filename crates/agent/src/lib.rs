@@ -10,6 +10,8 @@
 //! calls that may load classes.
 
 mod agent;
+#[allow(unsafe_code)]
+mod calibrate;
 mod collector;
 #[allow(unsafe_code)]
 mod entry;

@@ -51,8 +51,8 @@ pub struct Outcome {
 }
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
-/// Where the next session's ids start.
-static NEXT_BASE: AtomicU32 = AtomicU32::new(0);
+/// Where the next session's ids start (ids below 1 are reserved for calibration).
+static NEXT_BASE: AtomicU32 = AtomicU32::new(hooks::CALIBRATION_ID + 1);
 static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
 
 /// Loaded classes: a weak reference to each (to retransform it) and its original bytes as the

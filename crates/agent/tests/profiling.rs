@@ -338,6 +338,10 @@ fn fig4_exact_in_every_scheme_and_nothing_outside_the_root() {
         );
         assert_eq!(profile["threads"].as_array().unwrap().len(), 1);
         assert_eq!(profile["threads"][0]["name"], "main");
+        // Calibrated at start: the probes' costs are known and positive.
+        let inner = profile["calibration"]["inner_ns"].as_f64().unwrap();
+        assert!(inner > 0.0, "{}", profile["calibration"]);
+        assert!(log.contains("calibrated probes: inner "), "{log}");
         assert_eq!(profile["methods"]["called"], 3, "{scheme}");
         let instrumented = profile["methods"]["instrumented"].as_u64().unwrap();
         // lazy and eager: f, g, h; total: every method of Fig4, its constructor too.

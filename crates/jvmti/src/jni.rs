@@ -375,6 +375,41 @@ impl<'a> JniEnv<'a> {
         }
     }
 
+    /// Calls the static method `name` `signature` of `class`, which returns a `long`. A Java
+    /// exception is cleared and reported as an error.
+    ///
+    /// # Safety
+    /// `args` must match the parameter types of `signature`.
+    pub unsafe fn call_static_long(
+        &self,
+        class: Class<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+        args: &[sys::jvalue],
+    ) -> Result<i64> {
+        let function = "CallStaticLongMethodA";
+        let get = jni_fn!(self, GetStaticMethodID).ok_or(Error::Jni {
+            function: "GetStaticMethodID",
+        })?;
+        // SAFETY: valid env, class reference and NUL-terminated strings.
+        let method = unsafe {
+            get(
+                self.raw.as_ptr(),
+                class.as_raw(),
+                name.as_ptr(),
+                signature.as_ptr(),
+            )
+        };
+        self.non_null("GetStaticMethodID", method)?;
+        let call = jni_fn!(self, CallStaticLongMethodA).ok_or(Error::Jni { function })?;
+        // SAFETY: `method` is a static method of `class`; the caller vouches for `args`.
+        let value = unsafe { call(self.raw.as_ptr(), class.as_raw(), method, args.as_ptr()) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(value)
+    }
+
     /// Clears a pending Java exception; returns whether there was one.
     pub fn clear_exception(&self) -> bool {
         let (Some(check), Some(clear)) =
