@@ -418,3 +418,95 @@ fn lambdas_inside_the_subgraph_are_profiled() {
         "{profile}"
     );
 }
+
+/// `Big.java`: `big(int)` has 65,528 bytes of code, too large for the probes; `run()` calls it and
+/// `small()`; `main` runs `run()` for each `run` line on stdin and prints `done <sum>`.
+fn big_program(dir: &Path) {
+    let mut src =
+        String::from("public class Big {\n    static int big(int x) {\n        int y = 0;\n");
+    // 9442 statements of 6 or 7 bytes each (iconst for 0..5, bipush above): 65,528 bytes of code,
+    // 7 short of the JVM's limit, which no entry/exit probe fits into.
+    for i in 0..9442 {
+        src.push_str(&format!("        y += x ^ {};\n", i % 100));
+    }
+    src.push_str(
+        "        return y;\n    }\n    static int small(int x) { return x + 1; }\n    \
+         static int run() { return big(3) + small(4); }\n    \
+         public static void main(String[] a) throws Exception {\n        \
+         java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));\n        \
+         System.out.println(\"ready\");\n        \
+         for (String l; (l = in.readLine()) != null; ) { System.out.println(\"done \" + run()); }\n    }\n}\n",
+    );
+    std::fs::write(dir.join("Big.java"), src).unwrap();
+    let ok = Command::new(Path::new(JDK17).join("javac"))
+        .args(["-g:none", "-d"])
+        .arg(dir)
+        .arg(dir.join("Big.java"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "javac Big");
+}
+
+#[test]
+fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ff-big-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    big_program(&dir);
+    let mut child = Command::new(Path::new(JDK17).join("java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Big")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let mut run = |stdin: &mut ChildStdin| {
+        writeln!(stdin, "run").unwrap();
+        stdin.flush().unwrap();
+        lines.next().unwrap().unwrap()
+    };
+    let before = run(&mut stdin);
+    let pid = child.id();
+    VirtualMachine::attach(pid)
+        .unwrap()
+        .load_agent(&agent_so(), "")
+        .unwrap();
+    let socket = socket_of(pid);
+    let mut client = Client::connect(&socket).unwrap();
+    // Eager: the whole subgraph is planned up front, so the failure is in the reply.
+    match client.request(&instrument("Big::run", "eager")).unwrap() {
+        Response::Error { message } => assert_eq!(
+            message,
+            "instrument: 3 methods in 1 classes; 1 error(s): Big.big(I)I: code too large"
+        ),
+        other => panic!("expected the engine's failure, got {other:?}"),
+    }
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    assert_eq!(run(&mut stdin), before, "program output changed");
+    assert_eq!(run(&mut stdin), before);
+    let profile = snapshot(&mut client);
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[("Big.run", 2), ("Big.run/Big.small", 2)]),
+        "{profile}"
+    );
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    assert_eq!(run(&mut stdin), before);
+    let log = std::fs::read_to_string(socket.parent().unwrap().join("agent.log")).unwrap();
+    assert!(
+        log.contains(
+            "WARN [ferrofluid_agent::session] not instrumented: Big.big(I)I: code too large"
+        ),
+        "{log}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
