@@ -276,6 +276,10 @@ fn cycles_on_jdk25() {
 /// Runs `java Exact SCENARIO` with the agent loaded at startup and `options`; returns the profile
 /// the agent wrote at exit and its log.
 fn startup_profile(scenario: &str, options: &str) -> (Value, String) {
+    startup_profile_on(JDK17, scenario, options)
+}
+
+fn startup_profile_on(java: &str, scenario: &str, options: &str) -> (Value, String) {
     let dir = compile(&format!("exact-{scenario}-{}", options.len()));
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Exact.java");
     let ok = Command::new(Path::new(JDK17).join("javac"))
@@ -297,7 +301,7 @@ fn startup_profile(scenario: &str, options: &str) -> (Value, String) {
         log.display(),
         dir.join("ctl/control.sock").display()
     );
-    let run = Command::new(Path::new(JDK17).join("java"))
+    let run = Command::new(Path::new(java).join("java"))
         .arg(arg)
         .arg("-cp")
         .arg(&dir)
@@ -348,6 +352,17 @@ fn fig4_exact_in_every_scheme_and_nothing_outside_the_root() {
         let expected = if scheme == "total" { 4 } else { 3 };
         assert_eq!(instrumented, expected, "{scheme}");
     }
+}
+
+#[test]
+fn fig4_exact_at_startup_on_jdk25() {
+    if !Path::new(JDK25).join("java").exists() {
+        eprintln!("skipped: no JDK 25 at {JDK25}");
+        return;
+    }
+    let (profile, log) = startup_profile_on(JDK25, "fig4", "root=Fig4::f");
+    assert_eq!(call_paths(&profile), fig4_paths(1), "{profile}\n{log}");
+    assert!(log.contains("(25"), "{log}");
 }
 
 #[test]
