@@ -2,8 +2,10 @@
 //!
 //! - every class of `$JAVA_HOME/jmods/*.jmod` (JDK 17) and of jars from Debian packages
 //!   survives a read + write with no edit byte for byte;
-//! - for each probe, `ferrofluid instrument` patches every method of every class, and ASM's
-//!   analyzer (`tools/verify`, one JVM per probe) accepts 100% of the patched classes;
+//! - for each probe, `ferrofluid instrument` patches every method of every class, ASM's
+//!   analyzer (`tools/verify`, one JVM per probe) accepts 100% of the patched classes, and the
+//!   JVM loads and links (so verifies, StackMapTables included) every class of the patched
+//!   Debian jars that it can link from the original jars;
 //! - real programs (Xalan, H2, Groovy, Jython, Scala, Batik, FOP, ASM) run from the patched
 //!   jars under `-Xverify:all`, with the no-op `tools/hooks` on the boot class path, print and
 //!   write exactly what they do from the original jars.
@@ -342,10 +344,9 @@ fn parse_summary(out: &str) -> Summary {
             (s.patched, s.unchanged, s.failed) = (nums[0], nums[1], nums[3]);
         } else if let Some(rest) = line.strip_prefix("methods: ") {
             s.methods_patched = rest.split(' ').next().unwrap().parse().unwrap();
-            s.skipped = rest
-                .split_once(" patched, ")
-                .map(|(_, r)| r.to_owned())
-                .unwrap_or_default();
+            // "N patched, M skipped (reason k, ...)" -> "M (reason k, ...)"
+            let skipped = rest.split_once(" patched, ").map(|(_, r)| r);
+            s.skipped = skipped.unwrap_or_default().replacen(" skipped", "", 1);
         }
     }
     s
@@ -402,7 +403,9 @@ fn check_probe(probe: ProbeKind) {
         }
     }
 
-    // One JVM checks every patched class of every corpus.
+    // One JVM checks every patched class of every corpus with ASM, then loads and links the
+    // classes of the Debian jars so HotSpot's verifier checks them too (StackMapTables
+    // included, which ASM's analyzer ignores); the hooks must be resolvable for that.
     let classpath: Vec<String> = dependencies()
         .iter()
         .map(|p| p.display().to_string())
@@ -410,11 +413,13 @@ fn check_probe(probe: ProbeKind) {
     let verify = run(Command::new("timeout")
         .arg(JVM_TIMEOUT)
         .arg(jdk().join("bin/java"))
+        .arg("-Xmx3g")
+        .arg(format!("-Xbootclasspath/a:{}", hooks.display()))
         .args([
-            "-Xmx3g",
             "-cp",
             verify_cp,
             "ferrofluid.tools.Verify",
+            "--link",
             "--threads",
             "1",
             "--show",

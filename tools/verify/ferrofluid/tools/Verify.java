@@ -44,12 +44,14 @@ import org.objectweb.asm.util.CheckClassAdapter;
  *
  * <pre>
  * java -cp asm.jar:asm-tree.jar:asm-analysis.jar:asm-util.jar:OUT ferrofluid.tools.Verify \
- *     [--classpath A.jar:B.jar] [--threads N] [--show N] TARGET[=ORIGINAL]...
+ *     [--classpath A.jar:B.jar] [--threads N] [--show N] [--link] TARGET[=ORIGINAL]...
  * java ... ferrofluid.tools.Verify --self-test
  * </pre>
  *
  * Prints one line per target, the first failures, then {@code verified N classes, M failed}, and
  * exits 1 if any class failed. {@code --self-test} checks that known-bad code is rejected.
+ * {@code --link} also has the JVM load and link every class (see {@link Linker}); run it with
+ * the hooks class on the boot class path.
  */
 public final class Verify {
     private Verify() {}
@@ -59,6 +61,7 @@ public final class Verify {
         List<Path> classpath = new ArrayList<>();
         int threads = Runtime.getRuntime().availableProcessors();
         int show = 20;
+        boolean link = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--classpath":
@@ -75,6 +78,9 @@ public final class Verify {
                 case "--self-test":
                     selfTest();
                     return;
+                case "--link":
+                    link = true;
+                    break;
                 default:
                     if (args[i].startsWith("--")) usage("unknown option " + args[i]);
                     targets.add(args[i]);
@@ -127,6 +133,11 @@ public final class Verify {
         for (Future<Integer> j : jobs) methods += j.get();
         pool.shutdown();
 
+        long linked = 0;
+        if (link) {
+            linked = Linker.check(targetPaths, originalOf, classpath, classes, failures, baseline);
+        }
+
         Collections.sort(failures);
         Collections.sort(baseline);
         for (int i = 0; i < targetPaths.size(); i++) {
@@ -144,7 +155,8 @@ public final class Verify {
         long failedClasses = failures.stream().map(f -> f.entry).distinct().count();
         System.out.println("verified " + classes.size() + " classes, " + failedClasses + " failed ("
                 + methods + " methods analysed, " + failures.size() + " failures, "
-                + baseline.size() + " failures also present in the original)");
+                + baseline.size() + " failures also present in the original"
+                + (link ? ", " + linked + " classes linked by the JVM" : "") + ")");
         System.exit(failedClasses == 0 ? 0 : 1);
     }
 
@@ -168,17 +180,28 @@ public final class Verify {
         mv.visitMaxs(1, 0);
         mv.visitEnd();
         cw.visitEnd();
-        Result r = check("Bad.class", cw.toByteArray(), new Hierarchy());
+        byte[] bad = cw.toByteArray();
+        Result r = check("Bad.class", bad, new Hierarchy());
         List<String> failed = new ArrayList<>();
         for (Failure f : r.failures) failed.add(f.method);
-        boolean ok = failed.equals(List.of("stack()I", "type()V"));
-        System.out.println("self-test: " + (ok ? "ok" : "FAILED") + ", rejected " + failed);
+        // The JVM's verifier, as --link uses it, must reject the class too.
+        ClassLoader loader = new ClassLoader(ClassLoader.getPlatformClassLoader()) {
+            @Override
+            protected Class<?> findClass(String name) throws ClassNotFoundException {
+                if (!name.equals("Bad")) throw new ClassNotFoundException(name);
+                return defineClass(name, bad, 0, bad.length);
+            }
+        };
+        Throwable linkError = Linker.link("Bad", loader);
+        boolean ok = failed.equals(List.of("stack()I", "type()V")) && linkError instanceof VerifyError;
+        System.out.println("self-test: " + (ok ? "ok" : "FAILED") + ", ASM rejected " + failed
+                + ", JVM linking: " + (linkError == null ? "accepted" : Linker.oneLine(linkError)));
         System.exit(ok ? 0 : 1);
     }
 
     private static void usage(String why) {
         System.err.println("Verify: " + why);
-        System.err.println("usage: Verify [--classpath A.jar:B.jar] [--threads N] [--show N]"
+        System.err.println("usage: Verify [--classpath A.jar:B.jar] [--threads N] [--show N] [--link]"
                 + " TARGET[=ORIGINAL]...   (directories, .jar or .jmod files)   |   Verify --self-test");
         System.exit(2);
     }
@@ -264,6 +287,87 @@ public final class Verify {
             String where = slash < 0 ? entry
                     : targets.get(Integer.parseInt(entry.substring(0, slash))) + "!" + entry.substring(slash + 1);
             return where + " " + method + ": " + message;
+        }
+    }
+
+    /**
+     * Loads every class of a target in a fresh class loader (over the target and the class path)
+     * and links it, so the JVM's own verifier checks it, StackMapTable frames included (ASM's
+     * analyzer ignores frames). {@code getDeclaredMethods()} links the class without initializing
+     * it. A class that fails is loaded from the original too, in another loader; if that fails
+     * with the same kind of error (a missing optional dependency, say), it is a baseline failure.
+     */
+    static final class Linker {
+        /**
+         * Links the classes of every target that did not come from a jmod (those belong to the
+         * boot layer's modules and cannot be defined again); one loader over all these targets
+         * and the class path, so targets may depend on each other, and one over their originals.
+         */
+        static long check(List<Path> targets, Map<Integer, Path> originalOf, List<Path> classpath,
+                Map<String, byte[]> classes, List<Failure> failures, List<Failure> baseline) throws IOException {
+            List<Integer> linkable = new ArrayList<>();
+            List<Path> instrumentedPath = new ArrayList<>();
+            List<Path> originalPath = new ArrayList<>();
+            for (int i = 0; i < targets.size(); i++) {
+                Path original = originalOf.get(i);
+                if (original != null && original.toString().endsWith(".jmod")) continue;
+                linkable.add(i);
+                instrumentedPath.add(targets.get(i));
+                if (original != null) originalPath.add(original);
+            }
+            long linked = 0;
+            try (java.net.URLClassLoader instrumented = loader(instrumentedPath, classpath);
+                    java.net.URLClassLoader originals = loader(originalPath, classpath)) {
+                for (int index : linkable) {
+                    String prefix = index + "/";
+                    for (String key : classes.keySet()) {
+                        if (!key.startsWith(prefix)) continue;
+                        String entry = key.substring(prefix.length());
+                        // Versioned entries and module descriptors are not loadable by name.
+                        if (entry.startsWith("META-INF/") || entry.endsWith("module-info.class")) continue;
+                        String name = entry.substring(0, entry.length() - ".class".length()).replace('/', '.');
+                        Throwable error = link(name, instrumented);
+                        if (error == null) {
+                            linked++;
+                            continue;
+                        }
+                        Failure f = new Failure(key, "link", oneLine(error));
+                        Throwable before = originalOf.containsKey(index) ? link(name, originals) : null;
+                        if (before != null && before.getClass() == error.getClass()) baseline.add(f);
+                        else failures.add(f);
+                    }
+                }
+            }
+            return linked;
+        }
+
+        static java.net.URLClassLoader loader(List<Path> jars, List<Path> classpath) throws IOException {
+            List<java.net.URL> urls = new ArrayList<>();
+            for (Path p : jars) urls.add(p.toUri().toURL());
+            for (Path p : classpath) urls.add(p.toUri().toURL());
+            return new java.net.URLClassLoader(urls.toArray(new java.net.URL[0]), ClassLoader.getPlatformClassLoader());
+        }
+
+        /** The error loading or linking {@code name} raised, or null. */
+        static Throwable link(String name, ClassLoader loader) {
+            try {
+                Class.forName(name, false, loader).getDeclaredMethods();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        }
+
+        static String oneLine(Throwable t) {
+            String m = String.valueOf(t.getMessage());
+            int nl = m.indexOf('\n');
+            // HotSpot's VerifyError message has the reason on the lines after the first.
+            if (t instanceof VerifyError && nl >= 0) {
+                int reason = m.indexOf("Reason:");
+                String detail = reason < 0 ? "" : m.substring(reason).split("\n", 3)[1].trim();
+                return t.getClass().getSimpleName() + ": " + m.substring(0, nl) + " / " + detail;
+            }
+            return t.getClass().getSimpleName() + ": " + (nl < 0 ? m : m.substring(0, nl));
         }
     }
 
