@@ -9,6 +9,8 @@ pub const ACTIVE: u8 = 1;
 pub const ROOT: u8 = 2;
 /// Its first invocation was handled (lazy revelation done).
 pub const INVOKED: u8 = 4;
+/// `java.lang.Thread.start()`: called inside a root, the new thread is profiled as its own tree.
+pub const THREAD_START: u8 = 8;
 
 const CHUNK_BITS: u32 = 16;
 const CHUNK: usize = 1 << CHUNK_BITS;

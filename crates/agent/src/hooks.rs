@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
 
-use crate::flags::{self, ACTIVE, INVOKED, ROOT};
+use crate::flags::{self, ACTIVE, INVOKED, ROOT, THREAD_START};
 use crate::ring::{Kind, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
@@ -24,6 +24,10 @@ pub static ALL_THREADS: AtomicBool = AtomicBool::new(false);
 /// Every ring of a thread that recorded something; the collector drains them.
 pub static RINGS: Mutex<Vec<Arc<Ring>>> = Mutex::new(Vec::new());
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+/// Threads started (`Thread.start()`) inside a root whose ThreadStart has not been seen yet: each
+/// such new thread records from its start, as its own tree. (A thread is matched to a start by
+/// order, which is exact unless threads are started outside roots at the same moment.)
+static INHERITED_STARTS: AtomicU32 = AtomicU32::new(0);
 
 /// The method id reserved for calibration (`ferrofluid/Calibrate.empty`); sessions start above it.
 pub const CALIBRATION_ID: u32 = 0;
@@ -120,6 +124,9 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         if root {
             l.in_root.set(depth + 1);
         }
+        if f & THREAD_START != 0 {
+            INHERITED_STARTS.fetch_add(1, Ordering::AcqRel);
+        }
         if f & INVOKED == 0 {
             first_invocation(l, env, id);
         }
@@ -189,6 +196,20 @@ pub fn take_calibration_inner() -> u64 {
             sum
         })
         .unwrap_or(0)
+}
+
+/// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started one,
+/// this thread is inside the root's extent for its whole life.
+pub fn thread_start() {
+    let claimed = INHERITED_STARTS
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+        .is_ok();
+    if claimed {
+        let _ = LOCAL.try_with(|l| {
+            l.sync_generation();
+            l.in_root.set(1);
+        });
+    }
 }
 
 /// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.

@@ -41,6 +41,7 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     let callbacks = sys::jvmtiEventCallbacks {
         VMInit: Some(vm_init),
         VMDeath: Some(vm_death),
+        ThreadStart: Some(thread_start),
         ThreadEnd: Some(thread_end),
         ClassFileLoadHook: Some(class_file_load_hook),
         ClassPrepare: Some(class_prepare),
@@ -51,9 +52,10 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     Ok(())
 }
 
-const EVENTS: [sys::jvmtiEvent; 4] = [
+const EVENTS: [sys::jvmtiEvent; 5] = [
     sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
     sys::JVMTI_EVENT_CLASS_PREPARE,
+    sys::JVMTI_EVENT_THREAD_START,
     sys::JVMTI_EVENT_THREAD_END,
     sys::JVMTI_EVENT_VM_DEATH,
 ];
@@ -178,6 +180,10 @@ unsafe extern "C" fn vm_init(
 
 unsafe extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _env: *mut sys::JNIEnv) {
     ffi_guard("VMDeath", (), crate::agent::on_vm_death)
+}
+
+unsafe extern "C" fn thread_start(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
+    ffi_guard("ThreadStart", (), hooks::thread_start)
 }
 
 unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {

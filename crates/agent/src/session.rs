@@ -126,7 +126,15 @@ impl Session {
                     .roots
                     .iter()
                     .any(|r| r.matches(m.class, m.name, m.descriptor));
-                flags::set(id, flags::ACTIVE | if root { flags::ROOT } else { 0 });
+                let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
+                let mut bits = flags::ACTIVE;
+                if root {
+                    bits |= flags::ROOT;
+                }
+                if start {
+                    bits |= flags::THREAD_START;
+                }
+                flags::set(id, bits);
                 names.insert(
                     id,
                     (

@@ -420,6 +420,32 @@ fn eight_threads_are_eight_trees() {
 }
 
 #[test]
+fn threads_started_inside_a_root_are_their_own_trees() {
+    let (profile, log) = startup_profile(
+        "threads",
+        "root=Thr::main,include=Thr,include=java.lang.Thread",
+    );
+    let threads = profile["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 9, "{profile}\n{log}");
+    for t in threads {
+        let one = call_paths(&serde_json::json!({ "threads": [t] }));
+        if t["name"] == "main" {
+            assert_eq!(one["Thr.main"], 1);
+            assert_eq!(one["Thr.main/java.lang.Thread.start"], 8, "{one:?}");
+            assert_eq!(one["Thr.main/Thr.work"], 1);
+            assert_eq!(one["Thr.main/Thr.work/Thr.h"], 10);
+        } else {
+            assert!(t["name"].as_str().unwrap().starts_with("worker-"), "{t}");
+            assert_eq!(
+                one,
+                paths(&[("Thr.work", 1), ("Thr.work/Thr.h", 10)]),
+                "{t}"
+            );
+        }
+    }
+}
+
+#[test]
 fn lambdas_inside_the_subgraph_are_profiled() {
     let (profile, _) = startup_profile("lambdas", "root=Lam::run,include=Lam");
     assert_eq!(
