@@ -8,7 +8,7 @@ use crate::code::insn::Operand;
 use crate::code::opcodes::*;
 use crate::patch::ClassPatcher;
 use crate::probes::entry_exit::push_id;
-use crate::probes::method::{prepare, CodeChanges, Mode};
+use crate::probes::method::{prepare, stack_need, CodeChanges, Mode};
 use crate::probes::{Hook, Refs, Selection, SkipReason};
 
 /// Element type names of `newarray`'s `atype` operand (4..=11).
@@ -81,7 +81,7 @@ pub(crate) fn patch(
         push_id(&mut s, patcher, site)?;
         s.invokestatic(hook_index, 2, 0);
         let after = m.depth_before(i + 1);
-        max_stack = max_stack.max(after + s.peak);
+        max_stack = max_stack.max(stack_need(after, s.peak)?);
         edits.after[i + 1] = s.code;
     }
     if hook.is_none() {

@@ -7,7 +7,7 @@ use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::opcodes::*;
 use crate::patch::{ClassPatcher, PoolFull};
-use crate::probes::method::{prepare, CodeChanges, Mode, Prepared};
+use crate::probes::method::{prepare, stack_need, CodeChanges, Mode, Prepared};
 use crate::probes::{Hook, Refs, SkipReason};
 
 pub(crate) fn pool_full(_: PoolFull) -> SkipReason {
@@ -113,7 +113,7 @@ pub(crate) fn patch(
                 s.load(ILOAD, counter);
             }
             s.invokestatic(exit, args, 0);
-            max_stack = max_stack.max(m.depth_before(i) + s.peak);
+            max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
             let before = &mut edits.before[i];
             // A block counter at a return stays first, so the return is counted before it is reported.
             before.extend_from_slice(&s.code);
@@ -127,7 +127,7 @@ pub(crate) fn patch(
         handler.load(ILOAD, counter);
     }
     handler.invokestatic(unwind, args, 0).op(ATHROW, 0, 0);
-    max_stack = max_stack.max(1 + handler.peak);
+    max_stack = max_stack.max(stack_need(1, handler.peak)?);
     edits.tail = handler.code;
 
     let throwable = hooks.throwable(patcher)?;

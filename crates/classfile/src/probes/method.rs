@@ -75,6 +75,7 @@ pub(crate) fn prepare<'c, 'a>(
     for (i, insn) in insns.iter().enumerate() {
         index_of[insn.offset as usize] = i as u32;
     }
+    check_offsets(&code, &insns, &index_of)?;
     let name = member.name(cp).map_err(malformed)?;
     let desc_text = member.descriptor(cp).map_err(malformed)?;
     let desc = MethodDescriptor::parse(&desc_text)
@@ -133,6 +134,40 @@ pub(crate) fn prepare<'c, 'a>(
         analysis,
         is_constructor,
     })
+}
+
+/// Every jump target and exception-table offset must start an instruction (the
+/// editor maps offsets through instruction indices). The JVM rejects such code too;
+/// here it becomes a skip reason instead of an index out of bounds.
+fn check_offsets(
+    code: &CodeAttribute<'_>,
+    insns: &[Insn],
+    index_of: &[u32],
+) -> Result<(), SkipReason> {
+    let is_start = |o: u32| index_of.get(o as usize).is_some_and(|&i| i != u32::MAX);
+    for insn in insns {
+        if let Some(t) = insn.targets().find(|&t| !is_start(t)) {
+            return Err(malformed(format!(
+                "jump at {} to {t}, inside an instruction",
+                insn.offset
+            )));
+        }
+    }
+    for e in &code.exception_table {
+        let end_ok = e.end as usize == code.code.len() || is_start(e.end as u32);
+        if !is_start(e.start as u32) || !is_start(e.handler as u32) || !end_ok {
+            return Err(malformed(format!(
+                "exception range {}..{} -> {} does not fall on instruction boundaries",
+                e.start, e.end, e.handler
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `depth + peak` as a `max_stack`, or `TooLarge` past 65535.
+pub(crate) fn stack_need(depth: u16, peak: u16) -> Result<u16, SkipReason> {
+    depth.checked_add(peak).ok_or(SkipReason::TooLarge)
 }
 
 fn member_code_attr<'a>(
