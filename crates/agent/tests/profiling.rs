@@ -546,8 +546,9 @@ fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
         ),
         "{log}"
     );
+    // Through /proc/PID/root: only while the JVM lives.
+    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
     let _ = child.kill();
     let _ = child.wait();
-    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
