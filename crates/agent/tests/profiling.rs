@@ -63,8 +63,14 @@ struct Driver {
 
 impl Driver {
     fn start(tag: &str, java: &str) -> Driver {
+        Self::start_with(tag, java, |_| Vec::new())
+    }
+
+    /// Starts `java JVM_ARGS -cp DIR Driver`, the arguments made from the class directory.
+    fn start_with(tag: &str, java: &str, jvm_args: impl Fn(&Path) -> Vec<String>) -> Driver {
         let dir = compile(tag);
         let mut child = Command::new(Path::new(java).join("java"))
+            .args(jvm_args(&dir))
             .args(["-cp"])
             .arg(&dir)
             .arg("Driver")
@@ -551,4 +557,35 @@ fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn duration_stops_collection_and_writes_the_file() {
+    let mut jvm = Driver::start_with("duration", JDK17, |dir| {
+        vec![format!(
+            "-agentpath:{}=root=Fig4::f,file={},duration=2s,log={},socket={}",
+            agent_so().display(),
+            dir.join("out.json").display(),
+            dir.join("agent.log").display(),
+            dir.join("ctl/control.sock").display()
+        )]
+    });
+    let out = jvm.dir.join("out.json");
+    jvm.run_f(2);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !out.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let profile: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(call_paths(&profile), fig4_paths(2), "{profile}");
+    // After the duration nothing more is collected: the file and a snapshot keep 2 calls.
+    jvm.run_f(3);
+    let mut client = Client::connect(&jvm.dir.join("ctl/control.sock")).unwrap();
+    assert_eq!(call_paths(&snapshot(&mut client)), fig4_paths(2));
+    let log = std::fs::read_to_string(jvm.dir.join("agent.log")).unwrap();
+    assert!(
+        log.contains("duration elapsed: collection stopped"),
+        "{log}"
+    );
+    assert!(jvm.alive());
 }
