@@ -222,8 +222,8 @@ pub fn thread_end() {
     });
 }
 
-// The natives. Each is `catch_unwind`-guarded by construction: the code above cannot panic except
-// through a RefCell misuse, which ffi_guard would turn into a logged no-op.
+// The natives. The code above is written not to panic; ffi_guard (free unless a panic happens) makes
+// sure none could unwind into the JVM anyway.
 
 pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
     ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || enter(env, id))
