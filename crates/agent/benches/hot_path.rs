@@ -21,9 +21,17 @@ fn best_of(runs: usize, f: impl Fn()) -> f64 {
 }
 
 fn main() {
+    hooks::init_clock();
     let (root, leaf, inactive) = (1u32, 2u32, 3u32);
     hooks::bench_method(root, true);
     hooks::bench_method(leaf, false);
+    let clock = best_of(5, || {
+        let mut sum = 0u64;
+        for _ in 0..PAIRS {
+            sum = sum.wrapping_add(hooks::now());
+        }
+        std::hint::black_box(sum);
+    });
     let outside = best_of(5, || {
         for _ in 0..PAIRS {
             hooks::bench_pair(leaf);
@@ -59,6 +67,7 @@ fn main() {
     });
     stop.store(true, Ordering::SeqCst);
     let _ = drainer.join();
+    println!("clock read (hooks::now):               {clock:6.2} ns");
     println!("hook pair, method not active:          {not_instrumented:6.2} ns");
     println!("hook pair, outside any root:           {outside:6.2} ns");
     println!("hook pair, recorded (2 events pushed): {inside:6.2} ns");

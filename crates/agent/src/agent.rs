@@ -124,6 +124,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
             .spawn(move || server::serve(listener, stop, info))
             .map_err(io("control thread for", &socket))?
     };
+    crate::hooks::init_clock();
     let collector = {
         let stop = Arc::clone(&stop);
         std::thread::Builder::new()
