@@ -223,6 +223,18 @@ fn cycles(java: &str, tag: &str, cycles: u64) {
         );
         assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
         jvm.run_f(3);
+        match client.request(&Request::Status).unwrap() {
+            Response::Status(s) => assert_eq!(
+                (
+                    s.collecting,
+                    s.instrumented_classes,
+                    s.instrumented_methods,
+                    s.dropped_events
+                ),
+                (true, 1, 3, 0)
+            ),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(client.request(&Request::Stop).unwrap(), Response::Ok);
         let profile = snapshot(&mut client);
         assert_eq!(
