@@ -54,9 +54,11 @@ impl Jvm {
 
     /// Starts `prefix... java JVM_ARGS... -cp DIR Checksum alpha beta`; returns once it printed.
     pub fn launch(tag: &str, prefix: &[&str], jvm_args: &[&str]) -> Jvm {
-        // Not under /tmp: a test may mount a private /tmp for the JVM.
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("ff-attach-{tag}-{}", std::process::id()));
+        // Not under /tmp: a test mounts a private /tmp for the JVM, which would hide the
+        // classes when the checkout itself lives under /tmp (as CI clones may).
+        let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let base = if target_tmp.starts_with("/tmp") { PathBuf::from("/var/tmp") } else { target_tmp };
+        let dir = base.join(format!("ff-attach-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("Checksum.java"), SOURCE).unwrap();
