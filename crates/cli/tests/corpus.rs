@@ -32,8 +32,10 @@ const DEBIAN_JAVA: &str = "/usr/share/java";
 const DEFAULT_JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
 const PACKAGES: &str =
     "libxalan2-java libbatik-java fop libh2-java jython groovy libasm-java scala";
-/// Seconds any one JVM may run before it counts as hung.
+/// Seconds a program's JVM may run before it counts as hung.
 const JVM_TIMEOUT: &str = "600";
+/// Seconds the verifier's JVM may run (all classes of all corpora, on a busy machine).
+const VERIFY_TIMEOUT: &str = "1800";
 
 fn missing(what: &str) -> ! {
     panic!(
@@ -411,7 +413,7 @@ fn check_probe(probe: ProbeKind) {
         .map(|p| p.display().to_string())
         .collect();
     let verify = run(Command::new("timeout")
-        .arg(JVM_TIMEOUT)
+        .arg(VERIFY_TIMEOUT)
         .arg(jdk().join("bin/java"))
         .arg("-Xmx3g")
         .arg(format!("-Xbootclasspath/a:{}", hooks.display()))
@@ -438,6 +440,14 @@ fn check_probe(probe: ProbeKind) {
                 .collect();
             verified.insert(PathBuf::from(path), (nums[0], nums[1]));
         }
+    }
+    if verified.is_empty() {
+        // No per-target lines: the JVM died (timeout exits with 124, a signal has no code).
+        panic!(
+            "verifier JVM ended with {} before reporting:\n{}",
+            verify.status,
+            text(&verify)
+        );
     }
     if !verify.status.success() {
         problems.push(format!("ASM verifier rejected classes:\n{}", text(&verify)));

@@ -108,6 +108,18 @@ public final class Verify {
         for (Path p : classpath) hierarchy.addAll(Archives.read(p).values());
 
         Map<Integer, Map<String, byte[]>> originals = new ConcurrentHashMap<>();
+        // A class identical to its original is the original: checking it again proves nothing
+        // about the instrumentation (and the original's own failures would be baseline anyway).
+        java.util.Set<String> unchanged = new java.util.HashSet<>();
+        for (Map.Entry<Integer, Path> o : originalOf.entrySet()) {
+            Map<String, byte[]> before = Archives.read(o.getValue());
+            originals.put(o.getKey(), before);
+            String prefix = o.getKey() + "/";
+            for (Map.Entry<String, byte[]> e : before.entrySet()) {
+                byte[] after = classes.get(prefix + e.getKey());
+                if (after != null && java.util.Arrays.equals(after, e.getValue())) unchanged.add(prefix + e.getKey());
+            }
+        }
         List<Failure> failures = Collections.synchronizedList(new ArrayList<>());
         List<Failure> baseline = Collections.synchronizedList(new ArrayList<>());
         long methods = 0;
@@ -115,6 +127,7 @@ public final class Verify {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         List<Future<Integer>> jobs = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : classes.entrySet()) {
+            if (unchanged.contains(e.getKey())) continue;
             jobs.add(pool.submit(() -> {
                 String key = e.getKey();
                 Result r = check(key, e.getValue(), hierarchy);
@@ -135,7 +148,7 @@ public final class Verify {
 
         long linked = 0;
         if (link) {
-            linked = Linker.check(targetPaths, originalOf, classpath, classes, failures, baseline);
+            linked = Linker.check(targetPaths, originalOf, classpath, classes, unchanged, failures, baseline);
         }
 
         Collections.sort(failures);
@@ -143,8 +156,10 @@ public final class Verify {
         for (int i = 0; i < targetPaths.size(); i++) {
             String prefix = i + "/";
             long n = classes.keySet().stream().filter(k -> k.startsWith(prefix)).count();
+            long same = unchanged.stream().filter(k -> k.startsWith(prefix)).count();
             long failed = failures.stream().filter(f -> f.entry.startsWith(prefix)).map(f -> f.entry).distinct().count();
-            System.out.println("target " + targetPaths.get(i) + ": " + n + " classes, " + failed + " failed");
+            System.out.println("target " + targetPaths.get(i) + ": " + n + " classes, " + failed + " failed, "
+                    + same + " identical to the original (not checked again)");
         }
         for (Failure f : failures.subList(0, Math.min(show, failures.size()))) {
             System.out.println("FAIL " + f.describe(targetPaths));
@@ -154,6 +169,7 @@ public final class Verify {
         }
         long failedClasses = failures.stream().map(f -> f.entry).distinct().count();
         System.out.println("verified " + classes.size() + " classes, " + failedClasses + " failed ("
+                + unchanged.size() + " identical to the original, not checked again; "
                 + methods + " methods analysed, " + failures.size() + " failures, "
                 + baseline.size() + " failures also present in the original"
                 + (link ? ", " + linked + " classes linked by the JVM" : "") + ")");
@@ -304,7 +320,8 @@ public final class Verify {
          * and the class path, so targets may depend on each other, and one over their originals.
          */
         static long check(List<Path> targets, Map<Integer, Path> originalOf, List<Path> classpath,
-                Map<String, byte[]> classes, List<Failure> failures, List<Failure> baseline) throws IOException {
+                Map<String, byte[]> classes, java.util.Set<String> unchanged, List<Failure> failures,
+                List<Failure> baseline) throws IOException {
             List<Integer> linkable = new ArrayList<>();
             List<Path> instrumentedPath = new ArrayList<>();
             List<Path> originalPath = new ArrayList<>();
@@ -321,7 +338,7 @@ public final class Verify {
                 for (int index : linkable) {
                     String prefix = index + "/";
                     for (String key : classes.keySet()) {
-                        if (!key.startsWith(prefix)) continue;
+                        if (!key.startsWith(prefix) || unchanged.contains(key)) continue;
                         String entry = key.substring(prefix.length());
                         // Versioned entries and module descriptors are not loadable by name.
                         if (entry.startsWith("META-INF/") || entry.endsWith("module-info.class")) continue;
