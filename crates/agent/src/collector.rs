@@ -24,6 +24,8 @@ struct Collector {
     dropped: u64,
     /// Drops per ring already counted (rings only count up).
     seen_drops: HashMap<u64, u64>,
+    /// Drops since the last start, per thread (recorder key).
+    dropped_by_thread: HashMap<u64, u64>,
 }
 
 impl Collector {
@@ -33,6 +35,7 @@ impl Collector {
             ids: HashMap::new(),
             dropped: 0,
             seen_drops: HashMap::new(),
+            dropped_by_thread: HashMap::new(),
         }
     }
 
@@ -64,6 +67,7 @@ impl Collector {
             let seen = self.seen_drops.entry(ring.thread_id).or_insert(0);
             if drops > *seen {
                 self.dropped += drops - *seen;
+                *self.dropped_by_thread.entry(ring.thread_id).or_insert(0) += drops - *seen;
                 *seen = drops;
             }
             most = most.max(events.len());
@@ -150,6 +154,9 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     c.drain();
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
     profile.instrumented = crate::session::counts().0;
+    for t in &mut profile.threads {
+        t.dropped_events = c.dropped_by_thread.get(&t.id).copied().unwrap_or(0);
+    }
     Some((profile, c.dropped))
 }
 

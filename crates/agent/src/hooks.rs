@@ -146,10 +146,12 @@ impl Local {
     #[inline]
     fn push(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) {
         if let Some(ring) = self.ring.borrow().as_ref() {
-            ring.push(kind, id, ns);
+            push_reporting_waits(ring, kind, id, ns);
             return;
         }
-        self.new_ring(env).push(kind, id, ns);
+        // The borrow above has ended: `new_ring` stores the ring in `self.ring`.
+        let ring = self.new_ring(env);
+        push_reporting_waits(&ring, kind, id, ns);
     }
 
     #[cold]
@@ -248,6 +250,29 @@ fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
     if COLLECTING.load(Ordering::Relaxed) {
         l.push(env, Kind::Adjust, id, pause);
     }
+}
+
+/// Pushes an event; if a full ring made this thread wait for the collector, the wait is
+/// reported as a pause, so it is not charged to the running method.
+#[inline]
+fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64) {
+    ring.push(kind, id, ns);
+    let waited = ring.take_waited_ns();
+    if waited > 0 {
+        ring.push(Kind::Adjust, 0, waited);
+    }
+}
+
+/// Agent work done on an application thread outside the hooks (the class-load hook,
+/// class preparation) is factored out of the thread's open frames, as lazy revelation
+/// is. Work nested in a revelation is already inside that pause.
+pub fn agent_pause(env: *mut sys::JNIEnv, start: u64) {
+    let pause = now().saturating_sub(start);
+    let _ = LOCAL.try_with(|l| {
+        if !l.busy.get() && l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
+            l.push(env, Kind::Adjust, 0, pause);
+        }
+    });
 }
 
 /// Calibration: the inner time summed since the last call (and resets it), on this thread.

@@ -203,6 +203,7 @@ unsafe extern "C" fn class_file_load_hook(
     new_class_data_len: *mut sys::jint,
     new_class_data: *mut *mut u8,
 ) {
+    let start = crate::hooks::now();
     ffi_guard("ClassFileLoadHook", (), || {
         // SAFETY: the JNIEnv of the loading thread, valid for the callback.
         let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
@@ -233,7 +234,8 @@ unsafe extern "C" fn class_file_load_hook(
             }
             Err(e) => log::warn!("{name}: class left original: {e}"),
         }
-    })
+    });
+    crate::hooks::agent_pause(env, start);
 }
 
 unsafe extern "C" fn class_prepare(
@@ -242,6 +244,7 @@ unsafe extern "C" fn class_prepare(
     _thread: sys::jthread,
     class: sys::jclass,
 ) {
+    let start = crate::hooks::now();
     ffi_guard("ClassPrepare", (), || {
         // SAFETY: the JVM passes its environment, this thread's JNIEnv and a live class reference.
         let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
@@ -252,5 +255,6 @@ unsafe extern "C" fn class_prepare(
         // SAFETY: as above.
         let class = unsafe { Class::from_raw(class) };
         session::class_prepared(jvmti, &env, class);
-    })
+    });
+    crate::hooks::agent_pause(env, start);
 }

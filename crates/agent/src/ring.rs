@@ -67,6 +67,10 @@ pub struct Ring {
     /// Next slot the consumer reads (only the consumer stores it).
     tail: Padded,
     dropped: AtomicU64,
+    /// Nanoseconds the producer spent waiting for room and has not reported yet
+    /// (producer side only): the thread turns it into an adjustment, so the wait is
+    /// not charged to the method that happened to be running.
+    waited_ns: AtomicU64,
     /// The thread ended (or left this session): once drained, the ring can go.
     pub closed: AtomicBool,
 }
@@ -94,6 +98,7 @@ impl Ring {
             tail_seen: Padded::default(),
             tail: Padded::default(),
             dropped: AtomicU64::new(0),
+            waited_ns: AtomicU64::new(0),
             closed: AtomicBool::new(false),
         }
     }
@@ -126,16 +131,29 @@ impl Ring {
 
     #[cold]
     fn wait_for_room(&self, head: usize, wait: std::time::Duration) -> bool {
-        let deadline = std::time::Instant::now() + wait;
+        let start = std::time::Instant::now();
+        let deadline = start + wait;
+        let mut room = false;
         while std::time::Instant::now() < deadline {
             std::thread::yield_now();
             let tail = self.tail.0.load(Ordering::Acquire);
             if head.wrapping_sub(tail) < self.slots.len() {
                 self.tail_seen.0.store(tail, Ordering::Relaxed);
-                return true;
+                room = true;
+                break;
             }
         }
-        false
+        let waited = start.elapsed().as_nanos() as u64;
+        self.waited_ns.fetch_add(waited, Ordering::Relaxed);
+        room
+    }
+
+    /// Takes the waiting time not yet reported (producer side).
+    pub fn take_waited_ns(&self) -> u64 {
+        if self.waited_ns.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.waited_ns.swap(0, Ordering::Relaxed)
     }
 
     /// Hands every published event to `f`, oldest first. Consumer side only: callers serialise.

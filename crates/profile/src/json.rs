@@ -68,6 +68,9 @@ pub struct ThreadDoc {
     /// Exit events that matched no open frame.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unmatched_exits: u64,
+    /// Events the profiler lost for this thread (its counts are then inexact).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_events: u64,
     /// The tree; written as a `"thread"` node.
     pub root: NodeDoc,
 }
@@ -150,6 +153,7 @@ impl Profile {
                     cpu_ns: t.cpu_ns,
                     overflow_calls: t.overflow_calls,
                     unmatched_exits: t.unmatched_exits,
+                    dropped_events: t.dropped_events,
                     root: self.node_doc(&t.tree),
                 })
                 .collect(),
@@ -237,6 +241,7 @@ impl Profile {
                 tree,
                 overflow_calls: t.overflow_calls,
                 unmatched_exits: t.unmatched_exits,
+                dropped_events: t.dropped_events,
             });
         }
         Ok(profile)

@@ -21,6 +21,9 @@ pub struct ThreadProfile {
     pub overflow_calls: u64,
     /// Exit events that matched no open frame.
     pub unmatched_exits: u64,
+    /// Events the profiler lost (its buffer for this thread stayed full): when non-zero,
+    /// this thread's counts and times are inexact.
+    pub dropped_events: u64,
 }
 
 impl ThreadProfile {
@@ -33,6 +36,7 @@ impl ThreadProfile {
             tree,
             overflow_calls: 0,
             unmatched_exits: 0,
+            dropped_events: 0,
         }
     }
 }

@@ -84,6 +84,7 @@ impl Recording {
                     tree,
                     overflow_calls,
                     unmatched_exits,
+                    dropped_events: 0,
                 }
             })
             .collect();

@@ -195,6 +195,13 @@ impl HtmlReport {
                 thread.unmatched_exits
             );
         }
+        if thread.dropped_events > 0 {
+            let _ = writeln!(
+                s,
+                "<div class=\"warn\">{} events were lost (the profiler's buffer for this thread stayed full): its counts and times are inexact</div>",
+                thread.dropped_events
+            );
+        }
         // Explicit stack; `Close` ends a <details> after its children.
         enum Item {
             Node(NodeId),

@@ -37,6 +37,13 @@ impl Report for TextReport {
             profile.called()
         )?;
         writeln!(out, "threads: {}", profile.threads.len())?;
+        let lost: u64 = profile.threads.iter().map(|t| t.dropped_events).sum();
+        if lost > 0 {
+            writeln!(
+                out,
+                "! {lost} events were lost: the threads marked below have inexact counts and times"
+            )?;
+        }
         writeln!(out, "times: {}", times_note(profile))?;
         self.write_hot_spots(profile, out)?;
         for thread in &profile.threads {
@@ -119,6 +126,13 @@ impl TextReport {
                 out,
                 "  ! {} exit events matched no open frame and were ignored",
                 thread.unmatched_exits
+            )?;
+        }
+        if thread.dropped_events > 0 {
+            writeln!(
+                out,
+                "  ! {} events were lost (the profiler's buffer for this thread stayed full): its counts and times are inexact",
+                thread.dropped_events
             )?;
         }
         writeln!(
