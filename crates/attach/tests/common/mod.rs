@@ -57,7 +57,11 @@ impl Jvm {
         // Not under /tmp: a test mounts a private /tmp for the JVM, which would hide the
         // classes when the checkout itself lives under /tmp (as CI clones may).
         let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let base = if target_tmp.starts_with("/tmp") { PathBuf::from("/var/tmp") } else { target_tmp };
+        let base = if target_tmp.starts_with("/tmp") {
+            PathBuf::from("/var/tmp")
+        } else {
+            target_tmp
+        };
         let dir = base.join(format!("ff-attach-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
