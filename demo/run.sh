@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Instruments the bundled demo program with every probe and runs each copy under
-# -Xverify:all beside the original: the outputs must be identical.
+# Profiles the bundled demo program from its main method (exact call counts and
+# compensated times, reports in text and HTML), then instruments it statically with
+# every probe and runs each copy under -Xverify:all beside the original: the outputs
+# must be identical.
 #
 #   cargo build --release && demo/run.sh [PROBE...]
 set -euo pipefail
@@ -34,4 +36,13 @@ for probe in "${probes[@]}"; do
     echo "same output as the original under -Xverify:all"
 done
 echo
-cat "$out/original.txt"
+echo "== profile: the call subgraph of demo.Main::main, instrumented as it runs"
+echo "\$ ferrofluid run --root 'demo.Main::main' -o target/demo/profile.json -- java -jar target/demo/demo.jar"
+"$ferrofluid" run --root 'demo.Main::main' -o "$out/profile.json" -- java -jar "$out/demo.jar" > "$out/profiled.txt"
+diff -u "$out/original.txt" "$out/profiled.txt"
+echo "same output as the original while profiled"
+"$ferrofluid" report "$out/profile.json" -o "$out/profile.html"
+"$ferrofluid" report "$out/profile.json" -o "$out/profile.txt"
+echo "reports: target/demo/profile.txt, target/demo/profile.html (flame graph, call tree, hot spots)"
+echo
+sed -n '1,16p' "$out/profile.txt"
