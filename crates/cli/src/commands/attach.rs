@@ -262,12 +262,33 @@ pub(crate) fn report_format(path: &Path) -> Result<ferrofluid_report::Format, St
     })
 }
 
+/// Why a profile is empty, said in one line, so an empty report is never a silent one.
+pub(crate) fn emptiness_warning(profile: &ferrofluid_profile::Profile) -> Option<String> {
+    if profile.instrumented == 0 {
+        Some(
+            "no method matched the roots, so nothing was profiled; check --root \
+             (CLASS::METHOD, e.g. com.acme.Report::render; `*` within a package, `**` across)"
+                .to_owned(),
+        )
+    } else if profile.threads.is_empty() {
+        Some(format!(
+            "{} methods were instrumented but no root ran while profiling",
+            profile.instrumented
+        ))
+    } else {
+        None
+    }
+}
+
 /// Writes `profile` to `path` in the format its extension names (`-`: text to stdout).
 pub(crate) fn write_report(
     profile: &ferrofluid_profile::Profile,
     path: &Path,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write;
+    if let Some(warning) = emptiness_warning(profile) {
+        eprintln!("ferrofluid: warning: {warning}");
+    }
     let writer = report_format(path)?.writer();
     let mut buf = Vec::new();
     writer.write(profile, &mut buf).map_err(|e| match e {
@@ -332,6 +353,19 @@ fn format_status(s: &Status) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn empty_profiles_say_why() {
+        let mut p = ferrofluid_profile::Profile::default();
+        assert!(emptiness_warning(&p)
+            .unwrap()
+            .starts_with("no method matched the roots"));
+        p.instrumented = 3;
+        assert_eq!(
+            emptiness_warning(&p).unwrap(),
+            "3 methods were instrumented but no root ran while profiling"
+        );
+    }
 
     #[derive(Debug, Parser)]
     struct Wrapper {
