@@ -575,16 +575,7 @@ fn frames_body(
             stack: stack.clone(),
         })
         .collect();
-    let mut resolve = |p: u32| -> Result<u16, PoolFull> {
-        let k = (p - frames::PARAM_BASE) as usize;
-        let name = r
-            .param_class_names
-            .get(k)
-            .copied()
-            .flatten()
-            .ok_or(PoolFull)?;
-        pool.class(name)
-    };
+    let mut resolve = |p: u32| resolve_param(r, pool, p);
     if let (Some(smt), None, false) = (r.smt, fe.new_local, widened_conditional) {
         return frames::relocate(
             smt.data,
@@ -617,6 +608,23 @@ fn frames_body(
     encode_frames(r, decoded, pool, rel, l, fe)
 }
 
+/// The constant-pool Class of the parameter a frame placeholder stands for
+/// (appended only when a frame must spell the type out).
+fn resolve_param(
+    r: &Rewrite<'_, '_>,
+    pool: &mut PoolAppender<'_>,
+    placeholder: u32,
+) -> Result<u16, PoolFull> {
+    let k = (placeholder - frames::PARAM_BASE) as usize;
+    let name = r
+        .param_class_names
+        .get(k)
+        .copied()
+        .flatten()
+        .ok_or(PoolFull)?;
+    pool.class(name)
+}
+
 fn encode_frames(
     r: &Rewrite<'_, '_>,
     decoded: &[Frame],
@@ -639,15 +647,6 @@ fn encode_frames(
             stack: stack.clone(),
         });
     }
-    let mut resolve = |p: u32| -> Result<u16, PoolFull> {
-        let k = (p - frames::PARAM_BASE) as usize;
-        let name = r
-            .param_class_names
-            .get(k)
-            .copied()
-            .flatten()
-            .ok_or(PoolFull)?;
-        pool.class(name)
-    };
+    let mut resolve = |p: u32| resolve_param(r, pool, p);
     Ok(frames::encode(&out, r.initial_locals, &mut resolve)?)
 }
