@@ -186,9 +186,27 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// Options that ask for profiling from the start: a root, or an output file (whole program).
+/// Options that ask for profiling from the start: a root, a region, or an output file (whole
+/// program).
 fn wants_profile(opts: &AgentOptions) -> bool {
-    !opts.roots.is_empty() || opts.file.is_some()
+    !opts.roots.is_empty() || !opts.region.is_empty() || opts.file.is_some()
+}
+
+/// The plan of a session: the region methods alone in code-region mode (lazy, and no method is
+/// ever revealed), else the call subgraph of the roots. Sets the session's mode.
+fn session_config(
+    roots: Vec<ferrofluid_subgraph::MethodPattern>,
+    region: Vec<ferrofluid_subgraph::MethodPattern>,
+    region_last: u32,
+    filter: ferrofluid_subgraph::ClassFilter,
+    scheme: ferrofluid_subgraph::Scheme,
+) -> ferrofluid_subgraph::PlanConfig {
+    crate::region::configure(!region.is_empty(), region_last);
+    if region.is_empty() {
+        plan_config(roots, filter, scheme)
+    } else {
+        plan_config(region, filter, ferrofluid_subgraph::Scheme::Lazy)
+    }
 }
 
 /// The plan the options (or an `instrument` request) describe.
@@ -212,7 +230,13 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     if !wants_profile(&opts) {
         return;
     }
-    let config = plan_config(opts.roots.clone(), opts.filter.clone(), opts.scheme);
+    let config = session_config(
+        opts.roots.clone(),
+        opts.region.clone(),
+        opts.region_last(),
+        opts.filter.clone(),
+        opts.scheme,
+    );
     let outcome = session::instrument_all(jvmti, env, config);
     for e in &outcome.errors {
         log::warn!("instrument: {e}");
@@ -227,13 +251,22 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
 /// (measured times only, if calibration failed: the log says why).
 fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
     collector::prepare();
-    let calibration = match crate::calibrate::calibrate(env) {
+    let region = crate::region::enabled();
+    let calibrated = if region {
+        crate::calibrate::calibrate_region(env)
+    } else {
+        crate::calibrate::calibrate(env)
+    };
+    let calibration = match calibrated {
         Ok(c) => Some(c),
         Err(e) => {
             log::warn!("{e}; times will not be compensated");
             None
         }
     };
+    if region {
+        crate::region::start(calibration.as_ref());
+    }
     collector::start(calibration);
 }
 
@@ -333,9 +366,16 @@ pub fn control(request: control::Request) -> control::Response {
             include,
             exclude,
             scheme,
+            region,
+            region_last,
         } => {
-            let config = plan_config(
+            if !roots.is_empty() && !region.is_empty() {
+                return error(ferrofluid_protocol::OptionsError::RootAndRegion.to_string());
+            }
+            let config = session_config(
                 roots,
+                region,
+                region_last.unwrap_or(ferrofluid_protocol::DEFAULT_REGION_LAST),
                 ferrofluid_subgraph::ClassFilter { include, exclude },
                 scheme,
             );

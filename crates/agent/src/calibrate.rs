@@ -42,12 +42,29 @@ fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
 /// calibration and of other threads meanwhile go to the recording that `collector::start` then
 /// replaces).
 pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibration, String> {
+    measure(
+        env,
+        flags::ACTIVE | flags::ROOT | flags::INVOKED,
+        hooks::take_calibration_inner,
+    )
+}
+
+/// The same for the probes of code-region mode, which take another path in the hooks.
+pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibration, String> {
+    measure(
+        env,
+        flags::ACTIVE | flags::REGION | flags::INVOKED,
+        crate::region::take_calibration_inner,
+    )
+}
+
+fn measure(env: &JniEnv<'_>, bits: u8, take_inner: fn() -> u64) -> Result<Calibration, String> {
     let class = class(env)?;
-    flags::set(CALIBRATION_ID, flags::ACTIVE | flags::ROOT | flags::INVOKED);
+    flags::set(CALIBRATION_ID, bits);
     let was = hooks::COLLECTING.swap(true, Ordering::SeqCst);
     let mut batches = Vec::with_capacity(BATCHES);
     let mut failure = None;
-    hooks::take_calibration_inner();
+    take_inner();
     for _ in 0..BATCHES {
         // SAFETY: `run(I)J` takes one int.
         let elapsed =
@@ -56,7 +73,7 @@ pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibration, String> {
             Ok(ns) => batches.push(CalibrationBatch {
                 pairs: PAIRS as u64,
                 elapsed_ns: ns.max(0) as u64,
-                inner_ns: hooks::take_calibration_inner(),
+                inner_ns: take_inner(),
             }),
             Err(e) => {
                 failure = Some(e.to_string());

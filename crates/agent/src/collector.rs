@@ -154,6 +154,9 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     c.drain();
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
     profile.instrumented = crate::session::counts().0;
+    if crate::region::enabled() {
+        profile.regions = Some(crate::region::snapshot(crate::session::method_name));
+    }
     for t in &mut profile.threads {
         t.dropped_events = c.dropped_by_thread.get(&t.id).copied().unwrap_or(0);
     }
@@ -201,6 +204,7 @@ pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
             std::thread::sleep(PERIOD);
         }
         most = lock(&COLLECTOR).as_mut().map_or(0, |c| c.drain());
+        crate::region::retire_ended();
         tick();
     }
 }

@@ -11,6 +11,8 @@ pub const ROOT: u8 = 2;
 pub const INVOKED: u8 = 4;
 /// `java.lang.Thread.start()`: called inside a root, the new thread is profiled as its own tree.
 pub const THREAD_START: u8 = 8;
+/// Code-region mode: the probes only time the method's outermost invocations (`region.rs`).
+pub const REGION: u8 = 16;
 
 const CHUNK_BITS: u32 = 16;
 const CHUNK: usize = 1 << CHUNK_BITS;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
 
-use crate::flags::{self, ACTIVE, INVOKED, ROOT, THREAD_START};
+use crate::flags::{self, ACTIVE, INVOKED, REGION, ROOT, THREAD_START};
 use crate::ring::{Kind, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
@@ -176,6 +176,10 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
     if f & ACTIVE == 0 {
         return;
     }
+    if f & REGION != 0 {
+        crate::region::enter(id);
+        return;
+    }
     let _ = LOCAL.try_with(|l| {
         if l.busy.get() {
             return;
@@ -210,6 +214,10 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
     let id = id as u32;
     let f = flags::get(id);
     if f & ACTIVE == 0 {
+        return;
+    }
+    if f & REGION != 0 {
+        crate::region::exit(id);
         return;
     }
     let _ = LOCAL.try_with(|l| {

@@ -24,6 +24,7 @@ mod jvm;
 mod logger;
 #[allow(unsafe_code)]
 mod private_dir;
+mod region;
 #[allow(unsafe_code)]
 pub mod ring;
 mod server;

@@ -116,6 +116,7 @@ impl Session {
     fn apply(&mut self, batch: ferrofluid_subgraph::Batch, loading: Option<&ClassKey>) {
         let mut names = lock(&NAMES);
         let names = names.get_or_insert_with(HashMap::new);
+        let region = crate::region::enabled();
         for class in &batch.classes {
             for &pid in &class.methods {
                 let Some(m) = self.planner.method(pid) else {
@@ -128,11 +129,20 @@ impl Session {
                     .any(|r| r.matches(m.class, m.name, m.descriptor));
                 let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
                 let mut bits = flags::ACTIVE;
-                if root {
-                    bits |= flags::ROOT;
-                }
-                if start {
-                    bits |= flags::THREAD_START;
+                if region {
+                    // Only the region methods time anything, and their callees are never revealed.
+                    if !root {
+                        continue;
+                    }
+                    bits |= flags::REGION | flags::INVOKED;
+                    crate::region::register(id);
+                } else {
+                    if root {
+                        bits |= flags::ROOT;
+                    }
+                    if start {
+                        bits |= flags::THREAD_START;
+                    }
                 }
                 flags::set(id, bits);
                 names.insert(

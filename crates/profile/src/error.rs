@@ -29,8 +29,8 @@ pub enum DocumentError {
     /// A `version` this build does not know.
     #[error("ferrofluid profile version {0} is not supported (this build reads version 1)")]
     Version(u32),
-    /// A `mode` other than `"cpu"`.
-    #[error("profile mode {0:?} is not supported (expected \"cpu\")")]
+    /// A `mode` other than `"cpu"` and `"region"`.
+    #[error("profile mode {0:?} is not supported (expected \"cpu\" or \"region\")")]
     Mode(String),
     /// A thread node below the root.
     #[error("thread {thread:?}: a \"thread\" node may only be a thread's root")]

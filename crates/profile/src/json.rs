@@ -10,6 +10,7 @@ use crate::calibration::{node_times, Calibration, Times};
 use crate::error::DocumentError;
 use crate::method::MethodInfo;
 use crate::profile::{Profile, ThreadProfile};
+use crate::region::{RegionStats, MODE_REGION};
 use crate::tree::{CallTree, NodeId, NodeKind};
 
 /// Value of the `format` field.
@@ -38,8 +39,12 @@ pub struct Document {
     /// Probe costs that were subtracted, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
-    /// One entry per profiled thread.
+    /// One entry per profiled thread (empty in code-region mode).
+    #[serde(default)]
     pub threads: Vec<ThreadDoc>,
+    /// Code-region mode (`"mode":"region"`): one entry per instrumented region method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regions: Option<Vec<RegionStats>>,
 }
 
 /// JFluid's tables 1-2: how precise the revealed subgraph was.
@@ -138,7 +143,12 @@ impl Profile {
         Document {
             format: FORMAT.to_owned(),
             version: VERSION,
-            mode: MODE_CPU.to_owned(),
+            mode: if self.regions.is_some() {
+                MODE_REGION
+            } else {
+                MODE_CPU
+            }
+            .to_owned(),
             methods: MethodCounts {
                 instrumented: self.instrumented,
                 called: self.called(),
@@ -157,6 +167,7 @@ impl Profile {
                     root: self.node_doc(&t.tree),
                 })
                 .collect(),
+            regions: self.regions.clone(),
         }
     }
 
@@ -212,12 +223,14 @@ impl Profile {
         if doc.version != VERSION {
             return Err(DocumentError::Version(doc.version));
         }
-        if doc.mode != MODE_CPU {
+        let region = doc.mode == MODE_REGION;
+        if doc.mode != MODE_CPU && !region {
             return Err(DocumentError::Mode(doc.mode.clone()));
         }
         let mut profile = Profile {
             instrumented: doc.methods.instrumented,
             calibration: doc.calibration,
+            regions: region.then(|| doc.regions.clone().unwrap_or_default()),
             ..Profile::default()
         };
         for t in &doc.threads {

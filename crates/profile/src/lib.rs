@@ -34,6 +34,7 @@ pub mod method;
 pub mod profile;
 pub mod recorder;
 pub mod recording;
+pub mod region;
 pub mod tree;
 
 pub use calibration::{node_times, Calibration, CalibrationBatch, Times};
@@ -43,4 +44,5 @@ pub use method::{MethodId, MethodInfo, MethodTable};
 pub use profile::{hot_spots, HotSpot, Profile, ThreadProfile};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES};
 pub use recording::Recording;
+pub use region::{RegionStats, MODE_REGION};
 pub use tree::{CallTree, Node, NodeId, NodeKind};

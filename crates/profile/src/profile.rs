@@ -52,6 +52,9 @@ pub struct Profile {
     pub calibration: Option<Calibration>,
     /// Per-thread trees, in report order.
     pub threads: Vec<ThreadProfile>,
+    /// Code-region mode: the region methods' measurements (then `threads` is empty and
+    /// `calibration` is that of the region probes). `None`: a CPU profile.
+    pub regions: Option<Vec<crate::region::RegionStats>>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.
@@ -81,8 +84,11 @@ impl HotSpot {
 
 impl Profile {
     /// Number of distinct methods that appear (with at least one call) in some tree:
-    /// JFluid's "called".
+    /// JFluid's "called" (in code-region mode: region methods with an invocation).
     pub fn called(&self) -> u64 {
+        if let Some(regions) = &self.regions {
+            return regions.iter().filter(|r| r.count > 0).count() as u64;
+        }
         let mut seen = BTreeSet::new();
         for t in &self.threads {
             for id in t.tree.ids() {

@@ -93,6 +93,7 @@ impl Recording {
             instrumented: self.instrumented,
             calibration: self.calibration,
             threads,
+            regions: None,
         }
     }
 }

@@ -112,7 +112,7 @@ fn foreign_documents_are_rejected_with_a_reason() {
     );
     assert_eq!(
         err(&doc("ferrofluid", 1, "alloc")),
-        "profile mode \"alloc\" is not supported (expected \"cpu\")"
+        "profile mode \"alloc\" is not supported (expected \"cpu\" or \"region\")"
     );
     assert!(err("[1]").starts_with("not a ferrofluid profile: invalid type"));
     let nested = r#"{"format":"ferrofluid","version":1,"mode":"cpu","methods":{"instrumented":0,"called":0},

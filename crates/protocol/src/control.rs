@@ -86,6 +86,13 @@ pub enum Request {
         exclude: Vec<ClassPattern>,
         #[serde(with = "as_string")]
         scheme: Scheme,
+        /// Code-region mode: instrument only these methods and measure their outermost
+        /// invocations (`roots` is then empty). Absent in older tools' requests.
+        #[serde(default, with = "as_strings", skip_serializing_if = "Vec::is_empty")]
+        region: Vec<MethodPattern>,
+        /// How many last region durations to keep (default 100).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        region_last: Option<u32>,
     },
     /// Restore every instrumented class to its original bytes.
     Deinstrument,
@@ -268,6 +275,24 @@ mod tests {
     }
 
     #[test]
+    fn instrument_without_region_fields_still_parses() {
+        let r: Request = serde_json::from_str(
+            r#"{"type":"instrument","roots":["A::b"],"include":[],"exclude":[],"scheme":"lazy"}"#,
+        )
+        .unwrap();
+        let Request::Instrument {
+            region,
+            region_last,
+            ..
+        } = r
+        else {
+            panic!("not instrument: {r:?}");
+        };
+        assert!(region.is_empty());
+        assert_eq!(region_last, None);
+    }
+
+    #[test]
     fn every_message_round_trips() {
         let requests = [
             Request::Hello {
@@ -279,6 +304,16 @@ mod tests {
                 include: vec!["com.acme.**".parse().unwrap()],
                 exclude: vec![],
                 scheme: Scheme::Eager,
+                region: vec![],
+                region_last: None,
+            },
+            Request::Instrument {
+                roots: vec![],
+                include: vec![],
+                exclude: vec![],
+                scheme: Scheme::Lazy,
+                region: vec!["demo.Work::step".parse().unwrap()],
+                region_last: Some(10),
             },
             Request::Deinstrument,
             Request::Start,

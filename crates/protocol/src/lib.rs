@@ -14,5 +14,6 @@ mod options;
 pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
 pub use options::{
-    AgentOptions, ClassFilter, ClassPattern, MethodPattern, OptionsError, Scheme, KEYS,
+    AgentOptions, ClassFilter, ClassPattern, MethodPattern, OptionsError, Scheme,
+    DEFAULT_REGION_LAST, KEYS, MAX_REGION_LAST,
 };

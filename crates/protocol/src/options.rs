@@ -18,8 +18,22 @@ use crate::duration::{format_duration, parse_duration};
 
 /// Every accepted key, in the canonical order `Display` writes them.
 pub const KEYS: &[&str] = &[
-    "root", "include", "exclude", "scheme", "file", "duration", "log", "socket",
+    "root",
+    "region",
+    "region-last",
+    "include",
+    "exclude",
+    "scheme",
+    "file",
+    "duration",
+    "log",
+    "socket",
 ];
+
+/// How many of the last region durations are kept when `region-last` is not given.
+pub const DEFAULT_REGION_LAST: u32 = 100;
+/// Largest accepted `region-last` (memory is bounded by it, per region method and thread).
+pub const MAX_REGION_LAST: u32 = 100_000;
 
 /// Parsed agent options. `Default` is the empty option string: no roots (nothing instrumented until the
 /// tool asks), no class filter, lazy scheme, no output file, no time limit, default log and socket.
@@ -28,6 +42,12 @@ pub struct AgentOptions {
     /// Root methods of the profiled call subgraph (`root=` may be repeated). If any is given the
     /// agent starts instrumenting at load.
     pub roots: Vec<MethodPattern>,
+    /// Code-region mode (`region=`, repeatable): only these methods are instrumented and the gross
+    /// time of each outermost invocation is measured. Excludes `roots`.
+    pub region: Vec<MethodPattern>,
+    /// How many of the last region durations to keep (`region-last=`; default
+    /// [`DEFAULT_REGION_LAST`]).
+    pub region_last: Option<u32>,
     /// Classes that may be instrumented (`include=`/`exclude=`, each repeatable).
     pub filter: ClassFilter,
     /// How the call subgraph under the roots is revealed.
@@ -57,11 +77,16 @@ pub enum OptionsError {
     },
     #[error("agent option `{key}` given twice")]
     Duplicate { key: &'static str },
+    #[error("agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph")]
+    RootAndRegion,
+    #[error("agent option `region-last` needs `region`")]
+    RegionLastWithoutRegion,
 }
 
 const PATH_REASON: &str = "expected a non-empty path without commas";
 const DURATION_REASON: &str = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
 const SCHEME_REASON: &str = "expected one of lazy, eager, total";
+const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 
 /// ` (did you mean `scheme`?)` for a key within two edits of an accepted one.
 fn suggestion(key: &str) -> String {
@@ -126,10 +151,26 @@ impl FromStr for AgentOptions {
             // The pattern parser trims; a value with edge spaces would not round-trip.
             let pattern_reason = |e: ferrofluid_subgraph::PatternError| e.kind.to_string();
             match key {
-                "root" if untrimmed => return Err(bad("leading or trailing space".into())),
+                "root" | "region" if untrimmed => {
+                    return Err(bad("leading or trailing space".into()))
+                }
                 "root" => opts
                     .roots
                     .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
+                "region" => opts
+                    .region
+                    .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
+                "region-last" => {
+                    if opts.region_last.is_some() {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    let n = value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| *n <= MAX_REGION_LAST && n.to_string() == value)
+                        .ok_or_else(|| bad(REGION_LAST_REASON.into()))?;
+                    opts.region_last = Some(n);
+                }
                 "include" | "exclude" => {
                     if untrimmed {
                         return Err(bad("leading or trailing space".into()));
@@ -160,6 +201,7 @@ impl FromStr for AgentOptions {
                 _ => unreachable!("every key of KEYS is handled"),
             }
         }
+        opts.check_modes()?;
         Ok(opts)
     }
 }
@@ -168,6 +210,10 @@ impl fmt::Display for AgentOptions {
     /// The canonical form: keys in [`KEYS`] order, defaults omitted.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut items: Vec<String> = self.roots.iter().map(|r| format!("root={r}")).collect();
+        items.extend(self.region.iter().map(|r| format!("region={r}")));
+        if let Some(n) = self.region_last {
+            items.push(format!("region-last={n}"));
+        }
         items.extend(self.filter.include.iter().map(|p| format!("include={p}")));
         items.extend(self.filter.exclude.iter().map(|p| format!("exclude={p}")));
         if self.scheme != Scheme::default() {
@@ -190,9 +236,33 @@ impl fmt::Display for AgentOptions {
 }
 
 impl AgentOptions {
+    /// Code-region mode and call-subgraph mode exclude each other.
+    fn check_modes(&self) -> Result<(), OptionsError> {
+        if !self.roots.is_empty() && !self.region.is_empty() {
+            return Err(OptionsError::RootAndRegion);
+        }
+        if self.region_last.is_some() && self.region.is_empty() {
+            return Err(OptionsError::RegionLastWithoutRegion);
+        }
+        Ok(())
+    }
+
+    /// How many last region durations to keep.
+    pub fn region_last(&self) -> u32 {
+        self.region_last.unwrap_or(DEFAULT_REGION_LAST)
+    }
+
     /// Checks that `Display` will round-trip: paths must be valid UTF-8 without commas or edge spaces.
     /// The CLI calls this before building an option string from user-supplied paths.
     pub fn validate(&self) -> Result<(), OptionsError> {
+        self.check_modes()?;
+        if self.region_last.is_some_and(|n| n > MAX_REGION_LAST) {
+            return Err(OptionsError::BadValue {
+                key: "region-last",
+                value: self.region_last.unwrap_or_default().to_string(),
+                reason: REGION_LAST_REASON.into(),
+            });
+        }
         let check = |key: &'static str, p: &Option<PathBuf>| match p {
             Some(p) => match p.to_str() {
                 Some(s) if !s.is_empty() && !s.contains(',') && s.trim() == s => Ok(()),
@@ -266,6 +336,16 @@ mod tests {
                 "root=com.acme.Foo::bar",
             ),
             ("duration=120s", AgentOptions { duration: Some(Duration::from_secs(120)), ..d() }, "duration=2m"),
+            (
+                "file=r.json,region-last=7,region=demo.Work::step(I)V,region=B::*",
+                AgentOptions {
+                    region: vec![root("demo.Work::step(I)V"), root("B::*")],
+                    region_last: Some(7),
+                    file: Some("r.json".into()),
+                    ..d()
+                },
+                "region=demo.Work::step(I)V,region=B::*,region-last=7,file=r.json",
+            ),
         ]
     }
 
@@ -286,7 +366,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: root, include, exclude, scheme, file, duration, log, socket";
+        let keys = "accepted: root, region, region-last, include, exclude, scheme, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -315,6 +395,15 @@ mod tests {
             ("file=a,file=b", "agent option `file` given twice".into()),
             ("scheme=lazy,scheme=eager", "agent option `scheme` given twice".into()),
             ("duration=1s,duration=2s", "agent option `duration` given twice".into()),
+            (
+                "root=A::b,region=C::d",
+                "agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph".into(),
+            ),
+            ("region-last=5", "agent option `region-last` needs `region`".into()),
+            ("region=C::d,region-last=-1", "bad value `-1` for agent option `region-last`: expected a whole number from 0 to 100000".into()),
+            ("region=C::d,region-last=100001", "bad value `100001` for agent option `region-last`: expected a whole number from 0 to 100000".into()),
+            ("region=C::d,region-last=1,region-last=2", "agent option `region-last` given twice".into()),
+            ("region=C.d", "bad value `C.d` for agent option `region`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into()),
         ];
         for (input, message) in cases {
             let err = input.parse::<AgentOptions>().unwrap_err();

@@ -33,6 +33,10 @@ fn clean(name: &str) -> String {
 
 impl Report for CollapsedReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        if let Some(regions) = &profile.regions {
+            out.write_all(crate::region::collapsed(regions).as_bytes())?;
+            return Ok(());
+        }
         // Overloads share a frame name, so equal stacks are summed.
         let mut lines: BTreeMap<String, u64> = BTreeMap::new();
         for thread in &profile.threads {

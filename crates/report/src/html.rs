@@ -65,7 +65,9 @@ table.hot th.asc::after{content:" \25B2"}table.hot th.desc::after{content:" \25B
 .tree .pct{display:inline-block;width:4.5em;text-align:right}
 .tree .bar{display:inline-block;height:.7em;background:#e8743b;margin:0 .5em;vertical-align:middle}
 .tree .ms{color:#555}.tree .hidden{color:#888;font-style:italic}
-.warn{color:#a40}"#;
+.warn{color:#a40}
+table.dist td{padding:1px 6px;font-size:.9em;white-space:nowrap}
+table.dist .bar{display:inline-block;height:.8em;background:#e8743b}"#;
 
 const SCRIPT: &str = r#"document.querySelectorAll('table.hot').forEach(function(t){
   t.querySelectorAll('th').forEach(function(th,i){th.addEventListener('click',function(){
@@ -80,6 +82,22 @@ const SCRIPT: &str = r#"document.querySelectorAll('table.hot').forEach(function(
 impl Report for HtmlReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
         let mut s = String::new();
+        if let Some(regions) = &profile.regions {
+            let title = if self.title == HtmlReport::default().title {
+                "ferrofluid code-region profile".to_owned()
+            } else {
+                escape(&self.title)
+            };
+            let _ = write!(
+                s,
+                "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+                 <title>{title}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
+            );
+            crate::region::html(profile, regions, &mut s);
+            let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
+            out.write_all(s.as_bytes())?;
+            return Ok(());
+        }
         let title = escape(&self.title);
         let _ = write!(
             s,

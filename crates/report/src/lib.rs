@@ -8,6 +8,10 @@
 //! | `.collapsed` | [`collapsed`] | folded stacks for flamegraph.pl, inferno, speedscope |
 //! | `.json` | [`json`] | the profile document of `docs/json-schema.md` |
 //!
+//! A code-region profile (`"mode":"region"`, [`Profile::regions`]) is rendered by the text and
+//! HTML writers as a summary table and latency distributions; folded stacks get one line per
+//! region method (its total time).
+//!
 //! All writers are deterministic: the same profile gives the same bytes.
 //!
 //! ```
@@ -31,6 +35,7 @@ pub mod collapsed;
 mod flame;
 pub mod html;
 pub mod json;
+mod region;
 pub mod text;
 mod view;
 

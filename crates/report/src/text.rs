@@ -29,6 +29,10 @@ impl Default for TextReport {
 
 impl Report for TextReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        if let Some(regions) = &profile.regions {
+            out.write_all(crate::region::text(profile, regions).as_bytes())?;
+            return Ok(());
+        }
         writeln!(out, "ferrofluid CPU profile")?;
         writeln!(
             out,

@@ -16,6 +16,14 @@ pub struct AgentFlags {
     /// `com.acme.**::run(I)V`, `*::main` (repeatable; grammar in docs/subgraph.md).
     #[arg(long, value_name = "METHOD", value_parser = parse_root)]
     pub root: Vec<MethodPattern>,
+    /// Code-region mode: instrument only the methods matching this pattern and measure the wall
+    /// time of each outermost invocation (count, mean, percentiles, last durations); excludes
+    /// --root (repeatable).
+    #[arg(long, value_name = "METHOD", value_parser = parse_root)]
+    pub region: Vec<MethodPattern>,
+    /// With --region: how many of the last durations to keep (default 100).
+    #[arg(long, value_name = "N")]
+    pub region_last: Option<u32>,
     /// Only instrument classes matching this pattern, e.g. `com.acme.**` (repeatable).
     #[arg(long, value_name = "CLASSES", value_parser = parse_class)]
     pub include: Vec<ClassPattern>,
@@ -62,6 +70,8 @@ impl AgentFlags {
     pub fn options(&self) -> Result<AgentOptions, ferrofluid_protocol::OptionsError> {
         let options = AgentOptions {
             roots: self.root.clone(),
+            region: self.region.clone(),
+            region_last: self.region_last,
             filter: ClassFilter {
                 include: self.include.clone(),
                 exclude: self.exclude.clone(),
@@ -122,7 +132,8 @@ pub struct AttachArgs {
 /// Runs `ferrofluid attach`.
 pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut options = args.flags.options()?;
-    let profiling = args.output.is_some() || !options.roots.is_empty();
+    let profiling =
+        args.output.is_some() || !options.roots.is_empty() || !options.region.is_empty();
     let session = options.clone();
     if profiling {
         // The tool drives the session over the socket; the agent starts nothing by itself.
@@ -209,13 +220,18 @@ fn profile_session(
         include: options.filter.include.clone(),
         exclude: options.filter.exclude.clone(),
         scheme: options.scheme,
+        region: options.region.clone(),
+        region_last: options.region_last,
     };
     // Methods the engine could not patch are reported, and the rest is profiled anyway.
     if let Err(e) = expect_ok(client, &instrument) {
         eprintln!("ferrofluid: {e}");
     }
     expect_ok(client, &Request::Start)?;
-    let what = if options.roots.is_empty() {
+    let what = if !options.region.is_empty() {
+        let region: Vec<String> = options.region.iter().map(ToString::to_string).collect();
+        format!("the region {}", region.join(", "))
+    } else if options.roots.is_empty() {
         "the whole program".to_owned()
     } else {
         let roots: Vec<String> = options.roots.iter().map(ToString::to_string).collect();
@@ -264,6 +280,22 @@ pub(crate) fn report_format(path: &Path) -> Result<ferrofluid_report::Format, St
 
 /// Why a profile is empty, said in one line, so an empty report is never a silent one.
 pub(crate) fn emptiness_warning(profile: &ferrofluid_profile::Profile) -> Option<String> {
+    if let Some(regions) = &profile.regions {
+        return if profile.instrumented == 0 {
+            Some(
+                "no method matched the region, so nothing was measured; check --region \
+                 (CLASS::METHOD, e.g. com.acme.Report::render; `*` within a package, `**` across)"
+                    .to_owned(),
+            )
+        } else if regions.iter().all(|r| r.count == 0) {
+            Some(format!(
+                "{} methods were instrumented but no region invocation completed while measuring",
+                profile.instrumented
+            ))
+        } else {
+            None
+        };
+    }
     if profile.instrumented == 0 {
         Some(
             "no method matched the roots, so nothing was profiled; check --root \
@@ -365,6 +397,21 @@ mod tests {
             emptiness_warning(&p).unwrap(),
             "3 methods were instrumented but no root ran while profiling"
         );
+        let mut r = ferrofluid_profile::Profile {
+            regions: Some(vec![]),
+            ..Default::default()
+        };
+        assert!(emptiness_warning(&r)
+            .unwrap()
+            .starts_with("no method matched the region, so nothing was measured; check --region"));
+        r.instrumented = 1;
+        r.regions = Some(vec![ferrofluid_profile::RegionStats::default()]);
+        assert_eq!(
+            emptiness_warning(&r).unwrap(),
+            "1 methods were instrumented but no region invocation completed while measuring"
+        );
+        r.regions.as_mut().unwrap()[0].count = 1;
+        assert_eq!(emptiness_warning(&r), None);
     }
 
     #[derive(Debug, Parser)]
@@ -417,6 +464,10 @@ mod tests {
                 ],
                 "root=*::main,include=com.acme.**,exclude=java.**",
             ),
+            (
+                &["--region", "demo.Work::step", "--region-last", "5"],
+                "region=demo.Work::step,region-last=5",
+            ),
         ];
         for (argv, expected) in cases {
             assert_eq!(options(argv).as_deref(), Ok(*expected), "{argv:?}");
@@ -434,6 +485,14 @@ mod tests {
         for (argv, message) in cases {
             assert_eq!(options(&argv), Err(message.to_owned()));
         }
+        assert_eq!(
+            options(&["--root", "A::b", "--region", "C::d"]),
+            Err("agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph".into())
+        );
+        assert_eq!(
+            options(&["--region-last", "3"]),
+            Err("agent option `region-last` needs `region`".into())
+        );
         assert_eq!(
             options(&["--file", "a,b.json"]),
             Err("bad value `a,b.json` for agent option `file`: expected a non-empty path without commas".into())
