@@ -154,6 +154,8 @@ fn instrument(root: &str, scheme: &str) -> Request {
         include: vec![],
         exclude: vec![],
         scheme: scheme.parse().unwrap(),
+        region: vec![],
+        region_last: None,
     }
 }
 
@@ -289,6 +291,67 @@ fn cycles_on_jdk25() {
         return;
     }
     cycles(JDK25, "cycles25", 3);
+}
+
+/// Code-region mode over the control socket: only `g` and `h` carry probes, each outermost call
+/// counts once (an `h` inside `g` is outermost for `h`), snapshots taken while collecting grow.
+#[test]
+fn region_mode_while_attached() {
+    let mut jvm = Driver::start("region", JDK17);
+    let pid = jvm.child.id();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    let socket = socket_of(pid);
+    let dir = socket.parent().unwrap().to_path_buf();
+    vm.load_agent(&agent_so(), "").unwrap();
+    let mut client = Client::connect(&socket).unwrap();
+    let region = Request::Instrument {
+        roots: vec![],
+        include: vec![],
+        exclude: vec![],
+        scheme: "lazy".parse().unwrap(),
+        region: vec!["Fig4::g".parse().unwrap(), "Fig4::h".parse().unwrap()],
+        region_last: Some(4),
+    };
+    assert_eq!(client.request(&region).unwrap(), Response::Ok);
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    let counts = |p: &Value| -> Vec<(String, u64, usize)> {
+        p["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["method"].as_str().unwrap().to_owned(),
+                    r["count"].as_u64().unwrap(),
+                    r["last_ns"].as_array().unwrap().len(),
+                )
+            })
+            .collect()
+    };
+    jvm.run_f(2);
+    let first = snapshot(&mut client);
+    assert_eq!(first["mode"], "region");
+    assert_eq!(first["methods"]["instrumented"], 2);
+    assert_eq!(
+        counts(&first),
+        [("g".to_owned(), 20, 4), ("h".to_owned(), 130, 4)]
+    );
+    jvm.run_f(1);
+    let second = snapshot(&mut client);
+    assert_eq!(
+        counts(&second),
+        [("g".to_owned(), 30, 4), ("h".to_owned(), 195, 4)]
+    );
+    assert_eq!(second["threads"], Value::Array(vec![]));
+    assert_eq!(client.request(&Request::Stop).unwrap(), Response::Ok);
+    assert_eq!(
+        client.request(&Request::Deinstrument).unwrap(),
+        Response::Ok
+    );
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    jvm.run_f(1);
+    assert!(jvm.alive());
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Runs `java Exact SCENARIO` with the agent loaded at startup and `options`; returns the profile

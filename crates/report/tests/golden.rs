@@ -77,3 +77,112 @@ fn golden_fig4() {
 fn golden_sample() {
     run_case("sample", common::sample());
 }
+
+/// A code-region profile: a 20 ms method with a few slow outliers, a method never called.
+fn region() -> Profile {
+    use ferrofluid_profile::region::{Bucket, Percentiles, RegionStats, Uncompensated};
+    let step = RegionStats {
+        class: "demo.Work".into(),
+        method: "step".into(),
+        descriptor: "(I)V".into(),
+        count: 12,
+        threads: 2,
+        total_ns: 262_000_000,
+        min_ns: 20_050_000,
+        max_ns: 41_000_000,
+        percentiles: Percentiles {
+            p50_ns: 20_100_000,
+            p90_ns: 40_000_000,
+            p99_ns: 41_000_000,
+            p999_ns: 41_000_000,
+        },
+        distribution: vec![Bucket {
+            le_ns: 50_000_000,
+            count: 12,
+        }],
+        last_ns: vec![20_100_000, 41_000_000, 20_050_000],
+        uncompensated: Uncompensated {
+            total_ns: 262_000_720,
+            min_ns: 20_050_060,
+            max_ns: 41_000_060,
+            percentiles: Percentiles {
+                p50_ns: 20_100_060,
+                p90_ns: 40_000_060,
+                p99_ns: 41_000_060,
+                p999_ns: 41_000_060,
+            },
+            last_ns: vec![20_100_060, 41_000_060, 20_050_060],
+        },
+    };
+    let tiny = RegionStats {
+        class: "demo.Work".into(),
+        method: "tiny".into(),
+        descriptor: "()I".into(),
+        count: 1000,
+        threads: 1,
+        total_ns: 45_000,
+        min_ns: 30,
+        max_ns: 900,
+        percentiles: Percentiles {
+            p50_ns: 40,
+            p90_ns: 50,
+            p99_ns: 200,
+            p999_ns: 900,
+        },
+        distribution: vec![
+            Bucket {
+                le_ns: 50,
+                count: 950,
+            },
+            Bucket {
+                le_ns: 100,
+                count: 0,
+            },
+            Bucket {
+                le_ns: 200,
+                count: 49,
+            },
+            Bucket {
+                le_ns: 500,
+                count: 0,
+            },
+            Bucket {
+                le_ns: 1000,
+                count: 1,
+            },
+        ],
+        last_ns: vec![40, 41],
+        uncompensated: Uncompensated {
+            total_ns: 105_000,
+            min_ns: 90,
+            max_ns: 960,
+            percentiles: Percentiles {
+                p50_ns: 100,
+                p90_ns: 110,
+                p99_ns: 260,
+                p999_ns: 960,
+            },
+            last_ns: vec![100, 101],
+        },
+    };
+    let never = RegionStats {
+        class: "demo.Work".into(),
+        method: "never".into(),
+        descriptor: "()V".into(),
+        ..Default::default()
+    };
+    Profile {
+        instrumented: 3,
+        calibration: Some(ferrofluid_profile::Calibration {
+            inner_ns: 60.0,
+            outer_ns: 40.0,
+        }),
+        regions: Some(vec![step, tiny, never]),
+        ..Profile::default()
+    }
+}
+
+#[test]
+fn golden_region() {
+    run_case("region", region());
+}
