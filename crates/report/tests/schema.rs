@@ -34,7 +34,11 @@ fn json_blocks(md: &str) -> Vec<String> {
 #[test]
 fn examples_parse_exactly_and_the_full_one_is_consistent() {
     let blocks = json_blocks(&schema_doc());
-    assert_eq!(blocks.len(), 2, "the full and the minimal example");
+    assert_eq!(
+        blocks.len(),
+        3,
+        "the full, the minimal and the code-region example"
+    );
     for (i, block) in blocks.iter().enumerate() {
         let value: Value = serde_json::from_str(block).unwrap();
         let doc: Document = serde_json::from_value(value.clone()).unwrap();
@@ -49,6 +53,10 @@ fn examples_parse_exactly_and_the_full_one_is_consistent() {
         full,
         "example's numbers are not what ferrofluid computes"
     );
+    let region: Document = serde_json::from_str(&blocks[2]).unwrap();
+    let profile = Profile::from_document(&region).unwrap();
+    assert_eq!(profile.regions.as_ref().map(Vec::len), Some(1));
+    assert_eq!(profile.to_document(), region);
 }
 
 fn keys(v: &Value, out: &mut BTreeSet<String>) {
@@ -68,7 +76,7 @@ fn keys(v: &Value, out: &mut BTreeSet<String>) {
 fn every_written_field_is_documented() {
     let md = schema_doc();
     let mut seen = BTreeSet::new();
-    for case in ["fig4", "sample"] {
+    for case in ["fig4", "sample", "region"] {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/{case}/report.json"));
         let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
