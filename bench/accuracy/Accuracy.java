@@ -1,0 +1,100 @@
+// The accuracy benchmark's program (bench/accuracy/run.sh). `driver()` runs phases of known
+// work and times each with System.nanoTime; run without the agent, those times are the true
+// costs, compared with what ferrofluid reports for the same methods under root `driver`.
+public class Accuracy {
+    static long sink;
+    static final String[] PHASES = {"loop1", "loop2", "loop4", "tiny", "small"};
+    static final long[] phaseNs = new long[PHASES.length];
+    static long driverNs;
+
+    // Loops of relative cost 1, 2 and 4: the same body, 1x, 2x and 4x the iterations.
+    static long loop(int n) {
+        long x = sink;
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005L + i;
+        }
+        return x;
+    }
+
+    static void loop1() {
+        sink += loop(UNIT);
+    }
+
+    static void loop2() {
+        sink += loop(2 * UNIT);
+    }
+
+    static void loop4() {
+        sink += loop(4 * UNIT);
+    }
+
+    static final int UNIT = 20_000;
+
+    // A tiny method called many times: its probes cost far more than its body.
+    static int tiny(int i) {
+        return i * 31 + 7;
+    }
+
+    static void tinyCaller() {
+        int s = 0;
+        for (int i = 0; i < 1000; i++) {
+            s += tiny(i);
+        }
+        sink += s;
+    }
+
+    // Many small methods (a few dozen instructions each).
+    static long small0(long x) { return x * 3 + 1; }
+    static long small1(long x) { return (x ^ (x >>> 7)) + 11; }
+    static long small2(long x) { return x * x + 5; }
+    static long small3(long x) { return Long.rotateLeft(x, 13) - 3; }
+    static long small4(long x) { long y = x; for (int i = 0; i < 8; i++) y = y * 5 + i; return y; }
+    static long small5(long x) { return x / 3 + x % 7; }
+    static long small6(long x) { return (x & 0xffff) * 17; }
+    static long small7(long x) { long y = 0; for (int i = 0; i < 4; i++) y += x >> i; return y; }
+    static long small8(long x) { return ~x + 9; }
+    static long small9(long x) { return x * 1_000_003L; }
+
+    static void smallCaller() {
+        long x = sink;
+        for (int i = 0; i < 100; i++) {
+            x = small0(x); x = small1(x); x = small2(x); x = small3(x); x = small4(x);
+            x = small5(x); x = small6(x); x = small7(x); x = small8(x); x = small9(x);
+        }
+        sink += x;
+    }
+
+    /** The root: each phase's time goes to phaseNs. */
+    static void driver() {
+        long t0 = System.nanoTime();
+        for (int r = 0; r < 100; r++) loop1();
+        long t1 = System.nanoTime();
+        for (int r = 0; r < 100; r++) loop2();
+        long t2 = System.nanoTime();
+        for (int r = 0; r < 100; r++) loop4();
+        long t3 = System.nanoTime();
+        for (int r = 0; r < 200; r++) tinyCaller();
+        long t4 = System.nanoTime();
+        for (int r = 0; r < 200; r++) smallCaller();
+        long t5 = System.nanoTime();
+        phaseNs[0] += t1 - t0;
+        phaseNs[1] += t2 - t1;
+        phaseNs[2] += t3 - t2;
+        phaseNs[3] += t4 - t3;
+        phaseNs[4] += t5 - t4;
+    }
+
+    public static void main(String[] args) {
+        int calls = args.length > 0 ? Integer.parseInt(args[0]) : 20;
+        for (int c = 0; c < calls; c++) {
+            long t = System.nanoTime();
+            driver();
+            driverNs += System.nanoTime() - t;
+        }
+        System.out.println("driver " + driverNs);
+        for (int p = 0; p < PHASES.length; p++) {
+            System.out.println(PHASES[p] + " " + phaseNs[p]);
+        }
+        System.out.println("sink " + sink);
+    }
+}
