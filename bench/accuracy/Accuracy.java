@@ -86,12 +86,17 @@ public class Accuracy {
 
     public static void main(String[] args) {
         int calls = args.length > 0 ? Integer.parseInt(args[0]) : 20;
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu = mx.getCurrentThreadCpuTime();
         for (int c = 0; c < calls; c++) {
             long t = System.nanoTime();
             driver();
             driverNs += System.nanoTime() - t;
         }
+        cpu = mx.getCurrentThreadCpuTime() - cpu;
         System.out.println("driver " + driverNs);
+        // The driver calls' thread CPU time: close to `driver` unless the machine was busy.
+        System.out.println("driver_cpu " + cpu);
         for (int p = 0; p < PHASES.length; p++) {
             System.out.println(PHASES[p] + " " + phaseNs[p]);
         }

@@ -15,8 +15,14 @@ use crate::hooks::{self, CALIBRATION_ID};
 const CLASS: &str = "ferrofluid/Calibrate";
 /// `javac --release 8` of `calibrate/Calibrate.java`.
 const BYTES: &[u8] = include_bytes!("calibrate/Calibrate.class");
-const BATCHES: usize = 12;
-const PAIRS: i32 = 50_000;
+/// Batches of the probes as they run in a profile: each fills the thread's ring several times
+/// over, so the collector drains it concurrently (the cache traffic that costs is part of the
+/// probes' price), while the time the probes waited for room is left out (profiles factor such
+/// waits out as pauses). With short batches that fit in the ring the probes cost ~25% less than
+/// in a real profile; counting the waits made the costs vary 5x between runs on a busy machine.
+const BATCHES: usize = 16;
+const PAIRS: i32 = 40_000;
+const _: () = assert!(2 * PAIRS as usize > crate::ring::RING_EVENTS);
 
 /// The calibration class with its probes, defined in the bootstrap loader once per JVM.
 fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
@@ -46,6 +52,7 @@ pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibration, String> {
         env,
         flags::ACTIVE | flags::ROOT | flags::INVOKED,
         hooks::take_calibration_inner,
+        hooks::take_calibration_waits,
     )
 }
 
@@ -55,16 +62,25 @@ pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibration, String> {
         env,
         flags::ACTIVE | flags::REGION | flags::INVOKED,
         crate::region::take_calibration_inner,
+        || 0,
     )
 }
 
-fn measure(env: &JniEnv<'_>, bits: u8, take_inner: fn() -> u64) -> Result<Calibration, String> {
+/// Runs the batches with the calibration method's flags set to `bits`; `take_inner` and
+/// `take_waits` read (and reset) the inner time and the ring waits summed by the hooks.
+fn measure(
+    env: &JniEnv<'_>,
+    bits: u8,
+    take_inner: fn() -> u64,
+    take_waits: fn() -> u64,
+) -> Result<Calibration, String> {
     let class = class(env)?;
     flags::set(CALIBRATION_ID, bits);
     let was = hooks::COLLECTING.swap(true, Ordering::SeqCst);
     let mut batches = Vec::with_capacity(BATCHES);
     let mut failure = None;
     take_inner();
+    take_waits();
     for _ in 0..BATCHES {
         // SAFETY: `run(I)J` takes one int.
         let elapsed =
@@ -72,7 +88,7 @@ fn measure(env: &JniEnv<'_>, bits: u8, take_inner: fn() -> u64) -> Result<Calibr
         match elapsed {
             Ok(ns) => batches.push(CalibrationBatch {
                 pairs: PAIRS as u64,
-                elapsed_ns: ns.max(0) as u64,
+                elapsed_ns: (ns.max(0) as u64).saturating_sub(take_waits()),
                 inner_ns: take_inner(),
             }),
             Err(e) => {

@@ -35,6 +35,9 @@ pub const CALIBRATION_ID: u32 = 0;
 struct Local {
     /// Calibration: timestamp of the last entry of [`CALIBRATION_ID`], and the sum of its inner times.
     calibration: Cell<(u64, u64)>,
+    /// Calibration: time its probes waited for room in a full ring (not a probe cost: real
+    /// profiles factor such waits out as pauses).
+    calibration_waits: Cell<u64>,
     generation: Cell<u32>,
     /// The agent is working on this thread: probes are ignored.
     busy: Cell<bool>,
@@ -47,6 +50,7 @@ thread_local! {
     static LOCAL: Local = const {
         Local {
             calibration: Cell::new((0, 0)),
+            calibration_waits: Cell::new(0),
             generation: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
@@ -143,15 +147,15 @@ impl Local {
         }
     }
 
+    /// Pushes an event; returns how long the thread waited for room (ns).
     #[inline]
-    fn push(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) {
+    fn push(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) -> u64 {
         if let Some(ring) = self.ring.borrow().as_ref() {
-            push_reporting_waits(ring, kind, id, ns);
-            return;
+            return push_reporting_waits(ring, kind, id, ns);
         }
         // The borrow above has ended: `new_ring` stores the ring in `self.ring`.
         let ring = self.new_ring(env);
-        push_reporting_waits(&ring, kind, id, ns);
+        push_reporting_waits(&ring, kind, id, ns)
     }
 
     #[cold]
@@ -201,9 +205,11 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         }
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
-            l.push(env, Kind::Enter, id, t);
+            let waited = l.push(env, Kind::Enter, id, t);
             if id == CALIBRATION_ID {
-                l.calibration.set((t, l.calibration.get().1));
+                // A wait after the entry timestamp is inside the inner interval: skip it.
+                l.calibration.set((t + waited, l.calibration.get().1));
+                l.calibration_waits.set(l.calibration_waits.get() + waited);
             }
         }
     });
@@ -231,8 +237,9 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
         }
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
-            l.push(env, Kind::Exit, id, t);
+            let waited = l.push(env, Kind::Exit, id, t);
             if id == CALIBRATION_ID {
+                l.calibration_waits.set(l.calibration_waits.get() + waited);
                 let (entered, sum) = l.calibration.get();
                 l.calibration
                     .set((entered, sum + t.saturating_sub(entered)));
@@ -256,19 +263,20 @@ fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
     let pause = now().saturating_sub(start);
     l.busy.set(false);
     if COLLECTING.load(Ordering::Relaxed) {
-        l.push(env, Kind::Adjust, id, pause);
+        let _ = l.push(env, Kind::Adjust, id, pause);
     }
 }
 
 /// Pushes an event; if a full ring made this thread wait for the collector, the wait is
 /// reported as a pause, so it is not charged to the running method.
 #[inline]
-fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64) {
+fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64) -> u64 {
     ring.push(kind, id, ns);
     let waited = ring.take_waited_ns();
     if waited > 0 {
         ring.push(Kind::Adjust, 0, waited);
     }
+    waited
 }
 
 /// Agent work done on an application thread outside the hooks (the class-load hook,
@@ -278,9 +286,17 @@ pub fn agent_pause(env: *mut sys::JNIEnv, start: u64) {
     let pause = now().saturating_sub(start);
     let _ = LOCAL.try_with(|l| {
         if !l.busy.get() && l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
-            l.push(env, Kind::Adjust, 0, pause);
+            let _ = l.push(env, Kind::Adjust, 0, pause);
         }
     });
+}
+
+/// Calibration: the time the calibration probes waited for room in the ring since the last call
+/// (and resets it), on this thread.
+pub fn take_calibration_waits() -> u64 {
+    LOCAL
+        .try_with(|l| l.calibration_waits.replace(0))
+        .unwrap_or(0)
 }
 
 /// Calibration: the inner time summed since the last call (and resets it), on this thread.
