@@ -1,0 +1,140 @@
+//! The configurations each workload runs under, and the command line of each.
+
+use crate::workloads::Workload;
+
+/// Code-region mode (`ferrofluid run --region PATTERN`). Flip to `true` once `--region` is in the
+/// `ferrofluid` being measured; until then the table shows "n/a (not built)".
+pub const REGION_BUILT: bool = false;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    Baseline,
+    /// Whole program, exact CPU: `--scheme total` without roots.
+    Total,
+    /// `--scheme total` under `-Xverify:all`: correctness only (run once).
+    TotalVerify,
+    /// Lazy scheme from the workload's main method.
+    LazyMain,
+    /// Lazy scheme from a root covering ~10% of the run.
+    Root,
+    /// Code region around one method.
+    Region,
+    JfrDefault,
+    JfrProfile,
+    /// The JVMTI MethodEntry/MethodExit agent of bench/suite/agent.
+    JvmtiEvents,
+}
+
+pub const ALL: [Mode; 9] = [
+    Mode::Baseline,
+    Mode::Total,
+    Mode::TotalVerify,
+    Mode::LazyMain,
+    Mode::Root,
+    Mode::Region,
+    Mode::JfrDefault,
+    Mode::JfrProfile,
+    Mode::JvmtiEvents,
+];
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Baseline => "baseline",
+            Mode::Total => "total",
+            Mode::TotalVerify => "total-verify",
+            Mode::LazyMain => "lazy-main",
+            Mode::Root => "root",
+            Mode::Region => "region",
+            Mode::JfrDefault => "jfr",
+            Mode::JfrProfile => "jfr-profile",
+            Mode::JvmtiEvents => "jvmti-events",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Mode> {
+        ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Runs under ferrofluid (so they have method counts).
+    pub fn is_ferrofluid(self) -> bool {
+        matches!(
+            self,
+            Mode::Total | Mode::TotalVerify | Mode::LazyMain | Mode::Root | Mode::Region
+        )
+    }
+
+    /// Whether this ferrofluid can run the mode at all.
+    pub fn is_built(self) -> bool {
+        self != Mode::Region || REGION_BUILT
+    }
+
+    /// Correctness-only modes run once, whatever N is.
+    pub fn runs(self, n: u32) -> u32 {
+        if self == Mode::TotalVerify {
+            1
+        } else {
+            n
+        }
+    }
+
+    /// `ferrofluid run` flags before `--`; None for modes that run java directly.
+    pub fn ferrofluid_flags(self, w: &Workload) -> Option<Vec<String>> {
+        let flags: Vec<&str> = match self {
+            Mode::Total | Mode::TotalVerify => vec!["--scheme", "total"],
+            Mode::LazyMain => vec!["--scheme", "lazy", "--root", w.main_root],
+            Mode::Root => vec!["--scheme", "lazy", "--root", w.root],
+            Mode::Region => vec!["--region", w.region],
+            _ => return None,
+        };
+        Some(flags.into_iter().map(String::from).collect())
+    }
+
+    /// JVM flags this mode adds (before the workload's own); `methodevents` is the JVMTI agent.
+    pub fn jvm_flags(self, methodevents: &str) -> Vec<String> {
+        match self {
+            Mode::TotalVerify => vec!["-Xverify:all".into()],
+            Mode::JfrDefault => vec!["-XX:StartFlightRecording:filename=rec.jfr".into()],
+            Mode::JfrProfile => {
+                vec!["-XX:StartFlightRecording:settings=profile,filename=rec.jfr".into()]
+            }
+            Mode::JvmtiEvents => vec![format!("-agentpath:{methodevents}")],
+            _ => vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::by_name;
+
+    #[test]
+    fn names_round_trip() {
+        for m in ALL {
+            assert_eq!(Mode::from_name(m.name()), Some(m));
+        }
+        assert_eq!(Mode::from_name("fast"), None);
+    }
+
+    #[test]
+    fn ferrofluid_flags_per_mode() {
+        let w = by_name("h2").unwrap();
+        assert_eq!(
+            Mode::Root.ferrofluid_flags(w).unwrap(),
+            ["--scheme", "lazy", "--root", w.root]
+        );
+        assert_eq!(
+            Mode::LazyMain.ferrofluid_flags(w).unwrap(),
+            ["--scheme", "lazy", "--root", "suite.H2::main"]
+        );
+        assert_eq!(
+            Mode::Region.ferrofluid_flags(w).unwrap(),
+            ["--region", w.region]
+        );
+        assert_eq!(Mode::Baseline.ferrofluid_flags(w), None);
+        assert_eq!(Mode::JvmtiEvents.jvm_flags("/a.so"), ["-agentpath:/a.so"]);
+        assert_eq!(Mode::TotalVerify.runs(5), 1);
+        assert_eq!(Mode::Total.runs(5), 5);
+    }
+}

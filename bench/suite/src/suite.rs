@@ -1,0 +1,477 @@
+//! The run loop: every workload under every mode, N times, interleaved (repetition 1 of every
+//! mode, then repetition 2, ...) so that load drift on a shared machine hits all modes alike.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::exec::{run_capped, Exit, Outcome};
+use crate::modes::Mode;
+use crate::prepare::classpath;
+use crate::workloads::{Workload, COMMON_JVM_ARGS};
+use crate::SuiteError;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub work: PathBuf,
+    pub workloads: Vec<&'static Workload>,
+    /// Modes to run; the baseline is always run first.
+    pub modes: Vec<Mode>,
+    pub n: u32,
+    /// A run is killed after `cap_ratio` x the fastest baseline, or `cap_secs`, whichever is less.
+    pub cap_ratio: f64,
+    pub cap_secs: f64,
+    /// Use each workload's smoke scale.
+    pub smoke: bool,
+    pub ferrofluid: PathBuf,
+    /// `--agent` for `ferrofluid run` (default: the library next to the binary).
+    pub agent: Option<PathBuf>,
+    pub java: PathBuf,
+    pub methodevents: PathBuf,
+    /// Keep large run outputs (JFR recordings, javac output).
+    pub keep: bool,
+}
+
+/// Method counts of a run: from the ferrofluid profile, or from the JVMTI agent's summary line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Methods {
+    pub instrumented: Option<u64>,
+    pub called: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    pub checksum: Option<String>,
+    pub methods: Option<Methods>,
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModeResult {
+    pub mode: Mode,
+    pub runs: Vec<RunResult>,
+}
+
+impl ModeResult {
+    /// Median seconds; None when the median run was capped (or nothing ran).
+    pub fn median_secs(&self) -> Option<f64> {
+        let mut t: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|r| {
+                if r.outcome.exit == Exit::Capped {
+                    f64::INFINITY
+                } else {
+                    r.outcome.secs
+                }
+            })
+            .collect();
+        if t.is_empty() {
+            return None;
+        }
+        t.sort_by(f64::total_cmp);
+        let m = if t.len() % 2 == 1 {
+            t[t.len() / 2]
+        } else {
+            (t[t.len() / 2 - 1] + t[t.len() / 2]) / 2.0
+        };
+        m.is_finite().then_some(m)
+    }
+
+    pub fn capped(&self) -> bool {
+        self.runs.iter().any(|r| r.outcome.exit == Exit::Capped)
+    }
+
+    /// Method counts of the last run that has them.
+    pub fn methods(&self) -> Option<Methods> {
+        self.runs.iter().rev().find_map(|r| r.methods)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkloadResult {
+    pub workload: &'static Workload,
+    pub scale: u32,
+    pub checksum: Option<String>,
+    pub modes: BTreeMap<Mode, ModeResult>,
+    /// The cap applied to non-baseline runs, seconds.
+    pub cap_secs: f64,
+}
+
+impl WorkloadResult {
+    /// Slowdown of `mode` against the baseline median: Ok(ratio), Err(Some(cap ratio)) when capped,
+    /// Err(None) when it did not run.
+    pub fn ratio(&self, mode: Mode) -> Result<f64, Option<f64>> {
+        let base = self
+            .modes
+            .get(&Mode::Baseline)
+            .and_then(ModeResult::median_secs)
+            .ok_or(None)?;
+        let m = self.modes.get(&mode).ok_or(None)?;
+        match m.median_secs() {
+            Some(s) => Ok(s / base),
+            None if m.capped() => Err(Some(self.cap_secs / base)),
+            None => Err(None),
+        }
+    }
+}
+
+/// A broken promise: a checksum that differs from the baseline's, or a run that failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub workload: &'static str,
+    pub mode: Mode,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub workloads: Vec<WorkloadResult>,
+    pub failures: Vec<Failure>,
+}
+
+/// The `checksum NAME HEX` line a workload prints last.
+pub fn parse_checksum(stdout: &str) -> Option<String> {
+    stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("checksum "))
+        .map(|s| s.trim().to_string())
+}
+
+/// `methodevents: methods=N calls=C ...` from the JVMTI agent's stderr.
+pub fn parse_methodevents(stderr: &str) -> Option<Methods> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("methodevents: "))?;
+    let called = line
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("methods="))?
+        .parse()
+        .ok()?;
+    Some(Methods {
+        instrumented: None,
+        called,
+    })
+}
+
+/// `methods.instrumented` / `methods.called` of a ferrofluid JSON profile.
+pub fn parse_profile_methods(json: &str) -> Option<Methods> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let m = v.get("methods")?;
+    Some(Methods {
+        instrumented: m.get("instrumented")?.as_u64(),
+        called: m.get("called")?.as_u64()?,
+    })
+}
+
+/// Compares a run with the reference checksum; the failure names workload and mode.
+pub fn check(
+    w: &'static str,
+    mode: Mode,
+    run: &RunResult,
+    reference: Option<&str>,
+) -> Option<Failure> {
+    let fail = |message: String| {
+        Some(Failure {
+            workload: w,
+            mode,
+            message,
+        })
+    };
+    let dir = run.dir.display();
+    match (&run.outcome.exit, &run.checksum, reference) {
+        (Exit::Capped, _, _) => None,
+        (Exit::Failed(c), _, _) => fail(format!("exited with status {c} (see {dir}/stderr)")),
+        (Exit::Ok, None, _) => fail(format!("printed no checksum line (see {dir}/stdout)")),
+        (Exit::Ok, Some(got), Some(want)) if got != want => fail(format!(
+            "CHECKSUM DIFFERS: {got} instead of the baseline's {want} (see {dir}/stdout)"
+        )),
+        _ => None,
+    }
+}
+
+fn expand(arg: &str, scale: u32, work: &Path, run: &Path) -> String {
+    arg.replace("{scale}", &scale.to_string())
+        .replace("{work}", &work.display().to_string())
+        .replace(
+            "{programs}",
+            &crate::prepare::suite_dir()
+                .join("programs")
+                .display()
+                .to_string(),
+        )
+        .replace("{run}", &run.display().to_string())
+}
+
+/// The command line of one run.
+pub fn command(
+    cfg: &Config,
+    w: &Workload,
+    mode: Mode,
+    scale: u32,
+    run: &Path,
+) -> Result<Command, SuiteError> {
+    let cp = std::env::join_paths(classpath(w, &cfg.work)?)
+        .map_err(|e| SuiteError::Setup(e.to_string()))?;
+    let mut java: Vec<String> = vec![cfg.java.display().to_string()];
+    java.extend(mode.jvm_flags(&cfg.methodevents.display().to_string()));
+    java.extend(COMMON_JVM_ARGS.iter().map(|s| s.to_string()));
+    java.extend(w.jvm_args.iter().map(|s| s.to_string()));
+    java.push("-cp".into());
+    java.push(cp.to_string_lossy().into_owned());
+    java.push(w.main.into());
+    java.extend(w.args.iter().map(|a| expand(a, scale, &cfg.work, run)));
+    let mut cmd = match mode.ferrofluid_flags(w) {
+        Some(flags) => {
+            let mut c = Command::new(&cfg.ferrofluid);
+            c.arg("run").args(flags).args(["-o", "profile.json"]);
+            if let Some(agent) = &cfg.agent {
+                c.arg("--agent").arg(agent);
+            }
+            c.arg("--").args(&java);
+            c
+        }
+        None => {
+            let mut c = Command::new(&java[0]);
+            c.args(&java[1..]);
+            c
+        }
+    };
+    cmd.env_remove("JAVA_TOOL_OPTIONS");
+    Ok(cmd)
+}
+
+fn one_run(
+    cfg: &Config,
+    w: &Workload,
+    mode: Mode,
+    scale: u32,
+    dir: &Path,
+    cap: f64,
+) -> Result<RunResult, SuiteError> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(SuiteError::io(format!("clean {}", dir.display())))?;
+    }
+    fs::create_dir_all(dir).map_err(SuiteError::io(format!("create {}", dir.display())))?;
+    let mut cmd = command(cfg, w, mode, scale, dir)?;
+    fs::write(dir.join("command"), format!("{cmd:?}\n"))
+        .map_err(SuiteError::io("write command"))?;
+    let outcome = run_capped(&mut cmd, dir, Duration::from_secs_f64(cap))?;
+    let read = |f: &str| fs::read_to_string(dir.join(f)).unwrap_or_default();
+    let checksum = parse_checksum(&read("stdout"));
+    let methods = if mode.is_ferrofluid() {
+        parse_profile_methods(&read("profile.json"))
+    } else if mode == Mode::JvmtiEvents {
+        parse_methodevents(&read("stderr"))
+    } else {
+        None
+    };
+    if !cfg.keep {
+        // Large leftovers not needed for the table.
+        let _ = fs::remove_file(dir.join("rec.jfr"));
+        let _ = fs::remove_dir_all(dir.join("javac-out"));
+    }
+    Ok(RunResult {
+        outcome,
+        checksum,
+        methods,
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// Runs the suite; progress goes to stderr, and `after_each` sees the report after every workload.
+pub fn run(cfg: &Config, after_each: &mut dyn FnMut(&Report)) -> Result<Report, SuiteError> {
+    let mut report = Report {
+        workloads: Vec::new(),
+        failures: Vec::new(),
+    };
+    let mut modes = vec![Mode::Baseline];
+    modes.extend(cfg.modes.iter().copied().filter(|m| *m != Mode::Baseline));
+    for w in &cfg.workloads {
+        let scale = if cfg.smoke {
+            w.smoke_scale.unwrap_or(1)
+        } else {
+            w.scale
+        };
+        let mut res = WorkloadResult {
+            workload: w,
+            scale,
+            checksum: None,
+            modes: BTreeMap::new(),
+            cap_secs: cfg.cap_secs,
+        };
+        let mut fastest_base = f64::INFINITY;
+        'reps: for rep in 0..cfg.n {
+            for &mode in &modes {
+                if rep >= mode.runs(cfg.n) || !mode.is_built() {
+                    continue;
+                }
+                let entry = res.modes.entry(mode).or_insert_with(|| ModeResult {
+                    mode,
+                    runs: Vec::new(),
+                });
+                // A mode over the cap once is not run again: its median is "> cap" anyway.
+                if entry.capped() {
+                    continue;
+                }
+                let cap = if mode == Mode::Baseline {
+                    cfg.cap_secs
+                } else {
+                    cfg.cap_secs.min(cfg.cap_ratio * fastest_base)
+                };
+                let dir =
+                    cfg.work
+                        .join("runs")
+                        .join(w.name)
+                        .join(format!("{}-{}", mode.name(), rep + 1));
+                let r = one_run(cfg, w, mode, scale, &dir, cap)?;
+                if mode != Mode::Baseline {
+                    res.cap_secs = cap;
+                }
+                let failure = check(w.name, mode, &r, res.checksum.as_deref());
+                eprintln!(
+                    "[suite] {} {} {}/{}: {:.2} s {}",
+                    w.name,
+                    mode.name(),
+                    rep + 1,
+                    mode.runs(cfg.n),
+                    r.outcome.secs,
+                    match (&r.outcome.exit, &failure) {
+                        (Exit::Capped, _) => "> cap (killed)".to_string(),
+                        (_, Some(f)) => format!("FAILED: {}", f.message),
+                        _ => "checksum ok".to_string(),
+                    }
+                );
+                let baseline_failed = mode == Mode::Baseline && failure.is_some();
+                if mode == Mode::Baseline && r.outcome.exit == Exit::Ok {
+                    fastest_base = fastest_base.min(r.outcome.secs);
+                    res.checksum
+                        .get_or_insert_with(|| r.checksum.clone().unwrap_or_default());
+                }
+                entry.runs.push(r);
+                if let Some(f) = failure {
+                    report.failures.push(f);
+                }
+                if baseline_failed || (mode == Mode::Baseline && !fastest_base.is_finite()) {
+                    // Without a baseline nothing can be compared.
+                    break 'reps;
+                }
+            }
+        }
+        report.workloads.push(res);
+        after_each(&report);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_result(exit: Exit, secs: f64, checksum: Option<&str>) -> RunResult {
+        RunResult {
+            outcome: Outcome { exit, secs },
+            checksum: checksum.map(String::from),
+            methods: None,
+            dir: PathBuf::from("/w/runs/x"),
+        }
+    }
+
+    #[test]
+    fn checksum_and_counts_are_parsed() {
+        assert_eq!(
+            parse_checksum("items 3\nchecksum xalan abc123\n").as_deref(),
+            Some("xalan abc123")
+        );
+        assert_eq!(parse_checksum("no sum here\n"), None);
+        assert_eq!(
+            parse_methodevents("x\nmethodevents: methods=4352 calls=45567218 threads=3\n"),
+            Some(Methods {
+                instrumented: None,
+                called: 4352
+            })
+        );
+        assert_eq!(
+            parse_profile_methods(
+                r#"{"format":"ferrofluid","methods":{"instrumented":15550,"called":3853}}"#
+            ),
+            Some(Methods {
+                instrumented: Some(15550),
+                called: 3853
+            })
+        );
+        assert_eq!(parse_profile_methods("not json"), None);
+    }
+
+    #[test]
+    fn a_differing_checksum_fails_naming_workload_and_mode() {
+        let ok = run_result(Exit::Ok, 1.0, Some("h2 aa"));
+        assert_eq!(check("h2", Mode::Total, &ok, Some("h2 aa")), None);
+        let bad = run_result(Exit::Ok, 1.0, Some("h2 bb"));
+        let f = check("h2", Mode::Root, &bad, Some("h2 aa")).unwrap();
+        assert_eq!((f.workload, f.mode), ("h2", Mode::Root));
+        assert_eq!(
+            f.message,
+            "CHECKSUM DIFFERS: h2 bb instead of the baseline's h2 aa (see /w/runs/x/stdout)"
+        );
+        let crashed = run_result(Exit::Failed(134), 1.0, None);
+        assert_eq!(
+            check("h2", Mode::Total, &crashed, Some("h2 aa"))
+                .unwrap()
+                .message,
+            "exited with status 134 (see /w/runs/x/stderr)"
+        );
+        let silent = run_result(Exit::Ok, 1.0, None);
+        assert!(check("h2", Mode::Total, &silent, Some("h2 aa")).is_some());
+        // A capped run has no output to compare; it is reported as "> cap", not as a failure.
+        assert_eq!(
+            check(
+                "h2",
+                Mode::Total,
+                &run_result(Exit::Capped, 9.0, None),
+                Some("h2 aa")
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn median_and_ratio_with_capped_runs() {
+        let mode = |mode, runs: Vec<RunResult>| (mode, ModeResult { mode, runs });
+        let w = WorkloadResult {
+            workload: crate::workloads::by_name("h2").unwrap(),
+            scale: 1,
+            checksum: None,
+            modes: BTreeMap::from([
+                mode(
+                    Mode::Baseline,
+                    vec![
+                        run_result(Exit::Ok, 2.0, None),
+                        run_result(Exit::Ok, 4.0, None),
+                        run_result(Exit::Ok, 3.0, None),
+                    ],
+                ),
+                mode(
+                    Mode::Total,
+                    vec![
+                        run_result(Exit::Ok, 6.0, None),
+                        run_result(Exit::Ok, 9.0, None),
+                    ],
+                ),
+                mode(
+                    Mode::JvmtiEvents,
+                    vec![run_result(Exit::Capped, 30.0, None)],
+                ),
+            ]),
+            cap_secs: 30.0,
+        };
+        assert_eq!(w.ratio(Mode::Total), Ok(2.5));
+        assert_eq!(w.ratio(Mode::JvmtiEvents), Err(Some(10.0)));
+        assert_eq!(w.ratio(Mode::Root), Err(None));
+    }
+}

@@ -1,0 +1,301 @@
+//! The Markdown section the suite writes into docs/PERFORMANCE.md.
+
+use std::fmt::Write as _;
+use std::process::Command;
+
+use crate::modes::Mode;
+use crate::suite::{Config, Report, WorkloadResult};
+
+/// Where and when the numbers were taken.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub cores: usize,
+    pub cpu: String,
+    pub load_before: String,
+    pub load_after: String,
+    pub jdk: String,
+    pub date: String,
+    pub commit: String,
+    pub command: String,
+}
+
+fn stdout_of(cmd: &mut Command) -> String {
+    cmd.output()
+        .map(|o| {
+            let text = if o.stdout.is_empty() {
+                o.stderr
+            } else {
+                o.stdout
+            };
+            String::from_utf8_lossy(&text).trim().to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// The 1/5/15-minute load averages.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+impl Machine {
+    /// Everything but `load_after`, taken before the run.
+    pub fn before(cfg: &Config, repo: &std::path::Path) -> Machine {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("model name"))
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+            .unwrap_or_else(|| "?".into());
+        let jdk = stdout_of(Command::new(&cfg.java).arg("-version"));
+        let commit = stdout_of(
+            Command::new("git")
+                .arg("-C")
+                .arg(repo)
+                .args(["describe", "--always", "--dirty"]),
+        );
+        Machine {
+            cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            cpu,
+            load_before: load_average(),
+            load_after: String::new(),
+            jdk: jdk.lines().nth(1).unwrap_or(&jdk).to_string(),
+            date: stdout_of(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"])),
+            commit,
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+        }
+    }
+}
+
+/// "1.23x", "> cap (10x)", "n/a (not built)" or "–".
+fn ratio_cell(w: &WorkloadResult, mode: Mode) -> String {
+    if !mode.is_built() {
+        return "n/a (not built)".into();
+    }
+    match w.ratio(mode) {
+        Ok(r) => format!("{r:.2}x"),
+        Err(Some(cap)) => format!("> cap ({cap:.0}x)"),
+        Err(None) => "–".into(),
+    }
+}
+
+/// Geometric mean of the ratios; capped runs enter at the cap, which makes it a lower bound ("≥").
+pub fn geomean(report: &Report, mode: Mode) -> Option<(f64, bool)> {
+    let mut logs = Vec::new();
+    let mut bound = false;
+    for w in &report.workloads {
+        match w.ratio(mode) {
+            Ok(r) => logs.push(r.ln()),
+            Err(Some(cap)) => {
+                logs.push(cap.ln());
+                bound = true;
+            }
+            Err(None) => {}
+        }
+    }
+    if logs.is_empty() {
+        return None;
+    }
+    Some(((logs.iter().sum::<f64>() / logs.len() as f64).exp(), bound))
+}
+
+fn geomean_cell(report: &Report, mode: Mode) -> String {
+    if !mode.is_built() {
+        return "n/a (not built)".into();
+    }
+    match geomean(report, mode) {
+        Some((g, bound)) => format!("**{}{g:.2}x**", if bound { "≥ " } else { "" }),
+        None => "–".into(),
+    }
+}
+
+fn methods_cell(w: &WorkloadResult, mode: Mode) -> String {
+    if !mode.is_built() {
+        return "n/a".into();
+    }
+    match w.modes.get(&mode).and_then(|m| m.methods()) {
+        Some(m) => match m.instrumented {
+            Some(i) if m.called > 0 => {
+                format!("{i} / {} ({:.2})", m.called, i as f64 / m.called as f64)
+            }
+            Some(i) => format!("{i} / 0"),
+            None => m.called.to_string(),
+        },
+        None => "–".into(),
+    }
+}
+
+fn lazy_ratio(w: &WorkloadResult) -> Option<f64> {
+    let m = w.modes.get(&Mode::LazyMain)?.methods()?;
+    (m.called > 0).then(|| m.instrumented.unwrap_or(0) as f64 / m.called as f64)
+}
+
+fn verdict(value: Option<f64>, goal: f64) -> &'static str {
+    match value {
+        Some(v) if v <= goal => "met",
+        Some(_) => "**not met**",
+        None => "not measured",
+    }
+}
+
+const TIMED: [(Mode, &str); 8] = [
+    (Mode::Total, "total"),
+    (Mode::LazyMain, "lazy main"),
+    (Mode::Root, "root ~10%"),
+    (Mode::Region, "region"),
+    (Mode::JfrDefault, "JFR default"),
+    (Mode::JfrProfile, "JFR profile"),
+    (Mode::JvmtiEvents, "JVMTI entry/exit"),
+    (Mode::TotalVerify, "total + -Xverify:all"),
+];
+
+/// The whole section (without the markers).
+pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## Overhead and correctness suite (issue 5)\n");
+    let _ = writeln!(
+        s,
+        "Written by `bench/suite` itself (how to prepare, run and add a workload: [bench/README.md](../bench/README.md)).\n"
+    );
+    if let Some(p) = partial {
+        let _ = writeln!(s, "**PARTIAL RESULT: {p}**\n");
+    }
+    let _ = writeln!(s, "- Date: {}; ferrofluid commit `{}`", m.date, m.commit);
+    let _ = writeln!(s, "- Machine: {} cores, {}; load average (1/5/15 min) before {}, after {} (shared with other engineers' builds and JVMs: ratios are side by side in one run, interleaved)", m.cores, m.cpu, m.load_before, m.load_after);
+    let _ = writeln!(s, "- JDK: {}", m.jdk);
+    let _ = writeln!(s, "- Command: `bench/suite/run.sh` → `{}`", m.command);
+    let _ = writeln!(
+        s,
+        "- Median of {} runs per mode (`total + -Xverify:all` runs once: a correctness check); wall time of the whole command (JVM start to exit, report written); a run is killed at {}x the fastest baseline or {} s, whichever is less, shown as \"> cap\" and not run again\n",
+        cfg.n, cfg.cap_ratio, cfg.cap_secs
+    );
+    let _ = writeln!(s, "### Slowdown vs baseline (median wall time ratio)\n");
+    let mut header = String::from("| workload | baseline |");
+    let mut rule = String::from("|---|---:|");
+    for (_, name) in TIMED {
+        let _ = write!(header, " {name} |");
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for w in &report.workloads {
+        let base = w
+            .modes
+            .get(&Mode::Baseline)
+            .and_then(|b| b.median_secs())
+            .map_or("–".into(), |b| format!("{b:.2} s"));
+        let _ = write!(s, "| {} | {base} |", w.workload.name);
+        for (mode, _) in TIMED {
+            let _ = write!(s, " {} |", ratio_cell(w, mode));
+        }
+        let _ = writeln!(s);
+    }
+    let _ = write!(s, "| geometric mean | |");
+    for (mode, _) in TIMED {
+        let _ = write!(s, " {} |", geomean_cell(report, mode));
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "| goal | | ≤ 2.0x | | ≤ 1.10x | ≤ 1.02x | | | | |\n");
+
+    let _ = writeln!(
+        s,
+        "### Methods: instrumented / called (ratio); JVMTI: distinct methods called\n"
+    );
+    let _ = writeln!(s, "| workload | total | lazy main | root ~10% | region | JVMTI entry/exit | output (all ferrofluid modes, -Xverify:all) |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---|");
+    for w in &report.workloads {
+        let failed = report
+            .failures
+            .iter()
+            .filter(|f| f.workload == w.workload.name)
+            .count();
+        let out = if failed == 0 {
+            format!("same checksum (`{}`)", w.checksum.as_deref().unwrap_or("?"))
+        } else {
+            format!("**{failed} FAILURE(S)**")
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {out} |",
+            w.workload.name,
+            methods_cell(w, Mode::Total),
+            methods_cell(w, Mode::LazyMain),
+            methods_cell(w, Mode::Root),
+            methods_cell(w, Mode::Region),
+            methods_cell(w, Mode::JvmtiEvents),
+        );
+    }
+    let _ = writeln!(s);
+
+    let total = geomean(report, Mode::Total).map(|g| g.0);
+    let root = geomean(report, Mode::Root).map(|g| g.0);
+    let region = if Mode::Region.is_built() {
+        geomean(report, Mode::Region).map(|g| g.0)
+    } else {
+        None
+    };
+    let lazy_max = report
+        .workloads
+        .iter()
+        .filter_map(lazy_ratio)
+        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))));
+    let show = |v: Option<f64>, unit: &str| v.map_or("–".into(), |v| format!("{v:.2}{unit}"));
+    let _ = writeln!(s, "### Goals (measured, not asserted)\n");
+    let _ = writeln!(s, "| goal | measured | |");
+    let _ = writeln!(s, "|---|---:|---|");
+    let _ = writeln!(
+        s,
+        "| whole-program exact CPU (`--scheme total`), geometric-mean slowdown ≤ 2.0x | {} | {} |",
+        show(total, "x"),
+        verdict(total, 2.0)
+    );
+    let _ = writeln!(
+        s,
+        "| root method covering ~10% of the run, geometric mean ≤ 1.10x | {} | {} |",
+        show(root, "x"),
+        verdict(root, 1.10)
+    );
+    let _ = writeln!(
+        s,
+        "| code region ≤ 1.02x | {} | {} |",
+        if Mode::Region.is_built() {
+            show(region, "x")
+        } else {
+            "n/a (not built)".into()
+        },
+        verdict(region, 1.02)
+    );
+    let _ = writeln!(
+        s,
+        "| lazy scheme: instrumented/called ≤ 1.2 (worst workload, from main) | {} | {} |\n",
+        show(lazy_max, ""),
+        verdict(lazy_max, 1.2)
+    );
+
+    let _ = writeln!(s, "### Workloads\n");
+    let _ = writeln!(s, "| workload | what | scale | root ~10% (share of a total profile) / region method | Debian package |");
+    let _ = writeln!(s, "|---|---|---:|---|---|");
+    for w in &report.workloads {
+        let wl = w.workload;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | `{}` ({}) | {} |",
+            wl.name, wl.what, w.scale, wl.root, wl.root_share, wl.packages
+        );
+    }
+    let _ = writeln!(s);
+    if report.failures.is_empty() {
+        let _ = writeln!(
+            s,
+            "Output equality: every run's checksum equals its baseline's."
+        );
+    } else {
+        let _ = writeln!(s, "**Output equality FAILED:**\n");
+        for f in &report.failures {
+            let _ = writeln!(s, "- {} / {}: {}", f.workload, f.mode.name(), f.message);
+        }
+    }
+    s
+}
