@@ -10,7 +10,7 @@ from collections import Counter
 
 rec = sys.argv[1]
 want = float(sys.argv[2]) if len(sys.argv) > 2 else 0.10
-out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", rec],
+out = subprocess.run(["jfr", "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", rec],
                      check=True, capture_output=True, text=True).stdout
 events = json.loads(out)["recording"]["events"]
 inclusive = Counter()

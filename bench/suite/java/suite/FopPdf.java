@@ -64,22 +64,61 @@ public final class FopPdf {
         return fo.toString();
     }
 
-    /** Zeroes the hex digits of the PDF's /ID, which FOP derives from the clock. */
+    /**
+     * Zeroes what FOP takes from the clock despite the fixed creation date: the hex digits of the
+     * PDF's /ID and the digits of PDF dates ("D:" + 14 digits) and XMP dates (dddd-dd-ddTdd:dd:dd).
+     */
     static byte[] blankId(byte[] pdf) {
-        byte[] key = "/ID [<".getBytes();
-        for (int i = 0; i + key.length < pdf.length; i++) {
-            boolean match = true;
-            for (int k = 0; k < key.length && match; k++) {
-                match = pdf[i + k] == key[k];
-            }
-            if (match) {
-                for (int j = i + key.length; j < pdf.length && pdf[j] != ']'; j++) {
+        byte[] id = "/ID [<".getBytes();
+        for (int i = 0; i < pdf.length; i++) {
+            if (startsWith(pdf, i, id)) {
+                for (int j = i + id.length; j < pdf.length && pdf[j] != ']'; j++) {
                     if (Character.digit(pdf[j], 16) >= 0) {
+                        pdf[j] = '0';
+                    }
+                }
+            } else if (pdf[i] == 'D' && i + 16 <= pdf.length && pdf[i + 1] == ':' && digits(pdf, i + 2, 14)) {
+                java.util.Arrays.fill(pdf, i + 2, i + 16, (byte) '0');
+            } else if (i + 19 <= pdf.length && isoDate(pdf, i)) {
+                for (int j = i; j < i + 19; j++) {
+                    if (Character.isDigit(pdf[j])) {
                         pdf[j] = '0';
                     }
                 }
             }
         }
         return pdf;
+    }
+
+    static boolean startsWith(byte[] b, int at, byte[] prefix) {
+        if (at + prefix.length > b.length) {
+            return false;
+        }
+        for (int k = 0; k < prefix.length; k++) {
+            if (b[at + k] != prefix[k]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean digits(byte[] b, int from, int n) {
+        for (int k = from; k < from + n; k++) {
+            if (!Character.isDigit(b[k])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean isoDate(byte[] b, int at) {
+        String shape = "dddd-dd-ddTdd:dd:dd";
+        for (int k = 0; k < shape.length(); k++) {
+            char c = shape.charAt(k);
+            if (c == 'd' ? !Character.isDigit(b[at + k]) : b[at + k] != c) {
+                return false;
+            }
+        }
+        return true;
     }
 }
