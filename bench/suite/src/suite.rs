@@ -359,7 +359,10 @@ pub fn run(cfg: &Config, after_each: &mut dyn FnMut(&Report)) -> Result<Report, 
                         (Exit::Capped, _) => "> cap (killed)".to_string(),
                         (_, Some(f)) => format!("FAILED: {}", f.message),
                         _ => "checksum ok".to_string(),
-                    }
+                    } + &r.methods.map_or(String::new(), |m| match m.instrumented {
+                        Some(i) => format!(", methods instrumented {i} called {}", m.called),
+                        None => format!(", methods called {}", m.called),
+                    })
                 );
                 let baseline_failed = mode == Mode::Baseline && failure.is_some();
                 if mode == Mode::Baseline && r.outcome.exit == Exit::Ok {
