@@ -4,7 +4,7 @@ use crate::workloads::Workload;
 
 /// Code-region mode (`ferrofluid run --region PATTERN`). Flip to `true` once `--region` is in the
 /// `ferrofluid` being measured; until then the table shows "n/a (not built)".
-pub const REGION_BUILT: bool = false;
+pub const REGION_BUILT: bool = true;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {

@@ -166,7 +166,11 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     let _ = writeln!(s, "- Date: {}; ferrofluid commit `{}`", m.date, m.commit);
     let _ = writeln!(s, "- Machine: {} cores, {}; load average (1/5/15 min) before {}, after {} (shared with other engineers' builds and JVMs: ratios are side by side in one run, interleaved)", m.cores, m.cpu, m.load_before, m.load_after);
     let _ = writeln!(s, "- JDK: {}", m.jdk);
-    let _ = writeln!(s, "- Command: `bench/suite/run.sh` → `{}`", m.command);
+    let _ = writeln!(
+        s,
+        "- Command: `{}` (through `bench/suite/run.sh`, after `bench/suite/prepare.sh`)",
+        m.command
+    );
     let _ = writeln!(
         s,
         "- Median of {} runs per mode (`total + -Xverify:all` runs once: a correctness check); wall time of the whole command (JVM start to exit, report written); a run is killed at {}x the fastest baseline or {} s, whichever is less, shown as \"> cap\" and not run again\n",
@@ -275,7 +279,7 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     );
 
     let _ = writeln!(s, "### Workloads\n");
-    let _ = writeln!(s, "| workload | what | scale | root ~10% (share of a total profile) / region method | Debian package |");
+    let _ = writeln!(s, "| workload | what | scale | root ~10% = region method (share of JFR samples) | Debian package |");
     let _ = writeln!(s, "|---|---|---:|---|---|");
     for w in &report.workloads {
         let wl = w.workload;
