@@ -56,17 +56,16 @@ pub struct ModeResult {
 }
 
 impl ModeResult {
-    /// Median seconds; None when the median run was capped (or nothing ran).
+    /// Median seconds of the runs that finished (capped ones count as infinite); None when the
+    /// median run was capped or no run finished. Failed runs (crashes) have no time.
     pub fn median_secs(&self) -> Option<f64> {
         let mut t: Vec<f64> = self
             .runs
             .iter()
-            .map(|r| {
-                if r.outcome.exit == Exit::Capped {
-                    f64::INFINITY
-                } else {
-                    r.outcome.secs
-                }
+            .filter_map(|r| match r.outcome.exit {
+                Exit::Ok => Some(r.outcome.secs),
+                Exit::Capped => Some(f64::INFINITY),
+                Exit::Failed(_) => None,
             })
             .collect();
         if t.is_empty() {
@@ -83,6 +82,14 @@ impl ModeResult {
 
     pub fn capped(&self) -> bool {
         self.runs.iter().any(|r| r.outcome.exit == Exit::Capped)
+    }
+
+    /// The exit status of the first run that failed (crashed or exited non-zero).
+    pub fn failed(&self) -> Option<i32> {
+        self.runs.iter().find_map(|r| match r.outcome.exit {
+            Exit::Failed(c) => Some(c),
+            _ => None,
+        })
     }
 
     /// Method counts of the last run that has them.
@@ -329,8 +336,9 @@ pub fn run(cfg: &Config, after_each: &mut dyn FnMut(&Report)) -> Result<Report, 
                     mode,
                     runs: Vec::new(),
                 });
-                // A mode over the cap once is not run again: its median is "> cap" anyway.
-                if entry.capped() {
+                // A mode over the cap once is not run again: its median is "> cap" anyway; a mode
+                // that failed (crashed) once is not run again either: the failure is the result.
+                if entry.capped() || entry.failed().is_some() {
                     continue;
                 }
                 let cap = if mode == Mode::Baseline {

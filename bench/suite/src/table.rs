@@ -75,10 +75,22 @@ fn ratio_cell(w: &WorkloadResult, mode: Mode) -> String {
     if !mode.is_built() {
         return "n/a (not built)".into();
     }
+    if let Some(code) = w.modes.get(&mode).and_then(|m| m.failed()) {
+        return format!("**FAILED** ({})", exit_name(code));
+    }
     match w.ratio(mode) {
         Ok(r) => format!("{r:.2}x"),
         Err(Some(cap)) => format!("> cap ({cap:.0}x)"),
         Err(None) => "–".into(),
+    }
+}
+
+/// 134 is the JVM's abort after a fatal error (hs_err file in the run directory).
+fn exit_name(code: i32) -> String {
+    match code {
+        134 => "JVM crash, exit 134".into(),
+        c if c < 0 => format!("signal {}", -c),
+        c => format!("exit {c}"),
     }
 }
 
@@ -87,6 +99,9 @@ pub fn geomean(report: &Report, mode: Mode) -> Option<(f64, bool)> {
     let mut logs = Vec::new();
     let mut bound = false;
     for w in &report.workloads {
+        if w.modes.get(&mode).is_some_and(|m| m.failed().is_some()) {
+            continue;
+        }
         match w.ratio(mode) {
             Ok(r) => logs.push(r.ln()),
             Err(Some(cap)) => {
@@ -173,7 +188,7 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     );
     let _ = writeln!(
         s,
-        "- Median of {} runs per mode (`total + -Xverify:all` runs once: a correctness check); wall time of the whole command (JVM start to exit, report written); a run is killed at {}x the fastest baseline or {} s, whichever is less, shown as \"> cap\" and not run again\n",
+        "- Median of {} runs per mode (`total + -Xverify:all` runs once: a correctness check); wall time of the whole command (JVM start to exit, report written); a run is killed at {}x the fastest baseline or {} s, whichever is less, shown as \"> cap\" and not run again; a mode whose run FAILED (crashed or exited non-zero) is not run again and is left out of the geometric mean\n",
         cfg.n, cfg.cap_ratio, cfg.cap_secs
     );
     let _ = writeln!(s, "### Slowdown vs baseline (median wall time ratio)\n");
