@@ -471,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn median_and_ratio_with_capped_runs() {
+    fn median_and_ratio_with_capped_and_failed_runs() {
         let mode = |mode, runs: Vec<RunResult>| (mode, ModeResult { mode, runs });
         let w = WorkloadResult {
             workload: crate::workloads::by_name("h2").unwrap(),
@@ -497,11 +497,22 @@ mod tests {
                     Mode::JvmtiEvents,
                     vec![run_result(Exit::Capped, 30.0, None)],
                 ),
+                mode(
+                    Mode::Root,
+                    vec![
+                        run_result(Exit::Failed(134), 1.0, None),
+                        run_result(Exit::Ok, 5.0, None),
+                    ],
+                ),
             ]),
             cap_secs: 30.0,
         };
         assert_eq!(w.ratio(Mode::Total), Ok(2.5));
         assert_eq!(w.ratio(Mode::JvmtiEvents), Err(Some(10.0)));
-        assert_eq!(w.ratio(Mode::Root), Err(None));
+        // A crashed run has no time: the median is over the runs that finished.
+        assert_eq!(w.ratio(Mode::Root), Ok(5.0 / 3.0));
+        assert_eq!(w.modes[&Mode::Root].failed(), Some(134));
+        assert_eq!(w.modes[&Mode::Total].failed(), None);
+        assert_eq!(w.ratio(Mode::LazyMain), Err(None));
     }
 }
