@@ -19,6 +19,7 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         &hooks.alloc,
         &hooks.native_enter,
         &hooks.native_exit,
+        &hooks.receiver,
     ];
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut utf8 = |s: &str| -> u16 {
@@ -81,7 +82,7 @@ mod tests {
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 8);
+        assert_eq!(c.methods.len(), 9);
         for m in &c.methods {
             assert_eq!(m.access, 0x0109);
         }
@@ -100,7 +101,8 @@ mod tests {
                 "unwindBlocks",
                 "alloc",
                 "nativeEnter",
-                "nativeExit"
+                "nativeExit",
+                "receiver"
             ]
         );
     }

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ferrofluid_classfile::{instrument, MethodSite, ProbeKind, ProbeOptions, Selection};
+use ferrofluid_classfile::{
+    instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection,
+};
 
 fn java_bin(tool: &str) -> PathBuf {
     let home = std::env::var_os("JAVA_HOME")
@@ -337,5 +339,94 @@ fn jumps_that_overflow_16_bits_are_widened() {
                 "the loop test should have been inverted"
             );
         }
+    }
+}
+
+/// Gives every offered call site its own id and remembers it as `method bci name descriptor`.
+#[derive(Default)]
+struct Sites {
+    ids: Ids,
+    sites: Vec<String>,
+}
+
+impl Selection for Sites {
+    fn method_id(&mut self, m: &MethodSite<'_>) -> Option<u32> {
+        self.ids.method_id(m)
+    }
+    fn wants_receiver_sites(&self) -> bool {
+        true
+    }
+    fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let kind = if call.interface { "interface" } else { "virtual" };
+        self.sites.push(format!(
+            "{method_id} {kind} {}.{}{}",
+            call.class, call.name, call.descriptor
+        ));
+        Some(self.sites.len() as u32)
+    }
+}
+
+/// Receiver probes copy the receiver from under 0, 1 or 2 argument slots (also at branch
+/// targets and for a null receiver) and leave the program's behaviour unchanged.
+#[test]
+fn receiver_sites_pass_each_receiver_to_the_hook() {
+    let dir = work_dir("receivers");
+    let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
+    javac(&orig, &["Receivers.java"]);
+    javac(&hooks, &["ferrofluid/Hooks.java"]);
+    std::fs::create_dir_all(&patched).unwrap();
+    let mut sites = Sites::default();
+    for entry in std::fs::read_dir(&orig).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let out = instrument(&bytes, &ProbeOptions::new(ProbeKind::EntryExit), &mut sites).unwrap();
+        let abstract_only = out.methods.iter().all(|m| m.name == "area" && m.descriptor == "(I)I");
+        let skipped: Vec<_> = out.methods.iter().filter(|m| m.result.is_err()).collect();
+        assert!(skipped.is_empty() || abstract_only, "{skipped:?}");
+        let new = out.bytes.unwrap_or(bytes);
+        std::fs::write(patched.join(path.file_name().unwrap()), new).unwrap();
+    }
+    let cp = format!("{}:{}", patched.display(), hooks.display());
+    let o = Command::new(java_bin("java"))
+        .args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "Receivers"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "receivers 140\n");
+    let calls = sites.ids.methods["calls([Ljava/lang/Object;[LReceivers$Shape;)I"];
+    let site = |what: &str| -> u32 {
+        let want = format!("{calls} {what}");
+        1 + sites.sites.iter().position(|s| *s == want).unwrap_or_else(|| {
+            panic!("no site {want} in {:#?}", sites.sites)
+        }) as u32
+    };
+    let mut seen: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("RECV "))
+        .map(str::to_owned)
+        .collect();
+    seen.sort();
+    let hash = site("virtual java/lang/Object.hashCode()I");
+    let area = site("interface Receivers$Shape.area(I)I");
+    let long = site("virtual java/lang/StringBuilder.append(J)Ljava/lang/StringBuilder;");
+    let add2 = site("interface java/util/List.add(ILjava/lang/Object;)V");
+    let set = site("interface java/util/List.set(ILjava/lang/Object;)Ljava/lang/Object;");
+    let to_string = site("virtual java/lang/Object.toString()Ljava/lang/String;");
+    let mut expected = vec![
+        format!("{hash} java.lang.Integer 5"),
+        format!("{hash} java.lang.Long 5"),
+        format!("{hash} java.lang.String 5"),
+        format!("{long} java.lang.StringBuilder 5"),
+        format!("{add2} java.util.ArrayList 5"),
+        format!("{set} java.util.ArrayList 5"),
+        format!("{to_string} null 5"),
+    ];
+    // Two area sites (one per branch of the conditional), 3 shapes per call.
+    let areas: Vec<&String> = seen.iter().filter(|s| s.starts_with(&format!("{area} "))).collect();
+    assert_eq!(areas, [&format!("{area} Receivers$Square 10")]);
+    expected.push(format!("{} Receivers$Tri 5", area + 1));
+    for e in &expected {
+        assert!(seen.contains(e), "missing {e} in {seen:#?}");
     }
 }

@@ -35,4 +35,7 @@ public final class Hooks {
 
     /** Native method {@code id} returned or threw. */
     public static void nativeExit(int id) {}
+
+    /** A virtual call at receiver site {@code site} is about to be made on {@code receiver}. */
+    public static void receiver(Object receiver, int site) {}
 }

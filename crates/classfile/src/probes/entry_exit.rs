@@ -8,7 +8,9 @@ use crate::code::frames::{self, VType};
 use crate::code::opcodes::*;
 use crate::patch::{ClassPatcher, PoolFull};
 use crate::probes::method::{prepare, stack_need, CodeChanges, Mode, Prepared};
-use crate::probes::{Hook, Refs, SkipReason};
+use crate::code::insn::{Insn, Operand};
+use crate::descriptor::MethodDescriptor;
+use crate::probes::{CallSite, Hook, Refs, Selection, SkipReason};
 
 pub(crate) fn pool_full(_: PoolFull) -> SkipReason {
     SkipReason::ConstantPoolFull
@@ -51,6 +53,30 @@ pub(crate) fn patch(
     id: u32,
     hooks: &mut Refs<'_>,
     counting: Counting,
+    patcher: &mut ClassPatcher<'_>,
+) -> Result<(), SkipReason> {
+    patch_inner(class, index, id, hooks, counting, None, patcher)
+}
+
+/// `entry-exit` on method `index`, with receiver probes at the call sites `sites` picks.
+pub(crate) fn patch_with_sites(
+    class: &ClassFile<'_>,
+    index: usize,
+    id: u32,
+    hooks: &mut Refs<'_>,
+    sites: Option<&mut (dyn Selection + '_)>,
+    patcher: &mut ClassPatcher<'_>,
+) -> Result<(), SkipReason> {
+    patch_inner(class, index, id, hooks, Counting::None, sites, patcher)
+}
+
+fn patch_inner(
+    class: &ClassFile<'_>,
+    index: usize,
+    id: u32,
+    hooks: &mut Refs<'_>,
+    counting: Counting,
+    mut sites: Option<&mut (dyn Selection + '_)>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
     let mode = if counting == Counting::None {
@@ -106,6 +132,12 @@ pub(crate) fn patch(
     }
 
     for (i, insn) in m.insns.iter().enumerate() {
+        if let (Some(sel), INVOKEVIRTUAL | INVOKEINTERFACE) = (sites.as_deref_mut(), insn.op) {
+            if let Some(s) = receiver_probe(class, insn, id, sel, hooks, patcher)? {
+                max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
+                edits.before[i].extend_from_slice(&s.code);
+            }
+        }
         if is_return(insn.op) {
             let mut s = Snippet::new();
             push_id(&mut s, patcher, id)?;
@@ -162,6 +194,61 @@ pub(crate) fn patch(
             max_locals,
         },
     )
+}
+
+/// The receiver probe before `call`, if the selection gives it a site: copies the receiver
+/// from under the arguments and passes it with the site id to the `receiver` hook. The stack is
+/// as before afterwards, so frames and branch targets need no change.
+fn receiver_probe(
+    class: &ClassFile<'_>,
+    call: &Insn,
+    method_id: u32,
+    selection: &mut (dyn Selection + '_),
+    hooks: &mut Refs<'_>,
+    patcher: &mut ClassPatcher<'_>,
+) -> Result<Option<Snippet>, SkipReason> {
+    let Operand::Constant(index) = call.operand else {
+        return Ok(None);
+    };
+    let cp = &class.constant_pool;
+    let Ok(member) = cp.member_ref(index) else {
+        return Ok(None);
+    };
+    let Some(descriptor) = MethodDescriptor::parse(&member.descriptor) else {
+        return Ok(None);
+    };
+    let arg_slots = descriptor.param_slots();
+    if arg_slots > 2 {
+        return Ok(None);
+    }
+    let site = CallSite {
+        interface: call.op == INVOKEINTERFACE,
+        class: &member.class,
+        name: &member.name,
+        descriptor: &member.descriptor,
+        bci: call.offset,
+    };
+    let Some(site_id) = selection.receiver_site(method_id, &site) else {
+        return Ok(None);
+    };
+    let hook = hooks.hook(patcher, Hook::Receiver)?;
+    let mut s = Snippet::new();
+    match arg_slots {
+        0 => {
+            s.op(DUP, 1, 2);
+        }
+        // [recv, a] -> [recv, a, recv, a] -> [recv, a, recv]
+        1 => {
+            s.op(DUP2, 2, 4).op(POP, 1, 0);
+        }
+        // [recv, a, b] -> [a, b, recv, a, b] -> [a, b, recv] -> [recv, a, b, recv]
+        _ => {
+            s.op(DUP2_X1, 3, 5).op(POP2, 2, 0).op(DUP_X2, 3, 4);
+        }
+    }
+    push_id(&mut s, patcher, site_id)?;
+    s.invokestatic(hook, 2, 0);
+    Ok(Some(s))
 }
 
 /// Basic blocks as (leader instruction index, bytecodes in the block), per JP's

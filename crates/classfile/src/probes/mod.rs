@@ -22,19 +22,23 @@ pub(crate) enum Hook {
     Alloc,
     NativeEnter,
     NativeExit,
+    Receiver,
 }
+
+/// The cache slot of `java/lang/Throwable`, after every hook's.
+const THROWABLE_SLOT: usize = Hook::Receiver as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
     pub hooks: &'h Hooks,
-    cache: [Option<u16>; 9],
+    cache: [Option<u16>; 10],
 }
 
 impl<'h> Refs<'h> {
     fn new(hooks: &'h Hooks) -> Self {
         Refs {
             hooks,
-            cache: [None; 9],
+            cache: [None; 10],
         }
     }
 
@@ -50,6 +54,7 @@ impl<'h> Refs<'h> {
             Hook::Alloc => &h.alloc,
             Hook::NativeEnter => &h.native_enter,
             Hook::NativeExit => &h.native_exit,
+            Hook::Receiver => &h.receiver,
         };
         let slot = &mut self.cache[hook as usize];
         if let Some(i) = *slot {
@@ -65,14 +70,14 @@ impl<'h> Refs<'h> {
 
     /// The Class entry of `java/lang/Throwable` (the type caught by exit handlers).
     pub fn throwable(&mut self, p: &mut ClassPatcher<'_>) -> Result<u16, SkipReason> {
-        if let Some(i) = self.cache[8] {
+        if let Some(i) = self.cache[THROWABLE_SLOT] {
             return Ok(i);
         }
         let i = p
             .pool
             .class("java/lang/Throwable")
             .map_err(|_| SkipReason::ConstantPoolFull)?;
-        self.cache[8] = Some(i);
+        self.cache[THROWABLE_SLOT] = Some(i);
         Ok(i)
     }
 }
@@ -172,6 +177,9 @@ pub struct Hooks {
     pub native_enter: HookMethod,
     /// `nativeExit(I)V`: method id, after the native method returned or threw.
     pub native_exit: HookMethod,
+    /// `receiver(Ljava/lang/Object;I)V`: the receiver of a virtual call about to be made at a
+    /// receiver site (see [`Selection::receiver_site`]) and the site's id.
+    pub receiver: HookMethod,
     /// Prefix given to wrapped native methods (what the agent passes to SetNativeMethodPrefix).
     pub native_prefix: String,
 }
@@ -188,6 +196,7 @@ impl Default for Hooks {
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
             native_enter: HookMethod::new("nativeEnter", "(I)V"),
             native_exit: HookMethod::new("nativeExit", "(I)V"),
+            receiver: HookMethod::new("receiver", "(Ljava/lang/Object;I)V"),
             native_prefix: "ferrofluid$$".to_owned(),
         }
     }
@@ -226,6 +235,21 @@ pub struct MethodSite<'s> {
     pub access: u16,
 }
 
+/// A virtual or interface call offered to [`Selection::receiver_site`].
+#[derive(Debug, Clone, Copy)]
+pub struct CallSite<'s> {
+    /// `invokeinterface` (else `invokevirtual`).
+    pub interface: bool,
+    /// Internal name of the class or interface the call names.
+    pub class: &'s str,
+    /// Method name.
+    pub name: &'s str,
+    /// Method descriptor.
+    pub descriptor: &'s str,
+    /// Offset of the invoke instruction in the original code.
+    pub bci: u32,
+}
+
 /// Chooses the methods to patch and hands out ids.
 pub trait Selection {
     /// The id to pass to hooks for `method`, or `None` to leave it alone.
@@ -236,6 +260,24 @@ pub trait Selection {
     fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
         let _ = (method_id, type_name);
         bci
+    }
+
+    /// Whether the `entry-exit` probe should offer this selection its virtual and interface
+    /// calls (through [`Selection::receiver_site`]). Off by default: asking costs a
+    /// constant-pool lookup per call instruction.
+    fn wants_receiver_sites(&self) -> bool {
+        false
+    }
+
+    /// The site id for `call` in method `method_id`, or `None`. With an id, the probe passes
+    /// the call's receiver and the id to the `receiver` hook just before the call, so that a
+    /// profiler can learn which implementations a call site really reaches (and instrument
+    /// only those) instead of every override class-hierarchy analysis allows. Only calls
+    /// whose arguments take at most 2 stack slots can be offered: deeper receivers cannot be
+    /// copied without spilling the arguments to new locals.
+    fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let _ = (method_id, call);
+        None
     }
 }
 
@@ -367,7 +409,12 @@ pub fn instrument(
         } else {
             match options.kind {
                 ProbeKind::EntryExit => {
-                    entry_exit::patch(&class, index, id, hooks, Counting::None, &mut patcher)
+                    let sites = if selection.wants_receiver_sites() {
+                        Some(&mut *selection)
+                    } else {
+                        None
+                    };
+                    entry_exit::patch_with_sites(&class, index, id, hooks, sites, &mut patcher)
                 }
                 ProbeKind::Blocks => {
                     entry_exit::patch(&class, index, id, hooks, Counting::Default, &mut patcher)

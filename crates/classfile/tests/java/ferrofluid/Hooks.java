@@ -5,6 +5,7 @@ public final class Hooks {
     static final int N = 4096;
     static final long[] enter = new long[N], exit = new long[N], unwind = new long[N], blocks = new long[N];
     static final long[] alloc = new long[N], nativeEnter = new long[N], nativeExit = new long[N];
+    static final java.util.Map<String, Long> receivers = new java.util.TreeMap<>();
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(Hooks::dump));
     }
@@ -16,6 +17,10 @@ public final class Hooks {
     public static void alloc(Object o, int site) { if (o != null) alloc[site]++; }
     public static void nativeEnter(int id) { nativeEnter[id]++; }
     public static void nativeExit(int id) { nativeExit[id]++; }
+    public static synchronized void receiver(Object o, int site) {
+        String k = site + " " + (o == null ? "null" : o.getClass().getName());
+        receivers.merge(k, 1L, Long::sum);
+    }
     static void dump() {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < N; i++) {
@@ -23,6 +28,9 @@ public final class Hooks {
             b.append("HOOK ").append(i).append(' ').append(enter[i]).append(' ').append(exit[i]).append(' ')
              .append(unwind[i]).append(' ').append(blocks[i]).append(' ').append(alloc[i]).append(' ')
              .append(nativeEnter[i]).append(' ').append(nativeExit[i]).append('\n');
+        }
+        synchronized (Hooks.class) {
+            receivers.forEach((k, v) -> b.append("RECV ").append(k).append(' ').append(v).append('\n'));
         }
         System.err.print(b);
     }
