@@ -5,9 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ferrofluid_classfile::{
-    instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection,
-};
+use ferrofluid_classfile::{instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection};
 
 fn java_bin(tool: &str) -> PathBuf {
     let home = std::env::var_os("JAVA_HOME")
@@ -357,7 +355,11 @@ impl Selection for Sites {
         true
     }
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
-        let kind = if call.interface { "interface" } else { "virtual" };
+        let kind = if call.interface {
+            "interface"
+        } else {
+            "virtual"
+        };
         self.sites.push(format!(
             "{method_id} {kind} {}.{}{}",
             call.class, call.name, call.descriptor
@@ -380,7 +382,10 @@ fn receiver_sites_pass_each_receiver_to_the_hook() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         let out = instrument(&bytes, &ProbeOptions::new(ProbeKind::EntryExit), &mut sites).unwrap();
-        let abstract_only = out.methods.iter().all(|m| m.name == "area" && m.descriptor == "(I)I");
+        let abstract_only = out
+            .methods
+            .iter()
+            .all(|m| m.name == "area" && m.descriptor == "(I)I");
         let skipped: Vec<_> = out.methods.iter().filter(|m| m.result.is_err()).collect();
         assert!(skipped.is_empty() || abstract_only, "{skipped:?}");
         let new = out.bytes.unwrap_or(bytes);
@@ -397,9 +402,11 @@ fn receiver_sites_pass_each_receiver_to_the_hook() {
     let calls = sites.ids.methods["calls([Ljava/lang/Object;[LReceivers$Shape;)I"];
     let site = |what: &str| -> u32 {
         let want = format!("{calls} {what}");
-        1 + sites.sites.iter().position(|s| *s == want).unwrap_or_else(|| {
-            panic!("no site {want} in {:#?}", sites.sites)
-        }) as u32
+        1 + sites
+            .sites
+            .iter()
+            .position(|s| *s == want)
+            .unwrap_or_else(|| panic!("no site {want} in {:#?}", sites.sites)) as u32
     };
     let mut seen: Vec<String> = stderr
         .lines()
@@ -423,7 +430,10 @@ fn receiver_sites_pass_each_receiver_to_the_hook() {
         format!("{to_string} null 5"),
     ];
     // Two area sites (one per branch of the conditional), 3 shapes per call.
-    let areas: Vec<&String> = seen.iter().filter(|s| s.starts_with(&format!("{area} "))).collect();
+    let areas: Vec<&String> = seen
+        .iter()
+        .filter(|s| s.starts_with(&format!("{area} ")))
+        .collect();
     assert_eq!(areas, [&format!("{area} Receivers$Square 10")]);
     expected.push(format!("{} Receivers$Tri 5", area + 1));
     for e in &expected {

@@ -86,4 +86,7 @@ pub enum SubgraphError {
     /// A method id the planner never handed out.
     #[error("unknown method id {0}")]
     UnknownId(u32),
+    /// A receiver-site id the planner never handed out.
+    #[error("unknown receiver site {0}")]
+    UnknownSite(u32),
 }

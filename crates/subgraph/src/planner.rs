@@ -141,6 +141,8 @@ pub struct Counters {
     pub invoked: usize,
     /// Call sites whose class is not loaded yet, kept until it is.
     pub pending_call_sites: usize,
+    /// Virtual calls whose targets are chosen by the receivers seen at run time.
+    pub receiver_sites: usize,
     /// Registry sizes.
     pub registry: RegistryStats,
 }
@@ -196,14 +198,18 @@ pub struct Planner {
     work: Vec<MethodKey>,
     /// The batch being built.
     out: BTreeMap<ClassId, Vec<MethodId>>,
+    /// Virtual calls narrowed by their receivers at run time instead of CHA.
+    pub(crate) receivers: receivers::ReceiverSites,
 }
 
 impl Planner {
     /// A planner with nothing loaded.
     pub fn new(config: PlanConfig) -> Self {
         let root_hits = vec![false; config.roots.len()];
+        let scheme = config.effective_scheme();
         Planner {
-            scheme: config.effective_scheme(),
+            receivers: receivers::ReceiverSites::new(scheme),
+            scheme,
             config,
             registry: Registry::new(),
             ids: Vec::new(),
@@ -368,6 +374,7 @@ impl Planner {
             instrumented: self.ids.len(),
             invoked: self.invoked_count,
             pending_call_sites: self.pending_count,
+            receiver_sites: self.receivers.count(),
             registry: self.registry.stats(),
         }
     }
@@ -376,7 +383,7 @@ impl Planner {
     /// `loader`: every method of it chosen so far, with its id. `None` when the class is
     /// not registered.
     pub fn selection_for(
-        &self,
+        &mut self,
         loader: LoaderId,
         class: &str,
     ) -> Option<crate::ClassSelection<'_>> {
@@ -507,6 +514,10 @@ impl Planner {
             // `array.clone()`: no class to load, no bytecode to instrument.
             return;
         }
+        if self.receivers.is_site(loader, call) {
+            // Its targets are chosen by the receivers that reach it.
+            return;
+        }
         if call.kind.is_virtual() {
             self.reachable_virtual
                 .entry(class)
@@ -558,5 +569,8 @@ impl Planner {
     }
 }
 
+mod receivers;
 #[cfg(test)]
 mod tests;
+
+pub use receivers::MIN_TARGETS;

@@ -1,26 +1,27 @@
 //! The per-class view the class-file engine asks while retransforming a class.
 
-use ferrofluid_classfile::{MethodSite, Selection};
+use ferrofluid_classfile::{CallSite, MethodSite, Selection};
 
 use crate::planner::{MethodId, Planner};
 use crate::registry::ClassId;
 
-/// Selects, in one class, every method the planner has chosen so far, with its id.
+/// Selects, in one class, every method the planner has chosen so far, with its id, and
+/// decides which of their calls are receiver sites (see [`Planner::receiver_site`]).
 /// Pass it to `ferrofluid_classfile::instrument`; build it with
 /// [`Planner::selection_for`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct ClassSelection<'p> {
-    planner: &'p Planner,
+    planner: &'p mut Planner,
     class: ClassId,
 }
 
 impl<'p> ClassSelection<'p> {
-    pub(crate) fn new(planner: &'p Planner, class: ClassId) -> Self {
+    pub(crate) fn new(planner: &'p mut Planner, class: ClassId) -> Self {
         ClassSelection { planner, class }
     }
 
     /// The chosen methods of this class and their ids, in declaration order.
-    pub fn chosen(&self) -> Vec<(MethodId, &'p str, &'p str)> {
+    pub fn chosen(&self) -> Vec<(MethodId, &str, &str)> {
         let reg = self.planner.registry();
         let rec = reg.class(self.class);
         (0..rec.methods.len() as u32)
@@ -48,5 +49,14 @@ impl Selection for ClassSelection<'_> {
         let descriptor = reg.strings.get(method.descriptor)?;
         let key = reg.declared(self.class, name, descriptor)?;
         self.planner.chosen(key)
+    }
+
+    fn wants_receiver_sites(&self) -> bool {
+        self.planner.receivers.enabled
+    }
+
+    fn receiver_site(&mut self, _method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let loader = self.planner.registry().class(self.class).loader;
+        self.planner.receiver_site(loader, call)
     }
 }

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::{compile_and_run, Run, APP, JDK17};
 use ferrofluid_classfile::{instrument, ProbeKind, ProbeOptions};
-use ferrofluid_subgraph::{ClassFilter, MethodId, PlanConfig, Planner, Scheme};
+use ferrofluid_subgraph::{ClassFilter, MethodId, PlanConfig, Planner, Scheme, BOOTSTRAP};
 
 /// Compiles the counting `ferrofluid/Hooks` into its own directory (for the boot class path).
 fn hooks_dir() -> tempfile::TempDir {
@@ -28,14 +28,16 @@ fn hooks_dir() -> tempfile::TempDir {
     dir
 }
 
+/// What one run reported: entry counts by method id, and the receiver classes (internal
+/// names) seen at each receiver site.
+struct Reported {
+    counts: HashMap<MethodId, u64>,
+    receivers: Vec<(u32, String)>,
+}
+
 /// Instruments every application class with what the planner chose, runs `main`, and
-/// returns entry counts by method id.
-fn instrument_and_run(
-    run: &Run,
-    planner: &Planner,
-    main: &str,
-    hooks: &Path,
-) -> HashMap<MethodId, u64> {
+/// returns what the hooks reported.
+fn instrument_and_run(run: &Run, planner: &mut Planner, main: &str, hooks: &Path) -> Reported {
     let options = ProbeOptions::new(ProbeKind::EntryExit);
     let out = tempfile::tempdir().unwrap();
     for (loader, class) in run.loaded.iter().filter(|(l, _)| *l == APP) {
@@ -67,15 +69,21 @@ fn instrument_and_run(
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("ferrofluid-count "))
-        .map(|l| {
-            let (id, n) = l.split_once(' ').unwrap();
-            (id.parse().unwrap(), n.parse().unwrap())
-        })
-        .collect()
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let pairs = |prefix: &'static str| {
+        stdout
+            .lines()
+            .filter_map(move |l| l.strip_prefix(prefix))
+            .map(|l| l.split_once(' ').unwrap())
+    };
+    Reported {
+        counts: pairs("ferrofluid-count ")
+            .map(|(id, n)| (id.parse().unwrap(), n.parse().unwrap()))
+            .collect(),
+        receivers: pairs("ferrofluid-receiver ")
+            .map(|(site, class)| (site.parse().unwrap(), class.replace('.', "/")))
+            .collect(),
+    }
 }
 
 /// Rounds of instrument-run-report until lazy revelation adds nothing. Returns the
@@ -86,8 +94,20 @@ fn converge(run: &Run, planner: &mut Planner, main: &str) -> (usize, HashMap<Str
     let mut rounds = 0;
     loop {
         rounds += 1;
-        let counts = instrument_and_run(run, planner, main, hooks.path());
+        let Reported { counts, receivers } = instrument_and_run(run, planner, main, hooks.path());
         let mut revealed = 0;
+        for (site, class) in receivers {
+            // The receiver's defining loader: the application's, else the JDK's.
+            let loader = if run.loaded.iter().any(|(l, c)| *l == APP && *c == class) {
+                APP
+            } else {
+                BOOTSTRAP
+            };
+            revealed += planner
+                .receiver_seen(site, loader, &class)
+                .unwrap()
+                .method_count();
+        }
         for &id in counts.keys() {
             if !planner.is_invoked(id) {
                 revealed += planner.first_invocation(id).unwrap().method_count();
@@ -152,4 +172,50 @@ fn interface_calls_on_a_real_jvm_converge_with_exact_counts() {
     );
     let c = planner.counters();
     assert_eq!((c.instrumented, c.invoked), (5, 5));
+}
+
+/// A call of `Object.toString` becomes a receiver site: only the classes whose instances
+/// reach it get their `toString` instrumented (P, Q and String), not R, which is loaded and
+/// overrides it but never reaches the call; with receiver sites off, CHA chooses R's too.
+#[test]
+fn receiver_sites_choose_only_the_receivers_that_reach_a_call() {
+    let run = compile_and_run("receivers", "Receivers");
+    let mut planner = lazy("Receivers::main");
+    let (rounds, counts) = converge(&run, &mut planner, "Receivers");
+    // main; describe; P.toString and Q.toString (from receivers); Q.helper; nothing new.
+    assert_eq!(rounds, 4);
+    let app: HashMap<String, u64> = counts
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("java/"))
+        .collect();
+    assert_eq!(
+        app,
+        expect(&[
+            ("Receivers.main", 1),
+            ("Receivers.describe", 12),
+            ("P.<init>", 1),
+            ("Q.<init>", 1),
+            ("P.toString", 4),
+            ("Q.toString", 4),
+            ("Q.helper", 4)
+        ])
+    );
+    let to_string =
+        |class: &str, loader| planner.id_of(loader, class, "toString", "()Ljava/lang/String;");
+    assert!(
+        to_string("R", APP).is_none(),
+        "R.toString must not be chosen"
+    );
+    assert!(to_string("java/lang/String", BOOTSTRAP).is_some());
+    assert!(to_string("java/lang/Integer", BOOTSTRAP).is_none());
+    assert_eq!(planner.counters().receiver_sites, 1);
+
+    let mut cha = lazy("Receivers::main");
+    cha.set_receiver_sites(false);
+    let (_, counts) = converge(&run, &mut cha, "Receivers");
+    assert_eq!(counts.get("P.toString"), Some(&4));
+    assert!(cha
+        .id_of(APP, "R", "toString", "()Ljava/lang/String;")
+        .is_some());
+    assert!(cha.counters().instrumented > planner.counters().instrumented + 50);
 }

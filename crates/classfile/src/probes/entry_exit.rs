@@ -5,11 +5,11 @@ use crate::class::ClassFile;
 use crate::code::asm::Snippet;
 use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
+use crate::code::insn::{Insn, Operand};
 use crate::code::opcodes::*;
+use crate::descriptor::MethodDescriptor;
 use crate::patch::{ClassPatcher, PoolFull};
 use crate::probes::method::{prepare, stack_need, CodeChanges, Mode, Prepared};
-use crate::code::insn::{Insn, Operand};
-use crate::descriptor::MethodDescriptor;
 use crate::probes::{CallSite, Hook, Refs, Selection, SkipReason};
 
 pub(crate) fn pool_full(_: PoolFull) -> SkipReason {

@@ -377,6 +377,7 @@ fn reveal_adds_a_method_seen_running() {
 fn selection_gives_the_class_its_chosen_ids() {
     let (mut p, _) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
     p.first_invocation(id(&p, "Fig4", "f")).unwrap();
+    let (f, g) = (id(&p, "Fig4", "f"), id(&p, "Fig4", "g"));
     let mut sel = p.selection_for(BOOTSTRAP, "Fig4").unwrap();
     let site = |name| ferrofluid_classfile::MethodSite {
         class: "Fig4",
@@ -384,8 +385,8 @@ fn selection_gives_the_class_its_chosen_ids() {
         descriptor: V,
         access: 0,
     };
-    assert_eq!(sel.method_id(&site("f")), Some(id(&p, "Fig4", "f")));
-    assert_eq!(sel.method_id(&site("g")), Some(id(&p, "Fig4", "g")));
+    assert_eq!(sel.method_id(&site("f")), Some(f));
+    assert_eq!(sel.method_id(&site("g")), Some(g));
     assert_eq!(sel.method_id(&site("main")), None);
     assert_eq!(sel.method_id(&site("absent")), None);
     let chosen: Vec<&str> = sel.chosen().into_iter().map(|(_, n, _)| n).collect();

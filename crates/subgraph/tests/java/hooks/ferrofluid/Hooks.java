@@ -1,8 +1,12 @@
 package ferrofluid;
 
-/** Counting hooks for the planner's end-to-end test: prints "id count" per entered method at exit. */
+/**
+ * Counting hooks for the planner's end-to-end test: prints "id count" per entered method and
+ * "site class" per receiver class seen at a receiver site, at exit.
+ */
 public final class Hooks {
     private static final int[] COUNTS = new int[4096];
+    private static final java.util.Set<String> RECEIVERS = new java.util.TreeSet<>();
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -10,6 +14,9 @@ public final class Hooks {
                 if (COUNTS[id] > 0) {
                     System.out.println("ferrofluid-count " + id + " " + COUNTS[id]);
                 }
+            }
+            synchronized (RECEIVERS) {
+                RECEIVERS.forEach(r -> System.out.println("ferrofluid-receiver " + r));
             }
         }));
     }
@@ -23,4 +30,12 @@ public final class Hooks {
     public static void exit(int id) {}
 
     public static void unwind(int id) {}
+
+    public static void receiver(Object o, int site) {
+        if (o != null) {
+            synchronized (RECEIVERS) {
+                RECEIVERS.add(site + " " + o.getClass().getName());
+            }
+        }
+    }
 }
