@@ -362,12 +362,56 @@ pub extern "C" fn native_alloc(
 ) {
 }
 
+pub extern "C" fn native_receiver(
+    env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    receiver: sys::jobject,
+    site: sys::jint,
+) {
+    ferrofluid_jvmti::ffi_guard("Hooks.receiver", (), || {
+        if !receiver.is_null() && in_extent() {
+            crate::receiver::reached(env, receiver, site as u32);
+        }
+    })
+}
+
+/// Whether this thread is inside a root's dynamic extent (and the agent is not busy on it).
+fn in_extent() -> bool {
+    LOCAL
+        .try_with(|l| {
+            if l.busy.get() {
+                return false;
+            }
+            l.sync_generation();
+            l.in_root.get() > 0
+        })
+        .unwrap_or(false)
+}
+
+/// Runs agent work on an application thread with the probes off, and factors its time out of
+/// the thread's open frames, as lazy revelation does.
+pub fn as_pause(env: *mut sys::JNIEnv, work: impl FnOnce()) {
+    let mut work = Some(work);
+    let _ = LOCAL.try_with(|l| {
+        l.busy.set(true);
+        let start = now();
+        if let Some(work) = work.take() {
+            work();
+        }
+        let pause = now().saturating_sub(start);
+        l.busy.set(false);
+        if COLLECTING.load(Ordering::Relaxed) {
+            l.push(env, Kind::Adjust, 0, pause);
+        }
+    });
+}
+
 /// `(name, descriptor, function)` of every hook, for RegisterNatives.
 pub fn natives() -> [(
     &'static std::ffi::CStr,
     &'static std::ffi::CStr,
     *mut std::ffi::c_void,
-); 8] {
+); 9] {
     let enter = native_enter as *mut std::ffi::c_void;
     let exit = native_exit as *mut std::ffi::c_void;
     let blocks = native_blocks as *mut std::ffi::c_void;
@@ -384,6 +428,11 @@ pub fn natives() -> [(
         ),
         (c"nativeEnter", c"(I)V", enter),
         (c"nativeExit", c"(I)V", exit),
+        (
+            c"receiver",
+            c"(Ljava/lang/Object;I)V",
+            native_receiver as *mut std::ffi::c_void,
+        ),
     ]
 }
 

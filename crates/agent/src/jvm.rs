@@ -2,7 +2,7 @@
 //! readability. Every callback runs under `ffi_guard` and leaves the JVM as it found it on failure.
 
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Jvmti, Object};
 
@@ -19,6 +19,13 @@ pub const HOOKS_CLASS: &str = "ferrofluid/Hooks";
 pub fn jvmti() -> Option<Jvmti> {
     // SAFETY: the pointer is a live environment while stored (cleared before disposal).
     unsafe { Jvmti::from_raw(JVMTI.load(Ordering::Acquire)) }
+}
+
+static CAN_TAG: AtomicBool = AtomicBool::new(false);
+
+/// Whether the agent may tag objects (JVMTI `can_tag_objects`).
+pub fn can_tag() -> bool {
+    CAN_TAG.load(Ordering::Acquire)
 }
 
 /// Takes the capabilities and installs the callbacks. Events are enabled by [`enable_events`].
@@ -38,6 +45,11 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     {
         let _ = jvmti.add_capabilities(&early);
     }
+    // Tags identify receiver classes cheaply (receiver sites); without them every virtual call is
+    // followed by class-hierarchy analysis instead.
+    let mut tags = sys::jvmtiCapabilities::default();
+    tags.set_can_tag_objects(1);
+    CAN_TAG.store(jvmti.add_capabilities(&tags).is_ok(), Ordering::Release);
     let callbacks = sys::jvmtiEventCallbacks {
         VMInit: Some(vm_init),
         VMDeath: Some(vm_death),
@@ -94,7 +106,7 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
         }
     };
     let natives = hooks::natives();
-    // SAFETY: `natives()` lists the eight static native methods of the hooks class with functions of
+    // SAFETY: `natives()` lists the static native methods of the hooks class with functions of
     // the matching JNI signatures; the library is never unloaded once hooks are bound (Agent_OnAttach
     // cannot fail after this point).
     unsafe { env.register_natives(class, &natives) }

@@ -24,6 +24,8 @@ mod jvm;
 mod logger;
 #[allow(unsafe_code)]
 mod private_dir;
+#[allow(unsafe_code)]
+mod receiver;
 mod region;
 #[allow(unsafe_code)]
 pub mod ring;

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrofluid_classfile::{
-    instrument, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
+    instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
 };
 use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti};
 use ferrofluid_subgraph::{
@@ -33,6 +33,9 @@ const RETRANSFORM_BATCH: usize = 100;
 pub struct Session {
     planner: Planner,
     base: u32,
+    /// Receiver-site ids handed to probes are `site_base + planner site`, fresh per session like
+    /// method ids, so a probe of an older session never names a site of this one.
+    site_base: u32,
     roots: Vec<MethodPattern>,
     /// Classes whose current bytes carry probes.
     instrumented: BTreeSet<ClassKey>,
@@ -53,6 +56,7 @@ pub struct Outcome {
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 /// Where the next session's ids start (ids below 1 are reserved for calibration).
 static NEXT_BASE: AtomicU32 = AtomicU32::new(hooks::CALIBRATION_ID + 1);
+static NEXT_SITE_BASE: AtomicU32 = AtomicU32::new(0);
 static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
 
 /// Loaded classes: a weak reference to each (to retransform it) and its original bytes as the
@@ -102,11 +106,24 @@ pub fn digest(bytes: &[u8]) -> u64 {
 }
 
 /// The ids the planner hands out, shifted by the session's base.
-struct Offset<'p>(ClassSelection<'p>, u32);
+struct Offset<'p> {
+    selection: ClassSelection<'p>,
+    base: u32,
+    site_base: u32,
+}
 
 impl Selection for Offset<'_> {
     fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
-        self.0.method_id(method).map(|id| id + self.1)
+        self.selection.method_id(method).map(|id| id + self.base)
+    }
+
+    fn wants_receiver_sites(&self) -> bool {
+        self.selection.wants_receiver_sites()
+    }
+
+    fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let site = self.selection.receiver_site(method_id, call)?;
+        site.checked_add(self.site_base)
     }
 }
 
@@ -168,7 +185,12 @@ impl Session {
             return None;
         }
         let options = ProbeOptions::new(ProbeKind::EntryExit);
-        match instrument(bytes, &options, &mut Offset(selection, self.base)) {
+        let mut selection = Offset {
+            selection,
+            base: self.base,
+            site_base: self.site_base,
+        };
+        match instrument(bytes, &options, &mut selection) {
             Ok(out) => {
                 for m in &out.methods {
                     if let Err(reason) = &m.result {
@@ -292,7 +314,8 @@ pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
     }
 }
 
-fn class_key(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) -> Option<ClassKey> {
+/// The planner's name of `class`: its defining loader's id and internal name.
+pub fn class_key(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) -> Option<ClassKey> {
     let (sig, _) = jvmti.class_signature(class).ok()?;
     let name = sig.strip_prefix('L')?.strip_suffix(';')?.to_owned();
     let loader = jvmti.class_loader(env, class).ok()?;
@@ -323,6 +346,8 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     let all = config.roots.is_empty();
     let roots = config.roots.clone();
     let mut planner = Planner::new(config);
+    // Region mode times the region methods only: their calls need no receiver probes.
+    planner.set_receiver_sites(!crate::region::enabled() && crate::jvm::can_tag());
     // Every loaded class the agent may change, and whether its bytes are known.
     let mut unknown = Vec::new();
     let mut known = Vec::new();
@@ -359,6 +384,7 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     let mut session = Session {
         planner,
         base,
+        site_base: NEXT_SITE_BASE.load(Ordering::SeqCst),
         roots,
         instrumented: BTreeSet::new(),
         pending: BTreeSet::new(),
@@ -422,6 +448,8 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
         flags::clear(id);
     }
     NEXT_BASE.store(session.base + count, Ordering::SeqCst);
+    let sites = session.planner.counters().receiver_sites as u32;
+    NEXT_SITE_BASE.store(session.site_base + sites, Ordering::SeqCst);
     let classes: Vec<ClassKey> = session.instrumented.iter().cloned().collect();
     let errors = retransform(jvmti, env, &classes);
     log::info!("deinstrumented {} classes", classes.len());
@@ -514,4 +542,29 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
         }
     }
     flags::set(id, flags::INVOKED);
+}
+
+/// A receiver of class `key` reached receiver site `site` on this thread, inside a root's extent:
+/// the method it runs there is instrumented before the call proceeds (see `crate::receiver`).
+pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) {
+    let _reveal = lock(&REVEAL);
+    let queued = {
+        let mut session = lock(&SESSION);
+        let Some(s) = session.as_mut() else {
+            return;
+        };
+        let Some(local) = site.checked_sub(s.site_base) else {
+            return;
+        };
+        match s.planner.receiver_seen(local, key.0, &key.1) {
+            Ok(batch) => s.apply(batch, None),
+            Err(e) => log::warn!("receiver site {site}: {e}"),
+        }
+        !s.pending.is_empty()
+    };
+    if queued {
+        for e in flush_pending(jvmti, env) {
+            log::warn!("receiver revelation: {e}");
+        }
+    }
 }

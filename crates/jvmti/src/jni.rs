@@ -224,6 +224,18 @@ impl<'a> JniEnv<'a> {
         Ok(unsafe { Object::from_raw(string) })
     }
 
+    /// `GetObjectClass`: a local reference to the class of `obj` (which must not be null).
+    pub fn object_class(&self, obj: Object<'_>) -> Result<Class<'a>> {
+        let f = jni_fn!(self, GetObjectClass).ok_or(Error::Jni {
+            function: "GetObjectClass",
+        })?;
+        // SAFETY: valid env and a live, non-null reference (Object invariant).
+        let class = unsafe { f(self.raw.as_ptr(), obj.as_raw()) };
+        self.non_null("GetObjectClass", class)?;
+        // SAFETY: GetObjectClass returned a non-null local reference to a class.
+        Ok(unsafe { Class::from_raw(class) })
+    }
+
     /// Frees a local reference early (for loops that would otherwise fill the local frame).
     pub fn delete_local_ref(&self, obj: Object<'_>) {
         if let Some(f) = jni_fn!(self, DeleteLocalRef) {

@@ -1,0 +1,86 @@
+//! Receiver sites (see `ferrofluid_subgraph`'s planner): a virtual call that class-hierarchy
+//! analysis cannot narrow passes its receiver to `Hooks.receiver` just before the call. Inside a
+//! root's extent, the first time a thread meets a receiver class at a site, the planner chooses
+//! the method that class runs there and the agent instruments it before the call proceeds.
+//!
+//! The per-thread fast path costs `GetObjectClass` and `GetTag`: every receiver class the
+//! agent has looked at carries a JVMTI tag, so a (site, class) pair the thread has seen is a
+//! hash-set lookup. A miss takes the slow path once per thread: the class's name and loader,
+//! then the planner under the revelation lock, which another thread revealing the same target
+//! waits on, so no thread proceeds into an uninstrumented callee.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+
+use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti, Object};
+
+use crate::session::{self, ClassKey};
+
+/// (site, class tag) pairs a thread has already seen, at most this many (then forgotten: a
+/// repeated slow path costs time, never correctness).
+const SEEN_PER_THREAD: usize = 4096;
+
+thread_local! {
+    static SEEN: RefCell<HashSet<(u32, i64)>> = RefCell::new(HashSet::new());
+}
+
+/// Tags given to receiver classes, from 1 (0 means untagged).
+static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
+/// Tag -> the class, as the planner names it.
+static TAGGED: Mutex<Option<HashMap<i64, ClassKey>>> = Mutex::new(None);
+
+/// A receiver reached site `site`, on a thread inside a root's extent. `receiver` is non-null.
+pub fn reached(env: *mut sys::JNIEnv, receiver: sys::jobject, site: u32) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
+    let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
+        return;
+    };
+    // SAFETY: the hook's argument: a live local reference, checked non-null by the caller.
+    let receiver = unsafe { Object::from_raw(receiver) };
+    let Ok(class) = jni.object_class(receiver) else {
+        return;
+    };
+    let tag = jvmti.tag(class.as_object()).unwrap_or(0);
+    let known = tag != 0 && SEEN.with(|s| s.borrow().contains(&(site, tag)));
+    if !known {
+        crate::hooks::as_pause(env, || reveal(jvmti, &jni, class, tag, site));
+    }
+    jni.delete_local_ref(class.as_object());
+}
+
+#[cold]
+fn reveal(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64, site: u32) {
+    let Some((tag, key)) = tagged(jvmti, jni, class, tag) else {
+        return;
+    };
+    session::receiver_seen(jvmti, jni, site, &key);
+    SEEN.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() >= SEEN_PER_THREAD {
+            s.clear();
+        }
+        s.insert((site, tag));
+    });
+}
+
+/// The tag and planner name of `class`, tagging it on first sight.
+fn tagged(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64) -> Option<(i64, ClassKey)> {
+    let lock = || TAGGED.lock().unwrap_or_else(|p| p.into_inner());
+    if tag != 0 {
+        if let Some(key) = lock().as_ref().and_then(|t| t.get(&tag)).cloned() {
+            return Some((tag, key));
+        }
+    }
+    let key = session::class_key(jvmti, jni, class)?;
+    let tag = NEXT_TAG.fetch_add(1, Ordering::Relaxed);
+    jvmti.set_tag(class.as_object(), tag).ok()?;
+    lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(tag, key.clone());
+    Some((tag, key))
+}
