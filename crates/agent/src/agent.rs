@@ -285,6 +285,7 @@ fn duration_tick() {
 pub fn finish_collection() {
     let was = collector::collecting();
     collector::stop();
+    session::log_precision();
     if let (true, Some(file)) = (was, options().and_then(|o| o.file)) {
         if let Err(e) = collector::write_file(&file) {
             log::error!("writing the profile: {e}");

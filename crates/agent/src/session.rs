@@ -98,6 +98,38 @@ pub fn counts() -> (u64, u64) {
     })
 }
 
+/// Logs how precise the subgraph was: methods instrumented, called, receiver sites, and the
+/// names most often instrumented but never called (what a better analysis would save).
+pub fn log_precision() {
+    let session = lock(&SESSION);
+    let Some(s) = session.as_ref() else {
+        return;
+    };
+    let c = s.planner.counters();
+    let mut uncalled: HashMap<String, usize> = HashMap::new();
+    for id in 0..c.instrumented as u32 {
+        if let Some(m) = s.planner.method(id).filter(|m| !m.invoked) {
+            *uncalled
+                .entry(format!("{}{}", m.name, m.descriptor))
+                .or_default() += 1;
+        }
+    }
+    let mut top: Vec<(String, usize)> = uncalled.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let top: Vec<String> = top
+        .iter()
+        .take(12)
+        .map(|(n, k)| format!("{n} x{k}"))
+        .collect();
+    log::info!(
+        "subgraph: {} methods instrumented, {} called, {} receiver sites; never called: {}",
+        c.instrumented,
+        c.invoked,
+        c.receiver_sites,
+        top.join(", ")
+    );
+}
+
 /// FNV-1a of class bytes, for the log lines that prove a class was restored.
 pub fn digest(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

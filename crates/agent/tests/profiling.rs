@@ -541,6 +541,24 @@ fn lambdas_inside_the_subgraph_are_profiled() {
     );
 }
 
+#[test]
+fn a_megamorphic_call_instruments_only_the_receivers_that_reach_it() {
+    let (profile, log) = startup_profile("receivers", "root=Recv::run,include=Recv*");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Recv.run", 1),
+            ("Recv.run/Recv$Sq.area", 5),
+            ("Recv.run/Recv$Ci.area", 5),
+            ("Recv.run/Recv$Ci.area/Recv.h", 5),
+        ]),
+        "{profile}\n{log}"
+    );
+    // run, the two areas reached and h; not Tri, Hex and Pent's, which CHA would add.
+    assert_eq!(profile["methods"]["instrumented"], 4, "{profile}");
+    assert_eq!(profile["methods"]["called"], 4, "{profile}");
+}
+
 /// `Big.java`: `big(int)` has 65,528 bytes of code, too large for the probes; `run()` calls it and
 /// `small()`; `main` runs `run()` for each `run` line on stdin and prints `done <sum>`.
 fn big_program(dir: &Path) {

@@ -20,6 +20,9 @@ public class Exact {
             case "lambdas":
                 Lam.run();
                 break;
+            case "receivers":
+                Recv.main();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -92,4 +95,33 @@ class Lam {
     }
 
     static void h() { n++; }
+}
+
+// A virtual call with five loaded targets (a receiver site): only the two classes whose
+// instances reach it get their area() instrumented. Shapes are made outside the root; area()
+// is also called outside it, where it records nothing.
+class Recv {
+    abstract static class Shape { abstract int area(); }
+    static class Sq extends Shape { int area() { return 4; } }
+    static class Ci extends Shape { int area() { return h() + 3; } }
+    static class Tri extends Shape { int area() { return 3; } }
+    static class Hex extends Shape { int area() { return 6; } }
+    static class Pent extends Shape { int area() { return 5; } }
+
+    static int h() { return 1; }
+
+    static int sum;
+
+    static void main() {
+        Class<?>[] loaded = { Tri.class, Hex.class, Pent.class };
+        Shape[] xs = { new Sq(), new Ci(), new Tri() };
+        sum += xs[2].area() + loaded.length;
+        run(xs);
+    }
+
+    static void run(Shape[] xs) {
+        for (int i = 0; i < 10; i++) {
+            sum += xs[i % 2].area();
+        }
+    }
 }

@@ -99,6 +99,18 @@ impl Snippet {
         self
     }
 
+    /// Stores into a local with the given store opcode family (`ISTORE` ... `ASTORE`).
+    pub fn store(&mut self, store_op: u8, slot: u16) -> &mut Self {
+        let short = ISTORE_0 + (store_op - ISTORE) * 4;
+        self.local_op(short, store_op, slot);
+        self.moved(if matches!(store_op, LSTORE | DSTORE) {
+            -2
+        } else {
+            -1
+        });
+        self
+    }
+
     /// `istore slot`.
     pub fn istore(&mut self, slot: u16) -> &mut Self {
         self.local_op(ISTORE_0, ISTORE, slot);

@@ -7,7 +7,7 @@ use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::insn::{Insn, Operand};
 use crate::code::opcodes::*;
-use crate::descriptor::MethodDescriptor;
+use crate::descriptor::{Kind, MethodDescriptor};
 use crate::patch::{ClassPatcher, PoolFull};
 use crate::probes::method::{prepare, stack_need, CodeChanges, Mode, Prepared};
 use crate::probes::{CallSite, Hook, Refs, Selection, SkipReason};
@@ -107,6 +107,8 @@ fn patch_inner(
         )
     };
     let args = if counted { 2 } else { 1 };
+    // Locals past the method's own that receiver probes use to set arguments aside.
+    let mut spill_slots = 0u16;
 
     // Prologue: runs once, jumps back to offset 0 skip it.
     let mut pro = Snippet::new();
@@ -133,8 +135,11 @@ fn patch_inner(
 
     for (i, insn) in m.insns.iter().enumerate() {
         if let (Some(sel), INVOKEVIRTUAL | INVOKEINTERFACE) = (sites.as_deref_mut(), insn.op) {
-            if let Some(s) = receiver_probe(class, insn, id, sel, hooks, patcher)? {
+            let spill = m.code.max_locals;
+            if let Some((s, spilled)) = receiver_probe(class, insn, id, sel, spill, hooks, patcher)?
+            {
                 max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
+                spill_slots = spill_slots.max(spilled);
                 edits.before[i].extend_from_slice(&s.code);
             }
         }
@@ -181,7 +186,10 @@ fn patch_inner(
     let max_locals = if counted {
         counter + 1
     } else {
-        m.code.max_locals
+        m.code
+            .max_locals
+            .checked_add(spill_slots)
+            .ok_or(SkipReason::TooLarge)?
     };
     m.finish(
         index,
@@ -197,16 +205,23 @@ fn patch_inner(
 }
 
 /// The receiver probe before `call`, if the selection gives it a site: copies the receiver
-/// from under the arguments and passes it with the site id to the `receiver` hook. The stack is
-/// as before afterwards, so frames and branch targets need no change.
+/// from under the arguments and passes it with the site id to the `receiver` hook; returns it
+/// with the number of locals from `spill` it uses. The stack is as before afterwards, so frames
+/// and branch targets need no change.
+///
+/// Arguments of up to 2 slots are stepped over with stack shuffles; longer ones are stored
+/// into fresh locals from `spill` on and loaded back. Those locals are dead outside the probe
+/// (no frame lies inside it), so no StackMapTable frame needs to mention them.
+#[allow(clippy::too_many_arguments)]
 fn receiver_probe(
     class: &ClassFile<'_>,
     call: &Insn,
     method_id: u32,
     selection: &mut (dyn Selection + '_),
+    spill: u16,
     hooks: &mut Refs<'_>,
     patcher: &mut ClassPatcher<'_>,
-) -> Result<Option<Snippet>, SkipReason> {
+) -> Result<Option<(Snippet, u16)>, SkipReason> {
     let Operand::Constant(index) = call.operand else {
         return Ok(None);
     };
@@ -218,7 +233,7 @@ fn receiver_probe(
         return Ok(None);
     };
     let arg_slots = descriptor.param_slots();
-    if arg_slots > 2 {
+    if arg_slots > 2 && u32::from(spill) + u32::from(arg_slots) > u32::from(u16::MAX) {
         return Ok(None);
     }
     let site = CallSite {
@@ -233,6 +248,7 @@ fn receiver_probe(
     };
     let hook = hooks.hook(patcher, Hook::Receiver)?;
     let mut s = Snippet::new();
+    let mut spilled = 0;
     match arg_slots {
         0 => {
             s.op(DUP, 1, 2);
@@ -242,13 +258,43 @@ fn receiver_probe(
             s.op(DUP2, 2, 4).op(POP, 1, 0);
         }
         // [recv, a, b] -> [a, b, recv, a, b] -> [a, b, recv] -> [recv, a, b, recv]
-        _ => {
+        2 => {
             s.op(DUP2_X1, 3, 5).op(POP2, 2, 0).op(DUP_X2, 3, 4);
+        }
+        _ => {
+            let mut slots = Vec::with_capacity(descriptor.params.len());
+            let mut next = spill;
+            for p in &descriptor.params {
+                slots.push((p.kind, next));
+                next += p.kind.slots();
+            }
+            for &(kind, slot) in slots.iter().rev() {
+                s.store(ISTORE + kind_offset(kind), slot);
+            }
+            s.op(DUP, 1, 2);
+            spilled = arg_slots;
+            push_id(&mut s, patcher, site_id)?;
+            s.invokestatic(hook, 2, 0);
+            for &(kind, slot) in &slots {
+                s.load(ILOAD + kind_offset(kind), slot);
+            }
+            return Ok(Some((s, spilled)));
         }
     }
     push_id(&mut s, patcher, site_id)?;
     s.invokestatic(hook, 2, 0);
-    Ok(Some(s))
+    Ok(Some((s, spilled)))
+}
+
+/// Offset of `kind`'s opcode from the `ILOAD`/`ISTORE` of its family.
+fn kind_offset(kind: Kind) -> u8 {
+    match kind {
+        Kind::Int => 0,
+        Kind::Long => 1,
+        Kind::Float => 2,
+        Kind::Double => 3,
+        Kind::Reference => 4,
+    }
 }
 
 /// Basic blocks as (leader instruction index, bytecodes in the block), per JP's

@@ -272,9 +272,9 @@ pub trait Selection {
     /// The site id for `call` in method `method_id`, or `None`. With an id, the probe passes
     /// the call's receiver and the id to the `receiver` hook just before the call, so that a
     /// profiler can learn which implementations a call site really reaches (and instrument
-    /// only those) instead of every override class-hierarchy analysis allows. Only calls
-    /// whose arguments take at most 2 stack slots can be offered: deeper receivers cannot be
-    /// copied without spilling the arguments to new locals.
+    /// only those) instead of every override class-hierarchy analysis allows. Arguments of
+    /// more than 2 slots are set aside in new locals past the method's own while the
+    /// receiver is copied.
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let _ = (method_id, call);
         None

@@ -3,7 +3,8 @@
 //! A call like `Object.toString()` or `Object.equals(Object)` has hundreds of possible targets
 //! among loaded classes; plain CHA instruments them all although a call site usually meets a
 //! handful. Instead, when a chosen method is instrumented, each of its virtual and interface
-//! calls with at least [`MIN_TARGETS`] possible targets becomes a *receiver site*: the probe
+//! calls with at least [`MIN_TARGETS`] possible targets (or naming a class not loaded yet, whose
+//! implementations are unknown) becomes a *receiver site*: the probe
 //! passes the receiver to the agent just before the call, and only the implementation the
 //! receiver's class runs is chosen ([`Planner::receiver_seen`]), before the call proceeds.
 //! Such a call is no longer followed by CHA, nor by the overrides of classes loaded later.
@@ -63,7 +64,8 @@ impl Planner {
     }
 
     /// The receiver-site id of `call`, made by code of `loader`, or `None` when CHA covers it
-    /// (few possible targets, already followed, class not loaded, or receiver sites off).
+    /// (fewer than [`MIN_TARGETS`] possible targets, already followed, or receiver sites off).
+    /// A call naming a class not loaded yet is a receiver site.
     /// The class-file engine asks this while instrumenting a chosen method.
     pub fn receiver_site(&mut self, loader: LoaderId, call: &ProbeCall<'_>) -> Option<u32> {
         if !self.receivers.enabled {
@@ -94,13 +96,16 @@ impl Planner {
 
     fn decide(&mut self, loader: LoaderId, call: Call) -> Option<u32> {
         let (class, name, descriptor) = self.registry.reference(call.target);
-        let (cid, visible) = self.registry.resolve_class_how(loader, class)?;
-        if !visible || self.followed.contains(&(cid, call)) {
-            return None;
-        }
-        let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
-        if targets.methods.len() < MIN_TARGETS {
-            return None;
+        // A class not loaded yet may have any number of implementations by the time the call
+        // runs (the method is instrumented before its first invocation): let receivers decide.
+        if let Some((cid, true)) = self.registry.resolve_class_how(loader, class) {
+            if self.followed.contains(&(cid, call)) {
+                return None;
+            }
+            let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
+            if targets.methods.len() < MIN_TARGETS {
+                return None;
+            }
         }
         let id = u32::try_from(self.receivers.sites.len()).ok()?;
         self.receivers.sites.push((loader, call));
