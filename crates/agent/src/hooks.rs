@@ -267,6 +267,38 @@ fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
     }
 }
 
+/// Whether revelation may run on this thread now (reflection, method handles, JNI calls): it
+/// is inside a root's dynamic extent and not already doing agent work. With no root every
+/// method is instrumented already.
+#[inline]
+pub fn revealing() -> bool {
+    if ALL_THREADS.load(Ordering::Relaxed) {
+        return false;
+    }
+    LOCAL
+        .try_with(|l| {
+            l.sync_generation();
+            !l.busy.get() && l.in_root.get() > 0
+        })
+        .unwrap_or(false)
+}
+
+/// Runs revelation work `f` on this application thread: probes it reaches are ignored, and its
+/// time is factored out of the thread's open frames, as lazy revelation's is.
+#[cold]
+pub fn agent_work(env: *mut sys::JNIEnv, f: impl FnOnce()) {
+    let _ = LOCAL.try_with(|l| {
+        l.busy.set(true);
+        let start = now();
+        ferrofluid_jvmti::ffi_guard("revelation", (), f);
+        let pause = now().saturating_sub(start);
+        l.busy.set(false);
+        if l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
+            l.push(env, Kind::Adjust, 0, pause);
+        }
+    });
+}
+
 /// Pushes an event; if a full ring made this thread wait for the collector, the wait is
 /// reported as a pause, so it is not charged to the running method.
 #[inline]
@@ -411,7 +443,7 @@ pub fn natives() -> [(
     &'static std::ffi::CStr,
     &'static std::ffi::CStr,
     *mut std::ffi::c_void,
-); 9] {
+); 10] {
     let enter = native_enter as *mut std::ffi::c_void;
     let exit = native_exit as *mut std::ffi::c_void;
     let blocks = native_blocks as *mut std::ffi::c_void;
@@ -432,6 +464,11 @@ pub fn natives() -> [(
             c"receiver",
             c"(Ljava/lang/Object;I)V",
             native_receiver as *mut std::ffi::c_void,
+        ),
+        (
+            c"reveal",
+            c"(Ljava/lang/Object;I)V",
+            crate::reveal::native_reveal as *mut std::ffi::c_void,
         ),
     ]
 }

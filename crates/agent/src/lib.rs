@@ -20,6 +20,8 @@ mod flags;
 #[allow(unsafe_code)]
 pub mod hooks;
 #[allow(unsafe_code)]
+mod jni_intercept;
+#[allow(unsafe_code)]
 mod jvm;
 mod logger;
 #[allow(unsafe_code)]
@@ -27,6 +29,8 @@ mod private_dir;
 #[allow(unsafe_code)]
 mod receiver;
 mod region;
+#[allow(unsafe_code)]
+mod reveal;
 #[allow(unsafe_code)]
 pub mod ring;
 mod server;

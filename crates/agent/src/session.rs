@@ -43,6 +43,8 @@ pub struct Session {
     pending: BTreeSet<ClassKey>,
     /// Methods the engine could not patch: `class.method descriptor: reason`.
     failures: Vec<String>,
+    /// Reflection and method-handle gateways get `reveal` probes (lazy and eager with roots).
+    gateways: bool,
 }
 
 /// What `instrument`/`deinstrument` did, for the reply and the log.
@@ -210,8 +212,41 @@ impl Session {
         }
     }
 
-    /// Instruments `bytes` of `key` with the methods chosen so far: new bytes, or `None`.
+    /// Instruments `bytes` of `key` with the methods chosen so far, and its gateways: new
+    /// bytes, or `None`.
     fn transform(&mut self, key: &ClassKey, bytes: &[u8]) -> Option<Vec<u8>> {
+        let probed = self.probe(key, bytes);
+        if !self.gateways
+            || key.0 != BOOTSTRAP
+            || !crate::reveal::gateway_classes().any(|c| c == key.1)
+        {
+            return probed;
+        }
+        let input = probed.as_deref().unwrap_or(bytes);
+        let hooks = ferrofluid_classfile::Hooks::default();
+        match ferrofluid_classfile::instrument_reveal(input, &hooks, &mut crate::reveal::gateway) {
+            Ok(out) => {
+                for m in &out.methods {
+                    if let Err(reason) = &m.result {
+                        let e = format!("gateway {}.{}{}: {reason}", key.1, m.name, m.descriptor);
+                        log::warn!("not instrumented: {e}");
+                        self.failures.push(e);
+                    }
+                }
+                if out.bytes.is_some() {
+                    self.instrumented.insert(key.clone());
+                }
+                out.bytes.or(probed)
+            }
+            Err(e) => {
+                log::warn!("gateway {}: {e}", key.1);
+                probed
+            }
+        }
+    }
+
+    /// The entry-exit probes of the methods chosen so far.
+    fn probe(&mut self, key: &ClassKey, bytes: &[u8]) -> Option<Vec<u8>> {
         let selection = self.planner.selection_for(key.0, &key.1)?;
         if selection.chosen().is_empty() {
             return None;
@@ -376,6 +411,7 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     outcome.errors.clear();
     crate::jvm::read_hooks_module_all(jvmti, env);
     let all = config.roots.is_empty();
+    let gateways = config.effective_scheme() != ferrofluid_subgraph::Scheme::Total;
     let roots = config.roots.clone();
     let mut planner = Planner::new(config);
     // Region mode times the region methods only: their calls need no receiver probes.
@@ -421,9 +457,21 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         instrumented: BTreeSet::new(),
         pending: BTreeSet::new(),
         failures: Vec::new(),
+        gateways,
     };
     let batch = session.planner.plan();
     session.apply(batch, None);
+    crate::reveal::forget();
+    if gateways {
+        // Their bytes known: retransform them for their probes (otherwise `unknown` does).
+        for class in crate::reveal::gateway_classes() {
+            let key = (BOOTSTRAP, class.to_owned());
+            if known.contains(&key) {
+                session.pending.insert(key);
+            }
+        }
+        crate::jni_intercept::install(jvmti);
+    }
     hooks::ALL_THREADS.store(all, Ordering::SeqCst);
     *lock(&SESSION) = Some(session);
     // Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
@@ -475,6 +523,8 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
         return Outcome::default();
     };
     hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
+    crate::jni_intercept::uninstall(jvmti);
+    crate::reveal::forget();
     let count = session.planner.counters().instrumented as u32;
     for id in session.base..session.base + count {
         flags::clear(id);
@@ -535,6 +585,41 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<Str
         }
     }
     errors
+}
+
+/// Reveals method `name` `descriptor` of `class`, about to be called through reflection, a
+/// method handle or native code, and retransforms what the planner chose, before the call
+/// proceeds (on the calling thread, like [`first_invocation`]).
+pub fn reveal(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>, name: &str, descriptor: &str) {
+    let Some(key) = class_key(jvmti, env, class) else {
+        return;
+    };
+    let _reveal = lock(&REVEAL);
+    let pending = {
+        let mut session = lock(&SESSION);
+        let Some(s) = session.as_mut() else {
+            return;
+        };
+        match s.planner.reveal(key.0, &key.1, name, descriptor) {
+            Ok(batch) => {
+                if !batch.is_empty() {
+                    log::info!(
+                        "revealed {}.{name}{descriptor}: {} methods",
+                        key.1,
+                        batch.method_count()
+                    );
+                }
+                s.apply(batch, None);
+            }
+            Err(e) => log::debug!("reveal: {e}"),
+        }
+        !s.pending.is_empty()
+    };
+    if pending {
+        for e in flush_pending(jvmti, env) {
+            log::warn!("revelation: {e}");
+        }
+    }
 }
 
 /// Serialises lazy revelation: a thread that reaches a method's first invocation while another

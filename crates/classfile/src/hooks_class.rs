@@ -20,6 +20,7 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         &hooks.native_enter,
         &hooks.native_exit,
         &hooks.receiver,
+        &hooks.reveal,
     ];
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut utf8 = |s: &str| -> u16 {
@@ -82,7 +83,7 @@ mod tests {
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 9);
+        assert_eq!(c.methods.len(), 10);
         for m in &c.methods {
             assert_eq!(m.access, 0x0109);
         }
@@ -102,7 +103,8 @@ mod tests {
                 "alloc",
                 "nativeEnter",
                 "nativeExit",
-                "receiver"
+                "receiver",
+                "reveal"
             ]
         );
     }

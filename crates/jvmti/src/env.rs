@@ -185,6 +185,25 @@ impl Jvmti {
         Ok(unsafe { Class::from_raw(class) })
     }
 
+    /// `GetJNIFunctionTable`: a copy of the JNI function table in effect, allocated by JVMTI.
+    pub fn jni_function_table(self) -> Result<JvmtiBuf<sys::JNINativeInterface_>> {
+        let mut table = null_mut();
+        // SAFETY: one out-pointer; JVMTI allocates the copy.
+        unsafe { jvmti!(self, GetJNIFunctionTable(&mut table)) }?;
+        // SAFETY: one table allocated by JVMTI (the type is the bindings' `jniNativeInterface`).
+        Ok(unsafe { JvmtiBuf::from_raw(self, table.cast(), 1) })
+    }
+
+    /// `SetJNIFunctionTable`: the JVM copies `table` into the table every JNIEnv uses.
+    ///
+    /// # Safety
+    /// Every function in `table` must have the JNI signature of its slot and stay callable for the
+    /// rest of the JVM's life (threads may be inside one when the table changes again).
+    pub unsafe fn set_jni_function_table(self, table: &sys::JNINativeInterface_) -> Result<()> {
+        // SAFETY: a complete table; the caller vouches for its functions.
+        unsafe { jvmti!(self, SetJNIFunctionTable(table)) }
+    }
+
     pub fn is_modifiable_class(self, class: Class<'_>) -> Result<bool> {
         let mut b = 0;
         // SAFETY: live class reference and one out-pointer.

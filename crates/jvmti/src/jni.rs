@@ -422,6 +422,95 @@ impl<'a> JniEnv<'a> {
         Ok(value)
     }
 
+    /// `FromReflectedMethod`: the method ID of a `java.lang.reflect.Method` or `Constructor`.
+    pub fn from_reflected_method(&self, method: Object<'_>) -> Result<crate::MethodId> {
+        let function = "FromReflectedMethod";
+        let f = jni_fn!(self, FromReflectedMethod).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and live reference (the JVM checks its class).
+        let id = unsafe { f(self.raw.as_ptr(), method.as_raw()) };
+        if self.clear_exception() || id.is_null() {
+            return Err(Error::Jni { function });
+        }
+        // SAFETY: a non-null method ID from the JVM.
+        Ok(unsafe { crate::MethodId::from_raw(id) })
+    }
+
+    /// Calls the instance method `name` `signature` (no arguments, returning an object) on `obj`.
+    /// A Java exception is cleared and reported as an error; a null result is `Ok(None)`.
+    pub fn call_object_method(
+        &self,
+        obj: Object<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Result<Option<Object<'a>>> {
+        let function = "CallObjectMethodA";
+        let method = self.method_id_of(obj, name, signature)?;
+        let call = jni_fn!(self, CallObjectMethodA).ok_or(Error::Jni { function })?;
+        // SAFETY: `method` is a no-argument method of `obj`'s class returning an object.
+        let value = unsafe { call(self.raw.as_ptr(), obj.as_raw(), method, std::ptr::null()) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        // SAFETY: null or a local reference the call returned.
+        Ok((!value.is_null()).then(|| unsafe { Object::from_raw(value) }))
+    }
+
+    /// Calls the instance method `name` `signature` (no arguments, returning a boolean) on `obj`.
+    pub fn call_boolean_method(
+        &self,
+        obj: Object<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Result<bool> {
+        let function = "CallBooleanMethodA";
+        let method = self.method_id_of(obj, name, signature)?;
+        let call = jni_fn!(self, CallBooleanMethodA).ok_or(Error::Jni { function })?;
+        // SAFETY: `method` is a no-argument method of `obj`'s class returning a boolean.
+        let value = unsafe { call(self.raw.as_ptr(), obj.as_raw(), method, std::ptr::null()) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(value != 0)
+    }
+
+    /// `GetMethodID` on the class of `obj`.
+    fn method_id_of(
+        &self,
+        obj: Object<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Result<sys::jmethodID> {
+        let function = "GetMethodID";
+        let class_of = jni_fn!(self, GetObjectClass).ok_or(Error::Jni { function })?;
+        let get = jni_fn!(self, GetMethodID).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and live reference.
+        let class = unsafe { class_of(self.raw.as_ptr(), obj.as_raw()) };
+        self.non_null("GetObjectClass", class)?;
+        // SAFETY: valid env, class reference and NUL-terminated strings.
+        let method = unsafe { get(self.raw.as_ptr(), class, name.as_ptr(), signature.as_ptr()) };
+        // SAFETY: `class` is the local reference GetObjectClass returned.
+        self.delete_local_ref(unsafe { Object::from_raw(class) });
+        self.non_null(function, method)?;
+        Ok(method)
+    }
+
+    /// The contents of a `java.lang.String` (modified UTF-8, converted lossily).
+    pub fn string_utf(&self, string: Object<'_>) -> Result<String> {
+        let function = "GetStringUTFChars";
+        let get = jni_fn!(self, GetStringUTFChars).ok_or(Error::Jni { function })?;
+        let release = jni_fn!(self, ReleaseStringUTFChars).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and a live String reference.
+        let chars = unsafe { get(self.raw.as_ptr(), string.as_raw(), std::ptr::null_mut()) };
+        self.non_null(function, chars.cast_mut())?;
+        // SAFETY: a NUL-terminated buffer valid until released.
+        let s = unsafe { std::ffi::CStr::from_ptr(chars) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: releases the buffer GetStringUTFChars returned for this string.
+        unsafe { release(self.raw.as_ptr(), string.as_raw(), chars) };
+        Ok(s)
+    }
+
     /// Clears a pending Java exception; returns whether there was one.
     pub fn clear_exception(&self) -> bool {
         let (Some(check), Some(clear)) =

@@ -294,9 +294,12 @@ impl Planner {
         Ok(self.finish())
     }
 
-    /// A method found running although not instrumented (called through reflection, a
-    /// method handle or native code): instruments it, and under `eager` what it reaches.
-    /// It is not instrumented if the filters exclude its class or it has no bytecode.
+    /// A method about to be called although static analysis could not see the call (through
+    /// reflection, a method handle or native code): instruments it, and under `eager` what
+    /// it reaches. A virtual method (not static, private or a constructor) is treated as a
+    /// call site naming it, since the receiver decides what runs: its implementations in
+    /// loaded subtypes are chosen too (class-hierarchy analysis), and those in subtypes
+    /// loaded later. Methods the filters exclude or without bytecode are not instrumented.
     pub fn reveal(
         &mut self,
         loader: LoaderId,
@@ -316,7 +319,21 @@ impl Planner {
             .zip(d)
             .and_then(|(n, d)| r.declared(cid, n, d))
             .ok_or_else(unknown)?;
-        self.select(key);
+        let rec = self.registry.method(key);
+        let is_init = r.strings.resolve(rec.name) == "<init>";
+        if rec.is_virtual() && !is_init {
+            let class = self.registry.class(key.class);
+            let kind = if class.is_interface() {
+                CallKind::Interface
+            } else {
+                CallKind::Virtual
+            };
+            let (loader, target) = (class.loader, (class.name, rec.name, rec.descriptor));
+            let target = self.registry.reference_to(target);
+            self.follow(loader, Call { kind, target });
+        } else {
+            self.select(key);
+        }
         Ok(self.finish())
     }
 

@@ -38,4 +38,7 @@ public final class Hooks {
 
     /** A virtual call at receiver site {@code site} is about to be made on {@code receiver}. */
     public static void receiver(Object receiver, int site) {}
+
+    /** Gateway {@code kind} (reflection, method handles) is entered with {@code target}. */
+    public static void reveal(Object target, int kind) {}
 }

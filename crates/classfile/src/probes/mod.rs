@@ -4,6 +4,9 @@ mod alloc;
 mod entry_exit;
 mod method;
 mod native;
+mod reveal;
+
+pub use reveal::instrument_reveal;
 
 use std::fmt;
 
@@ -23,22 +26,23 @@ pub(crate) enum Hook {
     NativeEnter,
     NativeExit,
     Receiver,
+    Reveal,
 }
 
 /// The cache slot of `java/lang/Throwable`, after every hook's.
-const THROWABLE_SLOT: usize = Hook::Receiver as usize + 1;
+const THROWABLE_SLOT: usize = Hook::Reveal as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
     pub hooks: &'h Hooks,
-    cache: [Option<u16>; 10],
+    cache: [Option<u16>; THROWABLE_SLOT + 1],
 }
 
 impl<'h> Refs<'h> {
     fn new(hooks: &'h Hooks) -> Self {
         Refs {
             hooks,
-            cache: [None; 10],
+            cache: [None; THROWABLE_SLOT + 1],
         }
     }
 
@@ -55,6 +59,7 @@ impl<'h> Refs<'h> {
             Hook::NativeEnter => &h.native_enter,
             Hook::NativeExit => &h.native_exit,
             Hook::Receiver => &h.receiver,
+            Hook::Reveal => &h.reveal,
         };
         let slot = &mut self.cache[hook as usize];
         if let Some(i) = *slot {
@@ -180,6 +185,9 @@ pub struct Hooks {
     /// `receiver(Ljava/lang/Object;I)V`: the receiver of a virtual call about to be made at a
     /// receiver site (see [`Selection::receiver_site`]) and the site's id.
     pub receiver: HookMethod,
+    /// `reveal(Ljava/lang/Object;I)V`: an argument of a gateway method (`Method.invoke`'s
+    /// receiver...) and the gateway's kind, at entry ([`instrument_reveal`]).
+    pub reveal: HookMethod,
     /// Prefix given to wrapped native methods (what the agent passes to SetNativeMethodPrefix).
     pub native_prefix: String,
 }
@@ -197,6 +205,7 @@ impl Default for Hooks {
             native_enter: HookMethod::new("nativeEnter", "(I)V"),
             native_exit: HookMethod::new("nativeExit", "(I)V"),
             receiver: HookMethod::new("receiver", "(Ljava/lang/Object;I)V"),
+            reveal: HookMethod::new("reveal", "(Ljava/lang/Object;I)V"),
             native_prefix: "ferrofluid$$".to_owned(),
         }
     }

@@ -374,6 +374,18 @@ fn reveal_adds_a_method_seen_running() {
 }
 
 #[test]
+fn revealing_a_virtual_method_reveals_its_implementations_now_and_later() {
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &tasks());
+    // `Task.go` is abstract: what a reflective or native call of it runs is A.go or B.go.
+    let b = p.reveal(BOOTSTRAP, "Task", "go", V).unwrap();
+    assert_eq!(names(&p, &b), ["A.go", "B.go"]);
+    assert!(p.reveal(BOOTSTRAP, "A", "go", V).unwrap().is_empty());
+    assert!(p.add_model(BOOTSTRAP, &task_c()));
+    assert_eq!(planned(&mut p), ["C.go"]);
+    assert_eq!(p.counters().instrumented, 4);
+}
+
+#[test]
 fn selection_gives_the_class_its_chosen_ids() {
     let (mut p, _) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
     p.first_invocation(id(&p, "Fig4", "f")).unwrap();

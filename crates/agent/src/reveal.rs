@@ -1,0 +1,170 @@
+//! Revelation of calls static analysis cannot see: reflection, method handles and native code
+//! calling into Java. Each is caught just before the call, on the calling thread, and only
+//! inside a root's dynamic extent; the target is handed to the planner (`Planner::reveal`) and
+//! its class retransformed synchronously, as lazy revelation does at a first invocation, so
+//! the target's first call is already recorded.
+//!
+//! - Reflection: `Method.invoke` and `Constructor.newInstanceWithCaller` (behind
+//!   `Constructor.newInstance` and `Class.newInstance`) get a `reveal` probe passing their
+//!   receiver; the native turns it into a method ID with JNI `FromReflectedMethod`.
+//! - Method handles: the constructor of `java.lang.invoke.DirectMethodHandle`, which every
+//!   direct method handle (`Lookup.find*`, `unreflect*`, `ldc` constants) goes through, passes
+//!   its `MemberName`: the target is revealed when a handle is created inside a root.
+//! - Native code: the JNI `Call*Method*`/`NewObject*` wrappers of [`crate::jni_intercept`].
+//!
+//! Method IDs already handled in this session are remembered, so a repeated reflective or JNI
+//! call inside a root costs one set lookup.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+use ferrofluid_classfile::MethodSite;
+use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
+
+use crate::hooks;
+
+/// `Hooks.reveal` kinds: what the gateway passes.
+const REFLECTED: i32 = 1;
+const MEMBER_NAME: i32 = 2;
+
+/// Gateway methods of the bootstrap loader: class, name, descriptor, the local passed, kind.
+const GATEWAYS: [(&str, &str, &str, u16, i32); 3] = [
+    (
+        "java/lang/reflect/Method",
+        "invoke",
+        "(Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
+        0,
+        REFLECTED,
+    ),
+    (
+        "java/lang/reflect/Constructor",
+        "newInstanceWithCaller",
+        "([Ljava/lang/Object;ZLjava/lang/Class;)Ljava/lang/Object;",
+        0,
+        REFLECTED,
+    ),
+    (
+        "java/lang/invoke/DirectMethodHandle",
+        "<init>",
+        "(Ljava/lang/invoke/MethodType;Ljava/lang/invoke/LambdaForm;Ljava/lang/invoke/MemberName;Z)V",
+        3,
+        MEMBER_NAME,
+    ),
+];
+
+/// Internal names of the classes with gateways (all defined by the bootstrap loader).
+pub fn gateway_classes() -> impl Iterator<Item = &'static str> {
+    GATEWAYS.iter().map(|g| g.0)
+}
+
+/// The local and kind of a gateway method, for `instrument_reveal`.
+pub fn gateway(m: &MethodSite<'_>) -> Option<(u16, u32)> {
+    GATEWAYS
+        .iter()
+        .find(|g| (g.0, g.1, g.2) == (m.class, m.name, m.descriptor))
+        .map(|g| (g.3, g.4 as u32))
+}
+
+/// Method IDs revealed (or found not revealable) in this session.
+static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+
+fn seen() -> MutexGuard<'static, Option<HashSet<usize>>> {
+    SEEN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A new session starts, or one ends: every method must be revealed again.
+pub fn forget() {
+    *seen() = None;
+}
+
+/// True the first time `mid` is seen in this session.
+fn first_sight(mid: sys::jmethodID) -> bool {
+    seen().get_or_insert_with(HashSet::new).insert(mid as usize)
+}
+
+/// A JNI wrapper is about to call `mid`.
+#[inline]
+pub fn method_called(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
+    if !mid.is_null() && hooks::revealing() && first_sight(mid) {
+        hooks::agent_work(env, || reveal_method(env, mid));
+    }
+}
+
+/// `Hooks.reveal(target, kind)`, called by gateway probes.
+pub extern "C" fn native_reveal(
+    env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    target: sys::jobject,
+    kind: sys::jint,
+) {
+    ferrofluid_jvmti::ffi_guard("Hooks.reveal", (), || {
+        if target.is_null() || !hooks::revealing() {
+            return;
+        }
+        // SAFETY: the JNIEnv of this native call.
+        let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
+            return;
+        };
+        // SAFETY: a live local reference passed to this native method.
+        let target = unsafe { Object::from_raw(target) };
+        match kind {
+            REFLECTED => {
+                if let Ok(mid) = jni.from_reflected_method(target) {
+                    method_called(env, mid.as_raw());
+                }
+            }
+            MEMBER_NAME => hooks::agent_work(env, || reveal_member(&jni, target)),
+            _ => {}
+        }
+    })
+}
+
+fn reveal_method(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    // SAFETY: the JNIEnv of the current native call.
+    let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
+        return;
+    };
+    // SAFETY: a method ID the JVM handed to a JNI function or FromReflectedMethod returned.
+    let mid = unsafe { MethodId::from_raw(mid) };
+    let (Ok(class), Ok(name)) = (
+        jvmti.method_declaring_class(&jni, mid),
+        jvmti.method_name(mid),
+    ) else {
+        return;
+    };
+    crate::session::reveal(jvmti, &jni, class, &name.name, &name.signature);
+    jni.delete_local_ref(class.as_object());
+}
+
+/// The method of a `java.lang.invoke.MemberName` (fields are not calls).
+fn reveal_member(jni: &JniEnv<'_>, member: Object<'_>) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    if !jni
+        .call_boolean_method(member, c"isInvocable", c"()Z")
+        .unwrap_or(false)
+    {
+        return;
+    }
+    let object = |o: Object<'_>, name: &std::ffi::CStr, sig: &std::ffi::CStr| {
+        jni.call_object_method(o, name, sig).ok().flatten()
+    };
+    let class = object(member, c"getDeclaringClass", c"()Ljava/lang/Class;");
+    let name = object(member, c"getName", c"()Ljava/lang/String;");
+    let mtype = object(member, c"getMethodType", c"()Ljava/lang/invoke/MethodType;");
+    let desc = mtype.and_then(|t| object(t, c"toMethodDescriptorString", c"()Ljava/lang/String;"));
+    if let (Some(class), Some(name), Some(desc)) = (class, name, desc) {
+        if let (Ok(n), Ok(d)) = (jni.string_utf(name), jni.string_utf(desc)) {
+            // SAFETY: getDeclaringClass returns a Class.
+            let class = unsafe { Class::from_raw(class.as_raw()) };
+            crate::session::reveal(jvmti, jni, class, &n, &d);
+        }
+    }
+    for o in [class, name, mtype, desc].into_iter().flatten() {
+        jni.delete_local_ref(o);
+    }
+}

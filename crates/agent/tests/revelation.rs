@@ -1,0 +1,186 @@
+//! Calls static analysis cannot see, revealed at run time in real JVMs (docs/subgraph.md): a
+//! method reached only through `Method.invoke`, `Constructor.newInstance`, a method handle
+//! (`findVirtual` + `invokeExact`) or a JNI callback from a native method is profiled exactly,
+//! with its whole subtree, inside the root; the same calls from outside any root record nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
+const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64";
+
+fn agent_so() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().join("libferrofluid_agent.so");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+/// A fresh directory with `Reveal.java` compiled into it.
+fn compile(tag: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ff-reveal-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Reveal.java");
+    let ok = Command::new(Path::new(JDK17).join("bin/javac"))
+        .args(["--release", "17", "-d"])
+        .arg(&dir)
+        .arg(src)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "javac Reveal");
+    dir
+}
+
+/// Builds `tests/native/nat.c` into `dir/libnat.so` with the system C compiler.
+fn native_library(dir: &Path) -> PathBuf {
+    let out = dir.join("libnat.so");
+    let include = Path::new(JDK17).join("include");
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&out)
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-I{}", include.join("linux").display()))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/native/nat.c"))
+        .status()
+        .expect("a C compiler `cc` on PATH");
+    assert!(status.success(), "cc nat.c");
+    out
+}
+
+/// Runs `java [-Dnat.lib=…] Reveal SCENARIO` with the agent and `options`; returns the profile
+/// written at exit, the agent's log and the program's output.
+fn run(jdk: &str, scenario: &str, options: &str) -> (Value, String, String) {
+    let dir = compile(&format!("{scenario}-{}", jdk.len()));
+    let out = dir.join("out.json");
+    let log = dir.join("agent.log");
+    let mut cmd = Command::new(Path::new(jdk).join("bin/java"));
+    cmd.arg(format!(
+        "-agentpath:{}={options},file={},log={},socket={}",
+        agent_so().display(),
+        out.display(),
+        log.display(),
+        dir.join("ctl/control.sock").display()
+    ));
+    if scenario == "native" {
+        cmd.arg(format!("-Dnat.lib={}", native_library(&dir).display()));
+    }
+    let run = cmd
+        .arg("-cp")
+        .arg(&dir)
+        .args(["Reveal", scenario])
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        run.status.success(),
+        "{}\n{log}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let profile: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!log.contains("panic") && !log.contains("ERROR"), "{log}");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    (profile, log, stdout)
+}
+
+/// Calls per call path (`Refl.root/Refl.run/Refl.h`) summed over threads.
+fn call_paths(profile: &Value) -> BTreeMap<String, u64> {
+    fn walk(node: &Value, prefix: &str, out: &mut BTreeMap<String, u64>) {
+        for child in node["children"].as_array().into_iter().flatten() {
+            let name = format!(
+                "{}.{}",
+                child["class"].as_str().unwrap_or(""),
+                child["method"].as_str().unwrap_or("?")
+            );
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            *out.entry(path.clone()).or_insert(0) += child["calls"].as_u64().unwrap();
+            walk(child, &path, out);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for t in profile["threads"].as_array().unwrap() {
+        walk(&t["root"], "", &mut out);
+    }
+    out
+}
+
+fn paths(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    expected.iter().map(|(p, n)| (p.to_string(), *n)).collect()
+}
+
+fn reflection_and_method_handles(jdk: &str) {
+    let (profile, log, stdout) = run(jdk, "reflection", "root=Refl::root,include=Refl");
+    // 4 runs of Refl.run (3 outside the root) of 3 + 2 + 2 * 5 calls of h.
+    assert_eq!(stdout, "ok reflection 60 0\n");
+    let run = "Refl.root/Refl.run";
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Refl.root", 1),
+            ("Refl.root/Refl.<init>", 1),
+            (run, 1),
+            (&format!("{run}/Refl.viaMethod"), 1),
+            (&format!("{run}/Refl.viaMethod/Refl.h"), 3),
+            (&format!("{run}/Refl.<init>"), 1),
+            (&format!("{run}/Refl.<init>/Refl.h"), 2),
+            (&format!("{run}/Refl.viaHandle"), 2),
+            (&format!("{run}/Refl.viaHandle/Refl.h"), 10),
+        ]),
+        "{profile}\n{log}"
+    );
+    assert_eq!(profile["threads"].as_array().unwrap().len(), 1);
+    // root, run, the two constructors, viaMethod, viaHandle, h: all instrumented, all called.
+    assert_eq!(profile["methods"]["instrumented"], 7, "{log}");
+    assert_eq!(profile["methods"]["called"], 7);
+    for target in ["Refl.viaMethod()V", "Refl.<init>(I)V", "Refl.viaHandle()V"] {
+        assert!(
+            log.contains(&format!("revealed {target}: 1 methods")),
+            "{target}\n{log}"
+        );
+    }
+}
+
+#[test]
+fn reflection_and_method_handles_inside_the_root_are_profiled_exactly() {
+    reflection_and_method_handles(JDK17);
+}
+
+#[test]
+fn reflection_and_method_handles_on_jdk25() {
+    if !Path::new(JDK25).join("bin/java").exists() {
+        eprintln!("skipped: no JDK 25 at {JDK25}");
+        return;
+    }
+    reflection_and_method_handles(JDK25);
+}
+
+#[test]
+fn a_native_callback_inside_the_root_is_profiled_exactly() {
+    let (profile, log, stdout) = run(JDK17, "native", "root=Nat::run,include=Nat");
+    // 4 callbacks (3 outside the root) of 4 calls of h.
+    assert_eq!(stdout, "ok native 0 16\n");
+    // The native method has no bytecode to probe: the callback is a child of its caller.
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Nat.run", 1),
+            ("Nat.run/Nat.back", 1),
+            ("Nat.run/Nat.back/Nat.h", 4),
+        ]),
+        "{profile}\n{log}"
+    );
+    assert_eq!(profile["methods"]["instrumented"], 3, "{log}");
+    assert_eq!(profile["methods"]["called"], 3);
+    assert!(log.contains("JNI calls into Java wrapped"), "{log}");
+    assert!(log.contains("revealed Nat.back(I)V: 1 methods"), "{log}");
+}
