@@ -13,9 +13,10 @@
 //! - Native code: the JNI `Call*Method*`/`NewObject*` wrappers of [`crate::jni_intercept`].
 //!
 //! Method IDs already handled in this session are remembered, so a repeated reflective or JNI
-//! call inside a root costs one set lookup.
+//! call inside a root costs one set lookup (a lock held only for it).
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::MethodSite;
@@ -65,29 +66,40 @@ pub fn gateway(m: &MethodSite<'_>) -> Option<(u16, u32)> {
         .map(|g| (g.3, g.4 as u32))
 }
 
-/// Method IDs revealed (or found not revealable) in this session.
-static SEEN: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// Method IDs revealed (or found not revealable) under the instrumentation generation kept
+/// with them (a new session, or the end of one, starts over).
+static SEEN: Mutex<(u32, Option<HashSet<usize>>)> = Mutex::new((0, None));
 
-fn seen() -> MutexGuard<'static, Option<HashSet<usize>>> {
-    SEEN.lock().unwrap_or_else(|p| p.into_inner())
+/// The set of `generation`, emptied if it belonged to an older one.
+fn seen(generation: u32) -> MutexGuard<'static, (u32, Option<HashSet<usize>>)> {
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if seen.0 != generation {
+        *seen = (generation, None);
+    }
+    seen
 }
 
-/// A new session starts, or one ends: every method must be revealed again.
-pub fn forget() {
-    *seen() = None;
-}
-
-/// True the first time `mid` is seen in this session.
-fn first_sight(mid: sys::jmethodID) -> bool {
-    seen().get_or_insert_with(HashSet::new).insert(mid as usize)
-}
-
-/// A JNI wrapper is about to call `mid`.
+/// A JNI wrapper or gateway is about to call `mid`. The ID is marked only once revealed: a
+/// thread calling it meanwhile reveals it too, and waits for the first (the planner then has
+/// nothing to add), so no thread runs the target before it is instrumented.
 #[inline]
 pub fn method_called(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
-    if !mid.is_null() && hooks::revealing() && first_sight(mid) {
-        hooks::agent_work(env, || reveal_method(env, mid));
+    if mid.is_null() || !hooks::revealing() {
+        return;
     }
+    let generation = hooks::GENERATION.load(Ordering::Acquire);
+    if seen(generation)
+        .1
+        .as_ref()
+        .is_some_and(|s| s.contains(&(mid as usize)))
+    {
+        return;
+    }
+    hooks::agent_work(env, || reveal_method(env, mid));
+    seen(generation)
+        .1
+        .get_or_insert_with(HashSet::new)
+        .insert(mid as usize);
 }
 
 /// `Hooks.reveal(target, kind)`, called by gateway probes.

@@ -45,6 +45,8 @@ pub struct Session {
     failures: Vec<String>,
     /// Reflection and method-handle gateways get `reveal` probes (lazy and eager with roots).
     gateways: bool,
+    /// JDK classes whose current bytes carry gateway probes (not counted as instrumented).
+    gated: BTreeSet<ClassKey>,
 }
 
 /// What `instrument`/`deinstrument` did, for the reply and the log.
@@ -226,6 +228,9 @@ impl Session {
         let hooks = ferrofluid_classfile::Hooks::default();
         match ferrofluid_classfile::instrument_reveal(input, &hooks, &mut crate::reveal::gateway) {
             Ok(out) => {
+                if out.methods.is_empty() {
+                    log::info!("{}: no gateway method in this JDK's version", key.1);
+                }
                 for m in &out.methods {
                     if let Err(reason) = &m.result {
                         let e = format!("gateway {}.{}{}: {reason}", key.1, m.name, m.descriptor);
@@ -234,7 +239,7 @@ impl Session {
                     }
                 }
                 if out.bytes.is_some() {
-                    self.instrumented.insert(key.clone());
+                    self.gated.insert(key.clone());
                 }
                 out.bytes.or(probed)
             }
@@ -339,6 +344,7 @@ pub fn class_file_load(
                 let out = s.transform(&key, bytes);
                 if out.is_none() {
                     s.instrumented.remove(&key);
+                    s.gated.remove(&key);
                 }
                 out
             }
@@ -375,7 +381,7 @@ pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
     remember(env, &key, class);
     let instrumented = lock(&SESSION)
         .as_ref()
-        .is_some_and(|s| s.instrumented.contains(&key));
+        .is_some_and(|s| s.instrumented.contains(&key) || s.gated.contains(&key));
     if instrumented {
         crate::jvm::read_hooks_module(jvmti, env, class);
     }
@@ -458,10 +464,10 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         pending: BTreeSet::new(),
         failures: Vec::new(),
         gateways,
+        gated: BTreeSet::new(),
     };
     let batch = session.planner.plan();
     session.apply(batch, None);
-    crate::reveal::forget();
     if gateways {
         // Their bytes known: retransform them for their probes (otherwise `unknown` does).
         for class in crate::reveal::gateway_classes() {
@@ -524,7 +530,6 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
     };
     hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
     crate::jni_intercept::uninstall(jvmti);
-    crate::reveal::forget();
     let count = session.planner.counters().instrumented as u32;
     for id in session.base..session.base + count {
         flags::clear(id);
@@ -532,11 +537,15 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
     NEXT_BASE.store(session.base + count, Ordering::SeqCst);
     let sites = session.planner.counters().receiver_sites as u32;
     NEXT_SITE_BASE.store(session.site_base + sites, Ordering::SeqCst);
-    let classes: Vec<ClassKey> = session.instrumented.iter().cloned().collect();
+    let classes: Vec<ClassKey> = session
+        .instrumented
+        .union(&session.gated)
+        .cloned()
+        .collect();
     let errors = retransform(jvmti, env, &classes);
     log::info!("deinstrumented {} classes", classes.len());
     Outcome {
-        classes: classes.len(),
+        classes: session.instrumented.len(),
         methods: count as usize,
         errors,
     }

@@ -118,26 +118,40 @@ fn paths(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
     expected.iter().map(|(p, n)| (p.to_string(), *n)).collect()
 }
 
+/// The calls of each path of `Refl` methods, JDK frames between them left out.
+fn refl_paths(profile: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (path, calls) in call_paths(profile) {
+        let last = path.rsplit('/').next().unwrap();
+        if !last.starts_with("Refl.") {
+            continue;
+        }
+        let own: Vec<&str> = path.split('/').filter(|m| m.starts_with("Refl.")).collect();
+        *out.entry(own.join("/")).or_insert(0) += calls;
+    }
+    out
+}
+
+fn expected_refl() -> BTreeMap<String, u64> {
+    let run = "Refl.root/Refl.run";
+    paths(&[
+        ("Refl.root", 1),
+        ("Refl.root/Refl.<init>", 1),
+        (run, 1),
+        (&format!("{run}/Refl.viaMethod"), 1),
+        (&format!("{run}/Refl.viaMethod/Refl.h"), 3),
+        (&format!("{run}/Refl.<init>"), 1),
+        (&format!("{run}/Refl.<init>/Refl.h"), 2),
+        (&format!("{run}/Refl.viaHandle"), 2),
+        (&format!("{run}/Refl.viaHandle/Refl.h"), 10),
+    ])
+}
+
 fn reflection_and_method_handles(jdk: &str) {
     let (profile, log, stdout) = run(jdk, "reflection", "root=Refl::root,include=Refl");
     // 4 runs of Refl.run (3 outside the root) of 3 + 2 + 2 * 5 calls of h.
     assert_eq!(stdout, "ok reflection 60 0\n");
-    let run = "Refl.root/Refl.run";
-    assert_eq!(
-        call_paths(&profile),
-        paths(&[
-            ("Refl.root", 1),
-            ("Refl.root/Refl.<init>", 1),
-            (run, 1),
-            (&format!("{run}/Refl.viaMethod"), 1),
-            (&format!("{run}/Refl.viaMethod/Refl.h"), 3),
-            (&format!("{run}/Refl.<init>"), 1),
-            (&format!("{run}/Refl.<init>/Refl.h"), 2),
-            (&format!("{run}/Refl.viaHandle"), 2),
-            (&format!("{run}/Refl.viaHandle/Refl.h"), 10),
-        ]),
-        "{profile}\n{log}"
-    );
+    assert_eq!(call_paths(&profile), expected_refl(), "{profile}\n{log}");
     assert_eq!(profile["threads"].as_array().unwrap().len(), 1);
     // root, run, the two constructors, viaMethod, viaHandle, h: all instrumented, all called.
     assert_eq!(profile["methods"]["instrumented"], 7, "{log}");
@@ -183,4 +197,38 @@ fn a_native_callback_inside_the_root_is_profiled_exactly() {
     assert_eq!(profile["methods"]["called"], 3);
     assert!(log.contains("JNI calls into Java wrapped"), "{log}");
     assert!(log.contains("revealed Nat.back(I)V: 1 methods"), "{log}");
+}
+
+#[test]
+fn with_the_jdk_profiled_too_the_targets_subtrees_are_the_same() {
+    // No filter: `Method.invoke` and the method-handle machinery are in the subgraph themselves
+    // (entry-exit probes and the gateway probe in the same method), between the Refl frames.
+    let (profile, log, stdout) = run(JDK17, "reflection", "root=Refl::root");
+    assert_eq!(stdout, "ok reflection 60 0\n");
+    assert_eq!(refl_paths(&profile), expected_refl(), "{log}");
+    let all = call_paths(&profile);
+    assert!(
+        all.keys()
+            .any(|p| p.contains("/java.lang.reflect.Method.invoke/")),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn a_native_callback_on_jdk25() {
+    if !Path::new(JDK25).join("bin/java").exists() {
+        eprintln!("skipped: no JDK 25 at {JDK25}");
+        return;
+    }
+    let (profile, log, stdout) = run(JDK25, "native", "root=Nat::run,include=Nat");
+    assert_eq!(stdout, "ok native 0 16\n");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Nat.run", 1),
+            ("Nat.run/Nat.back", 1),
+            ("Nat.run/Nat.back/Nat.h", 4),
+        ]),
+        "{profile}\n{log}"
+    );
 }

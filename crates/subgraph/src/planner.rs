@@ -7,8 +7,8 @@
 //!   was loaded, or is in the initial list of loaded classes.
 //! - [`Planner::first_invocation`]: an instrumented method ran for the first time (the
 //!   hook saw its `methodInvoked[id]` flag unset). Under `lazy` this reveals its callees.
-//! - [`Planner::reveal`]: a method was found running that static analysis could not
-//!   see (reflection, method handles, native callbacks).
+//! - [`Planner::reveal`]: a method is about to be called through a call static analysis
+//!   cannot see (reflection, method handles, native callbacks).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
