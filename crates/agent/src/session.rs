@@ -417,7 +417,9 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     outcome.errors.clear();
     crate::jvm::read_hooks_module_all(jvmti, env);
     let all = config.roots.is_empty();
-    let gateways = config.effective_scheme() != ferrofluid_subgraph::Scheme::Total;
+    // Code-region mode times the region methods alone and reveals nothing.
+    let gateways = config.effective_scheme() != ferrofluid_subgraph::Scheme::Total
+        && !crate::region::enabled();
     let roots = config.roots.clone();
     let mut planner = Planner::new(config);
     // Region mode times the region methods only: their calls need no receiver probes.
