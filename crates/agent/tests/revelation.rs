@@ -4,8 +4,12 @@
 //! with its whole subtree, inside the root; the same calls from outside any root record nothing.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+use ferrofluid_attach::VirtualMachine;
+use ferrofluid_protocol::control::{default_socket_path, Client, Request, Response};
 
 use serde_json::Value;
 
@@ -150,7 +154,7 @@ fn expected_refl() -> BTreeMap<String, u64> {
 fn reflection_and_method_handles(jdk: &str) {
     let (profile, log, stdout) = run(jdk, "reflection", "root=Refl::root,include=Refl");
     // 4 runs of Refl.run (3 outside the root) of 3 + 2 + 2 * 5 calls of h.
-    assert_eq!(stdout, "ok reflection 60 0\n");
+    assert_eq!(stdout, "ok reflection 60 0 0\n");
     assert_eq!(call_paths(&profile), expected_refl(), "{profile}\n{log}");
     assert_eq!(profile["threads"].as_array().unwrap().len(), 1);
     // root, run, the two constructors, viaMethod, viaHandle, h: all instrumented, all called.
@@ -182,7 +186,7 @@ fn reflection_and_method_handles_on_jdk25() {
 fn a_native_callback_inside_the_root_is_profiled_exactly() {
     let (profile, log, stdout) = run(JDK17, "native", "root=Nat::run,include=Nat");
     // 4 callbacks (3 outside the root) of 4 calls of h.
-    assert_eq!(stdout, "ok native 0 16\n");
+    assert_eq!(stdout, "ok native 0 16 0\n");
     // The native method has no bytecode to probe: the callback is a child of its caller.
     assert_eq!(
         call_paths(&profile),
@@ -204,7 +208,7 @@ fn with_the_jdk_profiled_too_the_targets_subtrees_are_the_same() {
     // No filter: `Method.invoke` and the method-handle machinery are in the subgraph themselves
     // (entry-exit probes and the gateway probe in the same method), between the Refl frames.
     let (profile, log, stdout) = run(JDK17, "reflection", "root=Refl::root");
-    assert_eq!(stdout, "ok reflection 60 0\n");
+    assert_eq!(stdout, "ok reflection 60 0 0\n");
     assert_eq!(refl_paths(&profile), expected_refl(), "{log}");
     let all = call_paths(&profile);
     assert!(
@@ -221,7 +225,7 @@ fn a_native_callback_on_jdk25() {
         return;
     }
     let (profile, log, stdout) = run(JDK25, "native", "root=Nat::run,include=Nat");
-    assert_eq!(stdout, "ok native 0 16\n");
+    assert_eq!(stdout, "ok native 0 16 0\n");
     assert_eq!(
         call_paths(&profile),
         paths(&[
@@ -231,4 +235,99 @@ fn a_native_callback_on_jdk25() {
         ]),
         "{profile}\n{log}"
     );
+}
+
+#[test]
+fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() {
+    let dir = compile("serve");
+    let mut child = Command::new(Path::new(JDK17).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .args(["Reveal", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let mut runs = 0;
+    let mut run = |stdin: &mut std::process::ChildStdin| {
+        writeln!(stdin, "run").unwrap();
+        stdin.flush().unwrap();
+        runs += 1;
+        assert_eq!(
+            lines.next().unwrap().unwrap(),
+            format!("done {}", 15 * runs)
+        );
+    };
+    // Refl and the reflection and method-handle classes loaded before the agent.
+    run(&mut stdin);
+    let pid = child.id();
+    VirtualMachine::attach(pid)
+        .unwrap()
+        .load_agent(&agent_so(), "")
+        .unwrap();
+    let info = ferrofluid_attach::procfs::info(pid).unwrap();
+    let socket = default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid);
+    let mut client = Client::connect(&socket).unwrap();
+    let instrument = Request::Instrument {
+        roots: vec!["Refl::root".parse().unwrap()],
+        include: vec!["Refl".parse().unwrap()],
+        exclude: vec![],
+        scheme: "lazy".parse().unwrap(),
+        region: vec![],
+        region_last: None,
+    };
+    assert_eq!(client.request(&instrument).unwrap(), Response::Ok);
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    run(&mut stdin);
+    let profile = match client.request(&Request::Snapshot).unwrap() {
+        Response::Snapshot { profile } => profile,
+        other => panic!("{other:?}"),
+    };
+    let log_path = socket.parent().unwrap().join("agent.log");
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    assert_eq!(call_paths(&profile), expected_refl(), "{log}");
+    // Detaching restores the gateway classes and the JNI table; the program runs on.
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    run(&mut stdin);
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    for class in [
+        "java/lang/reflect/Method",
+        "java/lang/reflect/Constructor",
+        "java/lang/invoke/DirectMethodHandle",
+    ] {
+        let restored = format!("class file load hook {class}: ");
+        assert!(
+            log.lines()
+                .any(|l| l.contains(&restored) && l.ends_with("original kept")),
+            "{class}\n{log}"
+        );
+    }
+    assert!(!log.contains("panic") && !log.contains("ERROR"), "{log}");
+    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eight_threads_calling_one_target_reflectively_at_once_are_each_exact() {
+    let (profile, log, stdout) = run(JDK17, "threads", "root=Par::work,include=Par");
+    assert_eq!(stdout, "ok threads 0 0 24\n");
+    let threads = profile["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 8, "{profile}");
+    for t in threads {
+        let one = serde_json::json!({ "threads": [t] });
+        assert_eq!(
+            call_paths(&one),
+            paths(&[
+                ("Par.work", 1),
+                ("Par.work/Par.target", 1),
+                ("Par.work/Par.target/Par.h", 3),
+            ]),
+            "{t}\n{log}"
+        );
+    }
 }

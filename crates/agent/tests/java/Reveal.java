@@ -26,10 +26,23 @@ public class Reveal {
                     Nat.callback(4);
                 }
                 break;
+            case "threads":
+                Par.main();
+                break;
+            case "serve":
+                // For attach: each line on stdin runs the root once and prints `done <n>`.
+                java.io.BufferedReader in = new java.io.BufferedReader(
+                        new java.io.InputStreamReader(System.in));
+                System.out.println("ready");
+                while (in.readLine() != null) {
+                    Refl.root();
+                    System.out.println("done " + Refl.n);
+                }
+                return;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
-        System.out.println("ok " + args[0] + " " + Refl.n + " " + Nat.n);
+        System.out.println("ok " + args[0] + " " + Refl.n + " " + Nat.n + " " + Par.n.get());
     }
 }
 
@@ -94,4 +107,43 @@ class Nat {
     }
 
     static void h() { n++; }
+}
+
+// Eight threads enter the root together and call the same target reflectively at once: each
+// must wait until the target is instrumented, so every tree is exact.
+class Par {
+    static final java.util.concurrent.atomic.AtomicInteger n =
+            new java.util.concurrent.atomic.AtomicInteger();
+    static final java.util.concurrent.CyclicBarrier barrier =
+            new java.util.concurrent.CyclicBarrier(8);
+
+    static void main() throws Exception {
+        Thread[] ts = new Thread[8];
+        for (int i = 0; i < ts.length; i++) {
+            ts[i] = new Thread(() -> {
+                try {
+                    barrier.await();
+                    work();
+                } catch (Throwable t) {
+                    throw new RuntimeException(t);
+                }
+            }, "par-" + i);
+            ts[i].start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+    }
+
+    static void work() throws Throwable {
+        Par.class.getDeclaredMethod("target").invoke(null);
+    }
+
+    static void target() {
+        for (int i = 0; i < 3; i++) {
+            h();
+        }
+    }
+
+    static void h() { n.incrementAndGet(); }
 }
