@@ -330,7 +330,9 @@ impl Planner {
             };
             let (loader, target) = (class.loader, (class.name, rec.name, rec.descriptor));
             let target = self.registry.reference_to(target);
-            self.follow(loader, Call { kind, target });
+            // Not narrowed by receivers even if a call site of it is: the call being revealed
+            // has no receiver probe.
+            self.follow_cha(loader, Call { kind, target });
         } else {
             self.select(key);
         }
@@ -526,7 +528,7 @@ impl Planner {
 
     /// Chooses every possible target of `call` made from code of `loader`.
     fn follow(&mut self, loader: LoaderId, call: Call) {
-        let (class, name, descriptor) = self.registry.reference(call.target);
+        let (class, _, _) = self.registry.reference(call.target);
         if self.registry.strings.resolve(class).starts_with('[') {
             // `array.clone()`: no class to load, no bytecode to instrument.
             return;
@@ -535,6 +537,13 @@ impl Planner {
             // Its targets are chosen by the receivers that reach it.
             return;
         }
+        self.follow_cha(loader, call);
+    }
+
+    /// Chooses every target class-hierarchy analysis finds for `call`, now and in classes
+    /// loaded later.
+    fn follow_cha(&mut self, loader: LoaderId, call: Call) {
+        let (class, name, descriptor) = self.registry.reference(call.target);
         if call.kind.is_virtual() {
             self.reachable_virtual
                 .entry(class)

@@ -386,6 +386,30 @@ fn revealing_a_virtual_method_reveals_its_implementations_now_and_later() {
 }
 
 #[test]
+fn revealing_a_method_whose_calls_are_receiver_sites_still_takes_every_implementation() {
+    let mut all = tasks();
+    all.push(task_c());
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &all);
+    // `Main.run`'s call of `Task.go` (3 implementations) is a receiver site: CHA does not
+    // follow it...
+    let site = ferrofluid_classfile::CallSite {
+        interface: true,
+        class: "Task",
+        name: "go",
+        descriptor: V,
+        bci: 0,
+    };
+    assert_eq!(p.receiver_site(BOOTSTRAP, &site), Some(0));
+    assert!(p
+        .first_invocation(id(&p, "Main", "run"))
+        .unwrap()
+        .is_empty());
+    // ...but a reflective call of `Task.go` has no receiver probe: all of them.
+    let b = p.reveal(BOOTSTRAP, "Task", "go", V).unwrap();
+    assert_eq!(names(&p, &b), ["A.go", "B.go", "C.go"]);
+}
+
+#[test]
 fn selection_gives_the_class_its_chosen_ids() {
     let (mut p, _) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
     p.first_invocation(id(&p, "Fig4", "f")).unwrap();
