@@ -70,7 +70,7 @@ impl Machine {
     }
 }
 
-/// "1.23x", "> cap (10x)", "n/a (not built)" or "–".
+/// "1.23x", "> cap (4.6x)" (the cap over the median baseline), "n/a (not built)" or "–".
 fn ratio_cell(w: &WorkloadResult, mode: Mode) -> String {
     if !mode.is_built() {
         return "n/a (not built)".into();
@@ -80,7 +80,7 @@ fn ratio_cell(w: &WorkloadResult, mode: Mode) -> String {
     }
     match w.ratio(mode) {
         Ok(r) => format!("{r:.2}x"),
-        Err(Some(cap)) => format!("> cap ({cap:.0}x)"),
+        Err(Some(cap)) => format!("> cap ({cap:.1}x)"),
         Err(None) => "–".into(),
     }
 }
