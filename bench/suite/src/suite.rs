@@ -80,6 +80,28 @@ impl ModeResult {
         m.is_finite().then_some(m)
     }
 
+    /// Median CPU seconds of the runs that exited by themselves (None if any was capped).
+    pub fn median_cpu_secs(&self) -> Option<f64> {
+        if self.capped() {
+            return None;
+        }
+        let mut t: Vec<f64> = self
+            .runs
+            .iter()
+            .filter(|r| r.outcome.exit == Exit::Ok)
+            .filter_map(|r| r.outcome.cpu_secs)
+            .collect();
+        if t.is_empty() {
+            return None;
+        }
+        t.sort_by(f64::total_cmp);
+        Some(if t.len() % 2 == 1 {
+            t[t.len() / 2]
+        } else {
+            (t[t.len() / 2 - 1] + t[t.len() / 2]) / 2.0
+        })
+    }
+
     pub fn capped(&self) -> bool {
         self.runs.iter().any(|r| r.outcome.exit == Exit::Capped)
     }
@@ -123,6 +145,14 @@ impl WorkloadResult {
             None if m.capped() => Err(Some(self.cap_secs / base)),
             None => Err(None),
         }
+    }
+}
+
+impl WorkloadResult {
+    /// CPU time of `mode` against the baseline's (medians); None when either is missing or capped.
+    pub fn cpu_ratio(&self, mode: Mode) -> Option<f64> {
+        let base = self.modes.get(&Mode::Baseline)?.median_cpu_secs()?;
+        Some(self.modes.get(&mode)?.median_cpu_secs()? / base)
     }
 }
 
@@ -400,7 +430,11 @@ mod tests {
 
     fn run_result(exit: Exit, secs: f64, checksum: Option<&str>) -> RunResult {
         RunResult {
-            outcome: Outcome { exit, secs },
+            outcome: Outcome {
+                exit,
+                secs,
+                cpu_secs: Some(secs / 2.0),
+            },
             checksum: checksum.map(String::from),
             methods: None,
             dir: PathBuf::from("/w/runs/x"),
@@ -514,5 +548,7 @@ mod tests {
         assert_eq!(w.modes[&Mode::Root].failed(), Some(134));
         assert_eq!(w.modes[&Mode::Total].failed(), None);
         assert_eq!(w.ratio(Mode::LazyMain), Err(None));
+        assert_eq!(w.cpu_ratio(Mode::Total), Some(2.5));
+        assert_eq!(w.cpu_ratio(Mode::JvmtiEvents), None);
     }
 }

@@ -220,6 +220,31 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
 
     let _ = writeln!(
         s,
+        "### CPU time vs baseline (median user+system CPU of the whole process tree)\n"
+    );
+    let _ = writeln!(s, "On a machine shared with other work, wall time mostly measures waiting for a core; CPU time does not (it includes the JIT and GC threads, and `ferrofluid run`'s own report writing).\n");
+    let _ = writeln!(s, "{header}\n{rule}");
+    for w in &report.workloads {
+        let base = w
+            .modes
+            .get(&Mode::Baseline)
+            .and_then(|b| b.median_cpu_secs())
+            .map_or("–".into(), |b| format!("{b:.2} s"));
+        let _ = write!(s, "| {} | {base} |", w.workload.name);
+        for (mode, _) in TIMED {
+            let cell = match w.cpu_ratio(mode) {
+                _ if !mode.is_built() => "n/a (not built)".to_string(),
+                Some(r) => format!("{r:.2}x"),
+                None => ratio_cell(w, mode),
+            };
+            let _ = write!(s, " {cell} |");
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(s);
+
+    let _ = writeln!(
+        s,
         "### Methods: instrumented / called (ratio); JVMTI: distinct methods called\n"
     );
     let _ = writeln!(s, "| workload | total | lazy main | root ~10% | region | JVMTI entry/exit | output (all ferrofluid modes, -Xverify:all) |");
