@@ -343,3 +343,102 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::exec::{Exit, Outcome};
+    use crate::suite::{Failure, Methods, ModeResult, RunResult};
+
+    fn run(exit: Exit, secs: f64, cpu: f64, methods: Option<Methods>) -> RunResult {
+        RunResult {
+            outcome: Outcome {
+                exit,
+                secs,
+                cpu_secs: Some(cpu),
+            },
+            checksum: Some("h2 aa".into()),
+            methods,
+            dir: PathBuf::from("/w"),
+        }
+    }
+
+    #[test]
+    fn the_section_shows_ratios_cpu_failures_and_counts() {
+        let w = crate::workloads::by_name("h2").unwrap();
+        let counts = Some(Methods {
+            instrumented: Some(30),
+            called: 20,
+        });
+        let modes = BTreeMap::from([
+            (Mode::Baseline, vec![run(Exit::Ok, 10.0, 4.0, None)]),
+            (Mode::Total, vec![run(Exit::Ok, 15.0, 8.0, counts)]),
+            (Mode::LazyMain, vec![run(Exit::Failed(134), 1.0, 1.0, None)]),
+            (Mode::JvmtiEvents, vec![run(Exit::Capped, 50.0, 0.0, None)]),
+        ])
+        .into_iter()
+        .map(|(mode, runs)| (mode, ModeResult { mode, runs }))
+        .collect();
+        let report = Report {
+            workloads: vec![WorkloadResult {
+                workload: w,
+                scale: 2,
+                checksum: Some("h2 aa".into()),
+                modes,
+                cap_secs: 50.0,
+            }],
+            failures: vec![Failure {
+                workload: "h2",
+                mode: Mode::LazyMain,
+                message: "exited with status 134".into(),
+            }],
+        };
+        let cfg = Config {
+            work: PathBuf::from("/w"),
+            workloads: vec![w],
+            modes: vec![],
+            n: 1,
+            cap_ratio: 5.0,
+            cap_secs: 200.0,
+            smoke: false,
+            ferrofluid: PathBuf::from("/f"),
+            agent: None,
+            java: PathBuf::from("/j"),
+            methodevents: PathBuf::from("/m"),
+            keep: false,
+        };
+        let m = Machine {
+            cores: 2,
+            cpu: "cpu".into(),
+            load_before: "1".into(),
+            load_after: "2".into(),
+            jdk: "jdk".into(),
+            date: "today".into(),
+            commit: "abc".into(),
+            command: "suite run".into(),
+        };
+        let s = render(&report, &cfg, &m, None);
+        let region = if Mode::Region.is_built() {
+            "–"
+        } else {
+            "n/a (not built)"
+        };
+        // Wall: total 1.5x, lazy crashed, JVMTI over the cap (50 s / 10 s).
+        let wall = format!("| h2 | 10.00 s | 1.50x | **FAILED** (JVM crash, exit 134) | – | {region} | – | – | > cap (5.0x) | – |");
+        assert!(s.contains(&wall), "{s}");
+        // CPU: total 8 s / 4 s.
+        let cpu = format!("| h2 | 4.00 s | 2.00x | **FAILED** (JVM crash, exit 134) | – | {region} | – | – | > cap (5.0x) | – |");
+        assert!(s.contains(&cpu), "{s}");
+        assert!(s.contains("| h2 | 30 / 20 (1.50) | – |"), "{s}");
+        assert!(
+            s.contains("- h2 / lazy-main: exited with status 134"),
+            "{s}"
+        );
+        // The crashed mode stays out of the geometric mean; the capped one enters at its cap.
+        assert!(s.contains("| geometric mean | | **1.50x** | – |"), "{s}");
+        assert!(s.contains("**≥ 5.00x**"), "{s}");
+    }
+}
