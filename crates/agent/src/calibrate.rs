@@ -1,7 +1,14 @@
-//! Probe calibration (JFluid 5.3): `ferrofluid/Calibrate.empty` gets the real entry/exit probes
-//! (id [`CALIBRATION_ID`]) and is called in batches from Java on the calibrating thread; the hooks sum
-//! the time from the entry probe's timestamp to the exit probe's (the inner time), the batch's wall
-//! time gives the total, and `Calibration::from_batches` keeps the minimum over batches.
+//! Probe calibration (JFluid 5.3): `ferrofluid/Calibrate.caller` (id [`CALIBRATION_CALLER_ID`], a
+//! root) calls `Calibrate.empty` (id [`CALIBRATION_ID`]) in a loop, both with the real entry/exit
+//! probes, in batches run from Java on the calibrating thread; the hooks sum the time from the
+//! callee's entry timestamp to its exit timestamp (the inner time), the batch's wall time gives the
+//! total, and `Calibration::from_batches` keeps the minimum over batches.
+//!
+//! The shape matters: the first calibration called `empty` from one loop entered from native code
+//! (so only on-stack-replaced, and each call a root of its own), and its probe pairs cost ~15-20 ns
+//! less than the same probes in application code, which the profile then over-charged. Now the
+//! probes run as in an application: an instrumented caller inside a root's extent, called from
+//! Java often enough to be compiled normally by C2, calls the instrumented callee.
 
 use std::sync::atomic::Ordering;
 
@@ -10,7 +17,7 @@ use ferrofluid_jvmti::{sys, Class, JniEnv};
 use ferrofluid_profile::{Calibration, CalibrationBatch};
 
 use crate::flags;
-use crate::hooks::{self, CALIBRATION_ID};
+use crate::hooks::{self, CALIBRATION_CALLER_ID, CALIBRATION_ID};
 
 const CLASS: &str = "ferrofluid/Calibrate";
 /// `javac --release 8` of `calibrate/Calibrate.java`.
@@ -20,9 +27,14 @@ const BYTES: &[u8] = include_bytes!("calibrate/Calibrate.class");
 /// probes' price), while the time the probes waited for room is left out (profiles factor such
 /// waits out as pauses). With short batches that fit in the ring the probes cost ~25% less than
 /// in a real profile; counting the waits made the costs vary 5x between runs on a busy machine.
-const BATCHES: usize = 16;
-const PAIRS: i32 = 40_000;
-const _: () = assert!(2 * PAIRS as usize > crate::ring::RING_EVENTS);
+/// The first batches run interpreted and C1-compiled code; the minimum comes from the later ones.
+const BATCHES: usize = 24;
+/// Calls of `caller` per batch: after a few batches C2 compiles it as an ordinary method (HotSpot
+/// wants some 600 invocations), as it compiles application methods.
+const CALLS: i32 = 200;
+/// Calls of `empty` per call of `caller`, as an application's caller calls a small method in a loop.
+const PER_CALL: i32 = 200;
+const _: () = assert!(2 * (CALLS * PER_CALL) as usize > crate::ring::RING_EVENTS);
 
 /// The calibration class with its probes, defined in the bootstrap loader once per JVM.
 fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
@@ -32,12 +44,16 @@ fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
     let out = instrument(
         BYTES,
         &ProbeOptions::new(ProbeKind::EntryExit),
-        &mut |m: &MethodSite<'_>| (m.name == "empty").then_some(CALIBRATION_ID),
+        &mut |m: &MethodSite<'_>| match m.name {
+            "empty" => Some(CALIBRATION_ID),
+            "caller" => Some(CALIBRATION_CALLER_ID),
+            _ => None,
+        },
     )
     .map_err(|e| format!("instrumenting {CLASS}: {e}"))?;
     let bytes = out
         .bytes
-        .ok_or("the calibration method was not instrumented")?;
+        .ok_or("the calibration methods were not instrumented")?;
     let class = env
         .define_class(CLASS, None, &bytes)
         .map_err(|e| format!("defining {CLASS}: {e}"))?;
@@ -50,46 +66,61 @@ fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
 pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibration, String> {
     measure(
         env,
-        flags::ACTIVE | flags::ROOT | flags::INVOKED,
-        hooks::take_calibration_inner,
-        hooks::take_calibration_waits,
+        Probes {
+            callee: flags::ACTIVE | flags::INVOKED,
+            caller: flags::ACTIVE | flags::ROOT | flags::INVOKED,
+            take_inner: hooks::take_calibration_inner,
+            take_waits: hooks::take_calibration_waits,
+        },
     )
 }
 
-/// The same for the probes of code-region mode, which take another path in the hooks.
+/// The same for the probes of code-region mode, which take another path in the hooks. Only the
+/// callee is a region (the caller's probes stay inactive: a region's callees have none).
 pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibration, String> {
     measure(
         env,
-        flags::ACTIVE | flags::REGION | flags::INVOKED,
-        crate::region::take_calibration_inner,
-        || 0,
+        Probes {
+            callee: flags::ACTIVE | flags::REGION | flags::INVOKED,
+            caller: 0,
+            take_inner: crate::region::take_calibration_inner,
+            take_waits: || 0,
+        },
     )
 }
 
-/// Runs the batches with the calibration method's flags set to `bits`; `take_inner` and
-/// `take_waits` read (and reset) the inner time and the ring waits summed by the hooks.
-fn measure(
-    env: &JniEnv<'_>,
-    bits: u8,
+/// Which probes a calibration measures.
+struct Probes {
+    /// Flags of the callee (`empty`) and of the caller (`caller`) while calibrating.
+    callee: u8,
+    caller: u8,
+    /// Read (and reset) the inner time and the ring waits summed by the hooks.
     take_inner: fn() -> u64,
     take_waits: fn() -> u64,
-) -> Result<Calibration, String> {
+}
+
+/// Runs the batches with the calibration methods' flags set as `probes` says.
+fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
     let class = class(env)?;
-    flags::set(CALIBRATION_ID, bits);
+    flags::set(CALIBRATION_ID, probes.callee);
+    flags::set(CALIBRATION_CALLER_ID, probes.caller);
+    // An active caller's probe pair costs what the callee's does, once per call: counted as pairs.
+    let pairs = CALLS as u64 * (PER_CALL as u64 + u64::from(probes.caller != 0));
     let was = hooks::COLLECTING.swap(true, Ordering::SeqCst);
     let mut batches = Vec::with_capacity(BATCHES);
     let mut failure = None;
-    take_inner();
-    take_waits();
+    (probes.take_inner)();
+    (probes.take_waits)();
     for _ in 0..BATCHES {
-        // SAFETY: `run(I)J` takes one int.
-        let elapsed =
-            unsafe { env.call_static_long(class, c"run", c"(I)J", &[sys::jvalue { i: PAIRS }]) };
+        let args = [sys::jvalue { i: CALLS }, sys::jvalue { i: PER_CALL }];
+        // SAFETY: `run(II)J` takes two ints.
+        let elapsed = unsafe { env.call_static_long(class, c"run", c"(II)J", &args) };
         match elapsed {
             Ok(ns) => batches.push(CalibrationBatch {
-                pairs: PAIRS as u64,
-                elapsed_ns: (ns.max(0) as u64).saturating_sub(take_waits()),
-                inner_ns: take_inner(),
+                pairs,
+                elapsed_ns: (ns.max(0) as u64).saturating_sub((probes.take_waits)()),
+                // The inner time is the callee's only: scale it to all the pairs counted.
+                inner_ns: (probes.take_inner)() * pairs / (CALLS * PER_CALL) as u64,
             }),
             Err(e) => {
                 failure = Some(e.to_string());
@@ -99,13 +130,15 @@ fn measure(
     }
     hooks::COLLECTING.store(was, Ordering::SeqCst);
     flags::clear(CALIBRATION_ID);
+    flags::clear(CALIBRATION_CALLER_ID);
     env.delete_local_ref(class.as_object());
     if let Some(e) = failure {
         return Err(format!("calibration: {e}"));
     }
     let c = Calibration::from_batches(&batches).ok_or("calibration: no batch")?;
     log::info!(
-        "calibrated probes: inner {:.1} ns, outer {:.1} ns per call ({BATCHES} batches of {PAIRS})",
+        "calibrated probes: inner {:.1} ns, outer {:.1} ns per call ({BATCHES} batches of \
+         {CALLS} calls of a caller making {PER_CALL} calls)",
         c.inner_ns,
         c.outer_ns
     );

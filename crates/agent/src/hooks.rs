@@ -29,14 +29,18 @@ static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 /// order, which is exact unless threads are started outside roots at the same moment.)
 static INHERITED_STARTS: AtomicU32 = AtomicU32::new(0);
 
-/// The method id reserved for calibration (`ferrofluid/Calibrate.empty`); sessions start above it.
+/// The method id reserved for calibration (`ferrofluid/Calibrate.empty`, the calibrated callee).
 pub const CALIBRATION_ID: u32 = 0;
+/// The id of `ferrofluid/Calibrate.caller`, the calibration's root, which calls the callee.
+pub const CALIBRATION_CALLER_ID: u32 = 1;
+/// Sessions' method ids start here, above the calibration's.
+pub const FIRST_SESSION_ID: u32 = 2;
 
 struct Local {
     /// Calibration: timestamp of the last entry of [`CALIBRATION_ID`], and the sum of its inner times.
     calibration: Cell<(u64, u64)>,
-    /// Calibration: time its probes waited for room in a full ring (not a probe cost: real
-    /// profiles factor such waits out as pauses).
+    /// Calibration: time its probes (callee's and caller's) waited for room in a full ring (not a
+    /// probe cost: real profiles factor such waits out as pauses).
     calibration_waits: Cell<u64>,
     generation: Cell<u32>,
     /// The agent is working on this thread: probes are ignored.
@@ -206,10 +210,12 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
             let waited = l.push(env, Kind::Enter, id, t);
-            if id == CALIBRATION_ID {
-                // A wait after the entry timestamp is inside the inner interval: skip it.
-                l.calibration.set((t + waited, l.calibration.get().1));
+            if id < FIRST_SESSION_ID {
                 l.calibration_waits.set(l.calibration_waits.get() + waited);
+                if id == CALIBRATION_ID {
+                    // A wait after the entry timestamp is inside the inner interval: skip it.
+                    l.calibration.set((t + waited, l.calibration.get().1));
+                }
             }
         }
     });
@@ -238,8 +244,10 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
             let waited = l.push(env, Kind::Exit, id, t);
-            if id == CALIBRATION_ID {
+            if id < FIRST_SESSION_ID {
                 l.calibration_waits.set(l.calibration_waits.get() + waited);
+            }
+            if id == CALIBRATION_ID {
                 let (entered, sum) = l.calibration.get();
                 l.calibration
                     .set((entered, sum + t.saturating_sub(entered)));

@@ -58,8 +58,8 @@ pub struct Outcome {
 }
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
-/// Where the next session's ids start (ids below 1 are reserved for calibration).
-static NEXT_BASE: AtomicU32 = AtomicU32::new(hooks::CALIBRATION_ID + 1);
+/// Where the next session's ids start (lower ids are reserved for calibration).
+static NEXT_BASE: AtomicU32 = AtomicU32::new(hooks::FIRST_SESSION_ID);
 static NEXT_SITE_BASE: AtomicU32 = AtomicU32::new(0);
 static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
 
