@@ -136,11 +136,26 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
         return Err(format!("calibration: {e}"));
     }
     let c = Calibration::from_batches(&batches).ok_or("calibration: no batch")?;
+    // Every batch is logged: on a busy machine their spread shows how far the probes' cost
+    // moves with scheduling (docs/PERFORMANCE.md, accuracy).
+    let each: Vec<String> = batches
+        .iter()
+        .map(|b| {
+            let n = b.pairs as f64;
+            format!(
+                "{:.0}/{:.0}",
+                b.elapsed_ns as f64 / n,
+                b.inner_ns as f64 / n
+            )
+        })
+        .collect();
     log::info!(
         "calibrated probes: inner {:.1} ns, outer {:.1} ns per call ({BATCHES} batches of \
-         {CALLS} calls of a caller making {PER_CALL} calls)",
+         {CALLS} calls of a caller making {PER_CALL} calls; per batch, total/inner ns per call: \
+         {})",
         c.inner_ns,
-        c.outer_ns
+        c.outer_ns,
+        each.join(" ")
     );
     Ok(c)
 }
