@@ -35,6 +35,8 @@ def driver_children(doc):
                 add("driver", child)
                 for g in child["children"]:
                     add(g["method"], g)
+                    for h in g["children"]:
+                        add(h["method"], h)
             else:
                 walk(child)
 
@@ -86,6 +88,11 @@ def main():
     truth = [true[p] / true["loop1"] for p in ("loop2", "loop4")]
     print(f"loop2/loop1, loop4/loop1: ferrofluid {loops[0]:.2f}, {loops[1]:.2f}; "
           f"true {truth[0]:.2f}, {truth[1]:.2f} (by construction 2, 4)")
+    # What a probe pair cost in application code: tinyCaller's measured time less the true cost
+    # of the tiny phase, per call of `tiny`; against the calibrated inner + outer.
+    pair = (raw["tiny"] - true["tiny"]) / nodes["tiny"][2]
+    print(f"probe pair: {pair:.1f} ns in tinyCaller (measured), "
+          f"{cal.get('inner_ns', 0) + cal.get('outer_ns', 0):.1f} ns calibrated")
     if dropped:
         print(f"warning: {dropped} events dropped in run {chosen} (rings full): counts inexact")
 
