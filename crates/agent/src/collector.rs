@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use rustc_hash::FxHashMap;
+
 use ferrofluid_profile::{MethodInfo, Profile, Recording, Stamp, DEFAULT_MAX_NODES};
 
 use crate::hooks::{self, RINGS};
@@ -18,8 +20,10 @@ const PERIOD: Duration = Duration::from_millis(1);
 
 struct Collector {
     recording: Recording,
-    /// Global probe id -> id in the recording's method table.
-    ids: HashMap<u32, ferrofluid_profile::MethodId>,
+    /// Global probe id -> id in the recording's method table. Looked up for every event: with
+    /// the default SipHash this lookup was half of the collector's time, and the collector's
+    /// time is the probes' too (a pair costs ~40 ns more while it drains concurrently).
+    ids: FxHashMap<u32, ferrofluid_profile::MethodId>,
     /// Events lost in full rings since the last start, all threads.
     dropped: u64,
     /// Drops per ring already counted (rings only count up).
@@ -32,7 +36,7 @@ impl Collector {
     fn new() -> Collector {
         Collector {
             recording: Recording::new(DEFAULT_MAX_NODES),
-            ids: HashMap::new(),
+            ids: FxHashMap::default(),
             dropped: 0,
             seen_drops: HashMap::new(),
             dropped_by_thread: HashMap::new(),
