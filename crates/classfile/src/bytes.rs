@@ -119,9 +119,11 @@ pub(crate) trait PutBe {
 }
 
 impl PutBe for Vec<u8> {
+    #[inline]
     fn put_u16(&mut self, v: u16) {
         self.extend_from_slice(&v.to_be_bytes());
     }
+    #[inline]
     fn put_u32(&mut self, v: u32) {
         self.extend_from_slice(&v.to_be_bytes());
     }

@@ -97,6 +97,11 @@ pub struct ConstantPool<'a> {
 impl<'a> ConstantPool<'a> {
     /// Indexes the pool that starts at `start` (the `constant_pool_count` field).
     pub(crate) fn parse(class: &'a [u8], start: usize) -> Result<Self> {
+        // Well-formed pools take the quick loop; anything it rejects is read again
+        // by the checked one, which says exactly what is wrong and where.
+        if let Some(pool) = Self::parse_quick(class, start) {
+            return Ok(pool);
+        }
         let mut cur = Cursor::new(&class[start..], start);
         let count = cur.u16("constant_pool_count")? as usize;
         if count == 0 {
@@ -153,6 +158,63 @@ impl<'a> ConstantPool<'a> {
             offsets,
             end,
         })
+    }
+
+    /// `parse` without error reporting: `None` wherever `parse` would fail.
+    fn parse_quick(class: &'a [u8], start: usize) -> Option<Self> {
+        let byte = |i: usize| class.get(i).copied();
+        let count = u16::from_be_bytes([byte(start)?, byte(start + 1)?]) as usize;
+        if count == 0 {
+            return None;
+        }
+        let mut offsets = vec![0u32; count];
+        let mut at = start + 2;
+        let mut i = 1;
+        while i < count {
+            offsets[i] = at as u32;
+            let t = byte(at)?;
+            let len = match t {
+                tag::UTF8 => 2 + u16::from_be_bytes([byte(at + 1)?, byte(at + 2)?]) as usize,
+                tag::INTEGER | tag::FLOAT => 4,
+                tag::LONG | tag::DOUBLE => 8,
+                tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 2,
+                tag::FIELDREF
+                | tag::METHODREF
+                | tag::INTERFACE_METHODREF
+                | tag::NAME_AND_TYPE
+                | tag::DYNAMIC
+                | tag::INVOKE_DYNAMIC => 4,
+                tag::METHOD_HANDLE => 3,
+                _ => return None,
+            };
+            at += 1 + len;
+            if at > class.len() {
+                return None;
+            }
+            if t == tag::LONG || t == tag::DOUBLE {
+                if i + 1 >= count {
+                    return None;
+                }
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        Some(ConstantPool {
+            class,
+            offsets,
+            end: at,
+        })
+    }
+
+    /// The whole class file the pool belongs to (entry offsets index into it).
+    pub(crate) fn class_bytes(&self) -> &'a [u8] {
+        self.class
+    }
+
+    /// Offset of each entry's tag byte by index; 0 for unusable slots.
+    pub(crate) fn raw_offsets(&self) -> &[u32] {
+        &self.offsets
     }
 
     /// `constant_pool_count`: one more than the highest index.
@@ -318,6 +380,14 @@ impl<'a> ConstantPool<'a> {
 
     /// Raw modified-UTF-8 bytes of the Utf8 entry at `index`.
     pub fn utf8_bytes(&self, index: u16) -> Result<&'a [u8]> {
+        // The common case without decoding a `Constant`: `parse` checked every entry's bounds.
+        if let Some(&off) = self.offsets.get(index as usize) {
+            let o = off as usize;
+            if off != 0 && self.class[o] == tag::UTF8 {
+                let len = u16::from_be_bytes([self.class[o + 1], self.class[o + 2]]) as usize;
+                return Ok(&self.class[o + 3..o + 3 + len]);
+            }
+        }
         match self.get(index)? {
             Constant::Utf8(b) => Ok(b),
             _ => Err(self.bad_index(index, "not a Utf8 entry")),
@@ -420,9 +490,11 @@ pub struct MemberRef<'a> {
 /// Unpaired surrogates (legal in class files) become U+FFFD, so the text is
 /// for display and matching; byte-exact work uses the raw bytes.
 pub fn decode_mutf8(bytes: &[u8]) -> Option<Cow<'_, str>> {
-    if bytes.iter().all(|&b| b != 0 && b < 0x80) {
-        // SAFETY-free fast path: ASCII without NUL is valid UTF-8.
-        return std::str::from_utf8(bytes).ok().map(Cow::Borrowed);
+    // ASCII without NUL is the same in modified UTF-8 and UTF-8 (checks that run a word at a time).
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        if s.is_ascii() && !bytes.contains(&0) {
+            return Some(Cow::Borrowed(s));
+        }
     }
     let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -455,6 +527,10 @@ pub fn decode_mutf8(bytes: &[u8]) -> Option<Cow<'_, str>> {
 
 /// Encodes text as modified UTF-8, for new constant-pool entries.
 pub fn encode_mutf8(text: &str) -> Vec<u8> {
+    // ASCII without NUL is its own encoding (names and descriptors almost always are).
+    if text.bytes().all(|b| (1..0x80).contains(&b)) {
+        return text.as_bytes().to_vec();
+    }
     let mut out = Vec::with_capacity(text.len());
     for unit in text.encode_utf16() {
         match unit {

@@ -86,6 +86,25 @@ pub fn parse_field_type(s: &str) -> Option<(FieldType<'_>, &str)> {
     ))
 }
 
+/// Where the field type starting at `b[i]` ends, with [`parse_field_type`]'s rules.
+fn field_type_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start;
+    while b.get(i) == Some(&b'[') {
+        i += 1;
+        if i - start > 255 {
+            return None;
+        }
+    }
+    match b.get(i)? {
+        b'B' | b'C' | b'I' | b'S' | b'Z' | b'J' | b'F' | b'D' => Some(i + 1),
+        b'L' => match b[i + 1..].iter().position(|&c| c == b';')? {
+            0 => None, // "L;"
+            n => Some(i + n + 2),
+        },
+        _ => None,
+    }
+}
+
 /// A parsed method descriptor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodDescriptor<'d> {
@@ -116,6 +135,31 @@ impl<'d> MethodDescriptor<'d> {
             Some(t)
         };
         Some(MethodDescriptor { params, ret })
+    }
+
+    /// True when [`Self::parse`] accepts `s` (checked on bytes, without allocating).
+    pub fn is_valid(s: &str) -> bool {
+        let b = s.as_bytes();
+        if b.first() != Some(&b'(') {
+            return false;
+        }
+        let mut i = 1;
+        loop {
+            match b.get(i) {
+                Some(b')') => break,
+                None => return false,
+                _ => {}
+            }
+            match field_type_end(b, i) {
+                Some(e) => i = e,
+                None => return false,
+            }
+        }
+        i += 1;
+        if b.get(i) == Some(&b'V') {
+            return i + 1 == b.len();
+        }
+        field_type_end(b, i) == Some(b.len())
     }
 
     /// Slots the parameters take (without `this`).
@@ -214,6 +258,43 @@ pub fn field_slots(d: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn is_valid_agrees_with_parse() {
+        let deep = format!("({}I)V", "[".repeat(255));
+        let too_deep = format!("({}I)V", "[".repeat(256));
+        for d in [
+            "()V",
+            "(I)V",
+            "(IJ)D",
+            "([[Ljava/lang/String;)[I",
+            "(Ljava/lang/Object;I)Ljava/lang/Object;",
+            "",
+            "(",
+            ")V",
+            "()",
+            "()VV",
+            "(V)V",
+            "(L;)V",
+            "([L;)V",
+            "(Ljava/lang/String)V",
+            "()I;",
+            "(I",
+            "(Q)V",
+            "))V",
+            "()[",
+            "()[V",
+            "(I)II",
+            deep.as_str(),
+            too_deep.as_str(),
+        ] {
+            assert_eq!(
+                MethodDescriptor::is_valid(d),
+                MethodDescriptor::parse(d).is_some(),
+                "{d:?}"
+            );
+        }
+    }
 
     #[test]
     fn parses_method_descriptors() {

@@ -8,8 +8,6 @@
 //! appended, untouched methods are copied as slices, and only replaced or added
 //! methods are written anew.
 
-use std::collections::HashMap;
-
 use crate::bytes::PutBe;
 use crate::class::{ClassFile, Member};
 use crate::constant_pool::{encode_mutf8, tag};
@@ -34,6 +32,10 @@ pub struct PoolAppender<'a> {
     new_entries: Vec<(u32, u32, u16)>,
     /// The last Integer appended: a method pushes its id several times in a row.
     last_integer: Option<(i32, u16)>,
+    /// Original-pool lookups answered in advance by [`Self::prefetch`]: entry, index if present.
+    memo: Vec<(Vec<u8>, Option<u16>)>,
+    /// Reused to encode entries before lookup.
+    entry_buf: Vec<u8>,
 }
 
 impl<'a> PoolAppender<'a> {
@@ -41,11 +43,86 @@ impl<'a> PoolAppender<'a> {
     pub fn new(class: &'a ClassFile<'a>) -> Self {
         PoolAppender {
             class,
-            appended: Vec::new(),
+            // Room for a probe's usual additions without growing.
+            appended: Vec::with_capacity(256),
             next_index: class.constant_pool.count() as u32,
-            new_entries: Vec::new(),
+            new_entries: Vec::with_capacity(32),
             last_integer: None,
+            memo: Vec::new(),
+            entry_buf: Vec::with_capacity(64),
         }
+    }
+
+    /// Finds, in one scan of the original pool, the Utf8 entries of `texts` and the
+    /// Class entries that name them, so that later lookups of these entries scan
+    /// nothing (each lookup would otherwise scan the whole pool once).
+    #[allow(clippy::needless_range_loop)] // k indexes three parallel arrays
+    pub fn prefetch(&mut self, texts: &[&str]) {
+        const MAX: usize = 4;
+        let cp = &self.class.constant_pool;
+        let b = self.class.bytes;
+        // The wanted Utf8 entries, encoded one after the other in `entry_buf`.
+        let mut buf = std::mem::take(&mut self.entry_buf);
+        buf.clear();
+        buf.reserve(texts.iter().map(|t| 3 + t.len()).sum());
+        let mut spans = [(0usize, 0usize); MAX];
+        let mut n = 0;
+        for t in texts.iter().take(MAX) {
+            let start = buf.len();
+            if write_utf8_entry(&mut buf, t).is_ok() {
+                spans[n] = (start, buf.len());
+                n += 1;
+            } else {
+                buf.truncate(start);
+            }
+        }
+        let wanted = |k: usize| &buf[spans[k].0..spans[k].1];
+        // Lengths first: most entries differ from every wanted one there.
+        let mut lens = [u16::MAX; MAX];
+        for (k, l) in lens.iter_mut().enumerate().take(n) {
+            *l = (spans[k].1 - spans[k].0 - 3) as u16;
+        }
+        let mut utf8 = [None; MAX];
+        let offsets = cp.raw_offsets();
+        for (i, &o) in offsets.iter().enumerate().skip(1) {
+            let o = o as usize;
+            if o == 0 || b[o] != tag::UTF8 {
+                continue;
+            }
+            let len = u16::from_be_bytes([b[o + 1], b[o + 2]]);
+            if !lens.contains(&len) {
+                continue;
+            }
+            for k in 0..n {
+                if utf8[k].is_none() && len == lens[k] && b[o..].starts_with(wanted(k)) {
+                    utf8[k] = Some(i as u16);
+                }
+            }
+        }
+        let mut classes = [None; MAX];
+        if utf8.iter().any(Option::is_some) {
+            for (i, &o) in offsets.iter().enumerate().skip(1) {
+                let o = o as usize;
+                if o == 0 || b[o] != tag::CLASS {
+                    continue;
+                }
+                let name = u16::from_be_bytes([b[o + 1], b[o + 2]]);
+                for k in 0..n {
+                    if classes[k].is_none() && utf8[k] == Some(name) {
+                        classes[k] = Some(i as u16);
+                    }
+                }
+            }
+        }
+        self.memo.reserve(2 * n);
+        for k in 0..n {
+            if let Some(u) = utf8[k] {
+                let (e, len) = two_entry(tag::CLASS, u, None);
+                self.memo.push((e[..len].to_vec(), classes[k]));
+            }
+            self.memo.push((wanted(k).to_vec(), utf8[k]));
+        }
+        self.entry_buf = buf;
     }
 
     /// Number of entries appended so far (counting Long/Double as two).
@@ -61,7 +138,10 @@ impl<'a> PoolAppender<'a> {
     fn find(&self, entry: &[u8]) -> Option<u16> {
         let cp = &self.class.constant_pool;
         let bytes = self.class.bytes;
-        let found = if entry[0] == tag::UTF8 {
+        let memo = self.memo.iter().find(|(e, _)| e[..] == *entry);
+        let found = if let Some(&(_, known)) = memo {
+            known
+        } else if entry[0] == tag::UTF8 {
             // Length bytes first: most entries differ there, so few bodies are compared.
             (1..cp.count()).find(|&i| {
                 cp.offset_of(i).is_some_and(|o| {
@@ -102,8 +182,8 @@ impl<'a> PoolAppender<'a> {
         })
     }
 
-    fn intern(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
-        if let Some(i) = self.find(&entry) {
+    fn intern(&mut self, entry: &[u8]) -> Result<u16, PoolFull> {
+        if let Some(i) = self.find(entry) {
             return Ok(i);
         }
         self.append(entry)
@@ -112,11 +192,11 @@ impl<'a> PoolAppender<'a> {
     /// Like `intern`, but reuses only appended entries: for entries that accompany a
     /// new one (the members of a class the pool never mentioned) a search of the
     /// original pool rarely pays for itself.
-    fn intern_appended(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
+    fn intern_appended(&mut self, entry: &[u8]) -> Result<u16, PoolFull> {
         let known = self
             .new_entries
             .iter()
-            .find(|&&(o, l, _)| self.appended[o as usize..(o + l) as usize] == entry[..])
+            .find(|&&(o, l, _)| self.appended[o as usize..(o + l) as usize] == *entry)
             .map(|&(_, _, i)| i);
         match known {
             Some(i) => Ok(i),
@@ -124,7 +204,23 @@ impl<'a> PoolAppender<'a> {
         }
     }
 
-    fn append(&mut self, entry: Vec<u8>) -> Result<u16, PoolFull> {
+    /// Runs `f` with the encoded Utf8 entry of `text` (built in a reused buffer).
+    fn with_utf8<R>(
+        &mut self,
+        text: &str,
+        f: impl FnOnce(&mut Self, &[u8]) -> Result<R, PoolFull>,
+    ) -> Result<R, PoolFull> {
+        let mut e = std::mem::take(&mut self.entry_buf);
+        e.clear();
+        let r = match write_utf8_entry(&mut e, text) {
+            Ok(()) => f(self, &e),
+            Err(err) => Err(err),
+        };
+        self.entry_buf = e;
+        r
+    }
+
+    fn append(&mut self, entry: &[u8]) -> Result<u16, PoolFull> {
         let slots = if entry[0] == tag::LONG || entry[0] == tag::DOUBLE {
             2
         } else {
@@ -137,17 +233,18 @@ impl<'a> PoolAppender<'a> {
         self.next_index += slots;
         self.new_entries
             .push((self.appended.len() as u32, entry.len() as u32, index));
-        self.appended.extend_from_slice(&entry);
+        self.appended.extend_from_slice(entry);
         Ok(index)
     }
 
     /// A CONSTANT_Utf8.
     pub fn utf8(&mut self, text: &str) -> Result<u16, PoolFull> {
-        self.intern(utf8_entry(text)?)
+        self.with_utf8(text, |p, e| p.intern(e))
     }
 
     fn two(&mut self, t: u8, a: u16, b: Option<u16>) -> Result<u16, PoolFull> {
-        self.intern(two_entry(t, a, b))
+        let (e, n) = two_entry(t, a, b);
+        self.intern(&e[..n])
     }
 
     /// A CONSTANT_Class for an internal name or array descriptor.
@@ -173,10 +270,12 @@ impl<'a> PoolAppender<'a> {
         let c = self.class(class)?;
         if c >= self.original_count() {
             // A class new to this pool: its NameAndType and strings are appended as well.
-            let n = self.intern_appended(utf8_entry(name)?)?;
-            let d = self.intern_appended(utf8_entry(descriptor)?)?;
-            let nt = self.intern_appended(two_entry(tag::NAME_AND_TYPE, n, Some(d)))?;
-            return self.intern_appended(two_entry(tag::METHODREF, c, Some(nt)));
+            let n = self.with_utf8(name, |p, e| p.intern_appended(e))?;
+            let d = self.with_utf8(descriptor, |p, e| p.intern_appended(e))?;
+            let (e, k) = two_entry(tag::NAME_AND_TYPE, n, Some(d));
+            let nt = self.intern_appended(&e[..k])?;
+            let (e, k) = two_entry(tag::METHODREF, c, Some(nt));
+            return self.intern_appended(&e[..k]);
         }
         let nt = self.name_and_type(name, descriptor)?;
         self.two(tag::METHODREF, c, Some(nt))
@@ -191,9 +290,8 @@ impl<'a> PoolAppender<'a> {
                 return Ok(i);
             }
         }
-        let mut e = vec![tag::INTEGER];
-        e.put_u32(value as u32);
-        let i = self.append(e)?;
+        let v = (value as u32).to_be_bytes();
+        let i = self.append(&[tag::INTEGER, v[0], v[1], v[2], v[3]])?;
         self.last_integer = Some((value, i));
         Ok(i)
     }
@@ -209,26 +307,32 @@ impl<'a> PoolAppender<'a> {
     }
 }
 
-fn utf8_entry(text: &str) -> Result<Vec<u8>, PoolFull> {
+fn write_utf8_entry(e: &mut Vec<u8>, text: &str) -> Result<(), PoolFull> {
+    e.push(tag::UTF8);
+    if text.len() <= 0xFFFF && text.bytes().all(|b| (1..0x80).contains(&b)) {
+        e.put_u16(text.len() as u16);
+        e.extend_from_slice(text.as_bytes());
+        return Ok(());
+    }
     let body = encode_mutf8(text);
     if body.len() > 0xFFFF {
         return Err(PoolFull);
     }
-    let mut e = Vec::with_capacity(3 + body.len());
-    e.push(tag::UTF8);
     e.put_u16(body.len() as u16);
     e.extend_from_slice(&body);
-    Ok(e)
+    Ok(())
 }
 
-fn two_entry(t: u8, a: u16, b: Option<u16>) -> Vec<u8> {
-    let mut e = Vec::with_capacity(5);
-    e.push(t);
-    e.put_u16(a);
-    if let Some(b) = b {
-        e.put_u16(b);
+/// A one- or two-operand entry (Class, NameAndType, Methodref, ...) and its length.
+fn two_entry(t: u8, a: u16, b: Option<u16>) -> ([u8; 5], usize) {
+    let [a1, a2] = a.to_be_bytes();
+    match b {
+        Some(b) => {
+            let [b1, b2] = b.to_be_bytes();
+            ([t, a1, a2, b1, b2], 5)
+        }
+        None => ([t, a1, a2, 0, 0], 3),
     }
-    e
 }
 
 /// Assembles the patched class: original bytes plus appended constants, replaced and added methods.
@@ -237,7 +341,10 @@ pub struct ClassPatcher<'a> {
     class: &'a ClassFile<'a>,
     /// The constant-pool appender; use it to create every index the new code refers to.
     pub pool: PoolAppender<'a>,
-    replaced: HashMap<usize, Vec<u8>>,
+    /// Replaced methods' bytes, one after the other (one buffer, not one per method).
+    methods_out: Vec<u8>,
+    /// Per method: its replacement's span in `methods_out` (empty until the first replacement).
+    replaced: Vec<Option<(u32, u32)>>,
     added: Vec<Vec<u8>>,
 }
 
@@ -247,14 +354,37 @@ impl<'a> ClassPatcher<'a> {
         ClassPatcher {
             class,
             pool: PoolAppender::new(class),
-            replaced: HashMap::new(),
+            methods_out: Vec::new(),
+            replaced: Vec::new(),
             added: Vec::new(),
         }
     }
 
     /// Replaces method number `index` with a complete `method_info`.
     pub fn replace_method(&mut self, index: usize, method_info: Vec<u8>) {
-        self.replaced.insert(index, method_info);
+        let start = self.methods_out.len();
+        self.methods_out.extend_from_slice(&method_info);
+        self.commit_method(index, start);
+    }
+
+    /// The buffer replaced methods are written to, and the pool, for writing a
+    /// `method_info` in place: append it, then [`Self::commit_method`] with its start
+    /// (or truncate the buffer back to abandon it).
+    pub(crate) fn method_writer(&mut self) -> (&mut Vec<u8>, &mut PoolAppender<'a>) {
+        if self.methods_out.capacity() == 0 {
+            // Patched methods are a little longer than the originals: one allocation.
+            let methods = self.class.attributes_offset - self.class.methods_offset;
+            self.methods_out.reserve(methods + methods / 4 + 256);
+        }
+        (&mut self.methods_out, &mut self.pool)
+    }
+
+    /// Makes the bytes of `methods_out` from `start` to its end the new method `index`.
+    pub(crate) fn commit_method(&mut self, index: usize, start: usize) {
+        if self.replaced.is_empty() {
+            self.replaced = vec![None; self.class.methods.len()];
+        }
+        self.replaced[index] = Some((start as u32, self.methods_out.len() as u32));
     }
 
     /// Appends a complete `method_info` after the existing methods.
@@ -264,14 +394,16 @@ impl<'a> ClassPatcher<'a> {
 
     /// True when nothing would change.
     pub fn is_unchanged(&self) -> bool {
-        self.replaced.is_empty() && self.added.is_empty() && self.pool.appended_slots() == 0
+        self.replaced.iter().all(Option::is_none)
+            && self.added.is_empty()
+            && self.pool.appended_slots() == 0
     }
 
     /// Writes the class.
     pub fn finish(self) -> Vec<u8> {
         let c = self.class;
         let b = c.bytes;
-        let extra: usize = self.replaced.values().map(Vec::len).sum::<usize>()
+        let extra: usize = self.methods_out.len()
             + self.added.iter().map(Vec::len).sum::<usize>()
             + self.pool.appended_bytes().len();
         let mut out = Vec::with_capacity(b.len() + extra);
@@ -282,8 +414,8 @@ impl<'a> ClassPatcher<'a> {
         out.extend_from_slice(&b[c.access_offset..c.methods_offset]);
         out.put_u16((c.methods.len() + self.added.len()) as u16);
         for (i, m) in c.methods.iter().enumerate() {
-            match self.replaced.get(&i) {
-                Some(new) => out.extend_from_slice(new),
+            match self.replaced.get(i).copied().flatten() {
+                Some((s, e)) => out.extend_from_slice(&self.methods_out[s as usize..e as usize]),
                 None => out.extend_from_slice(&b[m.span.clone()]),
             }
         }

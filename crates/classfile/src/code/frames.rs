@@ -478,9 +478,24 @@ pub fn relocate(
     extra: &[Frame],
     resolve: &mut dyn FnMut(u32) -> Result<u16, PoolFull>,
 ) -> Result<Vec<u8>, RelocateError> {
+    let mut out = Vec::with_capacity(data.len() + 8 + extra.len() * 8);
+    relocate_into(&mut out, data, base, target, insn, extra, resolve)?;
+    Ok(out)
+}
+
+/// [`relocate`] appending to `out`; returns the new offset of the last frame written
+/// (-1 when none), for a caller that appends more frames.
+pub fn relocate_into(
+    out: &mut Vec<u8>,
+    data: &[u8],
+    base: usize,
+    target: &dyn Fn(u32) -> Option<u32>,
+    insn: &dyn Fn(u32) -> Option<u32>,
+    extra: &[Frame],
+    resolve: &mut dyn FnMut(u32) -> Result<u16, PoolFull>,
+) -> Result<i64, RelocateError> {
     let mut c = Cursor::new(data, base);
     let n = c.u16("number_of_entries")?;
-    let mut out = Vec::with_capacity(data.len() + 8 + extra.len() * 8);
     out.put_u16(n + extra.len() as u16);
     let (mut prev_old, mut prev_new): (i64, i64) = (-1, -1);
     let bad = |what: String| RelocateError::Malformed(what);
@@ -528,7 +543,7 @@ pub fn relocate(
                     out.push(247);
                     out.put_u16(nd);
                 }
-                copy_vtype(&mut c, &mut out)?;
+                copy_vtype(&mut c, out)?;
             }
             248..=250 => {
                 out.push(t);
@@ -538,7 +553,7 @@ pub fn relocate(
                 out.push(t);
                 out.put_u16(nd);
                 for _ in 0..t - 251 {
-                    copy_vtype(&mut c, &mut out)?;
+                    copy_vtype(&mut c, out)?;
                 }
             }
             _ => {
@@ -548,7 +563,7 @@ pub fn relocate(
                     let k = c.u16("count")?;
                     out.put_u16(k);
                     for _ in 0..k {
-                        copy_vtype(&mut c, &mut out)?;
+                        copy_vtype(&mut c, out)?;
                     }
                 }
             }
@@ -562,14 +577,14 @@ pub fn relocate(
         out.put_u16(nd);
         out.put_u16(f.locals.len() as u16);
         for &t in &f.locals {
-            write_vtype(&mut out, t, resolve)?;
+            write_vtype(out, t, resolve)?;
         }
         out.put_u16(f.stack.len() as u16);
         for &t in &f.stack {
-            write_vtype(&mut out, t, resolve)?;
+            write_vtype(out, t, resolve)?;
         }
     }
-    Ok(out)
+    Ok(prev_new)
 }
 
 /// Why [`relocate`] failed.

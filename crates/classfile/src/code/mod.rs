@@ -6,6 +6,7 @@ pub mod asm;
 pub mod edit;
 pub mod frames;
 pub mod insn;
+pub(crate) mod lean;
 pub mod opcodes;
 pub mod typesim;
 

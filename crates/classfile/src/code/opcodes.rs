@@ -289,7 +289,7 @@ pub const NAMES: [&str; 202] = [
 ];
 
 /// Fixed instruction length, 0 for variable-length ones (switches, wide), `None` for invalid opcodes.
-pub fn fixed_len(op: u8) -> Option<u8> {
+pub const fn fixed_len(op: u8) -> Option<u8> {
     Some(match op {
         0x00..=0x0f => 1,
         BIPUSH | LDC => 2,
@@ -319,6 +319,19 @@ pub fn fixed_len(op: u8) -> Option<u8> {
         _ => return None,
     })
 }
+
+/// [`fixed_len`] for every opcode, `0xFF` for invalid ones: one load instead of a match.
+pub const FIXED_LEN: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut op = 0;
+    while op < 256 {
+        if let Some(l) = fixed_len(op as u8) {
+            t[op] = l;
+        }
+        op += 1;
+    }
+    t
+};
 
 /// The mnemonic of `op`.
 pub fn name(op: u8) -> &'static str {

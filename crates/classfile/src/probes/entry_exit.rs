@@ -1,11 +1,13 @@
 //! `entry-exit` and the JP basic-block counters (`blocks`, `blocks-precise`):
 //! a hook at entry, before every return, and in a handler covering the whole body.
 
-use crate::class::ClassFile;
+use crate::bytes::PutBe;
+use crate::class::{access, ClassFile};
 use crate::code::asm::Snippet;
 use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::insn::{Insn, Operand};
+use crate::code::lean;
 use crate::code::opcodes::*;
 use crate::descriptor::{Kind, MethodDescriptor};
 use crate::patch::{ClassPatcher, PoolFull};
@@ -36,6 +38,133 @@ pub(crate) fn push_id(
     } else {
         Err(pool_full(err.unwrap_or(PoolFull)))
     }
+}
+
+/// The bytes that push `id` (as `Snippet::push_int` writes them), interning the
+/// Integer constant when it needs `ldc`.
+fn id_push(p: &mut ClassPatcher<'_>, id: u32) -> Result<([u8; 3], usize), SkipReason> {
+    let v = id as i32;
+    let b = |x: u16| x.to_be_bytes();
+    Ok(match v {
+        -1..=5 => ([(ICONST_0 as i32 + v) as u8, 0, 0], 1),
+        -128..=127 => ([BIPUSH, v as i8 as u8, 0], 2),
+        -32768..=32767 => {
+            let [h, l] = b(v as i16 as u16);
+            ([SIPUSH, h, l], 3)
+        }
+        _ => {
+            let i = p.pool.integer(v).map_err(pool_full)?;
+            if i <= 255 {
+                ([LDC, i as u8, 0], 2)
+            } else {
+                let [h, l] = b(i);
+                ([LDC_W, h, l], 3)
+            }
+        }
+    })
+}
+
+/// What [`patch_lean`] keeps across the methods of a class.
+pub(crate) struct LeanClass {
+    /// The class is `java/lang/Object`, whose `<init>` calls no `super()`.
+    pub is_object: bool,
+    pub scratch: lean::Scratch,
+}
+
+/// `entry-exit` through the lean editor (`code::lean`). `Ok(false)` when the method
+/// must go through [`patch`] instead (anything the lean editor does not handle, and
+/// every skip, so that reasons come from one place).
+pub(crate) fn patch_lean(
+    class: &ClassFile<'_>,
+    index: usize,
+    id: u32,
+    descriptor: &str,
+    hooks: &mut Refs<'_>,
+    patcher: &mut ClassPatcher<'_>,
+    lc: &mut LeanClass,
+) -> bool {
+    let member = &class.methods[index];
+    // `prepare` skips a method whose descriptor does not parse (its frames could not be read).
+    if member.access & (access::ABSTRACT | access::NATIVE) != 0
+        || !MethodDescriptor::is_valid(descriptor)
+    {
+        return false;
+    }
+    let cp = &class.constant_pool;
+    let mut code_attr = None;
+    for (k, a) in member.attributes.iter().enumerate() {
+        if cp.utf8_bytes(a.name_index).ok() == Some(b"Code".as_slice()) {
+            if code_attr.is_some() {
+                return false;
+            }
+            code_attr = Some(k);
+        }
+    }
+    let Some(code_k) = code_attr else {
+        return false;
+    };
+    let a = &member.attributes[code_k];
+    let Some(raw) = lean::RawCode::parse(a.data, a.data_offset()) else {
+        return false;
+    };
+    let constructor =
+        !lc.is_object && cp.utf8_bytes(member.name_index).ok() == Some(b"<init>".as_slice());
+    // The same constants in the same order as `patch`, so both write the same pool.
+    let snippets = (|| -> Result<_, SkipReason> {
+        let enter = hooks.hook(patcher, Hook::Enter)?;
+        let exit = hooks.hook(patcher, Hook::Exit)?;
+        let unwind = hooks.hook(patcher, Hook::Unwind)?;
+        let (push, n) = id_push(patcher, id)?;
+        let throwable = hooks.throwable(patcher)?;
+        Ok((enter, exit, unwind, push, n, throwable))
+    })();
+    let Ok((enter, exit, unwind, push, n, throwable)) = snippets else {
+        return false;
+    };
+    let call = |buf: &mut [u8; 8], m: u16| {
+        buf[..n].copy_from_slice(&push[..n]);
+        buf[n] = INVOKESTATIC;
+        buf[n + 1..n + 3].copy_from_slice(&m.to_be_bytes());
+    };
+    let (mut prologue, mut before_return, mut handler) = ([0u8; 8], [0u8; 8], [0u8; 8]);
+    call(&mut prologue, enter);
+    call(&mut before_return, exit);
+    call(&mut handler, unwind);
+    handler[n + 3] = ATHROW;
+    let plan = lean::Plan {
+        prologue: &prologue[..n + 3],
+        before_return: &before_return[..n + 3],
+        handler: &handler[..n + 4],
+        return_peak: 1,
+        min_stack: 2,
+        throwable,
+        constructor,
+        frames_required: class.major >= 51,
+        no_initial_locals: member.access & access::STATIC != 0 && descriptor.starts_with("()"),
+    };
+    let (out, pool) = patcher.method_writer();
+    let start = out.len();
+    out.put_u16(member.access);
+    out.put_u16(member.name_index);
+    out.put_u16(member.descriptor_index);
+    out.put_u16(member.attributes.len() as u16);
+    for (k, a) in member.attributes.iter().enumerate() {
+        if k != code_k {
+            out.extend_from_slice(&class.bytes[a.span()]);
+            continue;
+        }
+        out.put_u16(a.name_index);
+        let len_at = out.len();
+        out.put_u32(0);
+        if lean::rewrite(&raw, &plan, cp, pool, &mut lc.scratch, out).is_none() {
+            out.truncate(start);
+            return false;
+        }
+        let l = (out.len() - len_at - 4) as u32;
+        out[len_at..len_at + 4].copy_from_slice(&l.to_be_bytes());
+    }
+    patcher.commit_method(index, start);
+    true
 }
 
 /// Which counting discipline, if any.

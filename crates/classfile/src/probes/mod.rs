@@ -36,6 +36,7 @@ const THROWABLE_SLOT: usize = Hook::Reveal as usize + 1;
 pub(crate) struct Refs<'h> {
     pub hooks: &'h Hooks,
     cache: [Option<u16>; THROWABLE_SLOT + 1],
+    prefetched: bool,
 }
 
 impl<'h> Refs<'h> {
@@ -43,6 +44,16 @@ impl<'h> Refs<'h> {
         Refs {
             hooks,
             cache: [None; THROWABLE_SLOT + 1],
+            prefetched: false,
+        }
+    }
+
+    /// Looks up every class-level constant a probe may need in one pool scan, once.
+    fn prefetch(&mut self, p: &mut ClassPatcher<'_>) {
+        if !self.prefetched {
+            self.prefetched = true;
+            p.pool
+                .prefetch(&[&self.hooks.class, "java/lang/Throwable", "StackMapTable"]);
         }
     }
 
@@ -61,15 +72,15 @@ impl<'h> Refs<'h> {
             Hook::Receiver => &h.receiver,
             Hook::Reveal => &h.reveal,
         };
-        let slot = &mut self.cache[hook as usize];
-        if let Some(i) = *slot {
+        if let Some(i) = self.cache[hook as usize] {
             return Ok(i);
         }
+        self.prefetch(p);
         let i = p
             .pool
             .method_ref(&h.class, &m.name, &m.descriptor)
             .map_err(|_| SkipReason::ConstantPoolFull)?;
-        *slot = Some(i);
+        self.cache[hook as usize] = Some(i);
         Ok(i)
     }
 
@@ -78,6 +89,7 @@ impl<'h> Refs<'h> {
         if let Some(i) = self.cache[THROWABLE_SLOT] {
             return Ok(i);
         }
+        self.prefetch(p);
         let i = p
             .pool
             .class("java/lang/Throwable")
@@ -219,6 +231,9 @@ pub struct ProbeOptions {
     pub kind: ProbeKind,
     /// The hook class.
     pub hooks: Hooks,
+    /// Use the lean single-pass editor where it applies (the default); `false` sends
+    /// every method through the general editor (for differential tests).
+    pub lean_editor: bool,
 }
 
 impl ProbeOptions {
@@ -227,6 +242,7 @@ impl ProbeOptions {
         ProbeOptions {
             kind,
             hooks: Hooks::default(),
+            lean_editor: true,
         }
     }
 }
@@ -399,7 +415,11 @@ pub fn instrument(
     let is_hook_class = class_name == options.hooks.class;
     let mut patcher = ClassPatcher::new(&class);
     let mut refs = Refs::new(&options.hooks);
-    let mut methods = Vec::new();
+    let mut methods = Vec::with_capacity(class.methods.len());
+    let mut lean_class = entry_exit::LeanClass {
+        is_object: class_name == "java/lang/Object",
+        scratch: Default::default(),
+    };
     for (index, member) in class.methods.iter().enumerate() {
         let name = member.name(cp)?;
         let descriptor = member.descriptor(cp)?;
@@ -418,12 +438,29 @@ pub fn instrument(
         } else {
             match options.kind {
                 ProbeKind::EntryExit => {
-                    let sites = if selection.wants_receiver_sites() {
-                        Some(&mut *selection)
+                    let wants_sites = selection.wants_receiver_sites();
+                    // Receiver sites need the general editor (they insert code at call sites).
+                    let lean = options.lean_editor
+                        && !wants_sites
+                        && entry_exit::patch_lean(
+                            &class,
+                            index,
+                            id,
+                            &descriptor,
+                            hooks,
+                            &mut patcher,
+                            &mut lean_class,
+                        );
+                    if lean {
+                        Ok(())
                     } else {
-                        None
-                    };
-                    entry_exit::patch_with_sites(&class, index, id, hooks, sites, &mut patcher)
+                        let sites = if wants_sites {
+                            Some(&mut *selection)
+                        } else {
+                            None
+                        };
+                        entry_exit::patch_with_sites(&class, index, id, hooks, sites, &mut patcher)
+                    }
                 }
                 ProbeKind::Blocks => {
                     entry_exit::patch(&class, index, id, hooks, Counting::Default, &mut patcher)
