@@ -9,8 +9,6 @@ pub const ACTIVE: u8 = 1;
 pub const ROOT: u8 = 2;
 /// Its first invocation was handled (lazy revelation done).
 pub const INVOKED: u8 = 4;
-/// `java.lang.Thread.start()`: called inside a root, the new thread is profiled as its own tree.
-pub const THREAD_START: u8 = 8;
 /// Code-region mode: the probes only time the method's outermost invocations (`region.rs`).
 pub const REGION: u8 = 16;
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
 
-use crate::flags::{self, ACTIVE, INVOKED, REGION, ROOT, THREAD_START};
+use crate::flags::{self, ACTIVE, INVOKED, REGION, ROOT};
 use crate::ring::{Kind, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
@@ -24,10 +24,8 @@ pub static ALL_THREADS: AtomicBool = AtomicBool::new(false);
 /// Every ring of a thread that recorded something; the collector drains them.
 pub static RINGS: Mutex<Vec<Arc<Ring>>> = Mutex::new(Vec::new());
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
-/// Threads started (`Thread.start()`) inside a root whose ThreadStart has not been seen yet: each
-/// such new thread records from its start, as its own tree. (A thread is matched to a start by
-/// order, which is exact unless threads are started outside roots at the same moment.)
-static INHERITED_STARTS: AtomicU32 = AtomicU32::new(0);
+/// The receiver-site id `Thread.start()` passes its thread with (see [`thread_start`]).
+pub const THREAD_START_SITE: u32 = u32::MAX;
 
 /// The method id reserved for calibration (`ferrofluid/Calibrate.empty`, the calibrated callee).
 pub const CALIBRATION_ID: u32 = 0;
@@ -201,9 +199,6 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         if root {
             l.in_root.set(depth + 1);
         }
-        if f & THREAD_START != 0 {
-            INHERITED_STARTS.fetch_add(1, Ordering::AcqRel);
-        }
         if f & INVOKED == 0 {
             first_invocation(l, env, id);
         }
@@ -350,18 +345,38 @@ pub fn take_calibration_inner() -> u64 {
         .unwrap_or(0)
 }
 
-/// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started one,
-/// this thread is inside the root's extent for its whole life.
-pub fn thread_start() {
-    let claimed = INHERITED_STARTS
-        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-        .is_ok();
-    if claimed {
-        let _ = LOCAL.try_with(|l| {
-            l.sync_generation();
-            l.in_root.set(1);
-        });
+/// Tag of a `Thread` object started inside a root (receiver classes get positive tags).
+const STARTED_IN_ROOT: i64 = -1;
+
+/// `Thread.start()` was entered on `thread` by this thread, inside a root's extent: the thread
+/// is marked, so that [`thread_start`] knows it for the one started here.
+fn thread_starting(thread: sys::jobject) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    // SAFETY: the hook's argument: a live, non-null local reference.
+    let thread = unsafe { ferrofluid_jvmti::Object::from_raw(thread) };
+    if let Err(e) = jvmti.set_tag(thread, STARTED_IN_ROOT) {
+        log::warn!("marking a thread started inside a root: {e}");
     }
+}
+
+/// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started it
+/// (its `Thread` object carries the mark), it is inside the root's extent for its whole life.
+pub fn thread_start(thread: sys::jthread) {
+    let Some(jvmti) = crate::jvm::jvmti().filter(|_| !thread.is_null()) else {
+        return;
+    };
+    // SAFETY: the event's thread argument: a live local reference for the callback.
+    let thread = unsafe { ferrofluid_jvmti::Object::from_raw(thread) };
+    if jvmti.tag(thread).ok() != Some(STARTED_IN_ROOT) {
+        return;
+    }
+    let _ = jvmti.set_tag(thread, 0);
+    let _ = LOCAL.try_with(|l| {
+        l.sync_generation();
+        l.in_root.set(1);
+    });
 }
 
 /// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.
@@ -409,8 +424,12 @@ pub extern "C" fn native_receiver(
     site: sys::jint,
 ) {
     ferrofluid_jvmti::ffi_guard("Hooks.receiver", (), || {
-        if !receiver.is_null() && in_extent() {
-            crate::receiver::reached(env, receiver, site as u32);
+        if receiver.is_null() || !in_extent() {
+            return;
+        }
+        match site as u32 {
+            THREAD_START_SITE => thread_starting(receiver),
+            site => crate::receiver::reached(env, receiver, site),
         }
     })
 }

@@ -194,8 +194,12 @@ unsafe extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _env: *mut sys::JNIEnv
     ffi_guard("VMDeath", (), crate::agent::on_vm_death)
 }
 
-unsafe extern "C" fn thread_start(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
-    ffi_guard("ThreadStart", (), hooks::thread_start)
+unsafe extern "C" fn thread_start(
+    _: *mut sys::jvmtiEnv,
+    _: *mut sys::JNIEnv,
+    thread: sys::jthread,
+) {
+    ffi_guard("ThreadStart", (), || hooks::thread_start(thread))
 }
 
 unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {

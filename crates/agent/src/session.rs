@@ -160,6 +160,15 @@ impl Selection for Offset<'_> {
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let site = self.selection.receiver_site(method_id, call)?;
         site.checked_add(self.site_base)
+            .filter(|&s| s != hooks::THREAD_START_SITE)
+    }
+
+    /// `Thread.start()` passes the thread it starts, so that a thread started inside a root
+    /// (and only that one) is profiled as its own tree.
+    fn entry_site(&mut self, _method_id: u32, m: &MethodSite<'_>) -> Option<u32> {
+        let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
+        (start && !crate::region::enabled() && crate::jvm::can_tag())
+            .then_some(hooks::THREAD_START_SITE)
     }
 }
 
@@ -180,7 +189,6 @@ impl Session {
                     .roots
                     .iter()
                     .any(|r| r.matches(m.class, m.name, m.descriptor));
-                let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
                 let mut bits = flags::ACTIVE;
                 if region {
                     // Only the region methods time anything, and their callees are never revealed.
@@ -192,9 +200,6 @@ impl Session {
                 } else {
                     if root {
                         bits |= flags::ROOT;
-                    }
-                    if start {
-                        bits |= flags::THREAD_START;
                     }
                 }
                 flags::set(id, bits);

@@ -527,6 +527,35 @@ fn threads_started_inside_a_root_are_their_own_trees() {
 }
 
 #[test]
+fn only_threads_started_inside_a_root_inherit_it() {
+    let (profile, log) = startup_profile(
+        "starts",
+        "root=Starts::root,include=Starts,include=Thr,include=java.lang.Thread",
+    );
+    let threads = profile["threads"].as_array().unwrap();
+    let mut names: Vec<&str> = threads
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    // Not "outside", although a start() inside the root failed before it was started.
+    assert_eq!(names, ["inside", "main"], "{profile}\n{log}");
+    for t in threads {
+        let one = call_paths(&serde_json::json!({ "threads": [t] }));
+        if t["name"] == "inside" {
+            assert_eq!(
+                one,
+                paths(&[("Thr.work", 1), ("Thr.work/Thr.h", 10)]),
+                "{t}"
+            );
+        } else {
+            assert_eq!(one["Starts.root"], 1);
+            assert_eq!(one["Starts.root/java.lang.Thread.start"], 2, "{one:?}");
+        }
+    }
+}
+
+#[test]
 fn lambdas_inside_the_subgraph_are_profiled() {
     let (profile, _) = startup_profile("lambdas", "root=Lam::run,include=Lam");
     assert_eq!(

@@ -366,11 +366,17 @@ impl Selection for Sites {
         ));
         Some(self.sites.len() as u32)
     }
+    fn entry_site(&mut self, _method_id: u32, m: &MethodSite<'_>) -> Option<u32> {
+        (m.name == "mix").then_some(ENTRY_SITE)
+    }
 }
 
+/// The site id `Sites` gives `this` at the entry of every `mix`.
+const ENTRY_SITE: u32 = 1000;
+
 /// Receiver probes copy the receiver from under 0 to 6 argument slots (shuffled on the stack up
-/// to 2, set aside in new locals beyond), also at branch targets and for a null receiver, and
-/// leave the program's behaviour unchanged.
+/// to 2, set aside in new locals beyond), also at branch targets and for a null receiver, pass
+/// `this` at entry where asked, and leave the program's behaviour unchanged.
 #[test]
 fn receiver_sites_pass_each_receiver_to_the_hook() {
     let dir = work_dir("receivers");
@@ -437,6 +443,8 @@ fn receiver_sites_pass_each_receiver_to_the_hook() {
         format!("{mix} Receivers$Square 10"),
         format!("{mix} Receivers$Tri 5"),
         format!("{chars} java.lang.StringBuilder 5"),
+        format!("{ENTRY_SITE} Receivers$Square 10"),
+        format!("{ENTRY_SITE} Receivers$Tri 5"),
     ];
     // Two area sites (one per branch of the conditional), 3 shapes per call.
     let areas: Vec<&String> = seen

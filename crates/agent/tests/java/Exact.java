@@ -23,6 +23,9 @@ public class Exact {
             case "receivers":
                 Recv.main();
                 break;
+            case "starts":
+                Starts.main();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -123,5 +126,27 @@ class Recv {
         for (int i = 0; i < 10; i++) {
             sum += xs[i % 2].area();
         }
+    }
+}
+
+// Threads started inside the root are their own trees; a failed second start() inside the root
+// must not make a thread started later outside the root count as started inside it.
+class Starts {
+    static void main() throws Exception {
+        root();
+        Thread outside = new Thread(Thr::work, "outside");
+        outside.start();
+        outside.join();
+    }
+
+    static void root() throws Exception {
+        Thread inside = new Thread(Thr::work, "inside");
+        inside.start();
+        try {
+            inside.start();
+        } catch (IllegalThreadStateException e) {
+            // expected: a thread starts once
+        }
+        inside.join();
     }
 }

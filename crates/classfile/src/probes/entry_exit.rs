@@ -184,19 +184,34 @@ pub(crate) fn patch(
     counting: Counting,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
-    patch_inner(class, index, id, hooks, counting, None, patcher)
+    patch_inner(
+        class,
+        index,
+        id,
+        hooks,
+        counting,
+        Receivers::default(),
+        patcher,
+    )
 }
 
-/// `entry-exit` on method `index`, with receiver probes at the call sites `sites` picks.
+/// The receiver probes of one method: at the call sites `sites` picks, and `this` at entry.
+#[derive(Default)]
+pub(crate) struct Receivers<'s, 'd> {
+    pub sites: Option<&'s mut (dyn Selection + 'd)>,
+    pub entry_site: Option<u32>,
+}
+
+/// `entry-exit` on method `index`, with the receiver probes `receivers`.
 pub(crate) fn patch_with_sites(
     class: &ClassFile<'_>,
     index: usize,
     id: u32,
     hooks: &mut Refs<'_>,
-    sites: Option<&mut (dyn Selection + '_)>,
+    receivers: Receivers<'_, '_>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
-    patch_inner(class, index, id, hooks, Counting::None, sites, patcher)
+    patch_inner(class, index, id, hooks, Counting::None, receivers, patcher)
 }
 
 fn patch_inner(
@@ -205,9 +220,13 @@ fn patch_inner(
     id: u32,
     hooks: &mut Refs<'_>,
     counting: Counting,
-    mut sites: Option<&mut (dyn Selection + '_)>,
+    receivers: Receivers<'_, '_>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
+    let Receivers {
+        mut sites,
+        entry_site,
+    } = receivers;
     let mode = if counting == Counting::None {
         Mode::Plain
     } else {
@@ -246,6 +265,12 @@ fn patch_inner(
     }
     push_id(&mut pro, patcher, id)?;
     pro.invokestatic(enter, 1, 0);
+    if let Some(site) = entry_site {
+        let receiver = hooks.hook(patcher, Hook::Receiver)?;
+        pro.load(ALOAD, 0);
+        push_id(&mut pro, patcher, site)?;
+        pro.invokestatic(receiver, 2, 0);
+    }
     max_stack = max_stack.max(pro.peak);
     edits.after[0] = pro.code;
 

@@ -29,6 +29,8 @@ pub(crate) enum Hook {
     Reveal,
 }
 
+const ACC_STATIC: u16 = 0x0008;
+
 /// The cache slot of `java/lang/Throwable`, after every hook's.
 const THROWABLE_SLOT: usize = Hook::Reveal as usize + 1;
 
@@ -304,6 +306,15 @@ pub trait Selection {
         let _ = (method_id, call);
         None
     }
+
+    /// A site id to pass `this` with to the `receiver` hook at the entry of `method` (right
+    /// after the `enter` hook), or `None`. Only instance methods other than constructors, under
+    /// `entry-exit` (a profiler uses it to recognise an object, e.g. the thread a
+    /// `Thread.start` starts).
+    fn entry_site(&mut self, method_id: u32, method: &MethodSite<'_>) -> Option<u32> {
+        let _ = (method_id, method);
+        None
+    }
 }
 
 impl<F: FnMut(&MethodSite<'_>) -> Option<u32>> Selection for F {
@@ -438,10 +449,17 @@ pub fn instrument(
         } else {
             match options.kind {
                 ProbeKind::EntryExit => {
+                    let is_instance = member.access & ACC_STATIC == 0 && *name != *"<init>";
+                    let entry_site = if is_instance {
+                        selection.entry_site(id, &site)
+                    } else {
+                        None
+                    };
                     let wants_sites = selection.wants_receiver_sites();
-                    // Receiver sites need the general editor (they insert code at call sites).
+                    // Receiver probes need the general editor (they insert code at call sites).
                     let lean = options.lean_editor
                         && !wants_sites
+                        && entry_site.is_none()
                         && entry_exit::patch_lean(
                             &class,
                             index,
@@ -459,7 +477,15 @@ pub fn instrument(
                         } else {
                             None
                         };
-                        entry_exit::patch_with_sites(&class, index, id, hooks, sites, &mut patcher)
+                        let receivers = entry_exit::Receivers { sites, entry_site };
+                        entry_exit::patch_with_sites(
+                            &class,
+                            index,
+                            id,
+                            hooks,
+                            receivers,
+                            &mut patcher,
+                        )
                     }
                 }
                 ProbeKind::Blocks => {
