@@ -363,7 +363,7 @@ fn thread_starting(thread: sys::jobject) {
 
 /// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started it
 /// (its `Thread` object carries the mark), it is inside the root's extent for its whole life.
-pub fn thread_start(thread: sys::jthread) {
+pub(crate) fn thread_start(thread: sys::jthread) {
     let Some(jvmti) = crate::jvm::jvmti().filter(|_| !thread.is_null()) else {
         return;
     };
