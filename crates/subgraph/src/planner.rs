@@ -29,6 +29,14 @@ pub type MethodId = u32;
 /// never instrumented.
 pub const AGENT_PACKAGE: &str = "ferrofluid/";
 
+/// A class whose methods are never chosen, whatever the filters say. `java.lang.Object`: HotSpot
+/// 17's C2 crashes compiling a retransformed `Object.<init>` that carries an exception handler
+/// (SIGSEGV in `SystemDictionary::find_instance_klass` from `ciExceptionHandler::catch_klass`,
+/// seen on every workload of the overhead suite), and probing the constructor every object
+/// runs would cost two hook calls per allocation anyway. Calls to its methods are charged to
+/// their callers.
+pub const NEVER_INSTRUMENTED: &str = "java/lang/Object";
+
 /// JFluid's revelation schemes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Scheme {
@@ -511,6 +519,7 @@ impl Planner {
             .resolve(self.registry.class(key.class).name);
         self.registry.method(key).has_code()
             && !class.starts_with(AGENT_PACKAGE)
+            && class != NEVER_INSTRUMENTED
             && self.config.filter.allows(class)
     }
 
