@@ -10,10 +10,25 @@ use serde_json::Value;
 const JAVA: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
 
 fn ferrofluid() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
+}
+
+/// The agent cdylib: next to `ferrofluid` after `cargo build`, in `deps/` when `cargo test
+/// --workspace` built it for the agent crate's own tests (cargo does not copy it up then).
+fn agent() -> PathBuf {
     let exe = Path::new(env!("CARGO_BIN_EXE_ferrofluid"));
-    let agent = exe.with_file_name("libferrofluid_agent.so");
-    assert!(agent.exists(), "{} not built", agent.display());
-    Command::new(exe)
+    let dir = exe.parent().unwrap();
+    [dir.to_path_buf(), dir.join("deps")]
+        .into_iter()
+        .map(|d| d.join("libferrofluid_agent.so"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "libferrofluid_agent.so not built in {}: run `cargo test --workspace --release` or \
+                 `cargo build --release -p ferrofluid-agent` first",
+                dir.display()
+            )
+        })
 }
 
 /// Compiles `tests/java/Region.java` into a fresh directory.
@@ -38,6 +53,8 @@ fn compile(tag: &str) -> PathBuf {
 fn run(dir: &Path, flags: &[&str], out: &Path) -> Output {
     let output = ferrofluid()
         .arg("run")
+        .arg("--agent")
+        .arg(agent())
         .args(flags)
         .arg("-o")
         .arg(out)
