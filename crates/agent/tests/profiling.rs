@@ -22,10 +22,12 @@ fn agent_so() -> PathBuf {
 const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
 const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin";
 
-/// Compiles Driver and Fig4 into a fresh directory.
+/// Compiles Driver and Fig4 into a fresh directory, unique per call (tests run at the same time).
 fn compile(tag: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ff-prof-{tag}-{}", std::process::id()));
+        .join(format!("ff-prof-{tag}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");

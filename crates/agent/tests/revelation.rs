@@ -23,10 +23,13 @@ fn agent_so() -> PathBuf {
     path
 }
 
-/// A fresh directory with `Reveal.java` compiled into it.
+/// A fresh directory with `Reveal.java` compiled into it; unique per call, since tests running
+/// at the same time may run the same scenario (each removes its directory when done).
 fn compile(tag: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ff-reveal-{tag}-{}", std::process::id()));
+        .join(format!("ff-reveal-{tag}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Reveal.java");
