@@ -20,6 +20,9 @@ pub const VERSION: u32 = 1;
 /// Value of the `mode` field for call-subgraph CPU profiles.
 pub const MODE_CPU: &str = "cpu";
 
+/// Deepest tree [`Profile::write_json`] still pretty-prints.
+pub const PRETTY_MAX_DEPTH: usize = 32;
+
 /// Method name shown for a thread's synthetic root node.
 pub const THREAD_NODE_METHOD: &str = "<thread>";
 /// Method name shown for an overflow node.
@@ -89,7 +92,7 @@ pub enum NodeKindDoc {
     Method,
     /// A thread's synthetic root.
     Thread,
-    /// Invocations beyond the node budget.
+    /// Invocations beyond the node budget or the depth bound.
     Overflow,
 }
 
@@ -127,6 +130,17 @@ pub struct NodeDoc {
     /// Callees in order of first invocation.
     #[serde(default)]
     pub children: Vec<NodeDoc>,
+}
+
+impl Drop for NodeDoc {
+    /// Iterative: the derived drop would recurse once per level and overflow the native
+    /// stack on a deep tree.
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.children);
+        while let Some(mut node) = pending.pop() {
+            pending.append(&mut node.children);
+        }
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -260,16 +274,43 @@ impl Profile {
         Ok(profile)
     }
 
-    /// Parses a JSON document.
+    /// Parses a JSON document of any depth (see [`Document::from_json_slice`]).
     pub fn from_json_slice(bytes: &[u8]) -> Result<Profile, DocumentError> {
-        let doc: Document = serde_json::from_slice(bytes)?;
-        Profile::from_document(&doc)
+        Profile::from_document(&Document::from_json_slice(bytes)?)
     }
 
-    /// Writes the JSON document, pretty-printed, with a final newline.
+    /// Writes the JSON document with a final newline: pretty-printed when every tree is
+    /// at most [`PRETTY_MAX_DEPTH`] deep, compact otherwise (indentation grows with depth,
+    /// so a pretty deep tree is quadratic in size). Deep trees are written on a
+    /// heap-allocated stack extension rather than overflowing the caller's (the agent
+    /// writes from a JVM thread).
     pub fn write_json(&self, mut out: impl io::Write) -> io::Result<()> {
-        serde_json::to_writer_pretty(&mut out, &self.to_document())?;
+        let doc = self.to_document();
+        let shallow = self
+            .threads
+            .iter()
+            .all(|t| t.tree.walk().iter().all(|&(_, d)| d <= PRETTY_MAX_DEPTH));
+        if shallow {
+            let mut json = serde_json::Serializer::pretty(&mut out);
+            doc.serialize(serde_stacker::Serializer::new(&mut json))?;
+        } else {
+            let mut json = serde_json::Serializer::new(&mut out);
+            doc.serialize(serde_stacker::Serializer::new(&mut json))?;
+        }
         out.write_all(b"\n")
+    }
+}
+
+impl Document {
+    /// Parses a JSON document. Nesting depth is unlimited: serde_json's default limit
+    /// (128) would reject trees deeper than about 64 levels, and the recursion runs on
+    /// a stack that grows on the heap when the native one runs low.
+    pub fn from_json_slice(bytes: &[u8]) -> Result<Document, serde_json::Error> {
+        let mut json = serde_json::Deserializer::from_slice(bytes);
+        json.disable_recursion_limit();
+        let doc = Document::deserialize(serde_stacker::Deserializer::new(&mut json))?;
+        json.end()?;
+        Ok(doc)
     }
 }
 

@@ -18,6 +18,11 @@ const LINEAR_CHILDREN: usize = 16;
 /// Default budget of method nodes per thread tree.
 pub const DEFAULT_MAX_NODES: usize = 1 << 20;
 
+/// Deepest method node of a tree: calls nested deeper (deep recursion) are charged to
+/// one overflow node at depth `MAX_DEPTH + 1`, like calls beyond the node budget. Keeps
+/// every tree shallow enough to write, read and drop without deep native recursion.
+pub const MAX_DEPTH: usize = 1024;
+
 /// One timestamp of a probe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
@@ -74,9 +79,10 @@ impl Default for ThreadRecorder {
 }
 
 impl ThreadRecorder {
-    /// A recorder that creates at most `max_nodes` method nodes. Further contexts are
-    /// counted in one overflow node under the parent where the budget ran out, so the
-    /// tree holds at most `2 * max_nodes + 1` nodes.
+    /// A recorder that creates at most `max_nodes` method nodes, none deeper than
+    /// [`MAX_DEPTH`]. Further contexts are counted in one overflow node under the parent
+    /// where the budget or the depth ran out, so the tree holds at most
+    /// `2 * max_nodes + 1` nodes and is at most `MAX_DEPTH + 1` deep.
     pub fn new(max_nodes: usize) -> Self {
         Self {
             tree: CallTree::new(),
@@ -121,7 +127,8 @@ impl ThreadRecorder {
             let kind = NodeKind::Method(method);
             let node = match self.child(parent, kind) {
                 Some(c) => c,
-                None if self.method_nodes < self.max_nodes => {
+                // `stack.len()` is the depth of `parent`: the new node would be one deeper.
+                None if self.method_nodes < self.max_nodes && self.stack.len() < MAX_DEPTH => {
                     self.method_nodes += 1;
                     self.add_child(parent, kind)
                 }
