@@ -202,7 +202,7 @@ impl HtmlReport {
         if thread.overflow_calls > 0 {
             let _ = writeln!(
                 s,
-                "<div class=\"warn\">{} calls beyond the node budget are counted in [overflow] nodes</div>",
+                "<div class=\"warn\">{} calls beyond the node budget or depth bound are counted in [overflow] nodes</div>",
                 thread.overflow_calls
             );
         }

@@ -121,7 +121,7 @@ impl TextReport {
         if thread.overflow_calls > 0 {
             writeln!(
                 out,
-                "  ! {} calls beyond the node budget are counted in [overflow] nodes",
+                "  ! {} calls beyond the node budget or depth bound are counted in [overflow] nodes",
                 thread.overflow_calls
             )?;
         }

@@ -9,7 +9,9 @@ pub(crate) fn label(profile: &Profile, kind: NodeKind, thread: &str) -> String {
             .methods
             .get(m)
             .map_or_else(|| format!("<method {}>", m.0), |i| i.to_string()),
-        NodeKind::Overflow => "[overflow: contexts beyond the node budget]".to_owned(),
+        NodeKind::Overflow => {
+            "[overflow: contexts beyond the node budget or depth bound]".to_owned()
+        }
         NodeKind::Thread => format!("[thread {thread}]"),
     }
 }
