@@ -11,10 +11,19 @@ const JAVA: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
 const DEPTH: u64 = 20_000;
 
 fn ferrofluid() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
+}
+
+/// The agent cdylib: next to `ferrofluid` after `cargo build`, in `deps/` when `cargo test
+/// --workspace` built it for the agent crate's own tests.
+fn agent() -> PathBuf {
     let exe = Path::new(env!("CARGO_BIN_EXE_ferrofluid"));
-    let agent = exe.with_file_name("libferrofluid_agent.so");
-    assert!(agent.exists(), "{} not built", agent.display());
-    Command::new(exe)
+    let dir = exe.parent().unwrap();
+    [dir.to_path_buf(), dir.join("deps")]
+        .into_iter()
+        .map(|d| d.join("libferrofluid_agent.so"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("libferrofluid_agent.so not built in {}", dir.display()))
 }
 
 fn compile() -> PathBuf {
@@ -39,7 +48,9 @@ fn deep_recursion_is_bounded_and_reported() {
     let dir = compile();
     let out = dir.join("deep.json");
     let output = ferrofluid()
-        .args(["run", "--root", "Deep::run", "-o"])
+        .args(["run", "--root", "Deep::run", "--agent"])
+        .arg(agent())
+        .arg("-o")
         .arg(&out)
         .arg("--")
         .arg(Path::new(JAVA).join("java"))
