@@ -218,7 +218,12 @@ impl Client {
 
 /// Writes one frame holding `message`.
 pub fn write_frame<W: Write, T: Serialize>(w: &mut W, message: &T) -> Result<(), FrameError> {
-    let body = serde_json::to_vec(message)?;
+    // A snapshot carries a profile tree ~2,000 levels deep: serialize on a stack that
+    // grows on the heap rather than recursing on the caller's (a JVM-owned thread).
+    let mut body = Vec::new();
+    message.serialize(serde_stacker::Serializer::new(
+        &mut serde_json::Serializer::new(&mut body),
+    ))?;
     let len = u32::try_from(body.len())
         .ok()
         .filter(|&l| l <= MAX_FRAME)
@@ -251,12 +256,41 @@ pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<T, FrameErr
     }
     let mut body = vec![0; len as usize];
     r.read_exact(&mut body)?;
-    Ok(serde_json::from_slice(&body)?)
+    // No nesting limit (serde_json's 128 rejects a snapshot's deep tree); the frame size
+    // bounds the depth, and the stack grows on the heap instead of overflowing.
+    let mut json = serde_json::Deserializer::from_slice(&body);
+    json.disable_recursion_limit();
+    let message = T::deserialize(serde_stacker::Deserializer::new(&mut json))?;
+    json.end()?;
+    Ok(message)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_snapshots_cross_the_wire() {
+        // Deeper than any agent tree (1,025 levels, two JSON levels each).
+        let levels = 1_500;
+        let mut profile = serde_json::json!({});
+        for _ in 0..levels {
+            profile = serde_json::json!({ "children": [profile] });
+        }
+        let mut wire = Vec::new();
+        write_frame(&mut wire, &Response::Snapshot { profile }).unwrap();
+        let back: Response = read_frame(&mut wire.as_slice()).unwrap();
+        let Response::Snapshot { profile } = back else {
+            panic!("not a snapshot: {back:?}")
+        };
+        let mut depth = 0;
+        let mut at = &profile;
+        while let Some(child) = at.get("children").and_then(|c| c.get(0)) {
+            depth += 1;
+            at = child;
+        }
+        assert_eq!(depth, levels);
+    }
 
     fn roundtrip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) -> Vec<u8> {
         let mut buf = Vec::new();
