@@ -8,6 +8,7 @@ mod reveal;
 
 pub use reveal::instrument_reveal;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::class::ClassFile;
@@ -389,11 +390,11 @@ impl SkipReason {
 
 /// What happened to one selected method.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MethodOutcome {
-    /// Method name.
-    pub name: String,
+pub struct MethodOutcome<'a> {
+    /// Method name (borrowed from the class bytes: no allocation per method).
+    pub name: Cow<'a, str>,
     /// Method descriptor.
-    pub descriptor: String,
+    pub descriptor: Cow<'a, str>,
     /// The id the selection gave it.
     pub id: u32,
     /// `Ok` when patched.
@@ -402,24 +403,24 @@ pub struct MethodOutcome {
 
 /// The result of [`instrument`].
 #[derive(Debug, Clone)]
-pub struct Instrumented {
+pub struct Instrumented<'a> {
     /// Internal name of the class.
     pub class_name: String,
     /// New class bytes, or `None` when nothing was patched (use the input unchanged).
     pub bytes: Option<Vec<u8>>,
     /// One entry per selected method.
-    pub methods: Vec<MethodOutcome>,
+    pub methods: Vec<MethodOutcome<'a>>,
 }
 
 /// Inserts `options.kind` into every method `selection` picks.
 ///
 /// Fails only when the class cannot be read; a method that cannot be patched is
 /// reported in [`Instrumented::methods`] and left as it was.
-pub fn instrument(
-    class_bytes: &[u8],
+pub fn instrument<'a>(
+    class_bytes: &'a [u8],
     options: &ProbeOptions,
     selection: &mut dyn Selection,
-) -> crate::Result<Instrumented> {
+) -> crate::Result<Instrumented<'a>> {
     let class = ClassFile::parse(class_bytes)?;
     let cp = &class.constant_pool;
     let class_name = class.name()?.into_owned();
@@ -499,8 +500,8 @@ pub fn instrument(
             }
         };
         methods.push(MethodOutcome {
-            name: name.into_owned(),
-            descriptor: descriptor.into_owned(),
+            name,
+            descriptor,
             id,
             result,
         });

@@ -15,11 +15,11 @@ use crate::probes::{Hook, Hooks, Instrumented, MethodOutcome, MethodSite, Refs, 
 /// `Some((slot, kind))` for. The local must hold a reference at entry (`this`, or a reference
 /// parameter); the caller knows the gateway's descriptor. Works on already instrumented bytes
 /// too (the call then runs before the entry probe).
-pub fn instrument_reveal(
-    class_bytes: &[u8],
+pub fn instrument_reveal<'a>(
+    class_bytes: &'a [u8],
     hooks: &Hooks,
     pick: &mut dyn FnMut(&MethodSite<'_>) -> Option<(u16, u32)>,
-) -> crate::Result<Instrumented> {
+) -> crate::Result<Instrumented<'a>> {
     let class = ClassFile::parse(class_bytes)?;
     let cp = &class.constant_pool;
     let class_name = class.name()?.into_owned();
@@ -44,8 +44,8 @@ pub fn instrument_reveal(
             patch(&class, index, slot, kind, &mut refs, &mut patcher)
         };
         methods.push(MethodOutcome {
-            name: name.into_owned(),
-            descriptor: descriptor.into_owned(),
+            name,
+            descriptor,
             id: kind,
             result,
         });
