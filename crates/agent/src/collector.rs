@@ -2,6 +2,7 @@
 //! OS thread every millisecond and on demand (snapshot, stop). Holding the collector lock makes the
 //! caller the rings' single consumer.
 
+use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -171,7 +172,13 @@ pub fn snapshot() -> Option<(Profile, u64)> {
 /// `dropped_events` (non-zero: some thread's tree is inexact).
 pub fn snapshot_json() -> Result<serde_json::Value, String> {
     let (profile, dropped) = snapshot().ok_or("collection was never started")?;
-    let mut value = serde_json::to_value(profile.to_document()).map_err(|e| e.to_string())?;
+    // Trees are up to 1025 levels deep: serialize on a heap-grown stack, not the control
+    // thread's own (serde recurses once per JSON nesting level).
+    let stacked = serde_stacker::Serializer::new(serde_json::value::Serializer);
+    let mut value = profile
+        .to_document()
+        .serialize(stacked)
+        .map_err(|e| e.to_string())?;
     if let Some(obj) = value.as_object_mut() {
         obj.insert("dropped_events".into(), dropped.into());
     }
