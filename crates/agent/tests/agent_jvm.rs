@@ -1,6 +1,7 @@
 //! The agent in real JVMs: loaded by attach into a JVM started without options, and at startup; status,
 //! detach, re-attach cycles; option typos; the control socket's protection.
 
+mod agent_lib;
 #[path = "../../attach/tests/common/mod.rs"]
 mod common;
 
@@ -8,18 +9,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agent_lib::agent_so;
 use common::Jvm;
 use ferrofluid_attach::{AttachError, VirtualMachine};
 use ferrofluid_protocol::control::{default_socket_path, Client, FrameError, Request, Response};
-
-/// The cdylib cargo built for this test: `target/<profile>/deps/libferrofluid_agent.so` (the copy one
-/// level up is only refreshed by `cargo build`, not by `cargo test`).
-fn agent_so() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().join("libferrofluid_agent.so");
-    assert!(path.exists(), "{} not built", path.display());
-    path
-}
 
 /// Removes the agent's private directory (with its log) when the test ends.
 struct RemoveOnDrop(PathBuf);

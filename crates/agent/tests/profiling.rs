@@ -2,22 +2,18 @@
 //! root, exact call counts in snapshots, de-instrumentation that leaves no probe behind, and 20
 //! attach / instrument / collect / deinstrument / detach cycles with the program undisturbed.
 
+mod agent_lib;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use agent_lib::agent_so;
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{default_socket_path, Client, Request, Response};
 use serde_json::Value;
-
-fn agent_so() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().join("libferrofluid_agent.so");
-    assert!(path.exists(), "{} not built", path.display());
-    path
-}
 
 const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
 const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin";

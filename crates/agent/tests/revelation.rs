@@ -3,11 +3,14 @@
 //! (`findVirtual` + `invokeExact`) or a JNI callback from a native method is profiled exactly,
 //! with its whole subtree, inside the root; the same calls from outside any root record nothing.
 
+mod agent_lib;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use agent_lib::agent_so;
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{default_socket_path, Client, Request, Response};
 
@@ -15,13 +18,6 @@ use serde_json::Value;
 
 const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
 const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64";
-
-fn agent_so() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().join("libferrofluid_agent.so");
-    assert!(path.exists(), "{} not built", path.display());
-    path
-}
 
 /// A fresh directory with `Reveal.java` compiled into it; unique per call, since tests running
 /// at the same time may run the same scenario (each removes its directory when done).

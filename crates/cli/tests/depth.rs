@@ -2,50 +2,18 @@
 //! the profile's tree stops at the depth bound with one overflow node, and
 //! `ferrofluid report` renders it as text and HTML.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use ferrofluid_profile::{NodeKind, Profile, MAX_DEPTH};
 
-const JAVA: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
+mod common;
+use common::{agent, compile, ferrofluid, JAVA};
+
 const DEPTH: u64 = 20_000;
-
-fn ferrofluid() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
-}
-
-/// The agent cdylib: next to `ferrofluid` after `cargo build`, in `deps/` when `cargo test
-/// --workspace` built it for the agent crate's own tests.
-fn agent() -> PathBuf {
-    let exe = Path::new(env!("CARGO_BIN_EXE_ferrofluid"));
-    let dir = exe.parent().unwrap();
-    [dir.to_path_buf(), dir.join("deps")]
-        .into_iter()
-        .map(|d| d.join("libferrofluid_agent.so"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("libferrofluid_agent.so not built in {}", dir.display()))
-}
-
-fn compile() -> PathBuf {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ff-depth-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Deep.java");
-    let ok = Command::new(Path::new(JAVA).join("javac"))
-        .args(["--release", "17", "-d"])
-        .arg(&dir)
-        .arg(src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac");
-    dir
-}
 
 #[test]
 fn deep_recursion_is_bounded_and_reported() {
-    let dir = compile();
+    let dir = compile("Deep.java", "depth");
     let out = dir.join("deep.json");
     let output = ferrofluid()
         .args(["run", "--root", "Deep::run", "--agent"])

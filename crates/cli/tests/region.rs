@@ -2,52 +2,13 @@
 //! counts (outermost only, per thread, through exceptions), durations ordered as the program
 //! makes them, bounded last-N lists, the report writers, and the one-line errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
-const JAVA: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
-
-fn ferrofluid() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
-}
-
-/// The agent cdylib: next to `ferrofluid` after `cargo build`, in `deps/` when `cargo test
-/// --workspace` built it for the agent crate's own tests (cargo does not copy it up then).
-fn agent() -> PathBuf {
-    let exe = Path::new(env!("CARGO_BIN_EXE_ferrofluid"));
-    let dir = exe.parent().unwrap();
-    [dir.to_path_buf(), dir.join("deps")]
-        .into_iter()
-        .map(|d| d.join("libferrofluid_agent.so"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "libferrofluid_agent.so not built in {}: run `cargo test --workspace --release` or \
-                 `cargo build --release -p ferrofluid-agent` first",
-                dir.display()
-            )
-        })
-}
-
-/// Compiles `tests/java/Region.java` into a fresh directory.
-fn compile(tag: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ff-region-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Region.java");
-    let ok = Command::new(Path::new(JAVA).join("javac"))
-        .args(["--release", "17", "-d"])
-        .arg(&dir)
-        .arg(src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac");
-    dir
-}
+mod common;
+use common::{agent, compile, ferrofluid, JAVA};
 
 /// `ferrofluid run FLAGS -o OUT -- java -cp DIR Region`, within a minute.
 fn run(dir: &Path, flags: &[&str], out: &Path) -> Output {
@@ -88,7 +49,7 @@ fn u(v: &Value) -> u64 {
 
 #[test]
 fn counts_durations_threads_recursion_and_exceptions() {
-    let dir = compile("counts");
+    let dir = compile("Region.java", "region-counts");
     let out = dir.join("out.json");
     let flags = [
         "--region",
@@ -168,7 +129,7 @@ fn counts_durations_threads_recursion_and_exceptions() {
 
 #[test]
 fn text_and_html_reports_and_an_empty_region() {
-    let dir = compile("reports");
+    let dir = compile("Region.java", "region-reports");
     let txt = dir.join("out.txt");
     run(&dir, &["--region", "Region::sleepy"], &txt);
     let text = std::fs::read_to_string(&txt).unwrap();
