@@ -611,11 +611,7 @@ pub fn reveal(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>, name: &str, desc
         return;
     };
     let _reveal = lock(&REVEAL);
-    let pending = {
-        let mut session = lock(&SESSION);
-        let Some(s) = session.as_mut() else {
-            return;
-        };
+    plan_and_retransform(jvmti, env, "revelation", |s| {
         match s.planner.reveal(key.0, &key.1, name, descriptor) {
             Ok(batch) => {
                 if !batch.is_empty() {
@@ -629,13 +625,35 @@ pub fn reveal(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>, name: &str, desc
             }
             Err(e) => log::debug!("reveal: {e}"),
         }
+        true
+    });
+}
+
+/// Runs `plan` on the session, then retransforms the classes it queued, on the calling thread,
+/// before the call that needed them proceeds. Callers hold [`REVEAL`]. `plan` returns false
+/// when the request is not the current session's; so does this function, also without a session.
+fn plan_and_retransform(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    what: &str,
+    plan: impl FnOnce(&mut Session) -> bool,
+) -> bool {
+    let queued = {
+        let mut session = lock(&SESSION);
+        let Some(s) = session.as_mut() else {
+            return false;
+        };
+        if !plan(s) {
+            return false;
+        }
         !s.pending.is_empty()
     };
-    if pending {
+    if queued {
         for e in flush_pending(jvmti, env) {
-            log::warn!("revelation: {e}");
+            log::warn!("{what}: {e}");
         }
     }
+    true
 }
 
 /// Serialises lazy revelation: a thread that reaches a method's first invocation while another
@@ -652,27 +670,22 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
     if flags::get(id) & flags::INVOKED != 0 {
         return;
     }
-    let batch_classes = {
-        let mut session = lock(&SESSION);
-        let Some(s) = session.as_mut() else {
-            return;
-        };
+    // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
+    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+        return;
+    };
+    let planned = plan_and_retransform(jvmti, &env, "lazy revelation", |s| {
         if id < s.base {
-            return;
+            return false;
         }
         match s.planner.first_invocation(id - s.base) {
             Ok(batch) => s.apply(batch, None),
             Err(e) => log::warn!("first invocation of {id}: {e}"),
         }
-        !s.pending.is_empty()
-    };
-    if batch_classes {
-        // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
-        if let Some(env) = unsafe { JniEnv::from_raw(env) } {
-            for e in flush_pending(jvmti, &env) {
-                log::warn!("lazy revelation: {e}");
-            }
-        }
+        true
+    });
+    if !planned {
+        return;
     }
     flags::set(id, flags::INVOKED);
 }
@@ -681,23 +694,14 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
 /// the method it runs there is instrumented before the call proceeds (see `crate::receiver`).
 pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) {
     let _reveal = lock(&REVEAL);
-    let queued = {
-        let mut session = lock(&SESSION);
-        let Some(s) = session.as_mut() else {
-            return;
-        };
+    plan_and_retransform(jvmti, env, "receiver revelation", |s| {
         let Some(local) = site.checked_sub(s.site_base) else {
-            return;
+            return false;
         };
         match s.planner.receiver_seen(local, key.0, &key.1) {
             Ok(batch) => s.apply(batch, None),
             Err(e) => log::warn!("receiver site {site}: {e}"),
         }
-        !s.pending.is_empty()
-    };
-    if queued {
-        for e in flush_pending(jvmti, env) {
-            log::warn!("receiver revelation: {e}");
-        }
-    }
+        true
+    });
 }
