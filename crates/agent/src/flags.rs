@@ -1,4 +1,4 @@
-//! Per-method flags the probes read on every call, lock-free: a two-level table indexed by the global
+//! Per-method (and per-site) flags the probes read on every call, lock-free: a two-level table indexed by the global
 //! method id (chunks allocated on first use, never freed, so a reader never sees freed memory).
 
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
@@ -19,64 +19,100 @@ const CHUNKS: usize = 256;
 
 type Chunk = [AtomicU8; CHUNK];
 
-static TABLE: [AtomicPtr<Chunk>; CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS];
+/// A byte of flags per id, lock-free to read.
+pub struct FlagTable {
+    chunks: [AtomicPtr<Chunk>; CHUNKS],
+}
+
+/// Per-method flags, by global method id.
+static METHODS: FlagTable = FlagTable::new();
+/// Receiver and cold sites that were revealed with no receiver (a cold static or special call),
+/// by global site id: [`FIRED`] once the call's target is instrumented.
+pub static SITES: FlagTable = FlagTable::new();
+/// A site's call was revealed (in [`SITES`]).
+pub const FIRED: u8 = 1;
 
 /// Largest id the table can hold, plus one.
 #[cfg(test)]
 pub const MAX_IDS: u32 = (CHUNKS * CHUNK) as u32;
 
-#[inline]
-pub fn get(id: u32) -> u8 {
-    let chunk = TABLE
-        .get((id >> CHUNK_BITS) as usize)
-        .map_or(std::ptr::null_mut(), |c| c.load(Ordering::Acquire));
-    if chunk.is_null() {
-        return 0;
-    }
-    // SAFETY: a non-null chunk pointer is a leaked, fully initialised Chunk that is never freed.
-    let chunk: &Chunk = unsafe { &*chunk };
-    chunk[id as usize & (CHUNK - 1)].load(Ordering::Relaxed)
-}
-
-fn slot(id: u32) -> Option<&'static AtomicU8> {
-    let cell = TABLE.get((id >> CHUNK_BITS) as usize)?;
-    let mut chunk = cell.load(Ordering::Acquire);
-    if chunk.is_null() {
-        let fresh: Box<Chunk> = Box::new([const { AtomicU8::new(0) }; CHUNK]);
-        let fresh = Box::into_raw(fresh);
-        chunk = match cell.compare_exchange(
-            std::ptr::null_mut(),
-            fresh,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => fresh,
-            Err(winner) => {
-                // SAFETY: `fresh` was never shared; another thread installed its chunk first.
-                drop(unsafe { Box::from_raw(fresh) });
-                winner
-            }
-        };
-    }
-    // SAFETY: as in `get`.
-    let chunk: &'static Chunk = unsafe { &*chunk };
-    Some(&chunk[id as usize & (CHUNK - 1)])
-}
-
-/// Sets bits of `id`; false if the id is beyond the table.
-pub fn set(id: u32, bits: u8) -> bool {
-    slot(id)
-        .map(|s| s.fetch_or(bits, Ordering::Release))
-        .is_some()
-}
-
-/// Clears every flag of `id`.
-pub fn clear(id: u32) {
-    if get(id) != 0 {
-        if let Some(s) = slot(id) {
-            s.store(0, Ordering::Release);
+impl FlagTable {
+    pub const fn new() -> Self {
+        FlagTable {
+            chunks: [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS],
         }
     }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> u8 {
+        let chunk = self
+            .chunks
+            .get((id >> CHUNK_BITS) as usize)
+            .map_or(std::ptr::null_mut(), |c| c.load(Ordering::Acquire));
+        if chunk.is_null() {
+            return 0;
+        }
+        // SAFETY: a non-null chunk pointer is a leaked, fully initialised Chunk that is never freed.
+        let chunk: &Chunk = unsafe { &*chunk };
+        chunk[id as usize & (CHUNK - 1)].load(Ordering::Acquire)
+    }
+
+    fn slot(&self, id: u32) -> Option<&AtomicU8> {
+        let cell = self.chunks.get((id >> CHUNK_BITS) as usize)?;
+        let mut chunk = cell.load(Ordering::Acquire);
+        if chunk.is_null() {
+            let fresh: Box<Chunk> = Box::new([const { AtomicU8::new(0) }; CHUNK]);
+            let fresh = Box::into_raw(fresh);
+            chunk = match cell.compare_exchange(
+                std::ptr::null_mut(),
+                fresh,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => fresh,
+                Err(winner) => {
+                    // SAFETY: `fresh` was never shared; another thread installed its chunk first.
+                    drop(unsafe { Box::from_raw(fresh) });
+                    winner
+                }
+            };
+        }
+        // SAFETY: as in `get`; chunks live as long as the table (they are never freed).
+        let chunk: &Chunk = unsafe { &*chunk };
+        Some(&chunk[id as usize & (CHUNK - 1)])
+    }
+
+    /// Sets bits of `id`; false if the id is beyond the table.
+    pub fn set(&self, id: u32, bits: u8) -> bool {
+        self.slot(id)
+            .map(|s| s.fetch_or(bits, Ordering::Release))
+            .is_some()
+    }
+
+    /// Clears every flag of `id`.
+    pub fn clear(&self, id: u32) {
+        if self.get(id) != 0 {
+            if let Some(s) = self.slot(id) {
+                s.store(0, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// The flags of method `id`.
+#[inline]
+pub fn get(id: u32) -> u8 {
+    METHODS.get(id)
+}
+
+/// Sets bits of method `id`; false if the id is beyond the table.
+pub fn set(id: u32, bits: u8) -> bool {
+    METHODS.set(id, bits)
+}
+
+/// Clears every flag of method `id`.
+pub fn clear(id: u32) {
+    METHODS.clear(id)
 }
 
 #[cfg(test)]
@@ -96,5 +132,14 @@ mod tests {
         }
         assert!(!set(MAX_IDS, ACTIVE));
         assert_eq!(get(MAX_IDS), 0);
+    }
+
+    #[test]
+    fn sites_are_a_table_of_their_own() {
+        let id = 7_100_000u32;
+        assert!(SITES.set(id, FIRED));
+        assert_eq!((SITES.get(id), get(id)), (FIRED, 0));
+        SITES.clear(id);
+        assert_eq!(SITES.get(id), 0);
     }
 }

@@ -424,7 +424,15 @@ pub extern "C" fn native_receiver(
     site: sys::jint,
 ) {
     ferrofluid_jvmti::ffi_guard("Hooks.receiver", (), || {
-        if receiver.is_null() || !in_extent() {
+        if receiver.is_null() {
+            // A cold static or special call (or a virtual one on null, about to throw).
+            let site = site as u32;
+            if flags::SITES.get(site) & flags::FIRED == 0 && in_extent() {
+                crate::receiver::reached_without_receiver(env, site);
+            }
+            return;
+        }
+        if !in_extent() {
             return;
         }
         match site as u32 {

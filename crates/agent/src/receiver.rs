@@ -3,6 +3,10 @@
 //! root's extent, the first time a thread meets a receiver class at a site, the planner chooses
 //! the method that class runs there and the agent instruments it before the call proceeds.
 //!
+//! A cold static or special call (`ferrofluid_subgraph`'s cold sites) passes `null`: its one
+//! target is revealed the first time any thread inside a root runs the call, after which a
+//! global per-site flag lets every thread through.
+//!
 //! The per-thread fast path costs `GetObjectClass` and `GetTag`: every receiver class the
 //! agent has looked at carries a JVMTI tag, so a (site, class) pair the thread has seen is a
 //! hash-set lookup. A miss takes the slow path once per thread: the class's name and loader,
@@ -51,6 +55,25 @@ pub fn reached(env: *mut sys::JNIEnv, receiver: sys::jobject, site: u32) {
         crate::hooks::as_pause(env, || reveal(jvmti, &jni, class, tag, site));
     }
     jni.delete_local_ref(class.as_object());
+}
+
+/// Cold site `site` was reached with no receiver (a static or special call), on a thread
+/// inside a root's extent, and not revealed yet: its target is instrumented before the call
+/// proceeds, then the site is marked so that no thread asks again.
+#[cold]
+pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
+    let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
+        return;
+    };
+    crate::hooks::as_pause(env, || {
+        if session::site_reached(jvmti, &jni, site) {
+            crate::flags::SITES.set(site, crate::flags::FIRED);
+        }
+    });
 }
 
 #[cold]

@@ -62,6 +62,11 @@ static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 static NEXT_BASE: AtomicU32 = AtomicU32::new(hooks::FIRST_SESSION_ID);
 static NEXT_SITE_BASE: AtomicU32 = AtomicU32::new(0);
 static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
+/// RetransformClasses calls, classes they named and ns they took, since the agent loaded: what
+/// revelation costs the application (logged with the precision).
+static RETRANSFORM_CALLS: AtomicU64 = AtomicU64::new(0);
+static RETRANSFORM_CLASSES: AtomicU64 = AtomicU64::new(0);
+static RETRANSFORM_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Loaded classes: a weak reference to each (to retransform it) and its original bytes as the
 /// ClassFileLoadHook saw them, so that a new session (even after detach and re-attach) plans without
@@ -126,11 +131,18 @@ pub fn log_precision() {
         .map(|(n, k)| format!("{n} x{k}"))
         .collect();
     log::info!(
-        "subgraph: {} methods instrumented, {} called, {} receiver sites; never called: {}",
+        "subgraph: {} methods instrumented, {} called, {} receiver sites ({} of them cold calls); never called: {}",
         c.instrumented,
         c.invoked,
         c.receiver_sites,
+        c.cold_sites,
         top.join(", ")
+    );
+    log::info!(
+        "retransformations: {} calls, {} classes, {} ms",
+        RETRANSFORM_CALLS.load(Ordering::Relaxed),
+        RETRANSFORM_CLASSES.load(Ordering::Relaxed),
+        RETRANSFORM_NS.load(Ordering::Relaxed) / 1_000_000
     );
 }
 
@@ -159,6 +171,13 @@ impl Selection for Offset<'_> {
 
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let site = self.selection.receiver_site(method_id, call)?;
+        site.checked_add(self.site_base)
+            .filter(|&s| s != hooks::THREAD_START_SITE)
+    }
+
+    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let local = method_id.checked_sub(self.base)?;
+        let site = self.selection.cold_site(local, call)?;
         site.checked_add(self.site_base)
             .filter(|&s| s != hooks::THREAD_START_SITE)
     }
@@ -583,7 +602,12 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<Str
             }
         }
         let classes: Vec<Class<'_>> = locals.iter().map(|(_, c)| *c).collect();
-        if let Err(e) = jvmti.retransform_classes(&classes) {
+        let started = std::time::Instant::now();
+        let result = jvmti.retransform_classes(&classes);
+        RETRANSFORM_NS.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        RETRANSFORM_CALLS.fetch_add(1, Ordering::Relaxed);
+        RETRANSFORM_CLASSES.fetch_add(classes.len() as u64, Ordering::Relaxed);
+        if let Err(e) = result {
             log::warn!(
                 "retransforming {} classes: {e}; retrying one by one",
                 classes.len()
@@ -688,6 +712,28 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
         return;
     }
     flags::set(id, flags::INVOKED);
+}
+
+/// Cold site `site` (a static or special call) was reached on this thread, inside a root's
+/// extent: its target is instrumented before the call proceeds. False when the site is not the
+/// current session's (or the planner failed), so that the caller does not mark it revealed.
+pub fn site_reached(jvmti: Jvmti, env: &JniEnv<'_>, site: u32) -> bool {
+    let _reveal = lock(&REVEAL);
+    let mut revealed = false;
+    plan_and_retransform(jvmti, env, "cold site revelation", |s| {
+        let Some(local) = site.checked_sub(s.site_base) else {
+            return false;
+        };
+        match s.planner.site_reached(local) {
+            Ok(batch) => {
+                s.apply(batch, None);
+                revealed = true;
+            }
+            Err(e) => log::warn!("cold site {site}: {e}"),
+        }
+        true
+    });
+    revealed
 }
 
 /// A receiver of class `key` reached receiver site `site` on this thread, inside a root's extent:

@@ -586,6 +586,28 @@ fn a_megamorphic_call_instruments_only_the_receivers_that_reach_it() {
     assert_eq!(profile["methods"]["called"], 4, "{profile}");
 }
 
+#[test]
+fn cold_calls_are_instrumented_when_they_first_run_and_counted_exactly() {
+    let (profile, log) = startup_profile("cold", "root=Cold::run,include=Cold*");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Cold.run", 1),
+            ("Cold.run/Cold.step", 8),
+            ("Cold.run/Cold.step/Cold.why", 2),
+            ("Cold.run/Cold.step/Cold$Oops.<init>", 2),
+            ("Cold.run/Cold.log", 2),
+        ]),
+        "{profile}\n{log}"
+    );
+    // Not `never()`, which Scheme B alone would instrument at step's first invocation.
+    assert_eq!(profile["methods"]["instrumented"], 5, "{profile}\n{log}");
+    assert_eq!(profile["methods"]["called"], 5, "{profile}");
+    // never, why, Oops.<init>, e.getMessage() (named on Cold$Oops), log; not the JDK's
+    // IllegalStateException.<init>, which the filter leaves alone.
+    assert!(log.contains("(5 of them cold calls)"), "{log}");
+}
+
 /// `Big.java`: `big(int)` has 65,528 bytes of code, too large for the probes; `run()` calls it and
 /// `small()`; `main` runs `run()` for each `run` line on stdin and prints `done <sum>`.
 fn big_program(dir: &Path) {

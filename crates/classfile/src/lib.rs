@@ -41,6 +41,6 @@ pub use constant_pool::{Constant, ConstantPool};
 pub use error::{ClassError, ErrorKind, Result};
 pub use hooks_class::hooks_class;
 pub use probes::{
-    instrument, instrument_reveal, CallSite, HookMethod, Hooks, Instrumented, MethodOutcome,
-    MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
+    instrument, instrument_reveal, CallSite, HookMethod, Hooks, Instrumented, Invoke,
+    MethodOutcome, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
 };

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ferrofluid_classfile::{instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection};
+use ferrofluid_classfile::{
+    instrument, CallSite, Invoke, MethodSite, ProbeKind, ProbeOptions, Selection,
+};
 
 fn java_bin(tool: &str) -> PathBuf {
     let home = std::env::var_os("JAVA_HOME")
@@ -355,7 +357,7 @@ impl Selection for Sites {
         true
     }
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
-        let kind = if call.interface {
+        let kind = if call.invoke == Invoke::Interface {
             "interface"
         } else {
             "virtual"
@@ -456,4 +458,86 @@ fn receiver_sites_pass_each_receiver_to_the_hook() {
     for e in &expected {
         assert!(seen.contains(e), "missing {e} in {seen:#?}");
     }
+}
+
+/// Gives every offered cold call an id from 100 and remembers it as `method kind class.name`;
+/// no receiver sites.
+#[derive(Default)]
+struct ColdOnly {
+    ids: Ids,
+    sites: Vec<String>,
+}
+
+impl Selection for ColdOnly {
+    fn method_id(&mut self, m: &MethodSite<'_>) -> Option<u32> {
+        self.ids.method_id(m)
+    }
+    fn wants_receiver_sites(&self) -> bool {
+        true
+    }
+    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let method = self
+            .ids
+            .methods
+            .iter()
+            .find(|(_, &id)| id == method_id)
+            .map(|(name, _)| name.split('(').next().unwrap_or_default().to_owned())
+            .unwrap_or_default();
+        self.sites.push(format!(
+            "{method} {:?} {}.{}",
+            call.invoke, call.class, call.name
+        ));
+        Some(100 + self.sites.len() as u32 - 1)
+    }
+}
+
+/// Cold calls (on the way to a throw, at a handler's head) of every dispatch get a probe that
+/// passes the receiver, or null for static and special calls (a constructor's receiver is not
+/// initialised yet); hot calls get none; the program's behaviour is unchanged under
+/// `-Xverify:all`.
+#[test]
+fn cold_sites_pass_the_receiver_or_null_before_the_call() {
+    let dir = work_dir("cold");
+    let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
+    javac(&orig, &["ColdSites.java"]);
+    javac(&hooks, &["ferrofluid/Hooks.java"]);
+    std::fs::create_dir_all(&patched).unwrap();
+    let mut cold = ColdOnly::default();
+    let bytes = std::fs::read(orig.join("ColdSites.class")).unwrap();
+    let out = instrument(&bytes, &ProbeOptions::new(ProbeKind::EntryExit), &mut cold).unwrap();
+    assert!(out.methods.iter().all(|m| m.result.is_ok()));
+    std::fs::write(patched.join("ColdSites.class"), out.bytes.unwrap()).unwrap();
+    assert_eq!(
+        cold.sites,
+        [
+            "check Static ColdSites.describe",
+            "check Special java/lang/IllegalStateException.<init>",
+            "guarded Virtual java/lang/IllegalStateException.getMessage",
+            "guarded Virtual java/lang/Object.hashCode",
+            "guarded Static ColdSites.note",
+        ]
+    );
+    let cp = format!("{}:{}", patched.display(), hooks.display());
+    let o = Command::new(java_bin("java"))
+        .args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ColdSites"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "cold 23 4 38\n");
+    let seen: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("RECV "))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "100 null 4",
+            "101 null 4",
+            "102 java.lang.IllegalStateException 4",
+            "103 java.lang.Integer 2",
+            "103 java.lang.String 2",
+            "104 null 4",
+        ]
+    );
 }

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use ferrofluid_classfile::attributes::{self, Attribute, Context, Location};
 use ferrofluid_classfile::class::access;
+use ferrofluid_classfile::code::cold::cold_instructions;
 use ferrofluid_classfile::code::{insn, opcodes};
 use ferrofluid_classfile::{ClassFile, Constant, ConstantPool};
 
@@ -42,6 +43,9 @@ pub struct CallSite<'a> {
     pub name: Cow<'a, str>,
     /// Method descriptor.
     pub descriptor: Cow<'a, str>,
+    /// The call is cold (`ferrofluid_classfile::code::cold`: on the way to a `throw`, or at
+    /// the head of an exception handler).
+    pub cold: bool,
 }
 
 impl<'a> CallSite<'a> {
@@ -52,7 +56,13 @@ impl<'a> CallSite<'a> {
             class: Cow::Borrowed(class),
             name: Cow::Borrowed(name),
             descriptor: Cow::Borrowed(descriptor),
+            cold: false,
         }
+    }
+
+    /// The same call, marked cold.
+    pub fn cold(self) -> Self {
+        CallSite { cold: true, ..self }
     }
 }
 
@@ -141,7 +151,8 @@ impl<'a> ClassModel<'a> {
             let calls = match member.attribute(cp, "Code") {
                 Some(raw) => {
                     let code = attributes::Code::parse(raw, cp)?;
-                    call_sites(cp, code.code, code.code_offset, &bootstraps)?
+                    let handlers = code.exception_table.iter().map(|e| u32::from(e.handler_pc));
+                    call_sites(cp, code.code, code.code_offset, handlers, &bootstraps)?
                 }
                 None => Vec::new(),
             };
@@ -199,10 +210,13 @@ fn call_sites<'a>(
     cp: &ConstantPool<'a>,
     code: &[u8],
     code_offset: usize,
+    handlers: impl IntoIterator<Item = u32>,
     bootstraps: &[Option<u16>],
 ) -> Result<Vec<CallSite<'a>>, SubgraphError> {
     let mut calls = Vec::new();
-    for i in insn::decode_all(code, code_offset)? {
+    let insns = insn::decode_all(code, code_offset)?;
+    let cold = cold_instructions(&insns, handlers);
+    for (i, cold) in insns.into_iter().zip(cold) {
         let insn::Operand::Constant(index) = i.operand else {
             continue;
         };
@@ -225,6 +239,7 @@ fn call_sites<'a>(
             class: r.class,
             name: r.name,
             descriptor: r.descriptor,
+            cold,
         });
     }
     Ok(calls)
@@ -260,5 +275,7 @@ fn lambda_target<'a>(
         class: r.class,
         name: r.name,
         descriptor: r.descriptor,
+        // Lambda creation sites are followed as ordinary calls, wherever they are.
+        cold: false,
     }))
 }

@@ -52,7 +52,10 @@ pub(crate) struct MethodRec {
     pub(crate) name: Sym,
     pub(crate) descriptor: Sym,
     pub(crate) access: u16,
+    /// Calls made outside cold code (sorted, no duplicates).
     pub(crate) calls: Box<[Call]>,
+    /// Calls made only in cold code (`crate::model::CallSite::cold`), sorted, no duplicates.
+    pub(crate) cold_calls: Box<[Call]>,
 }
 
 impl MethodRec {
@@ -147,22 +150,27 @@ impl Registry {
             .methods
             .iter()
             .map(|m| {
-                let mut calls: Vec<Call> = m
-                    .calls
-                    .iter()
-                    .map(|c| Call {
+                let mut calls = Vec::new();
+                let mut cold_calls = Vec::new();
+                for c in &m.calls {
+                    let call = Call {
                         kind: c.kind,
                         target: self.intern_ref(&c.class, &c.name, &c.descriptor),
-                    })
-                    .collect();
+                    };
+                    if c.cold { &mut cold_calls } else { &mut calls }.push(call);
+                }
                 calls.sort_unstable();
                 calls.dedup();
-                self.call_sites += calls.len();
+                cold_calls.sort_unstable();
+                cold_calls.dedup();
+                cold_calls.retain(|c| calls.binary_search(c).is_err());
+                self.call_sites += calls.len() + cold_calls.len();
                 MethodRec {
                     name: self.strings.intern(&m.name),
                     descriptor: self.strings.intern(&m.descriptor),
                     access: m.access,
                     calls: calls.into_boxed_slice(),
+                    cold_calls: cold_calls.into_boxed_slice(),
                 }
             })
             .collect();

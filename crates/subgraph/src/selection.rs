@@ -59,4 +59,8 @@ impl Selection for ClassSelection<'_> {
         let loader = self.planner.registry().class(self.class).loader;
         self.planner.receiver_site(loader, call)
     }
+
+    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        self.planner.cold_site(method_id, call)
+    }
 }

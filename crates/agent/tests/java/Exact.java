@@ -26,6 +26,9 @@ public class Exact {
             case "starts":
                 Starts.main();
                 break;
+            case "cold":
+                Cold.run();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -148,5 +151,34 @@ class Starts {
             // expected: a thread starts once
         }
         inside.join();
+    }
+}
+
+// Calls on the way to a throw and at a handler's head (cold calls): revealed when they first
+// run, exactly counted from that first call on; never() is on a throw path never taken.
+class Cold {
+    static class Oops extends RuntimeException { Oops(String m) { super(m); } }
+    static int sink;
+
+    static String why(int i) { return "i=" + i; }
+    static void log(String m) { sink += m.length(); }
+    static String never() { return "never"; }
+
+    static int step(int i) {
+        if (i < 0) throw new IllegalStateException(never());
+        if (i % 4 == 3) throw new Oops(why(i));
+        return i;
+    }
+
+    static int run() {
+        int s = 0;
+        for (int i = 0; i < 8; i++) {
+            try {
+                s += step(i);
+            } catch (Oops e) {
+                log(e.getMessage());
+            }
+        }
+        return s;
     }
 }

@@ -3,6 +3,7 @@
 pub mod analysis;
 pub mod annotations;
 pub mod asm;
+pub mod cold;
 pub mod edit;
 pub mod frames;
 pub mod insn;

@@ -4,6 +4,7 @@
 use crate::bytes::PutBe;
 use crate::class::{access, ClassFile};
 use crate::code::asm::Snippet;
+use crate::code::cold::cold_instructions;
 use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::insn::{Insn, Operand};
@@ -12,7 +13,7 @@ use crate::code::opcodes::*;
 use crate::descriptor::{Kind, MethodDescriptor};
 use crate::patch::{ClassPatcher, PoolFull};
 use crate::probes::method::{prepare, stack_need, CodeChanges, Mode, Prepared};
-use crate::probes::{CallSite, Hook, Refs, Selection, SkipReason};
+use crate::probes::{CallSite, Hook, Invoke, Refs, Selection, SkipReason};
 
 pub(crate) fn pool_full(_: PoolFull) -> SkipReason {
     SkipReason::ConstantPoolFull
@@ -287,10 +288,19 @@ fn patch_inner(
         }
     }
 
+    let cold = match sites {
+        Some(_) => cold_instructions(
+            &m.insns,
+            m.code.exception_table.iter().map(|e| u32::from(e.handler)),
+        ),
+        None => Vec::new(),
+    };
     for (i, insn) in m.insns.iter().enumerate() {
-        if let (Some(sel), INVOKEVIRTUAL | INVOKEINTERFACE) = (sites.as_deref_mut(), insn.op) {
+        if let Some(sel) = sites.as_deref_mut() {
             let spill = m.code.max_locals;
-            if let Some((s, spilled)) = receiver_probe(class, insn, id, sel, spill, hooks, patcher)?
+            let is_cold = cold.get(i).copied().unwrap_or(false);
+            if let Some((s, spilled)) =
+                site_probe(class, insn, is_cold, id, sel, spill, hooks, patcher)?
             {
                 max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
                 spill_slots = spill_slots.max(spilled);
@@ -358,24 +368,32 @@ fn patch_inner(
     )
 }
 
-/// The receiver probe before `call`, if the selection gives it a site: copies the receiver
-/// from under the arguments and passes it with the site id to the `receiver` hook; returns it
-/// with the number of locals from `spill` it uses. The stack is as before afterwards, so frames
-/// and branch targets need no change.
+/// The site probe before `call`, if the selection gives it a site (a cold site, or else a
+/// receiver site): copies the receiver from under the arguments, or pushes `null` for a static
+/// or special call, and passes it with the site id to the `receiver` hook; returns it with the
+/// number of locals from `spill` it uses. The stack is as before afterwards, so frames and
+/// branch targets need no change.
 ///
 /// Arguments of up to 2 slots are stepped over with stack shuffles; longer ones are stored
 /// into fresh locals from `spill` on and loaded back. Those locals are dead outside the probe
 /// (no frame lies inside it), so no StackMapTable frame needs to mention them.
 #[allow(clippy::too_many_arguments)]
-fn receiver_probe(
+fn site_probe(
     class: &ClassFile<'_>,
     call: &Insn,
+    cold: bool,
     method_id: u32,
     selection: &mut (dyn Selection + '_),
     spill: u16,
     hooks: &mut Refs<'_>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<Option<(Snippet, u16)>, SkipReason> {
+    let Some(invoke) = Invoke::of(call.op) else {
+        return Ok(None);
+    };
+    if !cold && !invoke.is_virtual() {
+        return Ok(None);
+    }
     let Operand::Constant(index) = call.operand else {
         return Ok(None);
     };
@@ -387,23 +405,38 @@ fn receiver_probe(
         return Ok(None);
     };
     let arg_slots = descriptor.param_slots();
-    if arg_slots > 2 && u32::from(spill) + u32::from(arg_slots) > u32::from(u16::MAX) {
+    let spills = invoke.is_virtual() && arg_slots > 2;
+    if spills && u32::from(spill) + u32::from(arg_slots) > u32::from(u16::MAX) {
         return Ok(None);
     }
     let site = CallSite {
-        interface: call.op == INVOKEINTERFACE,
+        invoke,
         class: &member.class,
         name: &member.name,
         descriptor: &member.descriptor,
         bci: call.offset,
     };
-    let Some(site_id) = selection.receiver_site(method_id, &site) else {
-        return Ok(None);
+    let cold_site = if cold {
+        selection.cold_site(method_id, &site)
+    } else {
+        None
+    };
+    let site_id = match cold_site {
+        Some(id) => id,
+        None if invoke.is_virtual() => match selection.receiver_site(method_id, &site) {
+            Some(id) => id,
+            None => return Ok(None),
+        },
+        None => return Ok(None),
     };
     let hook = hooks.hook(patcher, Hook::Receiver)?;
     let mut s = Snippet::new();
     let mut spilled = 0;
     match arg_slots {
+        // No receiver to pass (a constructor's is not initialised yet).
+        _ if !invoke.is_virtual() => {
+            s.op(ACONST_NULL, 0, 1);
+        }
         0 => {
             s.op(DUP, 1, 2);
         }

@@ -263,11 +263,44 @@ pub struct MethodSite<'s> {
     pub access: u16,
 }
 
-/// A virtual or interface call offered to [`Selection::receiver_site`].
+/// How a call instruction dispatches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invoke {
+    /// `invokestatic`.
+    Static,
+    /// `invokespecial`.
+    Special,
+    /// `invokevirtual`.
+    Virtual,
+    /// `invokeinterface`.
+    Interface,
+}
+
+impl Invoke {
+    /// The dispatch of invoke opcode `op` (`invokedynamic` and others: `None`).
+    pub fn of(op: u8) -> Option<Invoke> {
+        use crate::code::opcodes::*;
+        match op {
+            INVOKESTATIC => Some(Invoke::Static),
+            INVOKESPECIAL => Some(Invoke::Special),
+            INVOKEVIRTUAL => Some(Invoke::Virtual),
+            INVOKEINTERFACE => Some(Invoke::Interface),
+            _ => None,
+        }
+    }
+
+    /// Whether the target depends on the receiver's class.
+    pub fn is_virtual(self) -> bool {
+        matches!(self, Invoke::Virtual | Invoke::Interface)
+    }
+}
+
+/// A call offered to [`Selection::receiver_site`] (virtual and interface calls) and
+/// [`Selection::cold_site`] (cold calls of any dispatch).
 #[derive(Debug, Clone, Copy)]
 pub struct CallSite<'s> {
-    /// `invokeinterface` (else `invokevirtual`).
-    pub interface: bool,
+    /// How the call dispatches.
+    pub invoke: Invoke,
     /// Internal name of the class or interface the call names.
     pub class: &'s str,
     /// Method name.
@@ -290,8 +323,9 @@ pub trait Selection {
         bci
     }
 
-    /// Whether the `entry-exit` probe should offer this selection its virtual and interface
-    /// calls (through [`Selection::receiver_site`]). Off by default: asking costs a
+    /// Whether the `entry-exit` probe should offer this selection its calls (virtual and
+    /// interface ones through [`Selection::receiver_site`], cold ones through
+    /// [`Selection::cold_site`]). Off by default: asking costs a
     /// constant-pool lookup per call instruction.
     fn wants_receiver_sites(&self) -> bool {
         false
@@ -304,6 +338,17 @@ pub trait Selection {
     /// more than 2 slots are set aside in new locals past the method's own while the
     /// receiver is copied.
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        let _ = (method_id, call);
+        None
+    }
+
+    /// The site id of a cold call (`crate::code::cold`: on the way to a `throw`, or at the head
+    /// of an exception handler) in method `method_id`, or `None`. With an id, the probe passes
+    /// the receiver (virtual and interface calls, as at a receiver site) or `null` (static and
+    /// special calls) and the id to the `receiver` hook just before the call, so that a profiler
+    /// can leave the targets of calls that rarely run uninstrumented until they do. Asked
+    /// before [`Selection::receiver_site`], which is asked when this gives `None`.
+    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let _ = (method_id, call);
         None
     }

@@ -9,17 +9,24 @@
 //! receiver's class runs is chosen ([`Planner::receiver_seen`]), before the call proceeds.
 //! Such a call is no longer followed by CHA, nor by the overrides of classes loaded later.
 //!
+//! *Cold sites* extend this to calls in cold code (on the way to a `throw`, or at the head of
+//! an exception handler; `ferrofluid_classfile::code::cold`) of any dispatch: a method's first
+//! invocation leaves them alone, and the probe before the call (passing the receiver, or `null`
+//! for a static or special call) reveals the call the first time it runs. Exception
+//! constructors, message formatting and logging mostly never run in a profile, and were most
+//! of Scheme B's surplus.
+//!
 //! Only under `lazy`: `eager` and `total` choose up front by design.
 
 use std::collections::HashMap;
 
 use ferrofluid_classfile::CallSite as ProbeCall;
 
-use super::{Planner, Scheme};
+use super::{MethodId, Planner, Scheme};
 use crate::cha;
 use crate::error::SubgraphError;
 use crate::model::CallKind;
-use crate::registry::{Call, LoaderId};
+use crate::registry::{Call, LoaderId, MethodKey};
 use crate::Batch;
 
 /// A call becomes a receiver site from this many possible targets; below it CHA instruments
@@ -36,6 +43,9 @@ pub(crate) struct ReceiverSites {
     decided: HashMap<(LoaderId, Call), Option<u32>>,
     /// Site id -> the call.
     sites: Vec<(LoaderId, Call)>,
+    /// Cold calls given a site, by the method making them (a method's first invocation
+    /// follows its other cold calls, as Scheme B does).
+    cold: HashMap<(MethodKey, Call), u32>,
 }
 
 impl ReceiverSites {
@@ -53,6 +63,15 @@ impl ReceiverSites {
 
     pub(crate) fn count(&self) -> usize {
         self.sites.len()
+    }
+
+    pub(crate) fn cold_count(&self) -> usize {
+        self.cold.len()
+    }
+
+    /// Whether cold call `call` of `method` has a site (and so is left to it).
+    pub(crate) fn is_cold_site(&self, method: MethodKey, call: Call) -> bool {
+        self.enabled && self.cold.contains_key(&(method, call))
     }
 }
 
@@ -77,13 +96,8 @@ impl Planner {
             r.strings.get(call.name)?,
             r.strings.get(call.descriptor)?,
         );
-        let kind = if call.interface {
-            CallKind::Interface
-        } else {
-            CallKind::Virtual
-        };
         let call = Call {
-            kind,
+            kind: call_kind(call.invoke),
             target: self.registry.reference_to(key),
         };
         if let Some(&decided) = self.receivers.decided.get(&(loader, call)) {
@@ -92,6 +106,67 @@ impl Planner {
         let decision = self.decide(loader, call);
         self.receivers.decided.insert((loader, call), decision);
         decision
+    }
+
+    /// The cold-site id of `call`, a cold call of method `method` (see the module's doc), or
+    /// `None` when the method also makes the call outside cold code (its first invocation
+    /// follows it) or sites are off. A virtual call that is a receiver site anyway keeps that
+    /// site's id. The class-file engine asks this while instrumenting a chosen method.
+    pub fn cold_site(&mut self, method: MethodId, call: &ProbeCall<'_>) -> Option<u32> {
+        if !self.receivers.enabled {
+            return None;
+        }
+        let key = *self.ids.get(method as usize)?;
+        if !call.invoke.is_virtual() && !self.config.filter.allows(call.class) {
+            // Nothing would be instrumented there: no probe needed. (A virtual call named on an
+            // excluded class may still reach included overrides.)
+            return None;
+        }
+        let r = &self.registry;
+        let target = (
+            r.strings.get(call.class)?,
+            r.strings.get(call.name)?,
+            r.strings.get(call.descriptor)?,
+        );
+        let call = Call {
+            kind: call_kind(call.invoke),
+            target: self.registry.reference_to(target),
+        };
+        let rec = self.registry.method(key);
+        if rec.cold_calls.binary_search(&call).is_err() {
+            return None;
+        }
+        if let Some(&id) = self.receivers.cold.get(&(key, call)) {
+            return Some(id);
+        }
+        let loader = self.registry.class(key.class).loader;
+        let id = match self.receivers.decided.get(&(loader, call)) {
+            Some(&Some(shared)) => shared,
+            _ => {
+                let id = u32::try_from(self.receivers.sites.len()).ok()?;
+                self.receivers.sites.push((loader, call));
+                id
+            }
+        };
+        self.receivers.cold.insert((key, call), id);
+        Some(id)
+    }
+
+    /// Site `site` was reached with no receiver to look at (a cold static or special call):
+    /// chooses its target, to instrument before the call proceeds. A virtual site reached with
+    /// `null` (about to throw) chooses nothing.
+    pub fn site_reached(&mut self, site: u32) -> Result<Batch, SubgraphError> {
+        let &(loader, call) = self
+            .receivers
+            .sites
+            .get(site as usize)
+            .ok_or(SubgraphError::UnknownSite(site))?;
+        let (class, _, _) = self.registry.reference(call.target);
+        // A virtual call passes no receiver only when it is null: nothing runs but a throw.
+        if !call.kind.is_virtual() && !self.registry.strings.resolve(class).starts_with('[') {
+            self.follow_cha(loader, call);
+        }
+        Ok(self.finish())
     }
 
     fn decide(&mut self, loader: LoaderId, call: Call) -> Option<u32> {
@@ -139,5 +214,16 @@ impl Planner {
         };
         chosen.into_iter().for_each(|k| self.select(k));
         Ok(self.finish())
+    }
+}
+
+/// The planner's dispatch kind of an engine call.
+fn call_kind(invoke: ferrofluid_classfile::Invoke) -> CallKind {
+    use ferrofluid_classfile::Invoke;
+    match invoke {
+        Invoke::Static => CallKind::Static,
+        Invoke::Special => CallKind::Special,
+        Invoke::Virtual => CallKind::Virtual,
+        Invoke::Interface => CallKind::Interface,
     }
 }

@@ -143,7 +143,10 @@ fn total_takes_every_method_with_code_that_passes_the_filter() {
     assert_eq!(p.scheme(), Scheme::Total);
     // Every method with code but java.lang.Object's constructor (never instrumented).
     assert_eq!(b.method_count(), 5);
-    assert_eq!(p.id_of(BOOTSTRAP, "java/lang/Object", "<init>", "()V"), None);
+    assert_eq!(
+        p.id_of(BOOTSTRAP, "java/lang/Object", "<init>", "()V"),
+        None
+    );
 }
 
 #[test]
@@ -395,7 +398,7 @@ fn revealing_a_method_whose_calls_are_receiver_sites_still_takes_every_implement
     // `Main.run`'s call of `Task.go` (3 implementations) is a receiver site: CHA does not
     // follow it...
     let site = ferrofluid_classfile::CallSite {
-        interface: true,
+        invoke: ferrofluid_classfile::Invoke::Interface,
         class: "Task",
         name: "go",
         descriptor: V,
@@ -554,4 +557,109 @@ fn abstract_root_stands_for_its_implementations_now_and_later() {
     assert_eq!(unmatched, ["Nowhere::run"]);
     p.add_model(BOOTSTRAP, &task_c());
     assert_eq!(planned(&mut p), ["C.go"]);
+}
+
+/// `Cold.run` calls `Err.<init>` only on the way to a throw, `Log.warn` at a handler's head
+/// and also `Both.x` there, which it calls in hot code too; `task.go()` in cold code (one target).
+fn cold_classes() -> Vec<ClassModel<'static>> {
+    let class = |name: &'static str, methods| {
+        ClassModel::new(name, Some("java/lang/Object"), &[], PUBLIC, methods)
+    };
+    vec![
+        object(),
+        class(
+            "Cold",
+            vec![method(
+                "run",
+                STATIC,
+                vec![
+                    call(CallKind::Static, "Both", "x"),
+                    call(CallKind::Special, "Err", "<init>").cold(),
+                    call(CallKind::Static, "Log", "warn").cold(),
+                    call(CallKind::Static, "Both", "x").cold(),
+                    call(CallKind::Virtual, "A", "go").cold(),
+                ],
+            )],
+        ),
+        class("Err", vec![method("<init>", PUBLIC, vec![])]),
+        class("Log", vec![method("warn", STATIC, vec![])]),
+        class("Both", vec![method("x", STATIC, vec![])]),
+        class("A", vec![method("go", PUBLIC, vec![])]),
+    ]
+}
+
+fn probe_call<'a>(
+    invoke: ferrofluid_classfile::Invoke,
+    class: &'a str,
+    name: &'a str,
+) -> ferrofluid_classfile::CallSite<'a> {
+    ferrofluid_classfile::CallSite {
+        invoke,
+        class,
+        name,
+        descriptor: V,
+        bci: 0,
+    }
+}
+
+#[test]
+fn cold_calls_with_a_site_wait_until_they_run() {
+    use ferrofluid_classfile::Invoke;
+    let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
+    p.set_receiver_sites(true);
+    let run = id(&p, "Cold", "run");
+    // The engine asks while instrumenting `run`: every call only made in cold code gets a site,
+    // `Both.x` (also hot) does not.
+    let err = p.cold_site(run, &probe_call(Invoke::Special, "Err", "<init>"));
+    let warn = p.cold_site(run, &probe_call(Invoke::Static, "Log", "warn"));
+    let go = p.cold_site(run, &probe_call(Invoke::Virtual, "A", "go"));
+    assert_eq!((err, warn, go), (Some(0), Some(1), Some(2)));
+    assert_eq!(
+        p.cold_site(run, &probe_call(Invoke::Static, "Both", "x")),
+        None
+    );
+    // Asked again (the class retransformed): the same ids.
+    assert_eq!(
+        p.cold_site(run, &probe_call(Invoke::Static, "Log", "warn")),
+        Some(1)
+    );
+    let b = p.first_invocation(run).unwrap();
+    assert_eq!(names(&p, &b), ["Both.x"]);
+    let b = p.site_reached(0).unwrap();
+    assert_eq!(names(&p, &b), ["Err.<init>"]);
+    assert!(p.site_reached(0).unwrap().is_empty());
+    let b = p.receiver_seen(2, BOOTSTRAP, "A").unwrap();
+    assert_eq!(names(&p, &b), ["A.go"]);
+    let c = p.counters();
+    assert_eq!((c.instrumented, c.receiver_sites, c.cold_sites), (4, 3, 3));
+    assert_eq!(
+        p.site_reached(7).unwrap_err().to_string(),
+        SubgraphError::UnknownSite(7).to_string()
+    );
+}
+
+#[test]
+fn cold_calls_without_a_site_are_followed_at_first_invocation() {
+    // Sites off (eager, total, or an agent that cannot tag): Scheme B takes every callee.
+    let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
+    p.set_receiver_sites(false);
+    let run = id(&p, "Cold", "run");
+    assert_eq!(
+        p.cold_site(
+            run,
+            &probe_call(ferrofluid_classfile::Invoke::Static, "Log", "warn")
+        ),
+        None
+    );
+    let b = p.first_invocation(run).unwrap();
+    assert_eq!(
+        sorted(names(&p, &b)),
+        ["A.go", "Both.x", "Err.<init>", "Log.warn"]
+    );
+    // Sites on, but the engine never asked about the cold calls (it could not place a probe):
+    // followed too, so nothing runs uninstrumented.
+    let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
+    p.set_receiver_sites(true);
+    let b = p.first_invocation(id(&p, "Cold", "run")).unwrap();
+    assert_eq!(b.method_count(), 4);
 }
