@@ -1,18 +1,19 @@
 //! The agent in real JVMs: loaded by attach into a JVM started without options, and at startup; status,
 //! detach, re-attach cycles; option typos; the control socket's protection.
 
-mod agent_lib;
 #[path = "../../attach/tests/common/mod.rs"]
 mod common;
+mod harness;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use agent_lib::agent_so;
 use common::Jvm;
 use ferrofluid_attach::{AttachError, VirtualMachine};
-use ferrofluid_protocol::control::{default_socket_path, Client, FrameError, Request, Response};
+use ferrofluid_protocol::control::{Client, FrameError, Request, Response};
+use ferrofluid_testkit::{agent_library_beside_test as agent_so, jdk25_or_skip};
+use harness::socket_of;
 
 /// Removes the agent's private directory (with its log) when the test ends.
 struct RemoveOnDrop(PathBuf);
@@ -21,11 +22,6 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn socket_of(pid: u32) -> PathBuf {
-    let info = ferrofluid_attach::procfs::info(pid).unwrap();
-    default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid)
 }
 
 fn status(client: &mut Client) -> ferrofluid_protocol::control::Status {
@@ -250,16 +246,13 @@ fn other_users_cannot_reach_the_socket() {
     jvm.expect_lines(3);
 }
 
-const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin";
-
 #[test]
 fn attach_cycles_on_jdk25() {
-    if !Path::new(JDK25).join("java").exists() {
-        eprintln!("skipped: no JDK 25 at {JDK25}");
+    let Some(jdk25) = jdk25_or_skip() else {
         return;
-    }
+    };
     // `env PATH=...` makes the harness's `java` the JDK 25 one (classes compiled by javac 17 run on 25).
-    let path = format!("PATH={JDK25}:/usr/bin:/bin");
+    let path = format!("PATH={}:/usr/bin:/bin", jdk25.join("bin").display());
     let mut jvm = Jvm::launch("agent-jdk25", &["env", &path], &[]);
     let pid = jvm.java_pid();
     let vm = VirtualMachine::attach(pid).unwrap();

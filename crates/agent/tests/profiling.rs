@@ -2,40 +2,35 @@
 //! root, exact call counts in snapshots, de-instrumentation that leaves no probe behind, and 20
 //! attach / instrument / collect / deinstrument / detach cycles with the program undisturbed.
 
-mod agent_lib;
+mod harness;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use agent_lib::agent_so;
 use ferrofluid_attach::VirtualMachine;
-use ferrofluid_protocol::control::{default_socket_path, Client, Request, Response};
+use ferrofluid_protocol::control::{Client, Request, Response};
+use ferrofluid_testkit::{
+    agent_library_beside_test as agent_so, javac, jdk25_or_skip, read_profile_json, scratch_dir,
+    ticker_line, Lines, JDK17_HOME,
+};
+use harness::{call_paths, paths, run_with_agent_at_startup, socket_of, startup_agent_arg};
 use serde_json::Value;
-
-const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
-const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64/bin";
 
 /// Compiles Driver and Fig4 into a fresh directory, unique per call (tests run at the same time).
 fn compile(tag: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ff-prof-{tag}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &format!("prof-{tag}"),
+    );
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
-    let ok = Command::new(Path::new(JDK17).join("javac"))
-        .args(["--release", "17", "-d"])
-        .arg(&dir)
-        .arg(src.join("Driver.java"))
-        .arg(src.join("Fig4.java"))
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac");
+    javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        &dir,
+        [src.join("Driver.java"), src.join("Fig4.java")],
+    );
     dir
 }
 
@@ -44,30 +39,24 @@ fn expected_sink(calls: u64) -> i64 {
     (0..calls * 65).fold(0i64, |s, _| s.wrapping_mul(31).wrapping_add(7))
 }
 
-/// The `i c` line the ticker prints for iteration `i`.
-fn ticker_line(i: u64) -> String {
-    let c = (1..=i).fold(0i64, |c, k| c.wrapping_mul(31).wrapping_add(k as i64));
-    format!("{i} {c}")
-}
-
 struct Driver {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    lines: Lines,
     ticks: u64,
     f_calls: u64,
     dir: PathBuf,
 }
 
 impl Driver {
-    fn start(tag: &str, java: &str) -> Driver {
-        Self::start_with(tag, java, |_| Vec::new())
+    fn start(tag: &str, jdk: &Path) -> Driver {
+        Self::start_with(tag, jdk, |_| Vec::new())
     }
 
     /// Starts `java JVM_ARGS -cp DIR Driver`, the arguments made from the class directory.
-    fn start_with(tag: &str, java: &str, jvm_args: impl Fn(&Path) -> Vec<String>) -> Driver {
+    fn start_with(tag: &str, jdk: &Path, jvm_args: impl Fn(&Path) -> Vec<String>) -> Driver {
         let dir = compile(tag);
-        let mut child = Command::new(Path::new(java).join("java"))
+        let mut child = Command::new(jdk.join("bin/java"))
             .args(jvm_args(&dir))
             .args(["-cp"])
             .arg(&dir)
@@ -78,15 +67,7 @@ impl Driver {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = Lines::spawn(child.stdout.take().unwrap());
         let mut d = Driver {
             child,
             stdin,
@@ -104,11 +85,7 @@ impl Driver {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = match self.lines.recv_timeout(left) {
-                Ok(l) => l,
-                Err(RecvTimeoutError::Timeout) => panic!("JVM silent for 60 s"),
-                Err(RecvTimeoutError::Disconnected) => panic!("JVM exited"),
-            };
+            let line = self.lines.next_within(left);
             if !line.starts_with("done ") {
                 self.ticks += 1;
                 assert_eq!(line, ticker_line(self.ticks), "ticker output disturbed");
@@ -141,11 +118,6 @@ impl Drop for Driver {
     }
 }
 
-fn socket_of(pid: u32) -> PathBuf {
-    let info = ferrofluid_attach::procfs::info(pid).unwrap();
-    default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid)
-}
-
 fn instrument(root: &str, scheme: &str) -> Request {
     Request::Instrument {
         roots: vec![root.parse().unwrap()],
@@ -162,28 +134,6 @@ fn snapshot(client: &mut Client) -> Value {
         Response::Snapshot { profile } => profile,
         other => panic!("expected a snapshot, got {other:?}"),
     }
-}
-
-/// Calls per call path (`Fig4.f/Fig4.g/Fig4.h`) summed over threads.
-fn call_paths(profile: &Value) -> std::collections::BTreeMap<String, u64> {
-    fn walk(node: &Value, prefix: &str, out: &mut std::collections::BTreeMap<String, u64>) {
-        for child in node["children"].as_array().into_iter().flatten() {
-            let class = child["class"].as_str().unwrap_or("");
-            let name = child["method"].as_str().unwrap_or("?");
-            let path = if prefix.is_empty() {
-                format!("{class}.{name}")
-            } else {
-                format!("{prefix}/{class}.{name}")
-            };
-            *out.entry(path.clone()).or_insert(0) += child["calls"].as_u64().unwrap();
-            walk(child, &path, out);
-        }
-    }
-    let mut out = std::collections::BTreeMap::new();
-    for t in profile["threads"].as_array().unwrap() {
-        walk(&t["root"], "", &mut out);
-    }
-    out
 }
 
 fn fig4_paths(f: u64) -> std::collections::BTreeMap<String, u64> {
@@ -207,8 +157,8 @@ fn hook_digests(log: &str, class: &str) -> Vec<String> {
         .collect()
 }
 
-fn cycles(java: &str, tag: &str, cycles: u64) {
-    let mut jvm = Driver::start(tag, java);
+fn cycles(jdk: &Path, tag: &str, cycles: u64) {
+    let mut jvm = Driver::start(tag, jdk);
     let pid = jvm.child.id();
     let vm = VirtualMachine::attach(pid).unwrap();
     let socket = socket_of(pid);
@@ -279,23 +229,22 @@ fn cycles(java: &str, tag: &str, cycles: u64) {
 
 #[test]
 fn twenty_attach_instrument_collect_deinstrument_detach_cycles() {
-    cycles(JDK17, "cycles17", 20);
+    cycles(Path::new(JDK17_HOME), "cycles17", 20);
 }
 
 #[test]
 fn cycles_on_jdk25() {
-    if !Path::new(JDK25).join("java").exists() {
-        eprintln!("skipped: no JDK 25 at {JDK25}");
+    let Some(jdk25) = jdk25_or_skip() else {
         return;
-    }
-    cycles(JDK25, "cycles25", 3);
+    };
+    cycles(jdk25, "cycles25", 3);
 }
 
 /// Code-region mode over the control socket: only `g` and `h` carry probes, each outermost call
 /// counts once (an `h` inside `g` is outermost for `h`), snapshots taken while collecting grow.
 #[test]
 fn region_mode_while_attached() {
-    let mut jvm = Driver::start("region", JDK17);
+    let mut jvm = Driver::start("region", Path::new(JDK17_HOME));
     let pid = jvm.child.id();
     let vm = VirtualMachine::attach(pid).unwrap();
     let socket = socket_of(pid);
@@ -355,56 +304,22 @@ fn region_mode_while_attached() {
 /// Runs `java Exact SCENARIO` with the agent loaded at startup and `options`; returns the profile
 /// the agent wrote at exit and its log.
 fn startup_profile(scenario: &str, options: &str) -> (Value, String) {
-    startup_profile_on(JDK17, scenario, options)
+    startup_profile_on(Path::new(JDK17_HOME), scenario, options)
 }
 
-fn startup_profile_on(java: &str, scenario: &str, options: &str) -> (Value, String) {
+fn startup_profile_on(jdk: &Path, scenario: &str, options: &str) -> (Value, String) {
     let dir = compile(&format!("exact-{scenario}-{}", options.len()));
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Exact.java");
-    let ok = Command::new(Path::new(JDK17).join("javac"))
-        .args(["-cp"])
-        .arg(&dir)
-        .arg("-d")
-        .arg(&dir)
-        .arg(src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac Exact");
-    let out = dir.join("out.json");
-    let log = dir.join("agent.log");
-    let arg = format!(
-        "-agentpath:{}={options},file={},log={},socket={}",
-        agent_so().display(),
-        out.display(),
-        log.display(),
-        dir.join("ctl/control.sock").display()
+    javac(
+        Path::new(JDK17_HOME),
+        &["-cp", dir.to_str().unwrap()],
+        &dir,
+        [src],
     );
-    let run = Command::new(Path::new(java).join("java"))
-        .arg(arg)
-        .arg("-cp")
-        .arg(&dir)
-        .args(["Exact", scenario])
-        .output()
-        .unwrap();
-    let log = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        run.status.success(),
-        "{}\n{log}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&run.stdout),
-        format!("ok {scenario}\n")
-    );
-    let profile: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(!log.contains("panic") && !log.contains("ERROR"), "{log}");
+    let (profile, log, stdout) =
+        run_with_agent_at_startup(jdk, &dir, options, &[], &["Exact", scenario]);
+    assert_eq!(stdout, format!("ok {scenario}\n"));
     (profile, log)
-}
-
-fn paths(expected: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
-    expected.iter().map(|(p, n)| (p.to_string(), *n)).collect()
 }
 
 #[test]
@@ -435,11 +350,10 @@ fn fig4_exact_in_every_scheme_and_nothing_outside_the_root() {
 
 #[test]
 fn fig4_exact_at_startup_on_jdk25() {
-    if !Path::new(JDK25).join("java").exists() {
-        eprintln!("skipped: no JDK 25 at {JDK25}");
+    let Some(jdk25) = jdk25_or_skip() else {
         return;
-    }
-    let (profile, log) = startup_profile_on(JDK25, "fig4", "root=Fig4::f");
+    };
+    let (profile, log) = startup_profile_on(jdk25, "fig4", "root=Fig4::f");
     assert_eq!(call_paths(&profile), fig4_paths(1), "{profile}\n{log}");
     assert!(log.contains("(25"), "{log}");
 }
@@ -475,6 +389,11 @@ fn recursion_of_a_root() {
     assert_eq!(call_paths(&profile), paths(&expected), "{profile}");
 }
 
+/// The call paths of one thread running `Thr.work` (10 calls of `h`).
+fn worker_paths() -> std::collections::BTreeMap<String, u64> {
+    paths(&[("Thr.work", 1), ("Thr.work/Thr.h", 10)])
+}
+
 #[test]
 fn eight_threads_are_eight_trees() {
     let (profile, _) = startup_profile("threads", "root=Thr::work");
@@ -490,11 +409,7 @@ fn eight_threads_are_eight_trees() {
     assert_eq!(names, expected);
     for t in threads {
         let one = serde_json::json!({ "threads": [t] });
-        assert_eq!(
-            call_paths(&one),
-            paths(&[("Thr.work", 1), ("Thr.work/Thr.h", 10)]),
-            "{t}"
-        );
+        assert_eq!(call_paths(&one), worker_paths(), "{t}");
     }
 }
 
@@ -515,11 +430,7 @@ fn threads_started_inside_a_root_are_their_own_trees() {
             assert_eq!(one["Thr.main/Thr.work/Thr.h"], 10);
         } else {
             assert!(t["name"].as_str().unwrap().starts_with("worker-"), "{t}");
-            assert_eq!(
-                one,
-                paths(&[("Thr.work", 1), ("Thr.work/Thr.h", 10)]),
-                "{t}"
-            );
+            assert_eq!(one, worker_paths(), "{t}");
         }
     }
 }
@@ -541,11 +452,7 @@ fn only_threads_started_inside_a_root_inherit_it() {
     for t in threads {
         let one = call_paths(&serde_json::json!({ "threads": [t] }));
         if t["name"] == "inside" {
-            assert_eq!(
-                one,
-                paths(&[("Thr.work", 1), ("Thr.work/Thr.h", 10)]),
-                "{t}"
-            );
+            assert_eq!(one, worker_paths(), "{t}");
         } else {
             assert_eq!(one["Starts.root"], 1);
             assert_eq!(one["Starts.root/java.lang.Thread.start"], 2, "{one:?}");
@@ -627,24 +534,21 @@ fn big_program(dir: &Path) {
          for (String l; (l = in.readLine()) != null; ) { System.out.println(\"done \" + run()); }\n    }\n}\n",
     );
     std::fs::write(dir.join("Big.java"), src).unwrap();
-    let ok = Command::new(Path::new(JDK17).join("javac"))
-        .args(["-g:none", "-d"])
-        .arg(dir)
-        .arg(dir.join("Big.java"))
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac Big");
+    javac(
+        Path::new(JDK17_HOME),
+        &["-g:none"],
+        dir,
+        [dir.join("Big.java")],
+    );
 }
 
 #[test]
 fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ff-big-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ferrofluid_testkit::fresh_dir(
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ff-big-{}", std::process::id())),
+    );
     big_program(&dir);
-    let mut child = Command::new(Path::new(JDK17).join("java"))
+    let mut child = Command::new(Path::new(JDK17_HOME).join("bin/java"))
         .arg("-cp")
         .arg(&dir)
         .arg("Big")
@@ -705,14 +609,8 @@ fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
 fn duration_stops_collection_and_writes_the_file() {
     // The duration runs from the agent's start: 6 s leave room for a slow JVM start on a loaded
     // machine before the driver runs f (at 2 s, a run under load 16 found nothing collected).
-    let mut jvm = Driver::start_with("duration", JDK17, |dir| {
-        vec![format!(
-            "-agentpath:{}=root=Fig4::f,file={},duration=6s,log={},socket={}",
-            agent_so().display(),
-            dir.join("out.json").display(),
-            dir.join("agent.log").display(),
-            dir.join("ctl/control.sock").display()
-        )]
+    let mut jvm = Driver::start_with("duration", Path::new(JDK17_HOME), |dir| {
+        vec![startup_agent_arg(dir, "root=Fig4::f,duration=6s")]
     });
     let out = jvm.dir.join("out.json");
     jvm.run_f(2);
@@ -720,7 +618,7 @@ fn duration_stops_collection_and_writes_the_file() {
     while !out.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let profile: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let profile = read_profile_json(&out);
     assert_eq!(call_paths(&profile), fig4_paths(2), "{profile}");
     // After the duration nothing more is collected: the file and a snapshot keep 2 calls.
     jvm.run_f(3);

@@ -3,47 +3,38 @@
 //! (`findVirtual` + `invokeExact`) or a JNI callback from a native method is profiled exactly,
 //! with its whole subtree, inside the root; the same calls from outside any root record nothing.
 
-mod agent_lib;
+mod harness;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use agent_lib::agent_so;
 use ferrofluid_attach::VirtualMachine;
-use ferrofluid_protocol::control::{default_socket_path, Client, Request, Response};
+use ferrofluid_protocol::control::{Client, Request, Response};
+use ferrofluid_testkit::{
+    agent_library_beside_test as agent_so, javac, jdk25_or_skip, scratch_dir, JDK17_HOME,
+};
+use harness::{call_paths, paths, run_with_agent_at_startup, socket_of};
 
 use serde_json::Value;
-
-const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
-const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64";
 
 /// A fresh directory with `Reveal.java` compiled into it; unique per call, since tests running
 /// at the same time may run the same scenario (each removes its directory when done).
 fn compile(tag: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ff-reveal-{tag}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &format!("reveal-{tag}"),
+    );
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Reveal.java");
-    let ok = Command::new(Path::new(JDK17).join("bin/javac"))
-        .args(["--release", "17", "-d"])
-        .arg(&dir)
-        .arg(src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac Reveal");
+    javac(Path::new(JDK17_HOME), &["--release", "17"], &dir, [src]);
     dir
 }
 
 /// Builds `tests/native/nat.c` into `dir/libnat.so` with the system C compiler.
 fn native_library(dir: &Path) -> PathBuf {
     let out = dir.join("libnat.so");
-    let include = Path::new(JDK17).join("include");
+    let include = Path::new(JDK17_HOME).join("include");
     let status = Command::new("cc")
         .args(["-shared", "-fPIC", "-O1", "-o"])
         .arg(&out)
@@ -58,67 +49,13 @@ fn native_library(dir: &Path) -> PathBuf {
 
 /// Runs `java [-Dnat.lib=…] Reveal SCENARIO` with the agent and `options`; returns the profile
 /// written at exit, the agent's log and the program's output.
-fn run(jdk: &str, scenario: &str, options: &str) -> (Value, String, String) {
-    let dir = compile(&format!("{scenario}-{}", jdk.len()));
-    let out = dir.join("out.json");
-    let log = dir.join("agent.log");
-    let mut cmd = Command::new(Path::new(jdk).join("bin/java"));
-    cmd.arg(format!(
-        "-agentpath:{}={options},file={},log={},socket={}",
-        agent_so().display(),
-        out.display(),
-        log.display(),
-        dir.join("ctl/control.sock").display()
-    ));
+fn run(jdk: &Path, scenario: &str, options: &str) -> (Value, String, String) {
+    let dir = compile(&format!("{scenario}-{}", jdk.as_os_str().len()));
+    let mut jvm_args = Vec::new();
     if scenario == "native" {
-        cmd.arg(format!("-Dnat.lib={}", native_library(&dir).display()));
+        jvm_args.push(format!("-Dnat.lib={}", native_library(&dir).display()));
     }
-    let run = cmd
-        .arg("-cp")
-        .arg(&dir)
-        .args(["Reveal", scenario])
-        .output()
-        .unwrap();
-    let log = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(
-        run.status.success(),
-        "{}\n{log}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let profile: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(!log.contains("panic") && !log.contains("ERROR"), "{log}");
-    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
-    (profile, log, stdout)
-}
-
-/// Calls per call path (`Refl.root/Refl.run/Refl.h`) summed over threads.
-fn call_paths(profile: &Value) -> BTreeMap<String, u64> {
-    fn walk(node: &Value, prefix: &str, out: &mut BTreeMap<String, u64>) {
-        for child in node["children"].as_array().into_iter().flatten() {
-            let name = format!(
-                "{}.{}",
-                child["class"].as_str().unwrap_or(""),
-                child["method"].as_str().unwrap_or("?")
-            );
-            let path = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            *out.entry(path.clone()).or_insert(0) += child["calls"].as_u64().unwrap();
-            walk(child, &path, out);
-        }
-    }
-    let mut out = BTreeMap::new();
-    for t in profile["threads"].as_array().unwrap() {
-        walk(&t["root"], "", &mut out);
-    }
-    out
-}
-
-fn paths(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    expected.iter().map(|(p, n)| (p.to_string(), *n)).collect()
+    run_with_agent_at_startup(jdk, &dir, options, &jvm_args, &["Reveal", scenario])
 }
 
 /// The calls of each path of `Refl` methods, JDK frames between them left out.
@@ -150,7 +87,7 @@ fn expected_refl() -> BTreeMap<String, u64> {
     ])
 }
 
-fn reflection_and_method_handles(jdk: &str) {
+fn reflection_and_method_handles(jdk: &Path) {
     let (profile, log, stdout) = run(jdk, "reflection", "root=Refl::root,include=Refl");
     // 4 runs of Refl.run (3 outside the root) of 3 + 2 + 2 * 5 calls of h.
     assert_eq!(stdout, "ok reflection 60 0 0\n");
@@ -169,21 +106,21 @@ fn reflection_and_method_handles(jdk: &str) {
 
 #[test]
 fn reflection_and_method_handles_inside_the_root_are_profiled_exactly() {
-    reflection_and_method_handles(JDK17);
+    reflection_and_method_handles(Path::new(JDK17_HOME));
 }
 
 #[test]
 fn reflection_and_method_handles_on_jdk25() {
-    if !Path::new(JDK25).join("bin/java").exists() {
-        eprintln!("skipped: no JDK 25 at {JDK25}");
+    let Some(jdk25) = jdk25_or_skip() else {
         return;
-    }
-    reflection_and_method_handles(JDK25);
+    };
+    reflection_and_method_handles(jdk25);
 }
 
-#[test]
-fn a_native_callback_inside_the_root_is_profiled_exactly() {
-    let (profile, log, stdout) = run(JDK17, "native", "root=Nat::run,include=Nat");
+/// Runs the `native` scenario on `jdk` and checks its output and call paths; returns the profile
+/// and the agent's log.
+fn native_callback(jdk: &Path) -> (Value, String) {
+    let (profile, log, stdout) = run(jdk, "native", "root=Nat::run,include=Nat");
     // 4 callbacks (3 outside the root) of 4 calls of h.
     assert_eq!(stdout, "ok native 0 16 0\n");
     // The native method has no bytecode to probe: the callback is a child of its caller.
@@ -196,6 +133,12 @@ fn a_native_callback_inside_the_root_is_profiled_exactly() {
         ]),
         "{profile}\n{log}"
     );
+    (profile, log)
+}
+
+#[test]
+fn a_native_callback_inside_the_root_is_profiled_exactly() {
+    let (profile, log) = native_callback(Path::new(JDK17_HOME));
     assert_eq!(profile["methods"]["instrumented"], 3, "{log}");
     assert_eq!(profile["methods"]["called"], 3);
     assert!(log.contains("JNI calls into Java wrapped"), "{log}");
@@ -206,7 +149,7 @@ fn a_native_callback_inside_the_root_is_profiled_exactly() {
 fn with_the_jdk_profiled_too_the_targets_subtrees_are_the_same() {
     // No filter: `Method.invoke` and the method-handle machinery are in the subgraph themselves
     // (entry-exit probes and the gateway probe in the same method), between the Refl frames.
-    let (profile, log, stdout) = run(JDK17, "reflection", "root=Refl::root");
+    let (profile, log, stdout) = run(Path::new(JDK17_HOME), "reflection", "root=Refl::root");
     assert_eq!(stdout, "ok reflection 60 0 0\n");
     assert_eq!(refl_paths(&profile), expected_refl(), "{log}");
     let all = call_paths(&profile);
@@ -219,27 +162,16 @@ fn with_the_jdk_profiled_too_the_targets_subtrees_are_the_same() {
 
 #[test]
 fn a_native_callback_on_jdk25() {
-    if !Path::new(JDK25).join("bin/java").exists() {
-        eprintln!("skipped: no JDK 25 at {JDK25}");
+    let Some(jdk25) = jdk25_or_skip() else {
         return;
-    }
-    let (profile, log, stdout) = run(JDK25, "native", "root=Nat::run,include=Nat");
-    assert_eq!(stdout, "ok native 0 16 0\n");
-    assert_eq!(
-        call_paths(&profile),
-        paths(&[
-            ("Nat.run", 1),
-            ("Nat.run/Nat.back", 1),
-            ("Nat.run/Nat.back/Nat.h", 4),
-        ]),
-        "{profile}\n{log}"
-    );
+    };
+    native_callback(jdk25);
 }
 
 #[test]
 fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() {
     let dir = compile("serve");
-    let mut child = Command::new(Path::new(JDK17).join("bin/java"))
+    let mut child = Command::new(Path::new(JDK17_HOME).join("bin/java"))
         .arg("-cp")
         .arg(&dir)
         .args(["Reveal", "serve"])
@@ -267,8 +199,7 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         .unwrap()
         .load_agent(&agent_so(), "")
         .unwrap();
-    let info = ferrofluid_attach::procfs::info(pid).unwrap();
-    let socket = default_socket_path(&ferrofluid_attach::procfs::tmp_dir(pid), info.nspid);
+    let socket = socket_of(pid);
     let mut client = Client::connect(&socket).unwrap();
     let instrument = Request::Instrument {
         roots: vec!["Refl::root".parse().unwrap()],
@@ -313,7 +244,11 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
 
 #[test]
 fn eight_threads_calling_one_target_reflectively_at_once_are_each_exact() {
-    let (profile, log, stdout) = run(JDK17, "threads", "root=Par::work,include=Par");
+    let (profile, log, stdout) = run(
+        Path::new(JDK17_HOME),
+        "threads",
+        "root=Par::work,include=Par",
+    );
     assert_eq!(stdout, "ok threads 0 0 24\n");
     let threads = profile["threads"].as_array().unwrap();
     assert_eq!(threads.len(), 8, "{profile}");

@@ -12,12 +12,12 @@ use std::io::{Cursor as IoCursor, Read};
 
 use ferrofluid_classfile::{instrument, ClassFile, MethodSite, ProbeKind, ProbeOptions};
 
-const JAVA_BASE: &str = "/usr/lib/jvm/java-17-openjdk-amd64/jmods/java.base.jmod";
-
 fn jdk_classes() -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     {
-        let bytes = std::fs::read(JAVA_BASE).unwrap_or_else(|e| panic!("{JAVA_BASE}: {e}"));
+        let path =
+            std::path::Path::new(ferrofluid_testkit::JDK17_HOME).join("jmods/java.base.jmod");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut zip = zip::ZipArchive::new(IoCursor::new(&bytes[4..])).unwrap();
         for i in 0..zip.len() {
             let mut entry = zip.by_index(i).unwrap();

@@ -8,12 +8,10 @@ use std::process::Command;
 use ferrofluid_classfile::{
     instrument, CallSite, Invoke, MethodSite, ProbeKind, ProbeOptions, Selection,
 };
+use ferrofluid_testkit::{fresh_dir, java_home};
 
 fn java_bin(tool: &str) -> PathBuf {
-    let home = std::env::var_os("JAVA_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/usr/lib/jvm/java-17-openjdk-amd64".into());
-    let p = home.join("bin").join(tool);
+    let p = java_home().join("bin").join(tool);
     assert!(
         p.exists(),
         "{} not found: install openjdk-17-jdk-headless or set JAVA_HOME",
@@ -23,23 +21,17 @@ fn java_bin(tool: &str) -> PathBuf {
 }
 
 fn work_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("probes_jvm")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    fresh_dir(
+        Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("probes_jvm")
+            .join(name),
+    )
 }
 
+/// Compiles `tests/java/SOURCES` into `out`.
 fn javac(out: &Path, sources: &[&str]) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
-    let status = Command::new(java_bin("javac"))
-        .arg("-d")
-        .arg(out)
-        .args(sources.iter().map(|s| src.join(s)))
-        .status()
-        .unwrap();
-    assert!(status.success(), "javac failed");
+    ferrofluid_testkit::javac(&java_home(), &[], out, sources.iter().map(|s| src.join(s)));
 }
 
 /// Hands out method and allocation-site ids and remembers what they name.
@@ -286,13 +278,7 @@ fn jumps_that_overflow_16_bits_are_widened() {
     let java = dir.join("Big.java");
     std::fs::write(&java, src).unwrap();
     let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
-    let status = Command::new(java_bin("javac"))
-        .arg("-d")
-        .arg(&orig)
-        .arg(&java)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    ferrofluid_testkit::javac(&java_home(), &[], &orig, [&java]);
     javac(&hooks, &["ferrofluid/Hooks.java"]);
     let bytes = std::fs::read(orig.join("Big.class")).unwrap();
     for kind in [

@@ -14,9 +14,7 @@ use ferrofluid_classfile::attributes::{
     decode, kind_of, read_all, Attribute, AttributeKind, Context, Location,
 };
 use ferrofluid_classfile::{ClassFile, RawAttribute};
-
-const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
-const JDK25: &str = "/usr/lib/jvm/temurin-25-jdk-amd64";
+use ferrofluid_testkit::{JDK17_HOME as JDK17, JDK25_HOME as JDK25};
 
 /// Every `classes/**.class` entry of every jmod under `dir`, as (jmod name, entry name, bytes).
 fn jmod_classes(dir: &Path) -> Vec<(String, String, Vec<u8>)> {

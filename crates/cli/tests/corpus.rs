@@ -29,7 +29,6 @@ use archive::{ArchiveError, Entry};
 use ferrofluid_classfile::ProbeKind;
 
 const DEBIAN_JAVA: &str = "/usr/share/java";
-const DEFAULT_JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
 const PACKAGES: &str =
     "libxalan2-java libbatik-java fop libh2-java jython groovy libasm-java scala";
 /// Seconds a program's JVM may run before it counts as hung.
@@ -48,9 +47,7 @@ fn missing(what: &str) -> ! {
 fn jdk() -> &'static Path {
     static JDK: OnceLock<PathBuf> = OnceLock::new();
     JDK.get_or_init(|| {
-        let home = std::env::var_os("JAVA_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| DEFAULT_JDK17.into());
+        let home = ferrofluid_testkit::java_home();
         let release = fs::read_to_string(home.join("release"))
             .unwrap_or_else(|_| missing(&format!("no JDK at {} (JAVA_HOME)", home.display())));
         if !release.contains("JAVA_VERSION=\"17") {
@@ -230,18 +227,12 @@ fn tools() -> &'static (PathBuf, String) {
 }
 
 fn javac(out: &Path, classpath: &str, source: &Path) {
-    let mut cmd = Command::new(jdk().join("bin/javac"));
-    cmd.arg("-d").arg(out);
-    if !classpath.is_empty() {
-        cmd.args(["-cp", classpath]);
-    }
-    let result = run(cmd.arg(source));
-    assert!(
-        result.status.success(),
-        "javac {} failed:\n{}",
-        source.display(),
-        text(&result)
-    );
+    let flags: &[&str] = if classpath.is_empty() {
+        &[]
+    } else {
+        &["-cp", classpath]
+    };
+    ferrofluid_testkit::javac(jdk(), flags, out, [source]);
 }
 
 fn run(cmd: &mut Command) -> Output {

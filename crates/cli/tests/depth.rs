@@ -2,12 +2,10 @@
 //! the profile's tree stops at the depth bound with one overflow node, and
 //! `ferrofluid report` renders it as text and HTML.
 
-use std::path::Path;
-
 use ferrofluid_profile::{NodeKind, Profile, MAX_DEPTH};
 
 mod common;
-use common::{agent, compile, ferrofluid, JAVA};
+use common::{compile, ferrofluid, run_java};
 
 const DEPTH: u64 = 20_000;
 
@@ -15,23 +13,7 @@ const DEPTH: u64 = 20_000;
 fn deep_recursion_is_bounded_and_reported() {
     let dir = compile("Deep.java", "depth");
     let out = dir.join("deep.json");
-    let output = ferrofluid()
-        .args(["run", "--root", "Deep::run", "--agent"])
-        .arg(agent())
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(Path::new(JAVA).join("java"))
-        .args(["-cp"])
-        .arg(&dir)
-        .arg("Deep")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "ferrofluid run failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = run_java(&["--root", "Deep::run"], &out, &dir, "Deep");
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         format!("depth {}\n", DEPTH + 1)

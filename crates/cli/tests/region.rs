@@ -8,30 +8,12 @@ use std::process::Output;
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, ferrofluid, JAVA};
+use common::{compile, ferrofluid, run_java};
+use ferrofluid_testkit::read_profile_json;
 
-/// `ferrofluid run FLAGS -o OUT -- java -cp DIR Region`, within a minute.
+/// `ferrofluid run FLAGS -o OUT -- java -cp DIR Region`.
 fn run(dir: &Path, flags: &[&str], out: &Path) -> Output {
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(flags)
-        .arg("-o")
-        .arg(out)
-        .arg("--")
-        .arg(Path::new(JAVA).join("java"))
-        .arg("-cp")
-        .arg(dir)
-        .arg("Region")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "ferrofluid run failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+    run_java(flags, out, dir, "Region")
 }
 
 fn region<'a>(doc: &'a Value, method: &str) -> &'a Value {
@@ -69,7 +51,7 @@ fn counts_durations_threads_recursion_and_exceptions() {
     ];
     let output = run(&dir, &flags, &out);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "sink 540310\n");
-    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let doc = read_profile_json(&out);
     assert_eq!(doc["mode"], "region");
     assert_eq!(doc["threads"], Value::Array(vec![]));
     assert_eq!(

@@ -12,9 +12,10 @@ use ferrofluid_jvmti::{ffi_guard, sys, Class, Error, JavaVm, JniEnv, Jvmti};
 
 /// `$JAVA_HOME/lib/server/libjvm.so`, by default the JDK 17 these bindings were generated from.
 fn libjvm() -> String {
-    let home =
-        std::env::var("JAVA_HOME").unwrap_or_else(|_| "/usr/lib/jvm/java-17-openjdk-amd64".into());
-    format!("{home}/lib/server/libjvm.so")
+    ferrofluid_testkit::java_home()
+        .join("lib/server/libjvm.so")
+        .display()
+        .to_string()
 }
 
 type CreateJavaVm =

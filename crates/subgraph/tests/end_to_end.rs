@@ -9,22 +9,16 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{compile_and_run, Run, APP, JDK17};
+use common::{compile_and_run, Run, APP};
 use ferrofluid_classfile::{instrument, ProbeKind, ProbeOptions};
 use ferrofluid_subgraph::{ClassFilter, MethodId, PlanConfig, Planner, Scheme, BOOTSTRAP};
+use ferrofluid_testkit::JDK17_HOME;
 
 /// Compiles the counting `ferrofluid/Hooks` into its own directory (for the boot class path).
 fn hooks_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/hooks/ferrofluid/Hooks.java");
-    let ok = Command::new(Path::new(JDK17).join("bin/javac"))
-        .arg("-d")
-        .arg(dir.path())
-        .arg(src)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "javac Hooks");
+    ferrofluid_testkit::javac(Path::new(JDK17_HOME), &[], dir.path(), [src]);
     dir
 }
 
@@ -56,7 +50,7 @@ fn instrument_and_run(run: &Run, planner: &mut Planner, main: &str, hooks: &Path
         let path = out.path().join(format!("{class}.class"));
         std::fs::write(path, result.bytes.unwrap_or(bytes)).unwrap();
     }
-    let output = Command::new(Path::new(JDK17).join("bin/java"))
+    let output = Command::new(Path::new(JDK17_HOME).join("bin/java"))
         .arg("-Xverify:all")
         .arg(format!("-Xbootclasspath/a:{}", hooks.display()))
         .arg("-cp")

@@ -1,13 +1,14 @@
 //! A real JVM for integration tests: compiles `Checksum.java` into a fresh directory and runs it; the
-//! program prints `i checksum` every 20 ms forever, so tests can check its output is undisturbed.
+//! program prints `i checksum` every 20 ms forever (`ferrofluid_testkit::ticker_line`), so tests
+//! can check its output is undisturbed. The agent's tests use it too (`#[path]`).
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+use ferrofluid_testkit::{ticker_line, Lines};
 
 const SOURCE: &str = r#"
 public class Checksum {
@@ -22,18 +23,9 @@ public class Checksum {
 }
 "#;
 
-/// The line `Checksum` prints for iteration `i` (same wrapping arithmetic as Java's `long`).
-pub fn expected_line(i: u64) -> String {
-    let mut c: i64 = 0;
-    for k in 1..=i {
-        c = c.wrapping_mul(31).wrapping_add(k as i64);
-    }
-    format!("{i} {c}")
-}
-
 pub struct Jvm {
     pub child: Child,
-    lines: Receiver<String>,
+    lines: Lines,
     dir: PathBuf,
     seen: u64,
 }
@@ -95,15 +87,7 @@ impl Jvm {
             .stderr(Stdio::null())
             .spawn()
             .expect("java on PATH");
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = Lines::spawn(child.stdout.take().unwrap());
         let mut jvm = Jvm {
             child,
             lines,
@@ -136,13 +120,9 @@ impl Jvm {
     /// Reads `n` more lines and asserts each is exactly the expected checksum line.
     pub fn expect_lines(&mut self, n: u64) {
         for _ in 0..n {
-            let line = match self.lines.recv_timeout(Duration::from_secs(20)) {
-                Ok(l) => l,
-                Err(RecvTimeoutError::Timeout) => panic!("JVM printed nothing for 20 s"),
-                Err(RecvTimeoutError::Disconnected) => panic!("JVM exited"),
-            };
+            let line = self.lines.next_within(Duration::from_secs(20));
             self.seen += 1;
-            assert_eq!(line, expected_line(self.seen), "JVM output disturbed");
+            assert_eq!(line, ticker_line(self.seen), "JVM output disturbed");
         }
     }
 

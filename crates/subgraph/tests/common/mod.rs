@@ -11,9 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use ferrofluid_subgraph::{Batch, LoaderId, MethodId, Planner, BOOTSTRAP};
-
-/// The JDK the tests compile and run with.
-pub const JDK17: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
+use ferrofluid_testkit::JDK17_HOME;
 
 /// Loader id the tests give the application class loader.
 pub const APP: LoaderId = 1;
@@ -22,7 +20,7 @@ pub const APP: LoaderId = 1;
 pub fn java_base() -> &'static HashMap<String, Vec<u8>> {
     static CLASSES: OnceLock<HashMap<String, Vec<u8>>> = OnceLock::new();
     CLASSES.get_or_init(|| {
-        let path = Path::new(JDK17).join("jmods/java.base.jmod");
+        let path = Path::new(JDK17_HOME).join("jmods/java.base.jmod");
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // A jmod is a zip after a 4-byte `JM\1\0` header.
         assert_eq!(&bytes[..4], b"JM\x01\x00");
@@ -129,19 +127,13 @@ fn source_dir(case: &str) -> PathBuf {
 /// Compiles `tests/java/<case>/*.java` and runs `main`.
 pub fn compile_and_run(case: &str, main: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
-    let bin = Path::new(JDK17).join("bin");
+    let bin = Path::new(JDK17_HOME).join("bin");
     let sources: Vec<PathBuf> = std::fs::read_dir(source_dir(case))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "java"))
         .collect();
-    let status = Command::new(bin.join("javac"))
-        .arg("-d")
-        .arg(dir.path())
-        .args(&sources)
-        .status()
-        .unwrap();
-    assert!(status.success(), "javac failed for {case}");
+    ferrofluid_testkit::javac(Path::new(JDK17_HOME), &[], dir.path(), &sources);
     let load_log = dir.path().join("load.log");
     let out = Command::new(bin.join("java"))
         .arg("-Xshare:off")
