@@ -62,7 +62,7 @@ const FOP_JARS: &[&str] = &[
 pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "javac",
-        what: "javac (in-process) compiles the first 60 files of the JDK 17 java.xml sources",
+        what: "javac (in-process) compiles the first SCALE files (in path order) of the JDK 17 java.xml sources",
         jars: &[],
         drivers: true,
         jvm_args: &[],
