@@ -90,16 +90,7 @@ impl Planner {
         if !self.receivers.enabled {
             return None;
         }
-        let r = &self.registry;
-        let key = (
-            r.strings.get(call.class)?,
-            r.strings.get(call.name)?,
-            r.strings.get(call.descriptor)?,
-        );
-        let call = Call {
-            kind: call_kind(call.invoke),
-            target: self.registry.reference_to(key),
-        };
+        let call = self.stored_call(call)?;
         if let Some(&decided) = self.receivers.decided.get(&(loader, call)) {
             return decided;
         }
@@ -122,16 +113,7 @@ impl Planner {
             // excluded class may still reach included overrides.)
             return None;
         }
-        let r = &self.registry;
-        let target = (
-            r.strings.get(call.class)?,
-            r.strings.get(call.name)?,
-            r.strings.get(call.descriptor)?,
-        );
-        let call = Call {
-            kind: call_kind(call.invoke),
-            target: self.registry.reference_to(target),
-        };
+        let call = self.stored_call(call)?;
         let rec = self.registry.method(key);
         if rec.cold_calls.binary_search(&call).is_err() {
             return None;
@@ -167,6 +149,21 @@ impl Planner {
             self.follow_cha(loader, call);
         }
         Ok(self.finish())
+    }
+
+    /// The registry's form of an engine call (`None`: names the registry never saw, so no
+    /// method it knows makes the call).
+    fn stored_call(&mut self, call: &ProbeCall<'_>) -> Option<Call> {
+        let r = &self.registry;
+        let target = (
+            r.strings.get(call.class)?,
+            r.strings.get(call.name)?,
+            r.strings.get(call.descriptor)?,
+        );
+        Some(Call {
+            kind: call_kind(call.invoke),
+            target: self.registry.reference_to(target),
+        })
     }
 
     fn decide(&mut self, loader: LoaderId, call: Call) -> Option<u32> {
