@@ -15,7 +15,9 @@ use ferrofluid_testkit::{
     agent_library_beside_test as agent_so, javac, jdk25_or_skip, read_profile_json, scratch_dir,
     ticker_line, Lines, JDK17_HOME,
 };
-use harness::{call_paths, paths, run_with_agent_at_startup, socket_of, startup_agent_arg};
+use harness::{
+    call_paths, paths, run_with_agent_at_startup, socket_of, startup_agent_arg, stop_attached_jvm,
+};
 use serde_json::Value;
 
 /// Compiles Driver and Fig4 into a fresh directory, unique per call (tests run at the same time).
@@ -598,11 +600,7 @@ fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
         ),
         "{log}"
     );
-    // Through /proc/PID/root: only while the JVM lives.
-    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
+    stop_attached_jvm(child, &socket, &dir);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use ferrofluid_protocol::control::{Client, Request, Response};
 use ferrofluid_testkit::{
     agent_library_beside_test as agent_so, javac, jdk25_or_skip, scratch_dir, JDK17_HOME,
 };
-use harness::{call_paths, paths, run_with_agent_at_startup, socket_of};
+use harness::{call_paths, paths, run_with_agent_at_startup, socket_of, stop_attached_jvm};
 
 use serde_json::Value;
 
@@ -236,10 +236,7 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         );
     }
     assert!(!log.contains("panic") && !log.contains("ERROR"), "{log}");
-    let _ = std::fs::remove_dir_all(socket.parent().unwrap());
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
+    stop_attached_jvm(child, &socket, &dir);
 }
 
 #[test]

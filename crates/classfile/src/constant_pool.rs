@@ -94,6 +94,24 @@ pub struct ConstantPool<'a> {
     end: usize,
 }
 
+/// Bytes after the tag of a constant-pool entry of tag `kind` other than Utf8 (whose length is in
+/// the entry); `None` for an unknown tag. One table for `parse` and `parse_quick`.
+fn fixed_entry_len(kind: u8) -> Option<usize> {
+    Some(match kind {
+        tag::INTEGER | tag::FLOAT => 4,
+        tag::LONG | tag::DOUBLE => 8,
+        tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 2,
+        tag::FIELDREF
+        | tag::METHODREF
+        | tag::INTERFACE_METHODREF
+        | tag::NAME_AND_TYPE
+        | tag::DYNAMIC
+        | tag::INVOKE_DYNAMIC => 4,
+        tag::METHOD_HANDLE => 3,
+        _ => return None,
+    })
+}
+
 impl<'a> ConstantPool<'a> {
     /// Indexes the pool that starts at `start` (the `constant_pool_count` field).
     pub(crate) fn parse(class: &'a [u8], start: usize) -> Result<Self> {
@@ -118,23 +136,13 @@ impl<'a> ConstantPool<'a> {
             let t = cur.u8("constant tag")?;
             let len = match t {
                 tag::UTF8 => cur.u16("Utf8 length")? as usize,
-                tag::INTEGER | tag::FLOAT => 4,
-                tag::LONG | tag::DOUBLE => 8,
-                tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 2,
-                tag::FIELDREF
-                | tag::METHODREF
-                | tag::INTERFACE_METHODREF
-                | tag::NAME_AND_TYPE
-                | tag::DYNAMIC
-                | tag::INVOKE_DYNAMIC => 4,
-                tag::METHOD_HANDLE => 3,
-                other => {
-                    return Err(ClassError::new(
+                other => fixed_entry_len(other).ok_or_else(|| {
+                    ClassError::new(
                         ErrorKind::BadConstantTag,
                         cur.offset() - 1,
                         format!("unknown constant-pool tag {other} at index {i}"),
-                    ))
-                }
+                    )
+                })?,
             };
             cur.skip(len, "constant-pool entry")?;
             if t == tag::LONG || t == tag::DOUBLE {
@@ -175,17 +183,7 @@ impl<'a> ConstantPool<'a> {
             let t = byte(at)?;
             let len = match t {
                 tag::UTF8 => 2 + u16::from_be_bytes([byte(at + 1)?, byte(at + 2)?]) as usize,
-                tag::INTEGER | tag::FLOAT => 4,
-                tag::LONG | tag::DOUBLE => 8,
-                tag::CLASS | tag::STRING | tag::METHOD_TYPE | tag::MODULE | tag::PACKAGE => 2,
-                tag::FIELDREF
-                | tag::METHODREF
-                | tag::INTERFACE_METHODREF
-                | tag::NAME_AND_TYPE
-                | tag::DYNAMIC
-                | tag::INVOKE_DYNAMIC => 4,
-                tag::METHOD_HANDLE => 3,
-                _ => return None,
+                other => fixed_entry_len(other)?,
             };
             at += 1 + len;
             if at > class.len() {

@@ -333,17 +333,10 @@ impl Planner {
         let rec = self.registry.method(key);
         let is_init = r.strings.resolve(rec.name) == "<init>";
         if rec.is_virtual() && !is_init {
-            let class = self.registry.class(key.class);
-            let kind = if class.is_interface() {
-                CallKind::Interface
-            } else {
-                CallKind::Virtual
-            };
-            let (loader, target) = (class.loader, (class.name, rec.name, rec.descriptor));
-            let target = self.registry.reference_to(target);
+            let (loader, call) = self.virtual_call_of(key);
             // Not narrowed by receivers even if a call site of it is: the call being revealed
             // has no receiver probe.
-            self.follow_cha(loader, Call { kind, target });
+            self.follow_cha(loader, call);
         } else {
             self.select(key);
         }
@@ -490,6 +483,14 @@ impl Planner {
             self.select(key);
             return;
         }
+        let (loader, call) = self.virtual_call_of(key);
+        self.follow(loader, call);
+    }
+
+    /// A virtual (or interface) call naming method `key`, as code of its class's loader would
+    /// make it: what dispatches to `key` and its overrides.
+    fn virtual_call_of(&mut self, key: MethodKey) -> (LoaderId, Call) {
+        let rec = self.registry.method(key);
         let class = self.registry.class(key.class);
         let kind = if class.is_interface() {
             CallKind::Interface
@@ -498,7 +499,7 @@ impl Planner {
         };
         let (loader, target) = (class.loader, (class.name, rec.name, rec.descriptor));
         let target = self.registry.reference_to(target);
-        self.follow(loader, Call { kind, target });
+        (loader, Call { kind, target })
     }
 
     /// Chooses `key` if allowed and new.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 
 use ferrofluid_protocol::control::default_socket_path;
 use ferrofluid_testkit::{agent_library_beside_test, read_profile_json};
@@ -85,4 +85,15 @@ pub fn call_paths(profile: &Value) -> BTreeMap<String, u64> {
 /// Expected call paths, as [`call_paths`] returns them.
 pub fn paths(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
     expected.iter().map(|(p, n)| (p.to_string(), *n)).collect()
+}
+
+/// Ends a test's JVM that an agent was attached to: removes the agent's socket directory (through
+/// /proc/PID/root, so only while the JVM lives), then kills the JVM and removes the work `dir`.
+pub fn stop_attached_jvm(mut child: Child, socket: &Path, dir: &Path) {
+    if let Some(socket_dir) = socket.parent() {
+        let _ = std::fs::remove_dir_all(socket_dir);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -3,12 +3,12 @@
 
 use crate::class::ClassFile;
 use crate::code::asm::Snippet;
-use crate::code::edit::{Edits, FrameEdits};
+use crate::code::edit::Edits;
 use crate::code::insn::Operand;
 use crate::code::opcodes::*;
 use crate::patch::ClassPatcher;
 use crate::probes::entry_exit::push_id;
-use crate::probes::method::{prepare, stack_need, CodeChanges, Mode};
+use crate::probes::method::{prepare, stack_need, Mode};
 use crate::probes::{Hook, Refs, Selection, SkipReason};
 
 /// Element type names of `newarray`'s `atype` operand (4..=11).
@@ -87,16 +87,5 @@ pub(crate) fn patch(
     if hook.is_none() {
         return Err(SkipReason::NothingToDo);
     }
-    let max_locals = m.code.max_locals;
-    m.finish(
-        index,
-        patcher,
-        &CodeChanges {
-            edits,
-            handlers: &[],
-            frame_edits: FrameEdits::default(),
-            max_stack,
-            max_locals,
-        },
-    )
+    m.finish_inserted(index, patcher, edits, max_stack)
 }

@@ -3,7 +3,7 @@
 use crate::class::{access, ClassFile, Member};
 use crate::code::analysis::{analyse, Analysis, MethodContext};
 pub(crate) use crate::code::edit::CodeChanges;
-use crate::code::edit::{self, EditError, Rewrite};
+use crate::code::edit::{self, EditError, Edits, FrameEdits, Rewrite};
 use crate::code::frames::{self, Frame, VType};
 use crate::code::insn::{decode_all, Insn};
 use crate::code::CodeAttribute;
@@ -222,6 +222,28 @@ impl Prepared<'_, '_> {
     /// True when new frames must be written for new branch targets and handlers.
     pub fn frames_required(&self) -> bool {
         self.class.major >= 51 || self.smt.is_some()
+    }
+
+    /// [`Prepared::finish`] for changes that only insert code (`edits`): no new handler, no
+    /// new local, frames as they are.
+    pub fn finish_inserted(
+        &self,
+        method_index: usize,
+        patcher: &mut ClassPatcher<'_>,
+        edits: Edits,
+        max_stack: u16,
+    ) -> Result<(), SkipReason> {
+        self.finish(
+            method_index,
+            patcher,
+            &CodeChanges {
+                edits,
+                handlers: &[],
+                frame_edits: FrameEdits::default(),
+                max_stack,
+                max_locals: self.code.max_locals,
+            },
+        )
     }
 
     /// Rewrites the code and replaces the method in `patcher`.

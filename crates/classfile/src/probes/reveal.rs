@@ -4,11 +4,11 @@
 
 use crate::class::ClassFile;
 use crate::code::asm::Snippet;
-use crate::code::edit::{Edits, FrameEdits};
+use crate::code::edit::Edits;
 use crate::code::opcodes::ALOAD;
 use crate::patch::ClassPatcher;
 use crate::probes::entry_exit::push_id;
-use crate::probes::method::{prepare, CodeChanges, Mode};
+use crate::probes::method::{prepare, Mode};
 use crate::probes::{Hook, Hooks, Instrumented, MethodOutcome, MethodSite, Refs, SkipReason};
 
 /// Inserts `Hooks.reveal(local[slot], kind)` at the entry of every method `pick` answers
@@ -85,17 +85,7 @@ fn patch(
     // Runs once at entry: jumps back to offset 0 (loops) skip it.
     edits.after[0] = pro.code;
     let max_stack = m.max_depth().max(pro.peak);
-    m.finish(
-        index,
-        patcher,
-        &CodeChanges {
-            edits,
-            handlers: &[],
-            frame_edits: FrameEdits::default(),
-            max_stack,
-            max_locals: m.code.max_locals,
-        },
-    )
+    m.finish_inserted(index, patcher, edits, max_stack)
 }
 
 #[cfg(test)]
