@@ -64,6 +64,55 @@ public class Accuracy {
         sink += x;
     }
 
+    // Methods of graded cost (about 10 ns, 100 ns and 1 us per call: 6, 64 and 640 iterations
+    // of `loop`'s body), each called the same total number of iterations, through a caller.
+    static final String[] GRADED = {"m10", "m100", "m1000"};
+    static final long[] gradedNs = new long[GRADED.length];
+    static long gradedTotalNs;
+
+    static long m10(long x) { return step(x, 6); }
+    static long m100(long x) { return step(x, 64); }
+    static long m1000(long x) { return step(x, 640); }
+
+    static long step(long x, int n) {
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005L + i;
+        }
+        return x;
+    }
+
+    static void m10Caller() {
+        long x = sink;
+        for (int i = 0; i < 6400; i++) x = m10(x);
+        sink += x;
+    }
+
+    static void m100Caller() {
+        long x = sink;
+        for (int i = 0; i < 600; i++) x = m100(x);
+        sink += x;
+    }
+
+    static void m1000Caller() {
+        long x = sink;
+        for (int i = 0; i < 60; i++) x = m1000(x);
+        sink += x;
+    }
+
+    /** The second root: probe density from 1 pair per ~10 ns down to 1 per ~1 us. */
+    static void graded() {
+        long t0 = System.nanoTime();
+        for (int r = 0; r < 20; r++) m10Caller();
+        long t1 = System.nanoTime();
+        for (int r = 0; r < 20; r++) m100Caller();
+        long t2 = System.nanoTime();
+        for (int r = 0; r < 20; r++) m1000Caller();
+        long t3 = System.nanoTime();
+        gradedNs[0] += t1 - t0;
+        gradedNs[1] += t2 - t1;
+        gradedNs[2] += t3 - t2;
+    }
+
     /** The root: each phase's time goes to phaseNs. */
     static void driver() {
         long t0 = System.nanoTime();
@@ -92,6 +141,9 @@ public class Accuracy {
             long t = System.nanoTime();
             driver();
             driverNs += System.nanoTime() - t;
+            t = System.nanoTime();
+            graded();
+            gradedTotalNs += System.nanoTime() - t;
         }
         cpu = mx.getCurrentThreadCpuTime() - cpu;
         System.out.println("driver " + driverNs);
@@ -99,6 +151,10 @@ public class Accuracy {
         System.out.println("driver_cpu " + cpu);
         for (int p = 0; p < PHASES.length; p++) {
             System.out.println(PHASES[p] + " " + phaseNs[p]);
+        }
+        System.out.println("graded " + gradedTotalNs);
+        for (int p = 0; p < GRADED.length; p++) {
+            System.out.println(GRADED[p] + " " + gradedNs[p]);
         }
         System.out.println("sink " + sink);
     }

@@ -23,7 +23,7 @@ mkdir -p "$work/classes"
 java=("$java_home/bin/java" -cp "$work/classes" Accuracy "$calls")
 for r in $(seq 1 "$reps"); do
     timeout 600 "${java[@]}" > "$work/base-$r.txt"
-    timeout 600 "$ferrofluid" run --root 'Accuracy::driver' -o "$work/prof-$r.json" -- "${java[@]}" > "$work/prof-$r.txt"
+    timeout 600 "$ferrofluid" run --root 'Accuracy::driver' --root 'Accuracy::graded' -o "$work/prof-$r.json" -- "${java[@]}" > "$work/prof-$r.txt"
     cmp -s <(grep '^sink' "$work/base-$r.txt") <(grep '^sink' "$work/prof-$r.txt") || { echo "$0: profiled output differs" >&2; exit 1; }
     grep -v '^sink' -- "$work/base-$r.txt" > "$work/base-$r.tmp" && mv "$work/base-$r.tmp" "$work/base-$r.txt"
     grep -v '^sink' -- "$work/prof-$r.txt" > "$work/prof-$r.tmp" && mv "$work/prof-$r.tmp" "$work/prof-$r.txt"
