@@ -70,14 +70,19 @@ public class Accuracy {
     static final long[] gradedNs = new long[GRADED.length];
     static long gradedTotalNs;
 
-    static long m10(long x) { return step(x, 6); }
-    static long m100(long x) { return step(x, 64); }
-    static long m1000(long x) { return step(x, 640); }
+    // Each with its own loop (a shared callee would be compiled once for all three lengths).
+    static long m10(long x) {
+        for (int i = 0; i < 6; i++) x = x * 6364136223846793005L + i;
+        return x;
+    }
 
-    static long step(long x, int n) {
-        for (int i = 0; i < n; i++) {
-            x = x * 6364136223846793005L + i;
-        }
+    static long m100(long x) {
+        for (int i = 0; i < 64; i++) x = x * 6364136223846793005L + i;
+        return x;
+    }
+
+    static long m1000(long x) {
+        for (int i = 0; i < 640; i++) x = x * 6364136223846793005L + i;
         return x;
     }
 

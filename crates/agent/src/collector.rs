@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use ferrofluid_profile::{MethodInfo, Profile, Recording, Stamp, DEFAULT_MAX_NODES};
 
 use crate::hooks::{self, RINGS};
-use crate::ring::{Event, Kind};
+use crate::ring::{Event, Kind, Ring};
 
 /// How often the collector thread drains the rings.
 const PERIOD: Duration = Duration::from_millis(1);
@@ -31,6 +31,8 @@ struct Collector {
     seen_drops: HashMap<u64, u64>,
     /// Drops since the last start, per thread (recorder key).
     dropped_by_thread: HashMap<u64, u64>,
+    /// One ring's events while they are recorded (kept, so a drain does not allocate it).
+    events: Vec<Event>,
 }
 
 impl Collector {
@@ -41,6 +43,7 @@ impl Collector {
             dropped: 0,
             seen_drops: HashMap::new(),
             dropped_by_thread: HashMap::new(),
+            events: Vec::new(),
         }
     }
 
@@ -63,22 +66,32 @@ impl Collector {
     /// most events found in one ring.
     fn drain(&mut self) -> usize {
         let rings: Vec<_> = lock(&RINGS).clone();
-        let mut events: Vec<Event> = Vec::new();
         let mut most = 0;
         for ring in &rings {
-            events.clear();
-            ring.drain(|e| events.push(e));
-            let drops = ring.dropped();
-            let seen = self.seen_drops.entry(ring.thread_id).or_insert(0);
-            if drops > *seen {
-                self.dropped += drops - *seen;
-                *self.dropped_by_thread.entry(ring.thread_id).or_insert(0) += drops - *seen;
-                *seen = drops;
-            }
-            most = most.max(events.len());
-            if events.is_empty() {
-                continue;
-            }
+            most = most.max(self.drain_ring(ring));
+        }
+        // A ring only the registry still holds belongs to an ended thread (or an older session).
+        lock(&RINGS).retain(|r| {
+            let gone =
+                Arc::strong_count(r) <= 2 && r.closed.load(Ordering::Acquire) && r.is_empty();
+            !gone
+        });
+        most
+    }
+
+    /// Moves `ring`'s published events into the recording; returns how many.
+    fn drain_ring(&mut self, ring: &Ring) -> usize {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        ring.drain(|e| events.push(e));
+        let drops = ring.dropped();
+        let seen = self.seen_drops.entry(ring.thread_id).or_insert(0);
+        if drops > *seen {
+            self.dropped += drops - *seen;
+            *self.dropped_by_thread.entry(ring.thread_id).or_insert(0) += drops - *seen;
+            *seen = drops;
+        }
+        if !events.is_empty() {
             let mapped: Vec<(Kind, ferrofluid_profile::MethodId, u64)> = events
                 .iter()
                 .map(|e| (e.kind, self.method(e.id), e.ns))
@@ -96,13 +109,9 @@ impl Collector {
                 }
             }
         }
-        // A ring only the registry still holds belongs to an ended thread (or an older session).
-        lock(&RINGS).retain(|r| {
-            let gone =
-                Arc::strong_count(r) <= 2 && r.closed.load(Ordering::Acquire) && r.is_empty();
-            !gone
-        });
-        most
+        let n = events.len();
+        self.events = events;
+        n
     }
 }
 
@@ -205,6 +214,25 @@ pub fn reset() {
     *lock(&COLLECTOR) = None;
 }
 
+/// Empties `ring`, whose own thread found it full (the collector fell behind, e.g. on a busy
+/// machine), on that thread: the caller factors the time out as a pause. Without this the thread
+/// would wait for the collector and, after [`crate::ring::FULL_WAIT`], drop events, which leaves
+/// its tree inexact. False when the collector lock is taken or collection is not set up.
+pub fn drain_own(ring: &Ring) -> bool {
+    let mut c = match COLLECTOR.try_lock() {
+        Ok(c) => c,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return false,
+    };
+    match c.as_mut() {
+        Some(c) => {
+            c.drain_ring(ring);
+            true
+        }
+        None => false,
+    }
+}
+
 /// The collector thread's body: drains until `stop` is set. It sleeps [`PERIOD`] between rounds
 /// unless a ring was more than a quarter full, so a busy thread's ring is emptied at once.
 pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
@@ -217,5 +245,47 @@ pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
         most = lock(&COLLECTOR).as_mut().map_or(0, |c| c.drain());
         crate::region::retire_ended();
         tick();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With no collector thread, a thread that fills its ring three times over empties it
+    /// itself: nothing is dropped and the counts are exact.
+    #[test]
+    fn a_full_ring_is_drained_by_its_own_thread() {
+        let (root, leaf) = (4_000_001, 4_000_002);
+        crate::hooks::bench_method(root, true);
+        crate::hooks::bench_method(leaf, false);
+        start(None);
+        let pairs = 3 * crate::ring::RING_EVENTS / 2;
+        std::thread::Builder::new()
+            .name("drain-test".into())
+            .spawn(move || {
+                crate::hooks::prime_thread("drain-test");
+                crate::hooks::bench_enter(root);
+                for _ in 0..pairs {
+                    crate::hooks::bench_pair(leaf);
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        stop();
+        let (profile, dropped) = snapshot().unwrap();
+        assert_eq!(dropped, 0);
+        let doc = serde_json::to_value(profile.to_document()).unwrap();
+        let thread = doc["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "drain-test")
+            .unwrap();
+        let root_node = &thread["root"]["children"][0];
+        assert_eq!(root_node["calls"], 1);
+        assert_eq!(root_node["children"][0]["calls"], pairs as u64);
+        reset();
     }
 }

@@ -149,15 +149,34 @@ impl Local {
         }
     }
 
-    /// Pushes an event; returns how long the thread waited for room (ns).
+    /// Pushes an event; returns how long the thread paused for room (ns).
     #[inline]
     fn push(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) -> u64 {
+        self.push_from(env, kind, id, ns, false)
+    }
+
+    /// [`Local::push`] from a probe, which may empty the thread's full ring itself: probes run
+    /// in application code, where the agent holds no lock on the thread.
+    #[inline]
+    fn push_probe(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) -> u64 {
+        self.push_from(env, kind, id, ns, true)
+    }
+
+    #[inline]
+    fn push_from(
+        &self,
+        env: *mut sys::JNIEnv,
+        kind: Kind,
+        id: u32,
+        ns: u64,
+        drain_own: bool,
+    ) -> u64 {
         if let Some(ring) = self.ring.borrow().as_ref() {
-            return push_reporting_waits(ring, kind, id, ns);
+            return push_reporting_waits(ring, kind, id, ns, drain_own);
         }
         // The borrow above has ended: `new_ring` stores the ring in `self.ring`.
         let ring = self.new_ring(env);
-        push_reporting_waits(&ring, kind, id, ns)
+        push_reporting_waits(&ring, kind, id, ns, drain_own)
     }
 
     #[cold]
@@ -204,7 +223,7 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         }
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
-            let waited = l.push(env, Kind::Enter, id, t);
+            let waited = l.push_probe(env, Kind::Enter, id, t);
             if id < FIRST_SESSION_ID {
                 l.calibration_waits.set(l.calibration_waits.get() + waited);
                 if id == CALIBRATION_ID {
@@ -238,7 +257,7 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
         }
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
-            let waited = l.push(env, Kind::Exit, id, t);
+            let waited = l.push_probe(env, Kind::Exit, id, t);
             if id < FIRST_SESSION_ID {
                 l.calibration_waits.set(l.calibration_waits.get() + waited);
             }
@@ -302,16 +321,35 @@ pub fn agent_work(env: *mut sys::JNIEnv, f: impl FnOnce()) {
     });
 }
 
-/// Pushes an event; if a full ring made this thread wait for the collector, the wait is
-/// reported as a pause, so it is not charged to the running method.
+/// Pushes an event; if a full ring made this thread pause, emptying it itself (`drain_own`) or
+/// waiting for the collector, the pause is reported, so it is not charged to the running method.
 #[inline]
-fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64) -> u64 {
+fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64, drain_own: bool) -> u64 {
+    // Room for the event and for the pause that may follow it.
+    let drained = if drain_own && ring.lacks_room(2) {
+        drain_own_ring(ring)
+    } else {
+        0
+    };
     ring.push(kind, id, ns);
-    let waited = ring.take_waited_ns();
-    if waited > 0 {
-        ring.push(Kind::Adjust, 0, waited);
+    let paused = drained + ring.take_waited_ns();
+    if paused > 0 {
+        ring.push(Kind::Adjust, 0, paused);
     }
-    waited
+    paused
+}
+
+/// Empties the thread's full ring on the thread itself; returns how long that took (ns). The
+/// collector thread or a snapshot may hold the collector lock (and then drain the ring
+/// itself): the thread retries for up to the ring's wait limit.
+#[cold]
+fn drain_own_ring(ring: &Ring) -> u64 {
+    let start = now();
+    let deadline = start + crate::ring::FULL_WAIT.as_nanos() as u64;
+    while !crate::collector::drain_own(ring) && ring.lacks_room(2) && now() < deadline {
+        std::thread::yield_now();
+    }
+    now().saturating_sub(start)
 }
 
 /// Agent work done on an application thread outside the hooks (the class-load hook,

@@ -1,8 +1,11 @@
 //! A per-thread event ring: one producer (the thread running probes), one consumer (whoever holds
-//! the collector lock). The producer takes no lock and allocates nothing. When the ring is full the
-//! producer yields for up to [`FULL_WAIT`] for the collector to make room (exactness over speed, as
-//! JFluid blocked a thread whose buffer was full); after that the event is dropped and counted, and
-//! the thread's profile is reported inexact.
+//! the collector lock). The producer takes no lock and allocates nothing while the ring has room.
+//! When the collector falls behind and the ring is full, a probe's thread empties it itself
+//! (`hooks`, through `collector::drain_own`; the time is factored out as a pause, as JFluid did
+//! while a thread's full buffer was processed). Where it cannot, the producer yields for up to
+//! [`FULL_WAIT`] for the collector to make room (exactness over speed, as JFluid blocked a thread
+//! whose buffer was full); after that the event is dropped and counted, and the thread's profile
+//! is reported inexact.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -149,6 +152,20 @@ impl Ring {
         true
     }
 
+    /// Whether fewer than `events` slots are free (producer side). Reads the consumer's counter
+    /// only when its last view says so.
+    #[inline]
+    pub fn lacks_room(&self, events: usize) -> bool {
+        let head = self.head.0.load(Ordering::Relaxed);
+        let room = |tail: usize| self.slots.len() - head.wrapping_sub(tail) >= events;
+        if room(self.tail_seen.0.load(Ordering::Relaxed)) {
+            return false;
+        }
+        let tail = self.tail.0.load(Ordering::Acquire);
+        self.tail_seen.0.store(tail, Ordering::Relaxed);
+        !room(tail)
+    }
+
     #[cold]
     fn wait_for_room(&self, head: usize, wait: std::time::Duration) -> bool {
         let start = std::time::Instant::now();
@@ -238,6 +255,18 @@ mod tests {
             }
         );
         assert!(ring.is_empty());
+    }
+
+    #[test]
+    fn lacks_room_counts_free_slots() {
+        let ring = Ring::with_capacity(1, "t".into(), 4);
+        assert!(!ring.lacks_room(4));
+        assert!(ring.push(Kind::Enter, 1, 1));
+        assert!(ring.push(Kind::Enter, 2, 2));
+        assert!(!ring.lacks_room(2));
+        assert!(ring.lacks_room(3));
+        ring.drain(|_| {});
+        assert!(!ring.lacks_room(4));
     }
 
     #[test]
