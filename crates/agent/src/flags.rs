@@ -26,7 +26,7 @@ pub struct FlagTable {
 
 /// Per-method flags, by global method id.
 static METHODS: FlagTable = FlagTable::new();
-/// Receiver and cold sites that were revealed with no receiver (a cold static or special call),
+/// Sites that were reached with no receiver (deferred sites, through `Hooks.site`),
 /// by global site id: [`FIRED`] once the call's target is instrumented.
 pub static SITES: FlagTable = FlagTable::new();
 /// A site's call was revealed (in [`SITES`]).

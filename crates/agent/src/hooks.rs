@@ -45,6 +45,9 @@ struct Local {
     busy: Cell<bool>,
     /// Root frames open on this thread.
     in_root: Cell<u32>,
+    /// The epoch in which this thread counted itself inside a root's extent for `Hooks.active`
+    /// (`site_flags`), 0 if it is not counted.
+    counted: Cell<u32>,
     ring: RefCell<Option<Arc<Ring>>>,
 }
 
@@ -56,6 +59,7 @@ thread_local! {
             generation: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
+            counted: Cell::new(0),
             ring: RefCell::new(None),
         }
     };
@@ -143,9 +147,32 @@ impl Local {
         if self.generation.get() != g {
             self.generation.set(g);
             self.in_root.set(0);
+            // The count was reset with the session (`site_flags::reset`): this does nothing then.
+            let counted = self.counted.replace(0);
+            if counted != 0 {
+                crate::site_flags::thread_left(std::ptr::null_mut(), counted);
+            }
             if let Some(old) = self.ring.borrow_mut().take() {
                 old.closed.store(true, Ordering::Release);
             }
+        }
+    }
+
+    /// The thread's root depth leaves 0: it counts itself for `Hooks.active` before any of its
+    /// site probes runs. Not with no root (every thread records, and there are no sites).
+    #[inline]
+    fn entered_extent(&self, env: *mut sys::JNIEnv) {
+        if self.counted.get() == 0 && !ALL_THREADS.load(Ordering::Relaxed) {
+            self.counted.set(crate::site_flags::thread_entered(env));
+        }
+    }
+
+    /// The thread's root depth returns to 0.
+    #[inline]
+    fn left_extent(&self, env: *mut sys::JNIEnv) {
+        let counted = self.counted.replace(0);
+        if counted != 0 {
+            crate::site_flags::thread_left(env, counted);
         }
     }
 
@@ -217,6 +244,9 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         }
         if root {
             l.in_root.set(depth + 1);
+            if depth == 0 {
+                l.entered_extent(env);
+            }
         }
         if f & INVOKED == 0 {
             first_invocation(l, env, id);
@@ -269,6 +299,9 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
             l.in_root.set(depth - 1);
+            if depth == 1 {
+                l.left_extent(env);
+            }
         }
     });
 }
@@ -401,7 +434,7 @@ fn thread_starting(thread: sys::jobject) {
 
 /// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started it
 /// (its `Thread` object carries the mark), it is inside the root's extent for its whole life.
-pub(crate) fn thread_start(thread: sys::jthread) {
+pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: sys::jthread) {
     let Some(jvmti) = crate::jvm::jvmti().filter(|_| !thread.is_null()) else {
         return;
     };
@@ -414,13 +447,16 @@ pub(crate) fn thread_start(thread: sys::jthread) {
     let _ = LOCAL.try_with(|l| {
         l.sync_generation();
         l.in_root.set(1);
+        l.entered_extent(env);
     });
 }
 
 /// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.
-pub fn thread_end() {
+pub fn thread_end(env: *mut sys::JNIEnv) {
     let _ = LOCAL.try_with(|l| {
-        l.in_root.set(0);
+        if l.in_root.replace(0) > 0 {
+            l.left_extent(env);
+        }
         if let Some(ring) = l.ring.borrow_mut().take() {
             ring.closed.store(true, Ordering::Release);
         }
@@ -463,7 +499,7 @@ pub extern "C" fn native_receiver(
 ) {
     ferrofluid_jvmti::ffi_guard("Hooks.receiver", (), || {
         if receiver.is_null() {
-            // A cold static or special call (or a virtual one on null, about to throw).
+            // A deferred site, through `Hooks.site` (or a receiver site on null, about to throw).
             let site = site as u32;
             if flags::SITES.get(site) & flags::FIRED == 0 && in_extent() {
                 crate::receiver::reached_without_receiver(env, site);

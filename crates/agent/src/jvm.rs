@@ -111,6 +111,7 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
     // cannot fail after this point).
     unsafe { env.register_natives(class, &natives) }
         .map_err(|e| format!("binding {HOOKS_CLASS} natives: {e}"))?;
+    crate::site_flags::install(env, class);
     if HOOKS_MODULE.load(Ordering::Acquire) == 0 {
         let module = env.module_of(class).map_err(|e| e.to_string())?;
         let global = env.new_global_ref(module).map_err(|e| e.to_string())?;
@@ -196,14 +197,14 @@ unsafe extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _env: *mut sys::JNIEnv
 
 unsafe extern "C" fn thread_start(
     _: *mut sys::jvmtiEnv,
-    _: *mut sys::JNIEnv,
+    env: *mut sys::JNIEnv,
     thread: sys::jthread,
 ) {
-    ffi_guard("ThreadStart", (), || hooks::thread_start(thread))
+    ffi_guard("ThreadStart", (), || hooks::thread_start(env, thread))
 }
 
-unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
-    ffi_guard("ThreadEnd", (), hooks::thread_end)
+unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, env: *mut sys::JNIEnv, _: sys::jthread) {
+    ffi_guard("ThreadEnd", (), || hooks::thread_end(env))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -36,5 +36,7 @@ pub mod ring;
 mod server;
 #[allow(unsafe_code)]
 mod session;
+#[allow(unsafe_code)]
+mod site_flags;
 
 pub use agent::AgentError;

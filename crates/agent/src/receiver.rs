@@ -3,9 +3,11 @@
 //! root's extent, the first time a thread meets a receiver class at a site, the planner chooses
 //! the method that class runs there and the agent instruments it before the call proceeds.
 //!
-//! A cold static or special call (`ferrofluid_subgraph`'s cold sites) passes `null`: its one
-//! target is revealed the first time any thread inside a root runs the call, after which a
-//! global per-site flag lets every thread through.
+//! A deferred site (`ferrofluid_subgraph`'s deferred sites: calls not on their method's entry
+//! straight line) comes through `Hooks.site(int)`, whose Java body calls `receiver(null, site)`
+//! only while some thread is inside a root and the site has not fired: its calls are revealed the
+//! first time any thread inside a root reaches it, after which global per-site flags (here and in
+//! `Hooks.fired`, see `site_flags`) let every thread through.
 //!
 //! The per-thread fast path costs `GetObjectClass` and `GetTag`: every receiver class the
 //! agent has looked at carries a JVMTI tag, so a (site, class) pair the thread has seen is a
@@ -57,9 +59,9 @@ pub fn reached(env: *mut sys::JNIEnv, receiver: sys::jobject, site: u32) {
     jni.delete_local_ref(class.as_object());
 }
 
-/// Cold site `site` was reached with no receiver (a static or special call), on a thread
-/// inside a root's extent, and not revealed yet: its target is instrumented before the call
-/// proceeds, then the site is marked so that no thread asks again.
+/// Site `site` was reached with no receiver (a deferred site), on a thread inside a root's
+/// extent, and not revealed yet: its calls' targets are instrumented before they proceed, then
+/// the site is marked so that no thread asks again.
 #[cold]
 pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
@@ -70,9 +72,7 @@ pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
         return;
     };
     crate::hooks::as_pause(env, || {
-        if session::site_reached(jvmti, &jni, site) {
-            crate::flags::SITES.set(site, crate::flags::FIRED);
-        }
+        session::site_reached(jvmti, &jni, site);
     });
 }
 

@@ -131,11 +131,11 @@ pub fn log_precision() {
         .map(|(n, k)| format!("{n} x{k}"))
         .collect();
     log::info!(
-        "subgraph: {} methods instrumented, {} called, {} receiver sites ({} of them cold calls); never called: {}",
+        "subgraph: {} methods instrumented, {} called, {} receiver sites ({} of them deferred sites); never called: {}",
         c.instrumented,
         c.invoked,
         c.receiver_sites,
-        c.cold_sites,
+        c.deferred_sites,
         top.join(", ")
     );
     log::info!(
@@ -175,11 +175,13 @@ impl Selection for Offset<'_> {
             .filter(|&s| s != hooks::THREAD_START_SITE)
     }
 
-    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+    fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let local = method_id.checked_sub(self.base)?;
-        let site = self.selection.cold_site(local, call)?;
+        let site = self.selection.deferred_site(local, call)?;
+        // `Hooks.site` indexes `fired` with its int: never a negative one. (Unreachable in
+        // practice: it would take 2^31 sites over the agent's life.)
         site.checked_add(self.site_base)
-            .filter(|&s| s != hooks::THREAD_START_SITE)
+            .filter(|&s| i32::try_from(s).is_ok())
     }
 
     /// `Thread.start()` passes the thread it starts, so that a thread started inside a root
@@ -447,7 +449,10 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     let roots = config.roots.clone();
     let mut planner = Planner::new(config);
     // Region mode times the region methods only: their calls need no receiver probes.
-    planner.set_receiver_sites(!crate::region::enabled() && crate::jvm::can_tag());
+    // Deferred sites call `Hooks.site`, which a hooks class defined by an older agent may lack.
+    planner.set_receiver_sites(
+        !crate::region::enabled() && crate::jvm::can_tag() && crate::site_flags::available(),
+    );
     // Every loaded class the agent may change, and whether its bytes are known.
     let mut unknown = Vec::new();
     let mut known = Vec::new();
@@ -555,6 +560,7 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
         return Outcome::default();
     };
     hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
+    crate::site_flags::reset(env);
     crate::jni_intercept::uninstall(jvmti);
     let count = session.planner.counters().instrumented as u32;
     for id in session.base..session.base + count {
@@ -714,13 +720,18 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
     flags::set(id, flags::INVOKED);
 }
 
-/// Cold site `site` (a static or special call) was reached on this thread, inside a root's
-/// extent: its target is instrumented before the call proceeds. False when the site is not the
-/// current session's (or the planner failed), so that the caller does not mark it revealed.
+/// Site `site` was reached with no receiver (a deferred site) on this thread, inside a root's
+/// extent: its calls' targets are instrumented before they proceed, then the site is flagged
+/// (`flags::SITES`, and `Hooks.fired` so that `Hooks.site` returns in Java from then on). False
+/// when the site is not the current session's (or the planner failed): it stays unflagged.
 pub fn site_reached(jvmti: Jvmti, env: &JniEnv<'_>, site: u32) -> bool {
     let _reveal = lock(&REVEAL);
+    if flags::SITES.get(site) & flags::FIRED != 0 {
+        // Another thread revealed it while this one waited for the lock.
+        return true;
+    }
     let mut revealed = false;
-    plan_and_retransform(jvmti, env, "cold site revelation", |s| {
+    plan_and_retransform(jvmti, env, "deferred site revelation", |s| {
         let Some(local) = site.checked_sub(s.site_base) else {
             return false;
         };
@@ -729,10 +740,15 @@ pub fn site_reached(jvmti: Jvmti, env: &JniEnv<'_>, site: u32) -> bool {
                 s.apply(batch, None);
                 revealed = true;
             }
-            Err(e) => log::warn!("cold site {site}: {e}"),
+            Err(e) => log::warn!("deferred site {site}: {e}"),
         }
         true
     });
+    if revealed {
+        // Only now, with every class retransformed: a thread that sees the flag skips the hook.
+        flags::SITES.set(site, flags::FIRED);
+        crate::site_flags::mark(env, site);
+    }
     revealed
 }
 

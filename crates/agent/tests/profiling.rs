@@ -512,9 +512,34 @@ fn cold_calls_are_instrumented_when_they_first_run_and_counted_exactly() {
     // Not `never()`, which Scheme B alone would instrument at step's first invocation.
     assert_eq!(profile["methods"]["instrumented"], 5, "{profile}\n{log}");
     assert_eq!(profile["methods"]["called"], 5, "{profile}");
-    // never, why, Oops.<init>, e.getMessage() (named on Cold$Oops), log; not the JDK's
-    // IllegalStateException.<init>, which the filter leaves alone.
-    assert!(log.contains("(5 of them cold calls)"), "{log}");
+    // One per basic block after the entry line: run's try body (step) and handler
+    // (e.getMessage(), named on Cold$Oops, and log), step's two throws (never; why and
+    // Oops.<init>); not the JDK's IllegalStateException.<init>, which the filter leaves alone.
+    assert!(log.contains("(4 of them deferred sites)"), "{log}");
+}
+
+#[test]
+fn calls_after_a_branch_are_instrumented_when_first_reached_and_counted_exactly() {
+    let (profile, log) = startup_profile("branches", "root=Branch::run,include=Branch*");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Branch.run", 1),
+            ("Branch.run/Branch.step", 5),
+            ("Branch.run/Branch.step/Branch.first", 5),
+            ("Branch.run/Branch.step/Branch.loop", 10),
+            ("Branch.run/Branch.step/Branch.later", 1),
+        ]),
+        "{profile}\n{log}"
+    );
+    // Not `never()`, which Scheme B would instrument at step's first invocation.
+    assert_eq!(profile["methods"]["instrumented"], 5, "{profile}\n{log}");
+    assert_eq!(profile["methods"]["called"], 5, "{profile}");
+    // Eager still takes the whole closure, never() included.
+    let (profile, log) =
+        startup_profile("branches", "root=Branch::run,include=Branch*,scheme=eager");
+    assert_eq!(profile["methods"]["instrumented"], 6, "{profile}\n{log}");
+    assert_eq!(profile["methods"]["called"], 5, "{profile}");
 }
 
 /// `Big.java`: `big(int)` has 65,528 bytes of code, too large for the probes; `run()` calls it and

@@ -1,16 +1,87 @@
-//! The bytes of the hooks class the agent defines in the bootstrap class loader:
-//! a public final class whose hook methods are `public static native`, bound by the
-//! agent with `RegisterNatives`.
+//! The bytes of the hooks class the agent defines in the bootstrap class loader: a public final
+//! class whose hook methods are `public static native`, bound by the agent with `RegisterNatives`,
+//! except `site`, which has a Java body so that a site that has fired costs no JNI call:
+//!
+//! ```java
+//! public static int active;    // nonzero while some thread is inside a root's extent
+//! public static byte[] fired;  // fired[site] != 0: the site's calls are revealed
+//! public static void site(int site) {
+//!     if (active == 0) return;
+//!     byte[] f = fired;
+//!     if (f != null && site < f.length && f[site] != 0) return;
+//!     receiver(null, site);
+//! }
+//! ```
+//!
+//! It is 32 bytes of bytecode, under the 35 bytes up to which C1 and C2 inline any call, and never
+//! throws for the ids probes pass (0 to `i32::MAX`; a negative one would index out of bounds).
 
 use crate::bytes::PutBe;
+use crate::code::opcodes::{
+    ACONST_NULL, ARRAYLENGTH, GETSTATIC, IFEQ, IFNULL, ILOAD_0, INVOKESTATIC, RETURN,
+};
 use crate::probes::Hooks;
 
-/// Class-file version of the generated class (Java 8: no module attributes needed).
+/// Class-file version of the generated class (Java 8: no module attributes needed; frames
+/// required, so `site` carries a StackMapTable).
 const MAJOR: u16 = 52;
 
-/// Builds the hooks class for `hooks`: every hook method as `public static native`.
+/// The static field the agent keeps nonzero while any thread is inside a root's extent.
+pub const ACTIVE_FIELD: &str = "active";
+/// The static `byte[]` field of per-site flags the agent sets once a deferred site fired.
+pub const FIRED_FIELD: &str = "fired";
+
+const ALOAD_1: u8 = 0x2b;
+const BALOAD: u8 = 0x33;
+const ASTORE_1: u8 = 0x4c;
+const IFNE: u8 = 0x9a;
+const IF_ICMPGE: u8 = 0xa2;
+
+const PUBLIC: u16 = 0x0001;
+const STATIC: u16 = 0x0008;
+const NATIVE: u16 = 0x0100;
+
+/// A constant pool under construction (indices from 1).
+#[derive(Default)]
+struct Pool(Vec<Vec<u8>>);
+
+impl Pool {
+    fn add(&mut self, entry: Vec<u8>) -> u16 {
+        self.0.push(entry);
+        self.0.len() as u16
+    }
+
+    fn utf8(&mut self, s: &str) -> u16 {
+        let mut e = vec![1u8];
+        e.put_u16(s.len() as u16);
+        e.extend_from_slice(s.as_bytes());
+        self.add(e)
+    }
+
+    fn class(&mut self, name: &str) -> u16 {
+        let name = self.utf8(name);
+        let mut e = vec![7u8];
+        e.put_u16(name);
+        self.add(e)
+    }
+
+    /// A Fieldref (tag 9) or Methodref (tag 10) of `class`.
+    fn member(&mut self, tag: u8, class: u16, name: u16, descriptor: u16) -> u16 {
+        let mut nt = vec![12u8];
+        nt.put_u16(name);
+        nt.put_u16(descriptor);
+        let nt = self.add(nt);
+        let mut e = vec![tag];
+        e.put_u16(class);
+        e.put_u16(nt);
+        self.add(e)
+    }
+}
+
+/// Builds the hooks class for `hooks`: every hook method as `public static native`, except
+/// `site` (see the module's doc), and the static fields `active` and `fired`.
 pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
-    let methods = [
+    let natives = [
         &hooks.enter,
         &hooks.exit,
         &hooks.unwind,
@@ -22,54 +93,124 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         &hooks.receiver,
         &hooks.reveal,
     ];
-    let mut pool: Vec<Vec<u8>> = Vec::new();
-    let mut utf8 = |s: &str| -> u16 {
-        let mut e = vec![1u8];
-        e.put_u16(s.len() as u16);
-        e.extend_from_slice(s.as_bytes());
-        pool.push(e);
-        pool.len() as u16
-    };
-    let this_name = utf8(&hooks.class);
-    let super_name = utf8("java/lang/Object");
+    let mut pool = Pool::default();
+    let this_class = pool.class(&hooks.class);
+    let super_class = pool.class("java/lang/Object");
     let mut members = Vec::new();
-    for m in methods {
-        members.push((utf8(&m.name), utf8(&m.descriptor)));
+    for m in natives {
+        members.push((pool.utf8(&m.name), pool.utf8(&m.descriptor)));
     }
-    let this_class = pool.len() as u16 + 1;
-    pool.push({
-        let mut e = vec![7u8];
-        e.put_u16(this_name);
-        e
-    });
-    let super_class = pool.len() as u16 + 1;
-    pool.push({
-        let mut e = vec![7u8];
-        e.put_u16(super_name);
-        e
-    });
-    let mut b = Vec::with_capacity(512);
+    let (active_name, int) = (pool.utf8(ACTIVE_FIELD), pool.utf8("I"));
+    let (fired_name, bytes_desc) = (pool.utf8(FIRED_FIELD), pool.utf8("[B"));
+    let active = pool.member(9, this_class, active_name, int);
+    let fired = pool.member(9, this_class, fired_name, bytes_desc);
+    let receiver = pool.member(10, this_class, members[8].0, members[8].1);
+    let byte_array = pool.class("[B");
+    let (site_name, site_desc) = (
+        pool.utf8(&hooks.site.name),
+        pool.utf8(&hooks.site.descriptor),
+    );
+    let code_name = pool.utf8("Code");
+    let frames_name = pool.utf8("StackMapTable");
+
+    let mut b = Vec::with_capacity(640);
     b.put_u32(0xCAFE_BABE);
     b.put_u16(0);
     b.put_u16(MAJOR);
-    b.put_u16(pool.len() as u16 + 1);
-    for e in &pool {
+    b.put_u16(pool.0.len() as u16 + 1);
+    for e in &pool.0 {
         b.extend_from_slice(e);
     }
-    b.put_u16(0x0001 | 0x0010 | 0x0020); // public final super
+    b.put_u16(PUBLIC | 0x0010 | 0x0020); // public final super
     b.put_u16(this_class);
     b.put_u16(super_class);
     b.put_u16(0); // interfaces
-    b.put_u16(0); // fields
-    b.put_u16(members.len() as u16);
-    for (name, desc) in members {
-        b.put_u16(0x0001 | 0x0008 | 0x0100); // public static native
+    b.put_u16(2); // fields
+    for (name, desc) in [(active_name, int), (fired_name, bytes_desc)] {
+        b.put_u16(PUBLIC | STATIC);
         b.put_u16(name);
         b.put_u16(desc);
         b.put_u16(0);
     }
+    b.put_u16(members.len() as u16 + 1);
+    for (name, desc) in members {
+        b.put_u16(PUBLIC | STATIC | NATIVE);
+        b.put_u16(name);
+        b.put_u16(desc);
+        b.put_u16(0);
+    }
+    let code = site_code(active, fired, receiver);
+    // StackMapTable: at SLOW_AT (26) locals [int, byte[]] (append_frame, 1 local); at RETURN_AT
+    // (31) locals [int] again (chop_frame of 1, offset_delta 31 - 26 - 1).
+    let mut frames = Vec::new();
+    frames.put_u16(2);
+    frames.push(252);
+    frames.put_u16(SLOW_AT);
+    frames.push(7); // Object_variable_info
+    frames.put_u16(byte_array);
+    frames.push(250);
+    frames.put_u16(RETURN_AT - SLOW_AT - 1);
+    b.put_u16(PUBLIC | STATIC);
+    b.put_u16(site_name);
+    b.put_u16(site_desc);
+    b.put_u16(1); // attributes: Code
+    b.put_u16(code_name);
+    b.put_u32((2 + 2 + 4 + code.len() + 2 + 2 + 2 + 4 + frames.len()) as u32);
+    b.put_u16(2); // max_stack
+    b.put_u16(2); // max_locals: site, f
+    b.put_u32(code.len() as u32);
+    b.extend_from_slice(&code);
+    b.put_u16(0); // exception table
+    b.put_u16(1); // attributes: StackMapTable
+    b.put_u16(frames_name);
+    b.put_u32(frames.len() as u32);
+    b.extend_from_slice(&frames);
     b.put_u16(0); // class attributes
     b
+}
+
+/// Offsets of the slow path (the native call) and of the `return` in [`site_code`].
+const SLOW_AT: u16 = 26;
+const RETURN_AT: u16 = 31;
+
+/// The body of `site(int)` (see the module's doc), with the pool indices of the fields and of
+/// the native `receiver(Object, int)`.
+fn site_code(active: u16, fired: u16, receiver: u16) -> Vec<u8> {
+    let [ah, al] = active.to_be_bytes();
+    let [fh, fl] = fired.to_be_bytes();
+    let [rh, rl] = receiver.to_be_bytes();
+    // Branch offsets are relative to the branching instruction.
+    let to = |from: u16, target: u16| (target.wrapping_sub(from)).to_be_bytes();
+    let [r3h, r3l] = to(3, RETURN_AT);
+    let [s11h, s11l] = to(11, SLOW_AT);
+    let [s17h, s17l] = to(17, SLOW_AT);
+    let [r23h, r23l] = to(23, RETURN_AT);
+    #[rustfmt::skip]
+    let code = vec![
+        GETSTATIC, ah, al,      // 0: active
+        IFEQ, r3h, r3l,         // 3: outside every root: return
+        GETSTATIC, fh, fl,      // 6: fired
+        ASTORE_1,               // 9
+        ALOAD_1,                // 10
+        IFNULL, s11h, s11l,     // 11
+        ILOAD_0,                // 14
+        ALOAD_1,                // 15
+        ARRAYLENGTH,            // 16
+        IF_ICMPGE, s17h, s17l,  // 17
+        ALOAD_1,                // 20
+        ILOAD_0,                // 21
+        BALOAD,                 // 22
+        IFNE, r23h, r23l,       // 23: fired: return
+        ACONST_NULL,            // 26: SLOW_AT
+        ILOAD_0,                // 27
+        INVOKESTATIC, rh, rl,   // 28: receiver(null, site)
+        RETURN,                 // 31: RETURN_AT
+    ];
+    debug_assert_eq!(
+        (code[SLOW_AT as usize], code[RETURN_AT as usize]),
+        (ACONST_NULL, RETURN)
+    );
+    code
 }
 
 #[cfg(test)]
@@ -83,10 +224,12 @@ mod tests {
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 10);
-        for m in &c.methods {
+        assert_eq!(c.methods.len(), 11);
+        for m in &c.methods[..10] {
             assert_eq!(m.access, 0x0109);
         }
+        assert_eq!(c.methods[10].access, 0x0009);
+        assert_eq!(c.fields.len(), 2);
         let names: Vec<_> = c
             .methods
             .iter()
@@ -104,7 +247,8 @@ mod tests {
                 "nativeEnter",
                 "nativeExit",
                 "receiver",
-                "reveal"
+                "reveal",
+                "site"
             ]
         );
     }

@@ -446,22 +446,23 @@ fn receiver_sites_pass_each_receiver_to_the_hook() {
     }
 }
 
-/// Gives every offered cold call an id from 100 and remembers it as `method kind class.name`;
-/// no receiver sites.
+/// Gives every offered deferred call the id of its (method, block), from 100, and remembers it
+/// as `method kind class.name`; no receiver sites.
 #[derive(Default)]
-struct ColdOnly {
+struct DeferredOnly {
     ids: Ids,
     sites: Vec<String>,
+    blocks: Vec<(u32, u32)>,
 }
 
-impl Selection for ColdOnly {
+impl Selection for DeferredOnly {
     fn method_id(&mut self, m: &MethodSite<'_>) -> Option<u32> {
         self.ids.method_id(m)
     }
     fn wants_receiver_sites(&self) -> bool {
         true
     }
-    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+    fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let method = self
             .ids
             .methods
@@ -473,34 +474,49 @@ impl Selection for ColdOnly {
             "{method} {:?} {}.{}",
             call.invoke, call.class, call.name
         ));
-        Some(100 + self.sites.len() as u32 - 1)
+        let key = (method_id, call.block);
+        let index = match self.blocks.iter().position(|&b| b == key) {
+            Some(i) => i,
+            None => {
+                self.blocks.push(key);
+                self.blocks.len() - 1
+            }
+        };
+        Some(100 + index as u32)
     }
 }
 
-/// Cold calls (on the way to a throw, at a handler's head) of every dispatch get a probe that
-/// passes the receiver, or null for static and special calls (a constructor's receiver is not
-/// initialised yet); hot calls get none; the program's behaviour is unchanged under
-/// `-Xverify:all`.
+/// Calls an invocation may not make (on the way to a throw, at a handler's head, in a loop, on
+/// one branch) of every dispatch get a probe passing the site id to `Hooks.site`, one per basic
+/// block before its first deferred call; calls on the entry line or after every path joins get
+/// none; the program's behaviour is unchanged under `-Xverify:all`.
 #[test]
-fn cold_sites_pass_the_receiver_or_null_before_the_call() {
-    let dir = work_dir("cold");
+fn deferred_sites_call_the_site_hook_once_per_block_before_the_calls() {
+    let dir = work_dir("deferred");
     let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
     javac(&orig, &["ColdSites.java"]);
     javac(&hooks, &["ferrofluid/Hooks.java"]);
     std::fs::create_dir_all(&patched).unwrap();
-    let mut cold = ColdOnly::default();
+    let mut deferred = DeferredOnly::default();
     let bytes = std::fs::read(orig.join("ColdSites.class")).unwrap();
-    let out = instrument(&bytes, &ProbeOptions::new(ProbeKind::EntryExit), &mut cold).unwrap();
+    let out = instrument(
+        &bytes,
+        &ProbeOptions::new(ProbeKind::EntryExit),
+        &mut deferred,
+    )
+    .unwrap();
     assert!(out.methods.iter().all(|m| m.result.is_ok()));
     std::fs::write(patched.join("ColdSites.class"), out.bytes.unwrap()).unwrap();
     assert_eq!(
-        cold.sites,
+        deferred.sites,
         [
             "check Static ColdSites.describe",
             "check Special java/lang/IllegalStateException.<init>",
             "guarded Virtual java/lang/IllegalStateException.getMessage",
             "guarded Virtual java/lang/Object.hashCode",
             "guarded Static ColdSites.note",
+            "main Static java/lang/Integer.valueOf",
+            "main Static ColdSites.guarded",
         ]
     );
     let cp = format!("{}:{}", patched.display(), hooks.display());
@@ -515,15 +531,46 @@ fn cold_sites_pass_the_receiver_or_null_before_the_call() {
         .lines()
         .filter_map(|l| l.strip_prefix("RECV "))
         .collect();
+    // check's throw (i = 0, 3, 6, 9), the handler, main's odd branch, the loop body; not
+    // main's println after the loop, which every invocation that returns runs.
     assert_eq!(
         seen,
-        [
-            "100 null 4",
-            "101 null 4",
-            "102 java.lang.IllegalStateException 4",
-            "103 java.lang.Integer 2",
-            "103 java.lang.String 2",
-            "104 null 4",
-        ]
+        ["100 null 4", "101 null 4", "102 null 5", "103 null 10"]
     );
+}
+
+/// The generated hooks class (`hooks_class`) passes `-Xverify:all`, and the Java body of
+/// `site(int)` returns at once when `active` is 0 or `fired[site]` is set, and calls the native
+/// `receiver` otherwise (null array, unset flag, index beyond the array), interpreted and
+/// compiled alike.
+#[test]
+fn the_generated_site_hook_verifies_and_checks_its_flags_in_java() {
+    let dir = work_dir("site_hook");
+    let hooks = dir.join("hooks");
+    let class = hooks.join("ferrofluid/Hooks.class");
+    std::fs::create_dir_all(class.parent().unwrap()).unwrap();
+    let bytes = ferrofluid_classfile::hooks_class(&ferrofluid_classfile::Hooks::default());
+    std::fs::write(&class, bytes).unwrap();
+    let program = dir.join("program");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/SiteHook.java");
+    ferrofluid_testkit::javac(
+        &java_home(),
+        &["-cp", hooks.to_str().unwrap()],
+        &program,
+        [src],
+    );
+    let cp = format!("{}:{}", program.display(), hooks.display());
+    for mode in ["-Xint", "-Xmixed"] {
+        let o = Command::new(java_bin("java"))
+            .args(["-Xverify:all", "-Xshare:off", mode, "-cp", &cp, "SiteHook"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{mode}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "java native java native native native java\n",
+            "{mode}"
+        );
+    }
 }

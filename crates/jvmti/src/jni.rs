@@ -511,6 +511,141 @@ impl<'a> JniEnv<'a> {
         Ok(s)
     }
 
+    /// `GetStaticFieldID`: the field `name` of type `signature` of `class`.
+    pub fn static_field_id(
+        &self,
+        class: Class<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Result<sys::jfieldID> {
+        let function = "GetStaticFieldID";
+        let f = jni_fn!(self, GetStaticFieldID).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env, class reference and NUL-terminated strings.
+        let field = unsafe {
+            f(
+                self.raw.as_ptr(),
+                class.as_raw(),
+                name.as_ptr(),
+                signature.as_ptr(),
+            )
+        };
+        self.non_null(function, field)?;
+        Ok(field)
+    }
+
+    /// Whether `class` has the static method `name` `signature` (`GetStaticMethodID`; the
+    /// `NoSuchMethodError` of a missing one is cleared).
+    pub fn static_method_exists(
+        &self,
+        class: Class<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Result<bool> {
+        let function = "GetStaticMethodID";
+        let f = jni_fn!(self, GetStaticMethodID).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env, class reference and NUL-terminated strings.
+        let method = unsafe {
+            f(
+                self.raw.as_ptr(),
+                class.as_raw(),
+                name.as_ptr(),
+                signature.as_ptr(),
+            )
+        };
+        Ok(self.non_null(function, method).is_ok())
+    }
+
+    /// `SetStaticIntField`.
+    ///
+    /// # Safety
+    /// `field` must be a static `int` field of `class` (from [`JniEnv::static_field_id`]).
+    pub unsafe fn set_static_int_field(
+        &self,
+        class: Class<'_>,
+        field: sys::jfieldID,
+        value: i32,
+    ) -> Result<()> {
+        let function = "SetStaticIntField";
+        let f = jni_fn!(self, SetStaticIntField).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and class; the caller vouches for the field.
+        unsafe { f(self.raw.as_ptr(), class.as_raw(), field, value) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(())
+    }
+
+    /// `SetStaticObjectField` (`value` null or a live reference).
+    ///
+    /// # Safety
+    /// `field` must be a static reference field of `class` whose type `value` conforms to.
+    pub unsafe fn set_static_object_field(
+        &self,
+        class: Class<'_>,
+        field: sys::jfieldID,
+        value: sys::jobject,
+    ) -> Result<()> {
+        let function = "SetStaticObjectField";
+        let f = jni_fn!(self, SetStaticObjectField).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and class; the caller vouches for the field and the value.
+        unsafe { f(self.raw.as_ptr(), class.as_raw(), field, value) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(())
+    }
+
+    /// `NewByteArray` of `len` zeros, then `SetByteArrayRegion` with `init` from index 0.
+    pub fn new_byte_array(&self, len: usize, init: &[u8]) -> Result<Object<'a>> {
+        let function = "NewByteArray";
+        let new = jni_fn!(self, NewByteArray).ok_or(Error::Jni { function })?;
+        let len = sys::jsize::try_from(len).map_err(|_| Error::Jni { function })?;
+        // SAFETY: valid env.
+        let array = unsafe { new(self.raw.as_ptr(), len) };
+        self.non_null(function, array)?;
+        // SAFETY: a non-null local reference to the new array.
+        let array = unsafe { Object::from_raw(array) };
+        if !init.is_empty() {
+            if let Err(e) = self.set_byte_array_region(array, 0, init) {
+                self.delete_local_ref(array);
+                return Err(e);
+            }
+        }
+        Ok(array)
+    }
+
+    /// `SetByteArrayRegion`: copies `bytes` into the `byte[]` `array` from index `start`.
+    pub fn set_byte_array_region(
+        &self,
+        array: Object<'_>,
+        start: usize,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let function = "SetByteArrayRegion";
+        let f = jni_fn!(self, SetByteArrayRegion).ok_or(Error::Jni { function })?;
+        let (Ok(start), Ok(len)) = (
+            sys::jsize::try_from(start),
+            sys::jsize::try_from(bytes.len()),
+        ) else {
+            return Err(Error::Jni { function });
+        };
+        // SAFETY: valid env; the JVM checks that `array` is a byte[] and the range lies in it
+        // (raising ArrayIndexOutOfBoundsException, cleared below); `bytes` outlives the call.
+        unsafe {
+            f(
+                self.raw.as_ptr(),
+                array.as_raw(),
+                start,
+                len,
+                bytes.as_ptr().cast(),
+            )
+        };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(())
+    }
+
     /// Clears a pending Java exception; returns whether there was one.
     pub fn clear_exception(&self) -> bool {
         let (Some(check), Some(clear)) =

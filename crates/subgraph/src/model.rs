@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use ferrofluid_classfile::attributes::{self, Attribute, Context, Location};
 use ferrofluid_classfile::class::access;
-use ferrofluid_classfile::code::cold::cold_instructions;
+use ferrofluid_classfile::code::cold::deferred_instructions;
 use ferrofluid_classfile::code::{insn, opcodes};
 use ferrofluid_classfile::{ClassFile, Constant, ConstantPool};
 
@@ -43,9 +43,9 @@ pub struct CallSite<'a> {
     pub name: Cow<'a, str>,
     /// Method descriptor.
     pub descriptor: Cow<'a, str>,
-    /// The call is cold (`ferrofluid_classfile::code::cold`: on the way to a `throw`, or at
-    /// the head of an exception handler).
-    pub cold: bool,
+    /// The call is deferred (`ferrofluid_classfile::code::cold::deferred_instructions`: an
+    /// invocation of its method may not make it).
+    pub deferred: bool,
 }
 
 impl<'a> CallSite<'a> {
@@ -56,13 +56,16 @@ impl<'a> CallSite<'a> {
             class: Cow::Borrowed(class),
             name: Cow::Borrowed(name),
             descriptor: Cow::Borrowed(descriptor),
-            cold: false,
+            deferred: false,
         }
     }
 
-    /// The same call, marked cold.
-    pub fn cold(self) -> Self {
-        CallSite { cold: true, ..self }
+    /// The same call, marked deferred.
+    pub fn deferred(self) -> Self {
+        CallSite {
+            deferred: true,
+            ..self
+        }
     }
 }
 
@@ -151,8 +154,7 @@ impl<'a> ClassModel<'a> {
             let calls = match member.attribute(cp, "Code") {
                 Some(raw) => {
                     let code = attributes::Code::parse(raw, cp)?;
-                    let handlers = code.exception_table.iter().map(|e| u32::from(e.handler_pc));
-                    call_sites(cp, code.code, code.code_offset, handlers, &bootstraps)?
+                    call_sites(cp, code.code, code.code_offset, &bootstraps)?
                 }
                 None => Vec::new(),
             };
@@ -210,13 +212,12 @@ fn call_sites<'a>(
     cp: &ConstantPool<'a>,
     code: &[u8],
     code_offset: usize,
-    handlers: impl IntoIterator<Item = u32>,
     bootstraps: &[Option<u16>],
 ) -> Result<Vec<CallSite<'a>>, SubgraphError> {
     let mut calls = Vec::new();
     let insns = insn::decode_all(code, code_offset)?;
-    let cold = cold_instructions(&insns, handlers);
-    for (i, cold) in insns.into_iter().zip(cold) {
+    let deferred = deferred_instructions(&insns);
+    for (i, deferred) in insns.into_iter().zip(deferred) {
         let insn::Operand::Constant(index) = i.operand else {
             continue;
         };
@@ -239,7 +240,7 @@ fn call_sites<'a>(
             class: r.class,
             name: r.name,
             descriptor: r.descriptor,
-            cold,
+            deferred,
         });
     }
     Ok(calls)
@@ -276,6 +277,6 @@ fn lambda_target<'a>(
         name: r.name,
         descriptor: r.descriptor,
         // Lambda creation sites are followed as ordinary calls, wherever they are.
-        cold: false,
+        deferred: false,
     }))
 }

@@ -149,11 +149,11 @@ pub struct Counters {
     pub invoked: usize,
     /// Call sites whose class is not loaded yet, kept until it is.
     pub pending_call_sites: usize,
-    /// Calls whose targets are chosen at run time: virtual calls by the receivers seen, and
-    /// cold calls when they first run.
+    /// Sites whose targets are chosen at run time: virtual calls by the receivers seen, and
+    /// deferred calls when they first run.
     pub receiver_sites: usize,
-    /// Of those, cold calls (per method making them).
-    pub cold_sites: usize,
+    /// Of those, deferred sites (one per basic block with deferred calls).
+    pub deferred_sites: usize,
     /// Registry sizes.
     pub registry: RegistryStats,
 }
@@ -398,7 +398,7 @@ impl Planner {
             invoked: self.invoked_count,
             pending_call_sites: self.pending_count,
             receiver_sites: self.receivers.count(),
-            cold_sites: self.receivers.cold_count(),
+            deferred_sites: self.receivers.deferred_count(),
             registry: self.registry.stats(),
         }
     }
@@ -535,13 +535,13 @@ impl Planner {
         }
         let loader = self.registry.class(key.class).loader;
         let rec = self.registry.method(key);
-        let (calls, cold) = (rec.calls.clone(), rec.cold_calls.clone());
+        let (calls, deferred) = (rec.calls.clone(), rec.deferred_calls.clone());
         for call in calls.iter() {
             self.follow(loader, *call);
         }
-        for &call in cold.iter() {
-            // A cold call with a site is revealed by it, the first time it runs.
-            if !self.receivers.is_cold_site(key, call) {
+        for &call in deferred.iter() {
+            // A deferred call with a site is revealed by it, the first time it runs.
+            if !self.receivers.is_deferred_site(key, call) {
                 self.follow(loader, call);
             }
         }

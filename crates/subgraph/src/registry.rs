@@ -55,7 +55,7 @@ pub(crate) struct MethodRec {
     /// Calls made outside cold code (sorted, no duplicates).
     pub(crate) calls: Box<[Call]>,
     /// Calls made only in cold code (`crate::model::CallSite::cold`), sorted, no duplicates.
-    pub(crate) cold_calls: Box<[Call]>,
+    pub(crate) deferred_calls: Box<[Call]>,
 }
 
 impl MethodRec {
@@ -151,26 +151,31 @@ impl Registry {
             .iter()
             .map(|m| {
                 let mut calls = Vec::new();
-                let mut cold_calls = Vec::new();
+                let mut deferred_calls = Vec::new();
                 for c in &m.calls {
                     let call = Call {
                         kind: c.kind,
                         target: self.intern_ref(&c.class, &c.name, &c.descriptor),
                     };
-                    if c.cold { &mut cold_calls } else { &mut calls }.push(call);
+                    if c.deferred {
+                        &mut deferred_calls
+                    } else {
+                        &mut calls
+                    }
+                    .push(call);
                 }
                 calls.sort_unstable();
                 calls.dedup();
-                cold_calls.sort_unstable();
-                cold_calls.dedup();
-                cold_calls.retain(|c| calls.binary_search(c).is_err());
-                self.call_sites += calls.len() + cold_calls.len();
+                deferred_calls.sort_unstable();
+                deferred_calls.dedup();
+                deferred_calls.retain(|c| calls.binary_search(c).is_err());
+                self.call_sites += calls.len() + deferred_calls.len();
                 MethodRec {
                     name: self.strings.intern(&m.name),
                     descriptor: self.strings.intern(&m.descriptor),
                     access: m.access,
                     calls: calls.into_boxed_slice(),
-                    cold_calls: cold_calls.into_boxed_slice(),
+                    deferred_calls: deferred_calls.into_boxed_slice(),
                 }
             })
             .collect();

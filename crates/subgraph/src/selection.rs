@@ -60,7 +60,7 @@ impl Selection for ClassSelection<'_> {
         self.planner.receiver_site(loader, call)
     }
 
-    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
-        self.planner.cold_site(method_id, call)
+    fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+        self.planner.deferred_site(method_id, call)
     }
 }

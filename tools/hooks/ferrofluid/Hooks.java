@@ -41,4 +41,7 @@ public final class Hooks {
 
     /** Gateway {@code kind} (reflection, method handles) is entered with {@code target}. */
     public static void reveal(Object target, int kind) {}
+
+    /** The call(s) of deferred site {@code site} are about to be made. */
+    public static void site(int site) {}
 }

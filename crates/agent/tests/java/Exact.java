@@ -29,6 +29,9 @@ public class Exact {
             case "cold":
                 Cold.run();
                 break;
+            case "branches":
+                Branch.run();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -180,5 +183,28 @@ class Cold {
             }
         }
         return s;
+    }
+}
+
+// Calls after a branch (deferred sites): never() is on a branch never taken, loop() in a loop
+// entered from the second call on, later() on a branch taken on the last call only; first() is
+// on step's entry line. Each is revealed before its first call and counted exactly.
+class Branch {
+    static int sink;
+
+    static void first() { sink += 3; }
+    static void never() { sink += 100; }
+    static void loop() { sink++; }
+    static void later() { sink += 2; }
+
+    static void step(int round) {
+        first();
+        if (round < 0) never();
+        for (int i = 0; i < round; i++) loop();
+        if (round == 4) later();
+    }
+
+    static void run() {
+        for (int r = 0; r < 5; r++) step(r);
     }
 }

@@ -4,7 +4,7 @@
 use crate::bytes::PutBe;
 use crate::class::{access, ClassFile};
 use crate::code::asm::Snippet;
-use crate::code::cold::cold_instructions;
+use crate::code::cold::deferred_instructions;
 use crate::code::edit::{Edits, FrameEdits, NewHandler};
 use crate::code::frames::{self, VType};
 use crate::code::insn::{Insn, Operand};
@@ -288,23 +288,33 @@ fn patch_inner(
         }
     }
 
-    let cold = match sites {
-        Some(_) => cold_instructions(
-            &m.insns,
-            m.code.exception_table.iter().map(|e| u32::from(e.handler)),
-        ),
-        None => Vec::new(),
+    let (deferred, block_of) = match sites {
+        Some(_) => (deferred_instructions(&m.insns), block_leaders(&m)),
+        None => (Vec::new(), Vec::new()),
     };
+    // The deferred site probed last, by its block's leader: later calls of the block sharing
+    // its id need no probe of their own.
+    let mut probed: Option<(u32, u32)> = None;
     for (i, insn) in m.insns.iter().enumerate() {
         if let Some(sel) = sites.as_deref_mut() {
             let spill = m.code.max_locals;
-            let is_cold = cold.get(i).copied().unwrap_or(false);
-            if let Some((s, spilled)) =
-                site_probe(class, insn, is_cold, id, sel, spill, hooks, patcher)?
-            {
-                max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
-                spill_slots = spill_slots.max(spilled);
-                edits.before[i].extend_from_slice(&s.code);
+            let is_deferred = deferred.get(i).copied().unwrap_or(false);
+            let block = block_of.get(i).copied().unwrap_or(0);
+            let at = SiteAt {
+                call: insn,
+                deferred: is_deferred,
+                block,
+                probed,
+            };
+            if let Some(probe) = site_probe(class, at, id, sel, spill, hooks, patcher)? {
+                if let Some(site) = probe.deferred {
+                    probed = Some((block, site));
+                }
+                if let Some(s) = probe.code {
+                    max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
+                    spill_slots = spill_slots.max(probe.spilled);
+                    edits.before[i].extend_from_slice(&s.code);
+                }
             }
         }
         if is_return(insn.op) {
@@ -368,30 +378,52 @@ fn patch_inner(
     )
 }
 
-/// The site probe before `call`, if the selection gives it a site (a cold site, or else a
-/// receiver site): copies the receiver from under the arguments, or pushes `null` for a static
-/// or special call, and passes it with the site id to the `receiver` hook; returns it with the
-/// number of locals from `spill` it uses. The stack is as before afterwards, so frames and
-/// branch targets need no change.
+/// A call instruction offered to [`site_probe`].
+struct SiteAt<'i> {
+    call: &'i Insn,
+    /// Not certainly run by an invocation (`deferred_instructions`).
+    deferred: bool,
+    /// Offset of its basic block's first instruction.
+    block: u32,
+    /// The deferred site probed last in this method, with its block.
+    probed: Option<(u32, u32)>,
+}
+
+/// What [`site_probe`] decided for one call.
+struct SiteProbe {
+    /// The code to insert before the call (`None`: an earlier call of the block shares the
+    /// deferred site, whose probe covers this call too).
+    code: Option<Snippet>,
+    /// Locals from `spill` on that the code uses.
+    spilled: u16,
+    /// The deferred site id, if the call has one.
+    deferred: Option<u32>,
+}
+
+/// The site probe before a call, if the selection gives it a site:
+/// - a deferred site: the id is passed to the `site` hook (nothing else: the selection knows
+///   the call(s) behind it). Calls of one block sharing an id get one probe, before the first;
+/// - a receiver site: the probe copies the receiver from under the arguments and passes it
+///   with the site id to the `receiver` hook.
 ///
-/// Arguments of up to 2 slots are stepped over with stack shuffles; longer ones are stored
-/// into fresh locals from `spill` on and loaded back. Those locals are dead outside the probe
-/// (no frame lies inside it), so no StackMapTable frame needs to mention them.
-#[allow(clippy::too_many_arguments)]
+/// The stack is as before afterwards, so frames and branch targets need no change. Arguments
+/// of up to 2 slots are stepped over with stack shuffles; longer ones are stored into fresh
+/// locals from `spill` on and loaded back. Those locals are dead outside the probe (no frame
+/// lies inside it), so no StackMapTable frame needs to mention them.
 fn site_probe(
     class: &ClassFile<'_>,
-    call: &Insn,
-    cold: bool,
+    at: SiteAt<'_>,
     method_id: u32,
     selection: &mut (dyn Selection + '_),
     spill: u16,
     hooks: &mut Refs<'_>,
     patcher: &mut ClassPatcher<'_>,
-) -> Result<Option<(Snippet, u16)>, SkipReason> {
+) -> Result<Option<SiteProbe>, SkipReason> {
+    let call = at.call;
     let Some(invoke) = Invoke::of(call.op) else {
         return Ok(None);
     };
-    if !cold && !invoke.is_virtual() {
+    if !at.deferred && !invoke.is_virtual() {
         return Ok(None);
     }
     let Operand::Constant(index) = call.operand else {
@@ -404,39 +436,48 @@ fn site_probe(
     let Some(descriptor) = MethodDescriptor::parse(&member.descriptor) else {
         return Ok(None);
     };
-    let arg_slots = descriptor.param_slots();
-    let spills = invoke.is_virtual() && arg_slots > 2;
-    if spills && u32::from(spill) + u32::from(arg_slots) > u32::from(u16::MAX) {
-        return Ok(None);
-    }
     let site = CallSite {
         invoke,
         class: &member.class,
         name: &member.name,
         descriptor: &member.descriptor,
         bci: call.offset,
+        block: at.block,
     };
-    let cold_site = if cold {
-        selection.cold_site(method_id, &site)
-    } else {
-        None
-    };
-    let site_id = match cold_site {
-        Some(id) => id,
-        None if invoke.is_virtual() => match selection.receiver_site(method_id, &site) {
-            Some(id) => id,
-            None => return Ok(None),
-        },
-        None => return Ok(None),
+    if at.deferred {
+        if let Some(site_id) = selection.deferred_site(method_id, &site) {
+            if at.probed == Some((at.block, site_id)) {
+                return Ok(Some(SiteProbe {
+                    code: None,
+                    spilled: 0,
+                    deferred: Some(site_id),
+                }));
+            }
+            let hook = hooks.hook(patcher, Hook::Site)?;
+            let mut s = Snippet::new();
+            push_id(&mut s, patcher, site_id)?;
+            s.invokestatic(hook, 1, 0);
+            return Ok(Some(SiteProbe {
+                code: Some(s),
+                spilled: 0,
+                deferred: Some(site_id),
+            }));
+        }
+    }
+    if !invoke.is_virtual() {
+        return Ok(None);
+    }
+    let arg_slots = descriptor.param_slots();
+    if arg_slots > 2 && u32::from(spill) + u32::from(arg_slots) > u32::from(u16::MAX) {
+        return Ok(None);
+    }
+    let Some(site_id) = selection.receiver_site(method_id, &site) else {
+        return Ok(None);
     };
     let hook = hooks.hook(patcher, Hook::Receiver)?;
     let mut s = Snippet::new();
     let mut spilled = 0;
     match arg_slots {
-        // No receiver to pass (a constructor's is not initialised yet).
-        _ if !invoke.is_virtual() => {
-            s.op(ACONST_NULL, 0, 1);
-        }
         0 => {
             s.op(DUP, 1, 2);
         }
@@ -465,12 +506,20 @@ fn site_probe(
             for &(kind, slot) in &slots {
                 s.load(ILOAD + kind_offset(kind), slot);
             }
-            return Ok(Some((s, spilled)));
+            return Ok(Some(SiteProbe {
+                code: Some(s),
+                spilled,
+                deferred: None,
+            }));
         }
     }
     push_id(&mut s, patcher, site_id)?;
     s.invokestatic(hook, 2, 0);
-    Ok(Some((s, spilled)))
+    Ok(Some(SiteProbe {
+        code: Some(s),
+        spilled,
+        deferred: None,
+    }))
 }
 
 /// Offset of `kind`'s opcode from the `ILOAD`/`ISTORE` of its family.
@@ -482,6 +531,16 @@ fn kind_offset(kind: Kind) -> u8 {
         Kind::Double => 3,
         Kind::Reference => 4,
     }
+}
+
+/// For each instruction, the offset of the first instruction of its basic block (Default BBA).
+fn block_leaders(m: &Prepared<'_, '_>) -> Vec<u32> {
+    let mut out = Vec::with_capacity(m.insns.len());
+    for (leader, count) in blocks(m, false) {
+        let offset = m.insns[leader].offset;
+        out.extend(std::iter::repeat_n(offset, count as usize));
+    }
+    out
 }
 
 /// Basic blocks as (leader instruction index, bytecodes in the block), per JP's

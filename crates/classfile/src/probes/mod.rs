@@ -28,12 +28,13 @@ pub(crate) enum Hook {
     NativeExit,
     Receiver,
     Reveal,
+    Site,
 }
 
 const ACC_STATIC: u16 = 0x0008;
 
 /// The cache slot of `java/lang/Throwable`, after every hook's.
-const THROWABLE_SLOT: usize = Hook::Reveal as usize + 1;
+const THROWABLE_SLOT: usize = Hook::Site as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
@@ -74,6 +75,7 @@ impl<'h> Refs<'h> {
             Hook::NativeExit => &h.native_exit,
             Hook::Receiver => &h.receiver,
             Hook::Reveal => &h.reveal,
+            Hook::Site => &h.site,
         };
         if let Some(i) = self.cache[hook as usize] {
             return Ok(i);
@@ -203,6 +205,10 @@ pub struct Hooks {
     /// `reveal(Ljava/lang/Object;I)V`: an argument of a gateway method (`Method.invoke`'s
     /// receiver...) and the gateway's kind, at entry ([`instrument_reveal`]).
     pub reveal: HookMethod,
+    /// `site(I)V`: a deferred site (see [`Selection::deferred_site`]) is about to run its
+    /// call(s). Not native in the agent's class: a Java body returns at once once the site has
+    /// fired (see [`crate::hooks_class`]) and calls `receiver(null, site)` otherwise.
+    pub site: HookMethod,
     /// Prefix given to wrapped native methods (what the agent passes to SetNativeMethodPrefix).
     pub native_prefix: String,
 }
@@ -221,6 +227,7 @@ impl Default for Hooks {
             native_exit: HookMethod::new("nativeExit", "(I)V"),
             receiver: HookMethod::new("receiver", "(Ljava/lang/Object;I)V"),
             reveal: HookMethod::new("reveal", "(Ljava/lang/Object;I)V"),
+            site: HookMethod::new("site", "(I)V"),
             native_prefix: "ferrofluid$$".to_owned(),
         }
     }
@@ -296,7 +303,7 @@ impl Invoke {
 }
 
 /// A call offered to [`Selection::receiver_site`] (virtual and interface calls) and
-/// [`Selection::cold_site`] (cold calls of any dispatch).
+/// [`Selection::deferred_site`] (deferred calls of any dispatch).
 #[derive(Debug, Clone, Copy)]
 pub struct CallSite<'s> {
     /// How the call dispatches.
@@ -309,6 +316,9 @@ pub struct CallSite<'s> {
     pub descriptor: &'s str,
     /// Offset of the invoke instruction in the original code.
     pub bci: u32,
+    /// Offset of the first instruction of its basic block (blocks end at control transfers
+    /// and start at branch targets and handlers), in the original code.
+    pub block: u32,
 }
 
 /// Chooses the methods to patch and hands out ids.
@@ -323,10 +333,10 @@ pub trait Selection {
         bci
     }
 
-    /// Whether the `entry-exit` probe should offer this selection its calls (virtual and
-    /// interface ones through [`Selection::receiver_site`], cold ones through
-    /// [`Selection::cold_site`]). Off by default: asking costs a
-    /// constant-pool lookup per call instruction.
+    /// Whether the `entry-exit` probe should offer this selection its calls (deferred ones
+    /// through [`Selection::deferred_site`], virtual and interface ones through
+    /// [`Selection::receiver_site`]). Off by default: asking costs a constant-pool lookup per
+    /// call instruction.
     fn wants_receiver_sites(&self) -> bool {
         false
     }
@@ -342,13 +352,15 @@ pub trait Selection {
         None
     }
 
-    /// The site id of a cold call (`crate::code::cold`: on the way to a `throw`, or at the head
-    /// of an exception handler) in method `method_id`, or `None`. With an id, the probe passes
-    /// the receiver (virtual and interface calls, as at a receiver site) or `null` (static and
-    /// special calls) and the id to the `receiver` hook just before the call, so that a profiler
-    /// can leave the targets of calls that rarely run uninstrumented until they do. Asked
-    /// before [`Selection::receiver_site`], which is asked when this gives `None`.
-    fn cold_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
+    /// The site id of a deferred call (`crate::code::cold::deferred_instructions`: neither on the
+    /// method's entry straight line nor in a block every path to a `return` runs, so an
+    /// invocation may not make it) in method `method_id`, or
+    /// `None`. With an id, the probe passes the id to the `site` hook just before the call, so
+    /// that a profiler can leave the targets of calls a run may never make uninstrumented until
+    /// they are made. Calls of one basic block may share an id: then only the first of them in
+    /// the block gets the probe (the selection reveals them all when it runs). Asked before
+    /// [`Selection::receiver_site`], which is asked when this gives `None`.
+    fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let _ = (method_id, call);
         None
     }

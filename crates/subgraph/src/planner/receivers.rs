@@ -9,20 +9,23 @@
 //! receiver's class runs is chosen ([`Planner::receiver_seen`]), before the call proceeds.
 //! Such a call is no longer followed by CHA, nor by the overrides of classes loaded later.
 //!
-//! *Cold sites* extend this to calls in cold code (on the way to a `throw`, or at the head of
-//! an exception handler; `ferrofluid_classfile::code::cold`) of any dispatch: a method's first
-//! invocation leaves them alone, and the probe before the call (passing the receiver, or `null`
-//! for a static or special call) reveals the call the first time it runs. Exception
-//! constructors, message formatting and logging mostly never run in a profile, and were most
-//! of Scheme B's surplus.
+//! *Deferred sites* extend lazy revelation from methods to call sites: a call that an invocation
+//! of its method may not make (`ferrofluid_classfile::code::cold::deferred_instructions`: neither
+//! on the entry straight line nor in a basic block that every path to a `return` runs) is not
+//! followed at the method's first invocation. The calls of one basic block share a site, whose
+//! probe before the first of them passes the site id to `Hooks.site`; the first time it runs
+//! inside a root's extent, [`Planner::site_reached`] follows every call of the block (by CHA)
+//! before they proceed. Callees on branches a run never takes (exception constructors, message
+//! formatting, slow paths) are never instrumented, which was most of Scheme B's surplus. A
+//! virtual call that is a receiver site anyway stays one.
 //!
 //! Only under `lazy`: `eager` and `total` choose up front by design.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ferrofluid_classfile::CallSite as ProbeCall;
 
-use super::{MethodId, Planner, Scheme};
+use super::{MethodId, Planner, Scheme, NEVER_INSTRUMENTED};
 use crate::cha;
 use crate::error::SubgraphError;
 use crate::model::CallKind;
@@ -41,11 +44,24 @@ pub(crate) struct ReceiverSites {
     /// Every call asked about, by the loader of the code that makes it: its site id, or
     /// `None` when CHA follows it. Decided once, so that every method making the call agrees.
     decided: HashMap<(LoaderId, Call), Option<u32>>,
-    /// Site id -> the call.
-    sites: Vec<(LoaderId, Call)>,
-    /// Cold calls given a site, by the method making them (a method's first invocation
-    /// follows its other cold calls, as Scheme B does).
-    cold: HashMap<(MethodKey, Call), u32>,
+    /// Site id -> what it reveals.
+    sites: Vec<Site>,
+    /// Deferred sites by method and basic block (offset of its first instruction).
+    blocks: HashMap<(MethodKey, u32), u32>,
+    /// Deferred calls covered by a site, by the method making them (a method's first
+    /// invocation follows its other deferred calls, as Scheme B does).
+    deferred: HashSet<(MethodKey, Call)>,
+    /// How many of `sites` are deferred sites.
+    deferred_count: usize,
+}
+
+/// What a site id stands for.
+#[derive(Debug)]
+enum Site {
+    /// A virtual call narrowed by the receivers that reach it, made by code of the loader.
+    Receiver(LoaderId, Call),
+    /// Deferred calls of one basic block, made by code of the loader: followed when reached.
+    Deferred(LoaderId, Vec<Call>),
 }
 
 impl ReceiverSites {
@@ -65,13 +81,13 @@ impl ReceiverSites {
         self.sites.len()
     }
 
-    pub(crate) fn cold_count(&self) -> usize {
-        self.cold.len()
+    pub(crate) fn deferred_count(&self) -> usize {
+        self.deferred_count
     }
 
-    /// Whether cold call `call` of `method` has a site (and so is left to it).
-    pub(crate) fn is_cold_site(&self, method: MethodKey, call: Call) -> bool {
-        self.enabled && self.cold.contains_key(&(method, call))
+    /// Whether deferred call `call` of `method` has a site (and so is left to it).
+    pub(crate) fn is_deferred_site(&self, method: MethodKey, call: Call) -> bool {
+        self.enabled && self.deferred.contains(&(method, call))
     }
 }
 
@@ -99,54 +115,71 @@ impl Planner {
         decision
     }
 
-    /// The cold-site id of `call`, a cold call of method `method` (see the module's doc), or
-    /// `None` when the method also makes the call outside cold code (its first invocation
-    /// follows it) or sites are off. A virtual call that is a receiver site anyway keeps that
-    /// site's id. The class-file engine asks this while instrumenting a chosen method.
-    pub fn cold_site(&mut self, method: MethodId, call: &ProbeCall<'_>) -> Option<u32> {
-        if !self.receivers.enabled {
+    /// The deferred-site id of `call`, a deferred call of method `method` (see the module's
+    /// doc), or `None` when the method also makes the call where it is certain (its first
+    /// invocation follows it), when it is a receiver site (the engine then asks
+    /// [`Planner::receiver_site`]), when nothing could be instrumented there, or when sites are
+    /// off. The deferred calls of one basic block (`call.block`) share one id. The class-file
+    /// engine asks this while instrumenting a chosen method, before its first invocation.
+    pub fn deferred_site(&mut self, method: MethodId, probe: &ProbeCall<'_>) -> Option<u32> {
+        if !self.receivers.enabled || probe.class.starts_with('[') {
+            // `array.clone()`: no bytecode to instrument.
             return None;
         }
         let key = *self.ids.get(method as usize)?;
-        if !call.invoke.is_virtual() && !self.config.filter.allows(call.class) {
+        if !probe.invoke.is_virtual()
+            && (!self.config.filter.allows(probe.class) || probe.class == NEVER_INSTRUMENTED)
+        {
             // Nothing would be instrumented there: no probe needed. (A virtual call named on an
             // excluded class may still reach included overrides.)
             return None;
         }
-        let call = self.stored_call(call)?;
-        let rec = self.registry.method(key);
-        if rec.cold_calls.binary_search(&call).is_err() {
+        let call = self.stored_call(probe)?;
+        if self
+            .registry
+            .method(key)
+            .deferred_calls
+            .binary_search(&call)
+            .is_err()
+        {
             return None;
         }
-        if let Some(&id) = self.receivers.cold.get(&(key, call)) {
-            return Some(id);
-        }
         let loader = self.registry.class(key.class).loader;
-        let id = match self.receivers.decided.get(&(loader, call)) {
-            Some(&Some(shared)) => shared,
-            _ => {
+        if call.kind.is_virtual() && self.receiver_site(loader, probe).is_some() {
+            return None;
+        }
+        let id = match self.receivers.blocks.get(&(key, probe.block)) {
+            Some(&id) => id,
+            None => {
                 let id = u32::try_from(self.receivers.sites.len()).ok()?;
-                self.receivers.sites.push((loader, call));
+                self.receivers
+                    .sites
+                    .push(Site::Deferred(loader, Vec::new()));
+                self.receivers.deferred_count += 1;
+                self.receivers.blocks.insert((key, probe.block), id);
                 id
             }
         };
-        self.receivers.cold.insert((key, call), id);
+        if let Some(Site::Deferred(_, calls)) = self.receivers.sites.get_mut(id as usize) {
+            if !calls.contains(&call) {
+                calls.push(call);
+            }
+        }
+        self.receivers.deferred.insert((key, call));
         Some(id)
     }
 
-    /// Site `site` was reached with no receiver to look at (a cold static or special call):
-    /// chooses its target, to instrument before the call proceeds. A virtual site reached with
-    /// `null` (about to throw) chooses nothing.
+    /// Site `site` was reached with no receiver to look at: a deferred site's calls are
+    /// followed (their targets chosen, to instrument before the calls proceed). A receiver site
+    /// reached with `null` (about to throw) chooses nothing.
     pub fn site_reached(&mut self, site: u32) -> Result<Batch, SubgraphError> {
-        let &(loader, call) = self
-            .receivers
-            .sites
-            .get(site as usize)
-            .ok_or(SubgraphError::UnknownSite(site))?;
-        let (class, _, _) = self.registry.reference(call.target);
-        // A virtual call passes no receiver only when it is null: nothing runs but a throw.
-        if !call.kind.is_virtual() && !self.registry.strings.resolve(class).starts_with('[') {
-            self.follow_cha(loader, call);
+        let (loader, calls) = match self.receivers.sites.get(site as usize) {
+            Some(Site::Deferred(loader, calls)) => (*loader, calls.clone()),
+            Some(Site::Receiver(..)) => return Ok(self.finish()),
+            None => return Err(SubgraphError::UnknownSite(site)),
+        };
+        for call in calls {
+            self.follow(loader, call);
         }
         Ok(self.finish())
     }
@@ -168,6 +201,10 @@ impl Planner {
 
     fn decide(&mut self, loader: LoaderId, call: Call) -> Option<u32> {
         let (class, name, descriptor) = self.registry.reference(call.target);
+        if self.registry.strings.resolve(class).starts_with('[') {
+            // A method of an array (`clone()`): nothing to instrument.
+            return None;
+        }
         // A class not loaded yet may have any number of implementations by the time the call
         // runs (the method is instrumented before its first invocation): let receivers decide.
         if let Some((cid, true)) = self.registry.resolve_class_how(loader, class) {
@@ -180,7 +217,7 @@ impl Planner {
             }
         }
         let id = u32::try_from(self.receivers.sites.len()).ok()?;
-        self.receivers.sites.push((loader, call));
+        self.receivers.sites.push(Site::Receiver(loader, call));
         Some(id)
     }
 
@@ -194,11 +231,12 @@ impl Planner {
         loader: LoaderId,
         class: &str,
     ) -> Result<Batch, SubgraphError> {
-        let &(site_loader, call) = self
-            .receivers
-            .sites
-            .get(site as usize)
-            .ok_or(SubgraphError::UnknownSite(site))?;
+        let (site_loader, call) = match self.receivers.sites.get(site as usize) {
+            Some(&Site::Receiver(loader, call)) => (loader, call),
+            // A deferred site passes no receiver: nothing to narrow.
+            Some(Site::Deferred(..)) => return self.site_reached(site),
+            None => return Err(SubgraphError::UnknownSite(site)),
+        };
         let (named, name, descriptor) = self.registry.reference(call.target);
         let chosen = match self.registry.lookup(loader, class) {
             Some(cid) => cha::receiver_target(&self.registry, cid, name, descriptor)

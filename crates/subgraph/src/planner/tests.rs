@@ -403,6 +403,7 @@ fn revealing_a_method_whose_calls_are_receiver_sites_still_takes_every_implement
         name: "go",
         descriptor: V,
         bci: 0,
+        block: 0,
     };
     assert_eq!(p.receiver_site(BOOTSTRAP, &site), Some(0));
     assert!(p
@@ -559,14 +560,16 @@ fn abstract_root_stands_for_its_implementations_now_and_later() {
     assert_eq!(planned(&mut p), ["C.go"]);
 }
 
-/// `Cold.run` calls `Err.<init>` only on the way to a throw, `Log.warn` at a handler's head
-/// and also `Both.x` there, which it calls in hot code too; `task.go()` in cold code (one target).
+/// `Cold.run` calls `Both.x` where it is certain; on branches it may not take it calls
+/// `Err.<init>` and `Log.warn` (one block), `Both.x` again and `A.go` (one target), and
+/// `Task.go` (three implementations: a receiver site).
 fn cold_classes() -> Vec<ClassModel<'static>> {
     let class = |name: &'static str, methods| {
         ClassModel::new(name, Some("java/lang/Object"), &[], PUBLIC, methods)
     };
-    vec![
-        object(),
+    let mut all = tasks();
+    all.push(task_c());
+    all.extend([
         class(
             "Cold",
             vec![method(
@@ -574,64 +577,85 @@ fn cold_classes() -> Vec<ClassModel<'static>> {
                 STATIC,
                 vec![
                     call(CallKind::Static, "Both", "x"),
-                    call(CallKind::Special, "Err", "<init>").cold(),
-                    call(CallKind::Static, "Log", "warn").cold(),
-                    call(CallKind::Static, "Both", "x").cold(),
-                    call(CallKind::Virtual, "A", "go").cold(),
+                    call(CallKind::Special, "Err", "<init>").deferred(),
+                    call(CallKind::Static, "Log", "warn").deferred(),
+                    call(CallKind::Static, "Both", "x").deferred(),
+                    call(CallKind::Virtual, "A", "go").deferred(),
+                    call(CallKind::Interface, "Task", "go").deferred(),
+                    call(CallKind::Virtual, "[I", "clone").deferred(),
                 ],
             )],
         ),
         class("Err", vec![method("<init>", PUBLIC, vec![])]),
         class("Log", vec![method("warn", STATIC, vec![])]),
         class("Both", vec![method("x", STATIC, vec![])]),
-        class("A", vec![method("go", PUBLIC, vec![])]),
-    ]
+    ]);
+    all
 }
 
+/// An engine call at the start of basic block `block`.
 fn probe_call<'a>(
     invoke: ferrofluid_classfile::Invoke,
     class: &'a str,
     name: &'a str,
+    block: u32,
 ) -> ferrofluid_classfile::CallSite<'a> {
     ferrofluid_classfile::CallSite {
         invoke,
         class,
         name,
         descriptor: V,
-        bci: 0,
+        bci: block,
+        block,
     }
 }
 
 #[test]
-fn cold_calls_with_a_site_wait_until_they_run() {
+fn deferred_calls_share_a_site_per_block_and_wait_until_it_runs() {
     use ferrofluid_classfile::Invoke;
     let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
     p.set_receiver_sites(true);
     let run = id(&p, "Cold", "run");
-    // The engine asks while instrumenting `run`: every call only made in cold code gets a site,
-    // `Both.x` (also hot) does not.
-    let err = p.cold_site(run, &probe_call(Invoke::Special, "Err", "<init>"));
-    let warn = p.cold_site(run, &probe_call(Invoke::Static, "Log", "warn"));
-    let go = p.cold_site(run, &probe_call(Invoke::Virtual, "A", "go"));
-    assert_eq!((err, warn, go), (Some(0), Some(1), Some(2)));
+    // The engine asks while instrumenting `run`: every call made only where it is deferred gets
+    // a site, one per basic block; `Both.x` (also made where it is certain) does not.
+    let err = p.deferred_site(run, &probe_call(Invoke::Special, "Err", "<init>", 10));
+    let warn = p.deferred_site(run, &probe_call(Invoke::Static, "Log", "warn", 10));
+    let go = p.deferred_site(run, &probe_call(Invoke::Virtual, "A", "go", 20));
+    assert_eq!((err, warn, go), (Some(0), Some(0), Some(1)));
     assert_eq!(
-        p.cold_site(run, &probe_call(Invoke::Static, "Both", "x")),
+        p.deferred_site(run, &probe_call(Invoke::Static, "Both", "x", 20)),
         None
     );
+    // A virtual call with many targets stays a receiver site (the engine then asks for it).
+    let task = probe_call(Invoke::Interface, "Task", "go", 30);
+    assert_eq!(p.deferred_site(run, &task), None);
+    assert_eq!(p.receiver_site(BOOTSTRAP, &task), Some(2));
+    // A method of an array: nothing to reveal, no site.
+    let clone = probe_call(Invoke::Virtual, "[I", "clone", 30);
+    assert_eq!(p.deferred_site(run, &clone), None);
+    assert_eq!(p.receiver_site(BOOTSTRAP, &clone), None);
     // Asked again (the class retransformed): the same ids.
     assert_eq!(
-        p.cold_site(run, &probe_call(Invoke::Static, "Log", "warn")),
-        Some(1)
+        p.deferred_site(run, &probe_call(Invoke::Static, "Log", "warn", 10)),
+        Some(0)
     );
     let b = p.first_invocation(run).unwrap();
     assert_eq!(names(&p, &b), ["Both.x"]);
+    // The first block's site reveals both its calls at once.
     let b = p.site_reached(0).unwrap();
-    assert_eq!(names(&p, &b), ["Err.<init>"]);
+    assert_eq!(sorted(names(&p, &b)), ["Err.<init>", "Log.warn"]);
     assert!(p.site_reached(0).unwrap().is_empty());
-    let b = p.receiver_seen(2, BOOTSTRAP, "A").unwrap();
+    let b = p.site_reached(1).unwrap();
     assert_eq!(names(&p, &b), ["A.go"]);
+    // The receiver site reached with null (about to throw) chooses nothing.
+    assert!(p.site_reached(2).unwrap().is_empty());
+    let b = p.receiver_seen(2, BOOTSTRAP, "C").unwrap();
+    assert_eq!(names(&p, &b), ["C.go"]);
     let c = p.counters();
-    assert_eq!((c.instrumented, c.receiver_sites, c.cold_sites), (4, 3, 3));
+    assert_eq!(
+        (c.instrumented, c.receiver_sites, c.deferred_sites),
+        (6, 3, 2)
+    );
     assert_eq!(
         p.site_reached(7).unwrap_err().to_string(),
         SubgraphError::UnknownSite(7).to_string()
@@ -639,27 +663,37 @@ fn cold_calls_with_a_site_wait_until_they_run() {
 }
 
 #[test]
-fn cold_calls_without_a_site_are_followed_at_first_invocation() {
+fn deferred_sites_are_lazy_only() {
+    for scheme in [Scheme::Eager, Scheme::Total] {
+        let (mut p, _) = loaded(scheme, &["Cold::run"], &cold_classes());
+        p.set_receiver_sites(true);
+        let run = id(&p, "Cold", "run");
+        let warn = probe_call(ferrofluid_classfile::Invoke::Static, "Log", "warn", 10);
+        assert_eq!(p.deferred_site(run, &warn), None, "{scheme}");
+        assert!(p.method(id(&p, "Log", "warn")).is_some(), "{scheme}");
+    }
+}
+
+#[test]
+fn deferred_calls_without_a_site_are_followed_at_first_invocation() {
     // Sites off (eager, total, or an agent that cannot tag): Scheme B takes every callee.
     let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
     p.set_receiver_sites(false);
     let run = id(&p, "Cold", "run");
     assert_eq!(
-        p.cold_site(
+        p.deferred_site(
             run,
-            &probe_call(ferrofluid_classfile::Invoke::Static, "Log", "warn")
+            &probe_call(ferrofluid_classfile::Invoke::Static, "Log", "warn", 10)
         ),
         None
     );
     let b = p.first_invocation(run).unwrap();
-    assert_eq!(
-        sorted(names(&p, &b)),
-        ["A.go", "Both.x", "Err.<init>", "Log.warn"]
-    );
-    // Sites on, but the engine never asked about the cold calls (it could not place a probe):
-    // followed too, so nothing runs uninstrumented.
+    let all = ["A.go", "B.go", "Both.x", "C.go", "Err.<init>", "Log.warn"];
+    assert_eq!(sorted(names(&p, &b)), all);
+    // Sites on, but the engine never asked about the deferred calls (it could not place a
+    // probe): followed too, so nothing runs uninstrumented.
     let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
     p.set_receiver_sites(true);
     let b = p.first_invocation(id(&p, "Cold", "run")).unwrap();
-    assert_eq!(b.method_count(), 4);
+    assert_eq!(sorted(names(&p, &b)), all);
 }

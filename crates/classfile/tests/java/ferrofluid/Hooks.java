@@ -21,6 +21,7 @@ public final class Hooks {
         String k = site + " " + (o == null ? "null" : o.getClass().getName());
         receivers.merge(k, 1L, Long::sum);
     }
+    public static void site(int site) { receiver(null, site); }
     static void dump() {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < N; i++) {

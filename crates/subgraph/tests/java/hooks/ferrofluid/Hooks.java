@@ -7,6 +7,7 @@ package ferrofluid;
 public final class Hooks {
     private static final int[] COUNTS = new int[4096];
     private static final java.util.Set<String> RECEIVERS = new java.util.TreeSet<>();
+    private static final java.util.Set<Integer> SITES = new java.util.TreeSet<>();
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -17,6 +18,7 @@ public final class Hooks {
             }
             synchronized (RECEIVERS) {
                 RECEIVERS.forEach(r -> System.out.println("ferrofluid-receiver " + r));
+                SITES.forEach(s -> System.out.println("ferrofluid-site " + s + " reached"));
             }
         }));
     }
@@ -30,6 +32,12 @@ public final class Hooks {
     public static void exit(int id) {}
 
     public static void unwind(int id) {}
+
+    public static void site(int site) {
+        synchronized (RECEIVERS) {
+            SITES.add(site);
+        }
+    }
 
     public static void receiver(Object o, int site) {
         if (o != null) {

@@ -1,0 +1,315 @@
+//! The Java side of deferred sites: the static fields `active` and `fired` of `ferrofluid/Hooks`,
+//! which the Java body of `Hooks.site(int)` reads so that a site costs no JNI call when no thread is
+//! inside a root's extent or once its calls are revealed (`ferrofluid_classfile::hooks_class`).
+//!
+//! **`fired`** is a `byte[]` indexed by global site id: `fired[site] = 1` once the site's calls are
+//! instrumented (set under the revelation lock, after the retransformation). It grows by replacing
+//! it with a bigger copy (`SetStaticObjectField`); a thread still reading the old array, or a site
+//! beyond its end, only takes the native path, whose own per-site flag (`flags::SITES`) answers.
+//! Ids beyond [`MAX_SITES`] are never flagged (memory stays bounded at 4 MiB). A session's end
+//! drops the array (site ids are never reused, so stale flags could not mislead anyway).
+//!
+//! **`active`** is nonzero while some thread is inside a root's extent. A thread inside one must
+//! never see 0 (its deferred sites would not reveal their calls); a stale 1 while nobody is inside
+//! only costs native calls that return at once. The count of threads inside lives in [`STATE`]
+//! with a *published* bit, which is set only after `active = 1` was written and cleared (by the
+//! last thread out, with a compare-and-swap from "0 threads, published") before `active = 0` is
+//! written; both writes happen under [`LOCK`]. A thread entering adds itself with one atomic add:
+//! if the bit was set, `active` is 1 and stays 1 while the thread is counted (the bit can only be
+//! cleared at a count of 0); if not, it takes the lock and publishes before it proceeds. So
+//! entering a root's extent costs one atomic add unless the thread is the first one in, and
+//! leaving one compare-and-swap unless it is the last one out. The word also holds an *epoch*,
+//! bumped when a session ends ([`reset`]): a thread counted in an older epoch (its session gone)
+//! never subtracts itself from the new count. The field need not be `volatile`: a thread changes
+//! its own state only inside a native hook call, across which compiled code cannot keep a field
+//! in a register.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use ferrofluid_jvmti::{sys, Class, JniEnv};
+
+/// Site ids from here on are never flagged in `fired` (they take the native path).
+pub const MAX_SITES: usize = 1 << 22;
+
+/// The epoch (high 32 bits, from 1), the threads inside a root's extent times [`ONE`], and
+/// [`PUBLISHED`].
+static STATE: AtomicU64 = AtomicU64::new(1 << EPOCH_SHIFT);
+/// `Hooks.active` is 1 (set after the write, cleared before the write of 0).
+const PUBLISHED: u64 = 1;
+/// One thread in the count.
+const ONE: u64 = 2;
+const EPOCH_SHIFT: u32 = 32;
+/// The count and the published bit.
+const LOW: u64 = (1 << EPOCH_SHIFT) - 1;
+
+fn epoch(state: u64) -> u32 {
+    (state >> EPOCH_SHIFT) as u32
+}
+
+/// Serialises the writes of both fields and the array's growth.
+static LOCK: Mutex<Fields> = Mutex::new(Fields {
+    class: 0,
+    active: 0,
+    fired: 0,
+    array: 0,
+    flags: Vec::new(),
+});
+
+/// The hooks class and its fields (raw JNI handles stored as integers, 0 when unknown).
+struct Fields {
+    /// Global reference to `ferrofluid/Hooks`.
+    class: usize,
+    /// `jfieldID` of `active`.
+    active: usize,
+    /// `jfieldID` of `fired`.
+    fired: usize,
+    /// Global reference to the current `fired` array, 0 if none.
+    array: usize,
+    /// What the array holds (its length is the array's).
+    flags: Vec<u8>,
+}
+
+impl Fields {
+    fn class<'a>(&self) -> Option<Class<'a>> {
+        // SAFETY: a global reference to the hooks class, created in `install` and never deleted
+        // (the class lives as long as the JVM).
+        (self.class != 0).then(|| unsafe { Class::from_raw(self.class as sys::jclass) })
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Fields> {
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Learns the hooks class's fields (once per library load) and clears them: `active = 0` and no
+/// `fired` array. False when the class has no such fields (defined by an older agent in this JVM):
+/// then deferred sites must stay off, since probes would call a `site` method it lacks.
+pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
+    let mut f = lock();
+    if f.class == 0 {
+        let has_site = env
+            .static_method_exists(class, c"site", c"(I)V")
+            .unwrap_or(false);
+        let active = env.static_field_id(class, c"active", c"I");
+        let fired = env.static_field_id(class, c"fired", c"[B");
+        let (true, Ok(active), Ok(fired)) = (has_site, active, fired) else {
+            log::warn!("ferrofluid/Hooks has no site(int), active or fired: deferred sites off");
+            return false;
+        };
+        let Ok(global) = env.new_global_ref(class.as_object()) else {
+            return false;
+        };
+        (f.class, f.active, f.fired) = (global as usize, active as usize, fired as usize);
+    }
+    clear_fired(env, &mut f);
+    // `active` as the count says (a thread may be inside already, calibrating).
+    let state = STATE.load(Ordering::Acquire);
+    if state & PUBLISHED == 0 && state & LOW != 0 {
+        drop(f);
+        publish(&STATE, env.as_raw());
+    } else if let Some(class) = f.class() {
+        let value = i32::from(state & PUBLISHED != 0);
+        // SAFETY: `active` is the static int field of `class`.
+        let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, value) };
+    }
+    true
+}
+
+/// Whether [`install`] found the fields (deferred sites may be used).
+pub fn available() -> bool {
+    lock().class != 0
+}
+
+/// Resets both fields at a session's end (after the generation changed): no `fired` array,
+/// `active = 0`, nobody counted, in a new epoch (threads counted in the old one never subtract
+/// themselves).
+pub fn reset(env: &JniEnv<'_>) {
+    let mut f = lock();
+    let Some(class) = f.class() else {
+        return;
+    };
+    let next = epoch(STATE.load(Ordering::Acquire)).wrapping_add(1).max(1);
+    STATE.store(u64::from(next) << EPOCH_SHIFT, Ordering::SeqCst);
+    // SAFETY: `active` is the static int field of `class`.
+    let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 0) };
+    clear_fired(env, &mut f);
+}
+
+fn clear_fired(env: &JniEnv<'_>, f: &mut Fields) {
+    let Some(class) = f.class() else {
+        return;
+    };
+    // SAFETY: `fired` is the static byte[] field of `class`.
+    unsafe {
+        let _ = env.set_static_object_field(class, f.fired as sys::jfieldID, std::ptr::null_mut());
+    }
+    if f.array != 0 {
+        // SAFETY: our global reference to the old array, not used afterwards.
+        unsafe { env.delete_global_ref(f.array as sys::jobject) };
+        f.array = 0;
+    }
+    f.flags = Vec::new();
+}
+
+/// Deferred site `site` has fired: its calls are instrumented. Sets `fired[site] = 1`, growing
+/// the array first if needed.
+pub fn mark(env: &JniEnv<'_>, site: u32) {
+    let site = site as usize;
+    if site >= MAX_SITES {
+        return;
+    }
+    let mut f = lock();
+    let Some(class) = f.class() else {
+        return;
+    };
+    if site >= f.flags.len() {
+        let len = (site + 1).next_power_of_two().clamp(1024, MAX_SITES);
+        let mut flags = std::mem::take(&mut f.flags);
+        flags.resize(len, 0);
+        flags[site] = 1;
+        let Ok(array) = env.new_byte_array(len, &flags) else {
+            log::warn!("site flags: no array of {len} bytes");
+            return;
+        };
+        let global = env.new_global_ref(array);
+        env.delete_local_ref(array);
+        let Ok(global) = global else {
+            return;
+        };
+        // SAFETY: `fired` is the static byte[] field of `class`; `global` is a byte[].
+        if unsafe { env.set_static_object_field(class, f.fired as sys::jfieldID, global) }.is_err()
+        {
+            // SAFETY: the reference just created, not stored anywhere.
+            unsafe { env.delete_global_ref(global) };
+            return;
+        }
+        if f.array != 0 {
+            // SAFETY: our global reference to the replaced array, not used afterwards.
+            unsafe { env.delete_global_ref(f.array as sys::jobject) };
+        }
+        (f.array, f.flags) = (global as usize, flags);
+        return;
+    }
+    f.flags[site] = 1;
+    // SAFETY: a global reference to the current array, alive while stored.
+    let array = unsafe { ferrofluid_jvmti::Object::from_raw(f.array as sys::jobject) };
+    let _ = env.set_byte_array_region(array, site, &[1]);
+}
+
+/// This thread entered a root's extent (its root depth left 0): it is counted, and `active` is 1
+/// when this returns (unless `env` is null: no Java to tell). Returns the epoch it was counted
+/// in, for [`thread_left`].
+#[inline]
+pub fn thread_entered(env: *mut sys::JNIEnv) -> u32 {
+    entered(&STATE, env)
+}
+
+#[inline]
+fn entered(state: &AtomicU64, env: *mut sys::JNIEnv) -> u32 {
+    let old = state.fetch_add(ONE, Ordering::AcqRel);
+    if old & PUBLISHED == 0 {
+        publish(state, env);
+    }
+    epoch(old)
+}
+
+#[cold]
+fn publish(state: &AtomicU64, env: *mut sys::JNIEnv) {
+    // SAFETY: the JNIEnv of the calling thread (a hook's, valid for its native call), or null.
+    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+        return;
+    };
+    let f = lock();
+    let Some(class) = f.class() else {
+        return;
+    };
+    let now = state.load(Ordering::Acquire);
+    // Nobody inside: a reset came in between, and this thread's session is gone.
+    if now & PUBLISHED == 0 && now & LOW != 0 {
+        // SAFETY: `active` is the static int field of `class`.
+        if unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 1) }.is_ok() {
+            state.fetch_or(PUBLISHED, Ordering::AcqRel);
+        }
+    }
+}
+
+/// This thread left every root's extent, after [`thread_entered`] returned `counted_in`. Does
+/// nothing if the epoch changed since (the count was reset with the session). With a null
+/// `env`, the last thread out leaves `active` at 1.
+#[inline]
+pub fn thread_left(env: *mut sys::JNIEnv, counted_in: u32) {
+    left(&STATE, env, counted_in)
+}
+
+#[inline]
+fn left(state: &AtomicU64, env: *mut sys::JNIEnv, counted_in: u32) {
+    let mut now = state.load(Ordering::Acquire);
+    loop {
+        if epoch(now) != counted_in || now & LOW < ONE {
+            return;
+        }
+        match state.compare_exchange_weak(now, now - ONE, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => break,
+            Err(changed) => now = changed,
+        }
+    }
+    if now & LOW == ONE + PUBLISHED {
+        unpublish(state, env, counted_in);
+    }
+}
+
+#[cold]
+fn unpublish(state: &AtomicU64, env: *mut sys::JNIEnv, counted_in: u32) {
+    // SAFETY: as in `publish`.
+    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+        return;
+    };
+    let f = lock();
+    let Some(class) = f.class() else {
+        return;
+    };
+    // Only if nobody entered meanwhile; an entering thread waits for the lock, then publishes.
+    let epoch = u64::from(counted_in) << EPOCH_SHIFT;
+    if state
+        .compare_exchange(
+            epoch | PUBLISHED,
+            epoch,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_ok()
+    {
+        // SAFETY: `active` is the static int field of `class`.
+        let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a JVM (null env) nothing is published, but the count and epochs behave: a
+    /// thread counted before a reset never subtracts itself afterwards. (A word of its own:
+    /// other tests' threads enter roots through the hooks.)
+    #[test]
+    fn counts_survive_resets_without_underflow() {
+        let state = AtomicU64::new(1 << EPOCH_SHIFT);
+        let null = std::ptr::null_mut();
+        let e = entered(&state, null);
+        let f = entered(&state, null);
+        assert_eq!((e, f), (1, 1));
+        assert_eq!(state.load(Ordering::SeqCst) & LOW, 2 * ONE);
+        left(&state, null, f);
+        assert_eq!(state.load(Ordering::SeqCst) & LOW, ONE);
+        // A reset (what `reset` does to the word).
+        state.store(2 << EPOCH_SHIFT, Ordering::SeqCst);
+        left(&state, null, e);
+        assert_eq!(state.load(Ordering::SeqCst), 2 << EPOCH_SHIFT);
+        let g = entered(&state, null);
+        assert_eq!(g, 2);
+        left(&state, null, g);
+        left(&state, null, g);
+        assert_eq!(state.load(Ordering::SeqCst), 2 << EPOCH_SHIFT);
+    }
+}
