@@ -461,17 +461,26 @@ impl Planner {
                 self.follow(loader, call);
             }
         }
-        // Overrides of virtual methods already called on a supertype.
-        for sup in self.registry.supertypes_of(cid) {
-            let sup_name = self.registry.class(sup).name;
-            let Some(sigs) = self.reachable_virtual.get(&sup_name) else {
-                continue;
-            };
-            let found: Vec<MethodKey> = sigs
-                .iter()
-                .filter_map(|&(n, d)| cha::receiver_target(&self.registry, cid, n, d))
-                .collect();
-            found.into_iter().for_each(|k| self.select(k));
+        // Overrides of virtual methods already called on a supertype, in this class and in its
+        // subclasses registered before it: a class's ClassFileLoadHook runs before its
+        // supertypes load, so when a subclass was planned, the supertype through which it
+        // overrides a called method may have been unknown (Batik's `SAXSVGDocumentFactory`
+        // loads before `SAXDocumentFactory`, which links it to `DocumentFactory`).
+        if self.reachable_virtual.is_empty() {
+            return;
+        }
+        for class in self.registry.subtypes_of(cid) {
+            for sup in self.registry.supertypes_of(class) {
+                let sup_name = self.registry.class(sup).name;
+                let Some(sigs) = self.reachable_virtual.get(&sup_name) else {
+                    continue;
+                };
+                let found: Vec<MethodKey> = sigs
+                    .iter()
+                    .filter_map(|&(n, d)| cha::receiver_target(&self.registry, class, n, d))
+                    .collect();
+                found.into_iter().for_each(|k| self.select(k));
+            }
         }
     }
 

@@ -222,6 +222,34 @@ fn task_c() -> ClassModel<'static> {
 }
 
 #[test]
+fn an_override_loaded_before_its_superclass_is_added_when_the_superclass_loads() {
+    // `Main.run` calls `Task.go`, which nothing implements yet; then `Sub` (overriding `go`)
+    // loads before its superclass `Base` (implementing `Task`), as the JVM loads them: `Sub`'s
+    // link to `Task` is known only once `Base` is registered.
+    let mut all = tasks();
+    all.retain(|c| c.name == "java/lang/Object" || c.name == "Task" || c.name == "Main");
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &all);
+    p.set_receiver_sites(false);
+    assert!(p
+        .first_invocation(id(&p, "Main", "run"))
+        .unwrap()
+        .is_empty());
+    let class = |name: &'static str, sup: &'static str, ifaces: &'static [&'static str]| {
+        ClassModel::new(
+            name,
+            Some(sup),
+            ifaces,
+            PUBLIC,
+            vec![method("go", PUBLIC, vec![])],
+        )
+    };
+    assert!(p.add_model(BOOTSTRAP, &class("Sub", "Base", &[])));
+    assert!(planned(&mut p).is_empty());
+    assert!(p.add_model(BOOTSTRAP, &class("Base", "java/lang/Object", &["Task"])));
+    assert_eq!(sorted(planned(&mut p)), ["Base.go", "Sub.go"]);
+}
+
+#[test]
 fn lazy_late_implementation_is_added_when_it_loads() {
     let (mut p, b) = loaded(Scheme::Lazy, &["Main::run"], &tasks());
     assert_eq!(names(&p, &b), ["Main.run"]);
