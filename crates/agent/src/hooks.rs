@@ -358,13 +358,12 @@ pub fn agent_work(env: *mut sys::JNIEnv, f: impl FnOnce()) {
 /// waiting for the collector, the pause is reported, so it is not charged to the running method.
 #[inline]
 fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64, drain_own: bool) -> u64 {
-    // Room for the event and for the pause that may follow it.
-    let drained = if drain_own && ring.lacks_room(2) {
-        drain_own_ring(ring)
-    } else {
-        0
-    };
-    ring.push(kind, id, ns);
+    let mut drained = 0;
+    ring.push_within(kind, id, ns, crate::ring::FULL_WAIT, || {
+        if drain_own {
+            drained = drain_own_ring(ring);
+        }
+    });
     let paused = drained + ring.take_waited_ns();
     if paused > 0 {
         ring.push(Kind::Adjust, 0, paused);
@@ -379,7 +378,7 @@ fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64, drain_own: bo
 fn drain_own_ring(ring: &Ring) -> u64 {
     let start = now();
     let deadline = start + crate::ring::FULL_WAIT.as_nanos() as u64;
-    while !crate::collector::drain_own(ring) && ring.lacks_room(2) && now() < deadline {
+    while !crate::collector::drain_own(ring) && ring.lacks_room(1) && now() < deadline {
         std::thread::yield_now();
     }
     now().saturating_sub(start)

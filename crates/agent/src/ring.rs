@@ -127,20 +127,26 @@ impl Ring {
     /// Appends an event; false (and counted) when the ring stayed full. Producer side only.
     #[inline]
     pub fn push(&self, kind: Kind, id: u32, ns: u64) -> bool {
-        self.push_within(kind, id, ns, FULL_WAIT)
+        self.push_within(kind, id, ns, FULL_WAIT, || {})
     }
 
-    /// [`Ring::push`] waiting at most `wait` for room.
+    /// [`Ring::push`] that, finding the ring full, first calls `make_room` (which may drain it)
+    /// and then waits at most `wait` for room.
     #[inline]
-    pub fn push_within(&self, kind: Kind, id: u32, ns: u64, wait: std::time::Duration) -> bool {
+    pub fn push_within(
+        &self,
+        kind: Kind,
+        id: u32,
+        ns: u64,
+        wait: std::time::Duration,
+        make_room: impl FnOnce(),
+    ) -> bool {
         let head = self.head.0.load(Ordering::Relaxed);
-        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) >= self.slots.len() {
-            let tail = self.tail.0.load(Ordering::Acquire);
-            self.tail_seen.0.store(tail, Ordering::Relaxed);
-            if head.wrapping_sub(tail) >= self.slots.len() && !self.wait_for_room(head, wait) {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                return false;
-            }
+        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) >= self.slots.len()
+            && !self.room_after(head, wait, make_room)
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
         }
         let mask = self.slots.len() - 1;
         prefetch_for_write(self.slots[head.wrapping_add(PREFETCH_AHEAD) & mask].get());
@@ -150,6 +156,22 @@ impl Ring {
         unsafe { *slot.get() = [kind.tag() << 62 | u64::from(id), ns] };
         self.head.0.store(head.wrapping_add(1), Ordering::Release);
         true
+    }
+
+    /// The ring looked full to the producer at `head`: whether there is room after a fresh look
+    /// at the consumer's counter, `make_room`, and waiting at most `wait`.
+    #[cold]
+    fn room_after(&self, head: usize, wait: std::time::Duration, make_room: impl FnOnce()) -> bool {
+        let full = |tail: usize| head.wrapping_sub(tail) >= self.slots.len();
+        let tail = self.tail.0.load(Ordering::Acquire);
+        self.tail_seen.0.store(tail, Ordering::Relaxed);
+        if !full(tail) {
+            return true;
+        }
+        make_room();
+        let tail = self.tail.0.load(Ordering::Acquire);
+        self.tail_seen.0.store(tail, Ordering::Relaxed);
+        !full(tail) || self.wait_for_room(head, wait)
     }
 
     /// Whether fewer than `events` slots are free (producer side). Reads the consumer's counter
@@ -230,7 +252,13 @@ mod tests {
     fn full_ring_drops_and_counts() {
         let ring = Ring::with_capacity(1, "t".into(), 4);
         for i in 0..6 {
-            let pushed = ring.push_within(Kind::Enter, i, 100 + u64::from(i), Default::default());
+            let pushed = ring.push_within(
+                Kind::Enter,
+                i,
+                100 + u64::from(i),
+                Default::default(),
+                || {},
+            );
             assert_eq!(pushed, i < 4);
         }
         assert_eq!(ring.dropped(), 2);
@@ -277,7 +305,13 @@ mod tests {
             std::thread::spawn(move || {
                 let mut sent = 0u32;
                 while sent < 100_000 {
-                    if ring.push_within(Kind::Adjust, sent, u64::from(sent), Default::default()) {
+                    if ring.push_within(
+                        Kind::Adjust,
+                        sent,
+                        u64::from(sent),
+                        Default::default(),
+                        || {},
+                    ) {
                         sent += 1;
                     }
                 }
