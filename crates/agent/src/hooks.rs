@@ -338,6 +338,16 @@ pub fn revealing() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether this thread is inside a root's dynamic extent, busy with agent work or not.
+pub fn in_root() -> bool {
+    LOCAL
+        .try_with(|l| {
+            l.sync_generation();
+            l.in_root.get() > 0
+        })
+        .unwrap_or(false)
+}
+
 /// Runs revelation work `f` on this application thread: probes it reaches are ignored, and its
 /// time is factored out of the thread's open frames, as lazy revelation's is.
 #[cold]

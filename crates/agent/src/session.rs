@@ -18,7 +18,7 @@ use ferrofluid_classfile::{
 };
 use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti};
 use ferrofluid_subgraph::{
-    ClassSelection, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
+    ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
 };
 
 use crate::flags;
@@ -41,6 +41,16 @@ pub struct Session {
     instrumented: BTreeSet<ClassKey>,
     /// Loaded classes with newly chosen methods, to retransform.
     pending: BTreeSet<ClassKey>,
+    /// Classes with newly chosen methods that cannot be retransformed yet: loaded but not
+    /// prepared (a verifier or a subclass loaded them), so the agent has no reference to them.
+    /// They are retransformed at their ClassPrepare, before any of their code can run.
+    unprepared: BTreeSet<ClassKey>,
+    /// Static initialisers are chosen for classes not initialised yet (lazy and eager with
+    /// roots; `total` has them already, region mode times the region methods alone).
+    initializers: bool,
+    /// Classes loaded before the session, not initialised yet and not registered yet (their
+    /// bytes come with their first retransformation): their `<clinit>` is chosen then.
+    uninitialized: HashSet<ClassKey>,
     /// Methods the engine could not patch: `class.method descriptor: reason`.
     failures: Vec<String>,
     /// Reflection and method-handle gateways get `reveal` probes (lazy and eager with roots).
@@ -362,8 +372,33 @@ pub fn class_file_load(
         match session.as_mut() {
             Some(s) => {
                 if s.planner.selection_for(key.0, name).is_none() {
-                    match s.planner.class_loaded(key.0, bytes) {
-                        Ok(batch) => s.apply(batch, Some(&key)),
+                    // A class being defined is not initialised yet: its first use usually
+                    // follows on the thread loading it, so if that thread is inside a root
+                    // its initialiser is chosen now, else when a call would run it (classes
+                    // loaded by other threads, or by retransformations at the session's start,
+                    // which link classes). One loaded before the session (retransformed to show
+                    // its bytes) may not be initialised either. Reported before the class is
+                    // planned, which may follow calls that initialise it.
+                    let when = if !redefining {
+                        Some(if hooks::in_root() {
+                            Initialization::Now
+                        } else {
+                            Initialization::OnCall
+                        })
+                    } else if s.uninitialized.remove(&key) {
+                        Some(Initialization::OnCall)
+                    } else {
+                        None
+                    };
+                    match s.planner.add_class(key.0, bytes) {
+                        Ok(_) => {
+                            if let Some(when) = when.filter(|_| s.initializers) {
+                                let batch = s.planner.class_not_initialized(key.0, name, when);
+                                s.apply(batch, Some(&key));
+                            }
+                            let batch = s.planner.plan();
+                            s.apply(batch, Some(&key));
+                        }
                         Err(e) => log::warn!("planner: {name}: {e}"),
                     }
                 }
@@ -405,6 +440,20 @@ pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
         return;
     };
     remember(env, &key, class);
+    // Methods chosen while the class was loaded but not prepared (it could not be
+    // retransformed then), or chosen in other classes by a class-load hook (which cannot
+    // retransform): instrumented now, before code of the class can run.
+    let due = lock(&SESSION).as_mut().is_some_and(|s| {
+        if s.unprepared.remove(&key) {
+            s.pending.insert(key.clone());
+        }
+        !s.pending.is_empty()
+    });
+    if due {
+        for e in flush_pending(jvmti, env) {
+            log::warn!("instrumenting at class preparation: {e}");
+        }
+    }
     let instrumented = lock(&SESSION)
         .as_ref()
         .is_some_and(|s| s.instrumented.contains(&key) || s.gated.contains(&key));
@@ -456,12 +505,21 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     // Every loaded class the agent may change, and whether its bytes are known.
     let mut unknown = Vec::new();
     let mut known = Vec::new();
+    // Of those, the classes whose static initialiser has not run: it may run inside a root.
+    let mut uninitialized = HashSet::new();
     if let Ok(loaded) = jvmti.loaded_classes(env) {
         for &class in loaded.iter() {
             if jvmti.is_modifiable_class(class).unwrap_or(false) {
                 if let Some(key) = class_key(jvmti, env, class) {
                     if !key.1.starts_with(ferrofluid_subgraph::AGENT_PACKAGE) {
                         remember(env, &key, class);
+                        let status = jvmti.class_status(class).unwrap_or(0) as u32;
+                        if status
+                            & (sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR)
+                            == 0
+                        {
+                            uninitialized.insert(key.clone());
+                        }
                         known.push(key);
                     }
                 }
@@ -493,10 +551,30 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         roots,
         instrumented: BTreeSet::new(),
         pending: BTreeSet::new(),
+        unprepared: BTreeSet::new(),
+        initializers: gateways,
+        uninitialized: HashSet::new(),
         failures: Vec::new(),
         gateways,
         gated: BTreeSet::new(),
     };
+    // Known classes are registered already; the others when their bytes show up. Before
+    // planning: under `eager` the plan follows calls, which may initialise them.
+    let unknown_set: HashSet<&ClassKey> = unknown.iter().collect();
+    if !session.initializers {
+        uninitialized.clear();
+    }
+    for key in uninitialized {
+        if unknown_set.contains(&key) {
+            session.uninitialized.insert(key);
+        } else {
+            let batch =
+                session
+                    .planner
+                    .class_not_initialized(key.0, &key.1, Initialization::OnCall);
+            session.apply(batch, None);
+        }
+    }
     let batch = session.planner.plan();
     session.apply(batch, None);
     if gateways {
@@ -537,12 +615,23 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     outcome
 }
 
-/// Retransforms the classes queued by the session until nothing new is queued.
+/// Retransforms the classes queued by the session until nothing new is queued. A queued class
+/// that is not prepared yet waits for its ClassPrepare (`Session::unprepared`).
 fn flush_pending(jvmti: Jvmti, env: &JniEnv<'_>) -> Vec<String> {
     let mut errors = Vec::new();
     for _ in 0..64 {
         let pending: Vec<ClassKey> = match lock(&SESSION).as_mut() {
-            Some(s) => std::mem::take(&mut s.pending).into_iter().collect(),
+            Some(s) => {
+                // Under the session lock, so that `class_prepared` (which remembers the class
+                // first, then looks here) cannot miss a class set aside now.
+                let classes = lock(&CLASSES);
+                let (ready, unprepared): (Vec<ClassKey>, Vec<ClassKey>) =
+                    std::mem::take(&mut s.pending)
+                        .into_iter()
+                        .partition(|k| classes.as_ref().is_some_and(|c| c.refs.contains_key(k)));
+                s.unprepared.extend(unprepared);
+                ready
+            }
             None => return errors,
         };
         if pending.is_empty() {

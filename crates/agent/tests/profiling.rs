@@ -542,6 +542,37 @@ fn calls_after_a_branch_are_instrumented_when_first_reached_and_counted_exactly(
     assert_eq!(profile["methods"]["called"], 5, "{profile}");
 }
 
+#[test]
+fn classes_loaded_unprepared_or_initialised_inside_the_root_are_counted_exactly() {
+    let expected = paths(&[
+        ("Loading.run", 1),
+        ("Loading.run/Loading.make", 3),
+        ("Loading.run/Loading.make/Loading$Base.<clinit>", 1),
+        (
+            "Loading.run/Loading.make/Loading$Base.<clinit>/Loading$Base.seed",
+            1,
+        ),
+        ("Loading.run/Loading.make/Loading$Sub.<init>", 3),
+        (
+            "Loading.run/Loading.make/Loading$Sub.<init>/Loading$Base.<init>",
+            3,
+        ),
+        ("Loading.run/Loading$Table.<clinit>", 1),
+        ("Loading.run/Loading$Table.<clinit>/Loading$Table.fill", 1),
+        (
+            "Loading.run/Loading$Table.<clinit>/Loading$Table.fill/Loading$Table.sq",
+            3,
+        ),
+    ]);
+    for scheme in ["lazy", "eager", "total"] {
+        let (profile, log) = startup_profile(
+            "loading",
+            &format!("root=Loading::run,include=Loading*,scheme={scheme}"),
+        );
+        assert_eq!(call_paths(&profile), expected, "{scheme}: {profile}\n{log}");
+    }
+}
+
 /// `Big.java`: `big(int)` has 65,528 bytes of code, too large for the probes; `run()` calls it and
 /// `small()`; `main` runs `run()` for each `run` line on stdin and prints `done <sum>`.
 fn big_program(dir: &Path) {

@@ -211,6 +211,14 @@ impl Jvmti {
         Ok(b != 0)
     }
 
+    /// The class's `JVMTI_CLASS_STATUS_*` bits (verified, prepared, initialized, error, ...).
+    pub fn class_status(self, class: Class<'_>) -> Result<i32> {
+        let mut status = 0;
+        // SAFETY: live class reference and one out-pointer.
+        unsafe { jvmti!(self, GetClassStatus(class.as_raw(), &mut status)) }?;
+        Ok(status)
+    }
+
     /// Re-runs the ClassFileLoadHook for these classes (needs `can_retransform_classes`).
     pub fn retransform_classes(self, classes: &[Class<'_>]) -> Result<()> {
         let n = classes.len() as sys::jint;

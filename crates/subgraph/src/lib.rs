@@ -56,8 +56,8 @@ pub use error::{PatternError, PatternErrorKind, SubgraphError};
 pub use model::{CallKind, CallSite, ClassModel, MethodModel};
 pub use pattern::{ClassFilter, ClassPattern, MethodPattern};
 pub use planner::{
-    Batch, ClassBatch, Counters, MethodId, MethodInfo, PlanConfig, Planner, Scheme, UnknownScheme,
-    AGENT_PACKAGE, MIN_TARGETS, NEVER_INSTRUMENTED,
+    Batch, ClassBatch, Counters, Initialization, MethodId, MethodInfo, PlanConfig, Planner, Scheme,
+    UnknownScheme, AGENT_PACKAGE, MIN_TARGETS, NEVER_INSTRUMENTED,
 };
 pub use registry::{LoaderId, RegistryStats, BOOTSTRAP};
 pub use selection::ClassSelection;

@@ -104,6 +104,24 @@ impl PlanConfig {
     }
 }
 
+/// When the static initialiser of a class not initialised yet is chosen
+/// ([`Planner::class_not_initialized`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Initialization {
+    /// At once: the class was just loaded (the agent: by a thread inside a root), and its first
+    /// active use (which runs the initialiser) usually follows at once, whatever triggers it (a
+    /// static call or field, `new`, reflection). Instrumenting it in its own class-load hook
+    /// costs no retransformation.
+    Now,
+    /// When a followed call (a static method or a constructor of the class or of a subclass,
+    /// revealed or through a call site) would initialise it: for classes loaded before the
+    /// planner, or outside every root, and not initialised, many of which never are (classes
+    /// the JVM preloads from its archive, or a verifier loaded). A field access or reflection
+    /// initialising such a class is not seen. Report it before the class is planned
+    /// ([`Planner::plan`]), which may follow calls that initialise it.
+    OnCall,
+}
+
 /// The methods of one class to instrument now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassBatch {
@@ -205,6 +223,9 @@ pub struct Planner {
     root_hits: Vec<bool>,
     /// Registered classes not yet planned.
     unplanned: Vec<ClassId>,
+    /// Classes whose initialiser has not run, waiting for a followed call that initialises
+    /// them ([`Initialization::OnCall`]).
+    uninitialized: HashSet<ClassId>,
     /// Chosen but not scanned yet (eager).
     work: Vec<MethodKey>,
     /// The batch being built.
@@ -234,6 +255,7 @@ impl Planner {
             reachable_virtual: HashMap::new(),
             root_hits,
             unplanned: Vec::new(),
+            uninitialized: HashSet::new(),
             work: Vec::new(),
             out: BTreeMap::new(),
         }
@@ -288,6 +310,29 @@ impl Planner {
         Ok(self.plan())
     }
 
+    /// Class `class` of `loader` (registered) has not been initialised yet: its static
+    /// initialiser `<clinit>` will run at the class's first active use (JVMS 5.5), called by
+    /// the JVM, not by a call site, so no analysis of callers finds it. Under `lazy` and
+    /// `eager` it is chosen (now, or when a call would initialise the class, see
+    /// [`Initialization`]), so that an initialisation inside a root's extent is counted, with
+    /// its callees (revealed at its first invocation), as under `total`.
+    pub fn class_not_initialized(
+        &mut self,
+        loader: LoaderId,
+        class: &str,
+        when: Initialization,
+    ) -> Batch {
+        if let Some(cid) = self.registry.lookup(loader, class) {
+            match when {
+                Initialization::Now => self.select_initializer(cid),
+                Initialization::OnCall => {
+                    self.uninitialized.insert(cid);
+                }
+            }
+        }
+        self.finish()
+    }
+
     /// The first invocation of `id`. Under `lazy`, its callees (all possible targets of
     /// its call sites among loaded classes) are returned for instrumentation before the
     /// method proceeds.
@@ -339,6 +384,9 @@ impl Planner {
             self.follow_cha(loader, call);
         } else {
             self.select(key);
+            if !self.uninitialized.is_empty() && self.may_initialize(key) {
+                self.initializes(key);
+            }
         }
         Ok(self.finish())
     }
@@ -484,6 +532,38 @@ impl Planner {
         }
     }
 
+    /// Chooses the static initialiser of `class`, if it has one.
+    fn select_initializer(&mut self, class: ClassId) {
+        let r = &self.registry;
+        let clinit = r
+            .strings
+            .get("<clinit>")
+            .zip(r.strings.get("()V"))
+            .and_then(|(n, d)| r.declared(class, n, d));
+        if let Some(key) = clinit {
+            self.select(key);
+        }
+    }
+
+    /// A call of static method or constructor `key` is followed: it initialises the method's
+    /// class and its superclasses (JVMS 5.5), whose initialisers are chosen if they wait for it.
+    fn initializes(&mut self, key: MethodKey) {
+        let mut class = Some(key.class);
+        while let Some(c) = class {
+            if self.uninitialized.remove(&c) {
+                self.select_initializer(c);
+            }
+            class = self.registry.class(c).super_id;
+        }
+    }
+
+    /// Whether calling `key` may initialise its class: a static method or a constructor.
+    fn may_initialize(&self, key: MethodKey) -> bool {
+        let rec = self.registry.method(key);
+        rec.access & ferrofluid_classfile::class::access::STATIC != 0
+            || self.registry.strings.resolve(rec.name) == "<init>"
+    }
+
     /// Chooses a method matching a root. An abstract root (an interface or abstract
     /// method) stands for its implementations: those loaded now and later.
     fn select_root(&mut self, key: MethodKey) {
@@ -600,7 +680,12 @@ impl Planner {
             return;
         }
         let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
-        targets.methods.into_iter().for_each(|k| self.select(k));
+        for k in targets.methods {
+            self.select(k);
+            if !self.uninitialized.is_empty() && !call.kind.is_virtual() && self.may_initialize(k) {
+                self.initializes(k);
+            }
+        }
     }
 
     /// Runs the eager closure, then hands out the batch built so far.

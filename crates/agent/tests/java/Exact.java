@@ -32,6 +32,9 @@ public class Exact {
             case "branches":
                 Branch.run();
                 break;
+            case "loading":
+                Loading.run();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -206,5 +209,44 @@ class Branch {
 
     static void run() {
         for (int r = 0; r < 5; r++) step(r);
+    }
+}
+
+// Classes loaded or initialised in the middle of the root. Verifying Loading (when main first
+// calls run, outside the root) loads Sub and Base, since make() returns a Sub as a Base, but does
+// not prepare them: make()'s first invocation chooses Sub.<init> while the agent cannot
+// retransform Sub yet, and Base's static initialiser, which the first `new Sub()` runs. Table is
+// loaded and initialised inside the root: its static initialiser, which no call site names,
+// calls fill(), which calls sq() 3 times.
+class Loading {
+    static int sink;
+
+    static class Base {
+        static final int SEED = seed();
+
+        static int seed() { return 7; }
+
+        Base() { sink += SEED; }
+    }
+
+    static class Sub extends Base { Sub() { sink += 2; } }
+
+    static class Table {
+        static final int[] T = fill(3);
+
+        static int[] fill(int n) {
+            int[] t = new int[n];
+            for (int i = 0; i < n; i++) t[i] = sq(i);
+            return t;
+        }
+
+        static int sq(int i) { return i * i; }
+    }
+
+    static Base make() { return new Sub(); }
+
+    static void run() {
+        for (int i = 0; i < 3; i++) make();
+        sink += Table.T[2];
     }
 }

@@ -725,3 +725,118 @@ fn deferred_calls_without_a_site_are_followed_at_first_invocation() {
     let b = p.first_invocation(id(&p, "Cold", "run")).unwrap();
     assert_eq!(sorted(names(&p, &b)), all);
 }
+
+/// `Table`'s static initialiser calls `fill`, which calls `sq`: no call site names `<clinit>`.
+fn table() -> ClassModel<'static> {
+    ClassModel::new(
+        "Table",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method(
+                "<clinit>",
+                STATIC,
+                vec![call(CallKind::Static, "Table", "fill")],
+            ),
+            method("fill", STATIC, vec![call(CallKind::Static, "Table", "sq")]),
+            method("sq", STATIC, vec![]),
+        ],
+    )
+}
+
+#[test]
+fn a_class_not_initialized_yet_has_its_static_initializer_chosen() {
+    use Initialization::Now;
+    let (mut p, b) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4(), table()]);
+    assert_eq!(names(&p, &b), ["Fig4.f"]);
+    let b = p.class_not_initialized(BOOTSTRAP, "Table", Now);
+    assert_eq!(names(&p, &b), ["Table.<clinit>"]);
+    // Its callees follow at its first invocation, as any chosen method's.
+    let b = p.first_invocation(id(&p, "Table", "<clinit>")).unwrap();
+    assert_eq!(names(&p, &b), ["Table.fill"]);
+    // Again, or for a class without one or not registered: nothing.
+    assert!(p.class_not_initialized(BOOTSTRAP, "Table", Now).is_empty());
+    assert!(p.class_not_initialized(BOOTSTRAP, "Fig4", Now).is_empty());
+    assert!(p
+        .class_not_initialized(BOOTSTRAP, "Nowhere", Now)
+        .is_empty());
+    // Eager takes the closure at once; total has chosen it already.
+    let (mut p, _) = loaded(Scheme::Eager, &["Fig4::f"], &[object(), fig4(), table()]);
+    let b = p.class_not_initialized(BOOTSTRAP, "Table", Now);
+    assert_eq!(
+        sorted(names(&p, &b)),
+        ["Table.<clinit>", "Table.fill", "Table.sq"]
+    );
+    let (mut p, _) = loaded(Scheme::Total, &["Fig4::f"], &[object(), fig4(), table()]);
+    assert!(p.class_not_initialized(BOOTSTRAP, "Table", Now).is_empty());
+}
+
+#[test]
+fn a_class_loaded_before_and_not_initialized_gets_its_initializer_when_a_call_would_run_it() {
+    use Initialization::OnCall;
+    // `Main.run` calls the static `Sub.make` (declared in Sub) and `new Other()`; Sub extends
+    // Table, so running make initialises both. `Lone` is never called.
+    let main = ClassModel::new(
+        "Main",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![method(
+            "run",
+            STATIC,
+            vec![
+                call(CallKind::Static, "Sub", "make"),
+                call(CallKind::Special, "Other", "<init>"),
+            ],
+        )],
+    );
+    let sub = ClassModel::new(
+        "Sub",
+        Some("Table"),
+        &[],
+        PUBLIC,
+        vec![
+            method("<clinit>", STATIC, vec![]),
+            method("make", STATIC, vec![]),
+        ],
+    );
+    let other = ClassModel::new(
+        "Other",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method("<clinit>", STATIC, vec![]),
+            method("<init>", PUBLIC, vec![]),
+        ],
+    );
+    let lone = ClassModel::new(
+        "Lone",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![method("<clinit>", STATIC, vec![])],
+    );
+    let (mut p, b) = loaded(
+        Scheme::Lazy,
+        &["Main::run"],
+        &[object(), table(), main, sub, other, lone],
+    );
+    assert_eq!(names(&p, &b), ["Main.run"]);
+    for class in ["Table", "Sub", "Other", "Lone"] {
+        assert!(p.class_not_initialized(BOOTSTRAP, class, OnCall).is_empty());
+    }
+    let b = p.first_invocation(id(&p, "Main", "run")).unwrap();
+    assert_eq!(
+        sorted(names(&p, &b)),
+        [
+            "Other.<clinit>",
+            "Other.<init>",
+            "Sub.<clinit>",
+            "Sub.make",
+            "Table.<clinit>"
+        ]
+    );
+    assert_eq!(p.counters().instrumented, 6, "not Lone.<clinit>");
+}
