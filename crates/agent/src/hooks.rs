@@ -34,6 +34,24 @@ pub const CALIBRATION_CALLER_ID: u32 = 1;
 /// Sessions' method ids start here, above the calibration's.
 pub const FIRST_SESSION_ID: u32 = 2;
 
+/// The id that the probes of method `id` pass when they must reach the agent even while no thread
+/// is inside a root's extent (a root, a code region): `!id`, a negative int. The Java bodies of
+/// `Hooks.enter`/`exit`/`unwind` return without a JNI call for a non-negative id while
+/// `Hooks.active` is 0 (`ferrofluid_classfile::hooks_class`).
+pub const fn always_native(id: u32) -> u32 {
+    !id
+}
+
+/// The method id a probe passed (undoing [`always_native`]).
+#[inline]
+pub const fn method_id(id: u32) -> u32 {
+    if (id as i32) < 0 {
+        !id
+    } else {
+        id
+    }
+}
+
 struct Local {
     /// Calibration: timestamp of the last entry of [`CALIBRATION_ID`], and the sum of its inner times.
     calibration: Cell<(u64, u64)>,
@@ -223,7 +241,7 @@ impl Local {
 
 #[inline]
 fn enter(env: *mut sys::JNIEnv, id: i32) {
-    let id = id as u32;
+    let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
         return;
@@ -267,7 +285,7 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
 
 #[inline]
 fn exit(env: *mut sys::JNIEnv, id: i32) {
-    let id = id as u32;
+    let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
         return;
@@ -556,19 +574,30 @@ pub fn as_pause(env: *mut sys::JNIEnv, work: impl FnOnce()) {
     });
 }
 
-/// `(name, descriptor, function)` of every hook, for RegisterNatives.
-pub fn natives() -> [(
+/// `(name, descriptor, function)` of every native of the hooks class, for RegisterNatives. With
+/// `gated` (the class this agent generates), `enter`/`exit`/`unwind` have Java bodies that call
+/// the natives `enter0`/`exit0`; without (a class an older agent defined in this JVM), they are
+/// natives themselves.
+pub fn natives(
+    gated: bool,
+) -> Vec<(
     &'static std::ffi::CStr,
     &'static std::ffi::CStr,
     *mut std::ffi::c_void,
-); 10] {
+)> {
     let enter = native_enter as *mut std::ffi::c_void;
     let exit = native_exit as *mut std::ffi::c_void;
     let blocks = native_blocks as *mut std::ffi::c_void;
-    [
-        (c"enter", c"(I)V", enter),
-        (c"exit", c"(I)V", exit),
-        (c"unwind", c"(I)V", exit),
+    let mut natives = if gated {
+        vec![(c"enter0", c"(I)V", enter), (c"exit0", c"(I)V", exit)]
+    } else {
+        vec![
+            (c"enter", c"(I)V", enter),
+            (c"exit", c"(I)V", exit),
+            (c"unwind", c"(I)V", exit),
+        ]
+    };
+    natives.extend([
         (c"exitBlocks", c"(II)V", blocks),
         (c"unwindBlocks", c"(II)V", blocks),
         (
@@ -588,7 +617,8 @@ pub fn natives() -> [(
             c"(Ljava/lang/Object;I)V",
             crate::reveal::native_reveal as *mut std::ffi::c_void,
         ),
-    ]
+    ]);
+    natives
 }
 
 /// Calls the hooks directly (no JVM): for the benchmark and calibration. `env` is never used unless

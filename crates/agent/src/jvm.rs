@@ -105,8 +105,14 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
                 .map_err(|e| format!("defining {HOOKS_CLASS}: {e}"))?
         }
     };
-    let natives = hooks::natives();
-    // SAFETY: `natives()` lists the static native methods of the hooks class with functions of
+    let gated = env
+        .static_method_exists(class, c"enter0", c"(I)V")
+        .unwrap_or(false);
+    if !gated {
+        log::info!("{HOOKS_CLASS} was defined by an older agent: every probe makes a JNI call");
+    }
+    let natives = hooks::natives(gated);
+    // SAFETY: `natives(gated)` lists the static native methods of the hooks class with functions of
     // the matching JNI signatures; the library is never unloaded once hooks are bound (Agent_OnAttach
     // cannot fail after this point).
     unsafe { env.register_natives(class, &natives) }

@@ -171,8 +171,15 @@ struct Offset<'p> {
 }
 
 impl Selection for Offset<'_> {
+    /// Roots and regions (whose flags `apply` set before any class is instrumented) are passed as
+    /// [`hooks::always_native`]: their probes reach the agent while no thread is inside a root.
     fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
-        self.selection.method_id(method).map(|id| id + self.base)
+        let id = self.selection.method_id(method)? + self.base;
+        Some(if flags::get(id) & (flags::ROOT | flags::REGION) != 0 {
+            hooks::always_native(id)
+        } else {
+            id
+        })
     }
 
     fn wants_receiver_sites(&self) -> bool {
@@ -180,13 +187,15 @@ impl Selection for Offset<'_> {
     }
 
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
-        let site = self.selection.receiver_site(method_id, call)?;
+        let site = self
+            .selection
+            .receiver_site(hooks::method_id(method_id), call)?;
         site.checked_add(self.site_base)
             .filter(|&s| s != hooks::THREAD_START_SITE)
     }
 
     fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
-        let local = method_id.checked_sub(self.base)?;
+        let local = hooks::method_id(method_id).checked_sub(self.base)?;
         let site = self.selection.deferred_site(local, call)?;
         // `Hooks.site` indexes `fired` with its int: never a negative one. (Unreachable in
         // practice: it would take 2^31 sites over the agent's life.)
@@ -586,6 +595,11 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
             }
         }
         crate::jni_intercept::install(jvmti);
+    }
+    if all {
+        // Every thread records: no probe may return in Java (`Hooks.active` stays 1 until the
+        // session's end resets it).
+        crate::site_flags::hold_active(env);
     }
     hooks::ALL_THREADS.store(all, Ordering::SeqCst);
     *lock(&SESSION) = Some(session);

@@ -197,6 +197,12 @@ pub fn mark(env: &JniEnv<'_>, site: u32) {
     let _ = env.set_byte_array_region(array, site, &[1]);
 }
 
+/// Sets `active` to 1 until the session ends ([`reset`]), as if a thread were inside a root for
+/// the whole session: with no root, every thread records, so no probe may return in Java.
+pub fn hold_active(env: &JniEnv<'_>) {
+    let _ = entered(&STATE, env.as_raw());
+}
+
 /// This thread entered a root's extent (its root depth left 0): it is counted, and `active` is 1
 /// when this returns (unless `env` is null: no Java to tell). Returns the epoch it was counted
 /// in, for [`thread_left`].

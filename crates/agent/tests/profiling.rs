@@ -415,6 +415,25 @@ fn eight_threads_are_eight_trees() {
     }
 }
 
+/// No root: every thread records every call from its first (the probes never return in Java,
+/// although no thread is inside a root).
+#[test]
+fn no_root_profiles_every_thread() {
+    let (profile, log) = startup_profile("threads", "scheme=total,include=Thr");
+    assert_eq!(profile["threads"].as_array().unwrap().len(), 9, "{log}");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Thr.main", 1),
+            ("Thr.main/Thr.work", 1),
+            ("Thr.main/Thr.work/Thr.h", 10),
+            ("Thr.work", 8),
+            ("Thr.work/Thr.h", 80),
+        ]),
+        "{profile}\n{log}"
+    );
+}
+
 #[test]
 fn threads_started_inside_a_root_are_their_own_trees() {
     let (profile, log) = startup_profile(

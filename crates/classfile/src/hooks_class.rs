@@ -1,10 +1,17 @@
 //! The bytes of the hooks class the agent defines in the bootstrap class loader: a public final
 //! class whose hook methods are `public static native`, bound by the agent with `RegisterNatives`,
-//! except `site`, which has a Java body so that a site that has fired costs no JNI call:
+//! except four with Java bodies, so that the common cases cost no JNI call:
 //!
 //! ```java
 //! public static int active;    // nonzero while some thread is inside a root's extent
 //! public static byte[] fired;  // fired[site] != 0: the site's calls are revealed
+//! // enter, exit and unwind: a probe outside every root returns in Java. A negative id is a
+//! // method that must reach the agent even then (a root, a code region): the agent passes
+//! // such methods' ids as `~id`.
+//! public static void enter(int id) {
+//!     if (active == 0 && id >= 0) return;
+//!     enter0(id);               // native; exit and unwind call exit0
+//! }
 //! public static void site(int site) {
 //!     if (active == 0) return;
 //!     byte[] f = fired;
@@ -13,8 +20,8 @@
 //! }
 //! ```
 //!
-//! It is 32 bytes of bytecode, under the 35 bytes up to which C1 and C2 inline any call, and never
-//! throws for the ids probes pass (0 to `i32::MAX`; a negative one would index out of bounds).
+//! The bodies are 16 and 32 bytes of bytecode, under the 35 bytes up to which C1 and C2 inline
+//! any call, and never throw for the ids probes pass (`site` is never given a negative one).
 
 use crate::bytes::PutBe;
 use crate::code::opcodes::{
@@ -23,18 +30,23 @@ use crate::code::opcodes::{
 use crate::probes::Hooks;
 
 /// Class-file version of the generated class (Java 8: no module attributes needed; frames
-/// required, so `site` carries a StackMapTable).
+/// required, so the Java bodies carry a StackMapTable).
 const MAJOR: u16 = 52;
 
 /// The static field the agent keeps nonzero while any thread is inside a root's extent.
 pub const ACTIVE_FIELD: &str = "active";
 /// The static `byte[]` field of per-site flags the agent sets once a deferred site fired.
 pub const FIRED_FIELD: &str = "fired";
+/// The native `(I)V` that the Java body of the enter hook calls.
+pub const ENTER_NATIVE: &str = "enter0";
+/// The native `(I)V` that the Java bodies of the exit and unwind hooks call.
+pub const EXIT_NATIVE: &str = "exit0";
 
 const ALOAD_1: u8 = 0x2b;
 const BALOAD: u8 = 0x33;
 const ASTORE_1: u8 = 0x4c;
 const IFNE: u8 = 0x9a;
+const IFLT: u8 = 0x9b;
 const IF_ICMPGE: u8 = 0xa2;
 
 const PUBLIC: u16 = 0x0001;
@@ -79,12 +91,17 @@ impl Pool {
 }
 
 /// Builds the hooks class for `hooks`: every hook method as `public static native`, except
-/// `site` (see the module's doc), and the static fields `active` and `fired`.
+/// `enter`, `exit`, `unwind` and `site` (see the module's doc), the natives those call, and the
+/// static fields `active` and `fired`.
 pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
-    let natives = [
-        &hooks.enter,
-        &hooks.exit,
-        &hooks.unwind,
+    let mut pool = Pool::default();
+    let this_class = pool.class(&hooks.class);
+    let super_class = pool.class("java/lang/Object");
+    let int_void = pool.utf8("(I)V");
+    let enter0 = (pool.utf8(ENTER_NATIVE), int_void);
+    let exit0 = (pool.utf8(EXIT_NATIVE), int_void);
+    let mut natives = vec![enter0, exit0];
+    for m in [
         &hooks.exit_blocks,
         &hooks.unwind_blocks,
         &hooks.alloc,
@@ -92,20 +109,25 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         &hooks.native_exit,
         &hooks.receiver,
         &hooks.reveal,
-    ];
-    let mut pool = Pool::default();
-    let this_class = pool.class(&hooks.class);
-    let super_class = pool.class("java/lang/Object");
-    let mut members = Vec::new();
-    for m in natives {
-        members.push((pool.utf8(&m.name), pool.utf8(&m.descriptor)));
+    ] {
+        natives.push((pool.utf8(&m.name), pool.utf8(&m.descriptor)));
     }
     let (active_name, int) = (pool.utf8(ACTIVE_FIELD), pool.utf8("I"));
     let (fired_name, bytes_desc) = (pool.utf8(FIRED_FIELD), pool.utf8("[B"));
     let active = pool.member(9, this_class, active_name, int);
     let fired = pool.member(9, this_class, fired_name, bytes_desc);
-    let receiver = pool.member(10, this_class, members[8].0, members[8].1);
+    let enter0_ref = pool.member(10, this_class, enter0.0, enter0.1);
+    let exit0_ref = pool.member(10, this_class, exit0.0, exit0.1);
+    let receiver = pool.member(10, this_class, natives[7].0, natives[7].1);
     let byte_array = pool.class("[B");
+    let mut gated = Vec::new();
+    for (m, native) in [
+        (&hooks.enter, enter0_ref),
+        (&hooks.exit, exit0_ref),
+        (&hooks.unwind, exit0_ref),
+    ] {
+        gated.push((pool.utf8(&m.name), pool.utf8(&m.descriptor), native));
+    }
     let (site_name, site_desc) = (
         pool.utf8(&hooks.site.name),
         pool.utf8(&hooks.site.descriptor),
@@ -113,7 +135,7 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let code_name = pool.utf8("Code");
     let frames_name = pool.utf8("StackMapTable");
 
-    let mut b = Vec::with_capacity(640);
+    let mut b = Vec::with_capacity(768);
     b.put_u32(0xCAFE_BABE);
     b.put_u16(0);
     b.put_u16(MAJOR);
@@ -132,14 +154,29 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         b.put_u16(desc);
         b.put_u16(0);
     }
-    b.put_u16(members.len() as u16 + 1);
-    for (name, desc) in members {
+    b.put_u16((natives.len() + gated.len() + 1) as u16);
+    for (name, desc) in natives {
         b.put_u16(PUBLIC | STATIC | NATIVE);
         b.put_u16(name);
         b.put_u16(desc);
         b.put_u16(0);
     }
-    let code = site_code(active, fired, receiver);
+    let java = JavaMethod {
+        code_name,
+        frames_name,
+    };
+    // The gate's one frame: at GATE_SLOW_AT, locals [int] and an empty stack (same_frame).
+    let gate_frames = [0, 1, GATE_SLOW_AT as u8];
+    for (name, desc, native) in gated {
+        java.write(
+            &mut b,
+            name,
+            desc,
+            &gate_code(active, native),
+            1,
+            &gate_frames,
+        );
+    }
     // StackMapTable: at SLOW_AT (26) locals [int, byte[]] (append_frame, 1 local); at RETURN_AT
     // (31) locals [int] again (chop_frame of 1, offset_delta 31 - 26 - 1).
     let mut frames = Vec::new();
@@ -150,23 +187,72 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     frames.put_u16(byte_array);
     frames.push(250);
     frames.put_u16(RETURN_AT - SLOW_AT - 1);
-    b.put_u16(PUBLIC | STATIC);
-    b.put_u16(site_name);
-    b.put_u16(site_desc);
-    b.put_u16(1); // attributes: Code
-    b.put_u16(code_name);
-    b.put_u32((2 + 2 + 4 + code.len() + 2 + 2 + 2 + 4 + frames.len()) as u32);
-    b.put_u16(2); // max_stack
-    b.put_u16(2); // max_locals: site, f
-    b.put_u32(code.len() as u32);
-    b.extend_from_slice(&code);
-    b.put_u16(0); // exception table
-    b.put_u16(1); // attributes: StackMapTable
-    b.put_u16(frames_name);
-    b.put_u32(frames.len() as u32);
-    b.extend_from_slice(&frames);
+    let site = site_code(active, fired, receiver);
+    java.write(&mut b, site_name, site_desc, &site, 2, &frames);
     b.put_u16(0); // class attributes
     b
+}
+
+/// Pool indices shared by the Java-bodied methods.
+struct JavaMethod {
+    code_name: u16,
+    frames_name: u16,
+}
+
+impl JavaMethod {
+    /// A `public static` method with `code`, `locals` local slots (and as many stack slots, which
+    /// suffices for these bodies) and a StackMapTable of `frames` (its entry count included).
+    fn write(
+        &self,
+        b: &mut Vec<u8>,
+        name: u16,
+        desc: u16,
+        code: &[u8],
+        locals: u16,
+        frames: &[u8],
+    ) {
+        b.put_u16(PUBLIC | STATIC);
+        b.put_u16(name);
+        b.put_u16(desc);
+        b.put_u16(1); // attributes: Code
+        b.put_u16(self.code_name);
+        b.put_u32((2 + 2 + 4 + code.len() + 2 + 2 + 2 + 4 + frames.len()) as u32);
+        b.put_u16(locals); // max_stack
+        b.put_u16(locals); // max_locals
+        b.put_u32(code.len() as u32);
+        b.extend_from_slice(code);
+        b.put_u16(0); // exception table
+        b.put_u16(1); // attributes: StackMapTable
+        b.put_u16(self.frames_name);
+        b.put_u32(frames.len() as u32);
+        b.extend_from_slice(frames);
+    }
+}
+
+/// Offset of the native call in [`gate_code`].
+const GATE_SLOW_AT: u16 = 11;
+
+/// The body of `enter`, `exit` and `unwind` (see the module's doc), with the pool indices of
+/// `active` and of the native it calls.
+fn gate_code(active: u16, native: u16) -> Vec<u8> {
+    let [ah, al] = active.to_be_bytes();
+    let [nh, nl] = native.to_be_bytes();
+    let to = |from: u16| (GATE_SLOW_AT - from).to_be_bytes();
+    let [s3h, s3l] = to(3);
+    let [s7h, s7l] = to(7);
+    #[rustfmt::skip]
+    let code = vec![
+        GETSTATIC, ah, al,      // 0: active
+        IFNE, s3h, s3l,         // 3: some thread inside a root: the agent decides
+        ILOAD_0,                // 6
+        IFLT, s7h, s7l,         // 7: a root or a region: the agent decides
+        RETURN,                 // 10: outside every root
+        ILOAD_0,                // 11: GATE_SLOW_AT
+        INVOKESTATIC, nh, nl,   // 12
+        RETURN,                 // 15
+    ];
+    debug_assert_eq!(code[GATE_SLOW_AT as usize], ILOAD_0);
+    code
 }
 
 /// Offsets of the slow path (the native call) and of the `return` in [`site_code`].
@@ -219,16 +305,18 @@ mod tests {
     use crate::ClassFile;
 
     #[test]
-    fn hooks_class_parses_with_every_hook_static_native() {
+    fn hooks_class_parses_with_natives_then_java_bodies() {
         let hooks = Hooks::default();
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 11);
-        for m in &c.methods[..10] {
+        assert_eq!(c.methods.len(), 13);
+        for m in &c.methods[..9] {
             assert_eq!(m.access, 0x0109);
         }
-        assert_eq!(c.methods[10].access, 0x0009);
+        for m in &c.methods[9..] {
+            assert_eq!(m.access, 0x0009);
+        }
         assert_eq!(c.fields.len(), 2);
         let names: Vec<_> = c
             .methods
@@ -238,9 +326,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "enter",
-                "exit",
-                "unwind",
+                "enter0",
+                "exit0",
                 "exitBlocks",
                 "unwindBlocks",
                 "alloc",
@@ -248,6 +335,9 @@ mod tests {
                 "nativeExit",
                 "receiver",
                 "reveal",
+                "enter",
+                "exit",
+                "unwind",
                 "site"
             ]
         );

@@ -539,38 +539,57 @@ fn deferred_sites_call_the_site_hook_once_per_block_before_the_calls() {
     );
 }
 
+/// Runs `program` (a test source using `ferrofluid.Hooks`) against the generated hooks class
+/// (natives unbound) under `-Xverify:all`, interpreted and compiled; returns its output in each.
+fn run_against_generated_hooks(name: &str, program: &str) -> Vec<String> {
+    let dir = work_dir(name);
+    let hooks = dir.join("hooks");
+    let class = hooks.join("ferrofluid/Hooks.class");
+    std::fs::create_dir_all(class.parent().unwrap()).unwrap();
+    let bytes = ferrofluid_classfile::hooks_class(&ferrofluid_classfile::Hooks::default());
+    std::fs::write(&class, bytes).unwrap();
+    let classes = dir.join("program");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/java/{program}.java"));
+    ferrofluid_testkit::javac(
+        &java_home(),
+        &["-cp", hooks.to_str().unwrap()],
+        &classes,
+        [src],
+    );
+    let cp = format!("{}:{}", classes.display(), hooks.display());
+    ["-Xint", "-Xmixed"]
+        .iter()
+        .map(|mode| {
+            let o = Command::new(java_bin("java"))
+                .args(["-Xverify:all", "-Xshare:off", mode, "-cp", &cp, program])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "{mode}: {stderr}");
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        })
+        .collect()
+}
+
 /// The generated hooks class (`hooks_class`) passes `-Xverify:all`, and the Java body of
 /// `site(int)` returns at once when `active` is 0 or `fired[site]` is set, and calls the native
 /// `receiver` otherwise (null array, unset flag, index beyond the array), interpreted and
 /// compiled alike.
 #[test]
 fn the_generated_site_hook_verifies_and_checks_its_flags_in_java() {
-    let dir = work_dir("site_hook");
-    let hooks = dir.join("hooks");
-    let class = hooks.join("ferrofluid/Hooks.class");
-    std::fs::create_dir_all(class.parent().unwrap()).unwrap();
-    let bytes = ferrofluid_classfile::hooks_class(&ferrofluid_classfile::Hooks::default());
-    std::fs::write(&class, bytes).unwrap();
-    let program = dir.join("program");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/SiteHook.java");
-    ferrofluid_testkit::javac(
-        &java_home(),
-        &["-cp", hooks.to_str().unwrap()],
-        &program,
-        [src],
-    );
-    let cp = format!("{}:{}", program.display(), hooks.display());
-    for mode in ["-Xint", "-Xmixed"] {
-        let o = Command::new(java_bin("java"))
-            .args(["-Xverify:all", "-Xshare:off", mode, "-cp", &cp, "SiteHook"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{mode}: {stderr}");
-        assert_eq!(
-            String::from_utf8_lossy(&o.stdout),
-            "java native java native native native java\n",
-            "{mode}"
-        );
+    for out in run_against_generated_hooks("site_hook", "SiteHook") {
+        assert_eq!(out, "java native java native native native java\n");
+    }
+}
+
+/// The Java bodies of `enter`, `exit` and `unwind` return at once while `active` is 0 unless the
+/// id is negative (a root or region, passed as `~id`), and call the natives otherwise,
+/// interpreted and compiled alike.
+#[test]
+fn the_generated_entry_exit_hooks_return_in_java_outside_roots() {
+    let each = "java native java java native native native";
+    let expected = format!("{each} | {each} | {each}\n");
+    for out in run_against_generated_hooks("gate_hook", "GateHook") {
+        assert_eq!(out, expected);
     }
 }
