@@ -209,6 +209,8 @@ pub struct Planner {
     invoked_count: usize,
     /// Methods whose call sites were followed.
     scanned: HashSet<MethodKey>,
+    /// Methods whose certain calls were followed ahead of their first invocation (lazy).
+    looked_ahead: HashSet<MethodKey>,
     /// Call sites already followed, by the class their reference resolved to: CHA over
     /// later classes is done by `reachable_virtual`, so a site needs following only once.
     followed: HashSet<(ClassId, Call)>,
@@ -249,6 +251,7 @@ impl Planner {
             invoked: Vec::new(),
             invoked_count: 0,
             scanned: HashSet::new(),
+            looked_ahead: HashSet::new(),
             followed: HashSet::new(),
             pending: HashMap::new(),
             pending_count: 0,
@@ -346,8 +349,62 @@ impl Planner {
         }
         if self.scheme == Scheme::Lazy {
             self.scan(key);
+            let loader = self.registry.class(key.class).loader;
+            let calls = self.registry.method(key).calls.clone();
+            self.look_ahead(loader, &calls);
         }
         Ok(self.finish())
+    }
+
+    /// Chooses now the methods that will run whenever `calls` run, transitively: the one target
+    /// of each call that has exactly one, then the one target of each of that method's certain
+    /// calls (entry straight line, blocks post-dominating the entry), and so on. Scheme B would reveal them at those methods' own first invocations, a moment later,
+    /// each one a retransformation (a safepoint of milliseconds); revealing them together makes
+    /// one. Precision barely moves, since these methods run as surely as the calls that reach
+    /// them; a call with several possible targets or a receiver site stops the walk, as its
+    /// target would be a guess.
+    ///
+    /// Only certain calls with one target are followed ahead: the deferred calls of a method
+    /// looked ahead get their sites, and its virtual calls their receiver sites, when it is
+    /// instrumented (in this batch), and its first invocation's scan follows the rest, as for
+    /// any method.
+    fn look_ahead(&mut self, loader: LoaderId, calls: &[Call]) {
+        let mut work: Vec<MethodKey> = calls
+            .iter()
+            .filter_map(|&call| self.single_target(loader, call))
+            .collect();
+        while let Some(target) = work.pop() {
+            if !self.id_of.contains_key(&target)
+                || self.scanned.contains(&target)
+                || !self.looked_ahead.insert(target)
+            {
+                continue;
+            }
+            let loader = self.registry.class(target.class).loader;
+            let certain = self.registry.method(target).calls.clone();
+            for &call in certain.iter() {
+                // A call with several targets waits for the target's first invocation: by then
+                // the engine has asked whether it is a receiver site.
+                if let Some(next) = self.single_target(loader, call) {
+                    self.follow(loader, call);
+                    work.push(next);
+                }
+            }
+        }
+    }
+
+    /// The one method `call` can reach among loaded classes, if exactly one (and no receiver
+    /// site decides).
+    fn single_target(&self, loader: LoaderId, call: Call) -> Option<MethodKey> {
+        if self.receivers.is_site(loader, call) {
+            return None;
+        }
+        let (class, name, descriptor) = self.registry.reference(call.target);
+        let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
+        match targets.methods[..] {
+            [one] => Some(one),
+            _ => None,
+        }
     }
 
     /// A method about to be called although static analysis could not see the call (through

@@ -178,9 +178,11 @@ impl Planner {
             Some(Site::Receiver(..)) => return Ok(self.finish()),
             None => return Err(SubgraphError::UnknownSite(site)),
         };
-        for call in calls {
+        for &call in calls.iter() {
             self.follow(loader, call);
         }
+        // The block's calls run now: what certainly runs with them comes too.
+        self.look_ahead(loader, &calls);
         Ok(self.finish())
     }
 

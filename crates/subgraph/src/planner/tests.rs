@@ -752,9 +752,10 @@ fn a_class_not_initialized_yet_has_its_static_initializer_chosen() {
     assert_eq!(names(&p, &b), ["Fig4.f"]);
     let b = p.class_not_initialized(BOOTSTRAP, "Table", Now);
     assert_eq!(names(&p, &b), ["Table.<clinit>"]);
-    // Its callees follow at its first invocation, as any chosen method's.
+    // Its callees follow at its first invocation, as any chosen method's (and `sq`, which
+    // certainly runs with `fill`: look-ahead).
     let b = p.first_invocation(id(&p, "Table", "<clinit>")).unwrap();
-    assert_eq!(names(&p, &b), ["Table.fill"]);
+    assert_eq!(sorted(names(&p, &b)), ["Table.fill", "Table.sq"]);
     // Again, or for a class without one or not registered: nothing.
     assert!(p.class_not_initialized(BOOTSTRAP, "Table", Now).is_empty());
     assert!(p.class_not_initialized(BOOTSTRAP, "Fig4", Now).is_empty());
@@ -839,4 +840,86 @@ fn a_class_loaded_before_and_not_initialized_gets_its_initializer_when_a_call_wo
         ]
     );
     assert_eq!(p.counters().instrumented, 6, "not Lone.<clinit>");
+}
+
+/// `Ahead.r` certainly calls `a` (which certainly calls `b`, which certainly calls `c` and, on a
+/// branch, `Log.warn`) and `Task.go` (two implementations), and on a branch `d` (which certainly
+/// calls `z`).
+fn ahead_classes() -> Vec<ClassModel<'static>> {
+    let s = |name| call(CallKind::Static, "Ahead", name);
+    let mut all = tasks();
+    all.extend([
+        ClassModel::new(
+            "Ahead",
+            Some("java/lang/Object"),
+            &[],
+            PUBLIC,
+            vec![
+                method(
+                    "r",
+                    STATIC,
+                    vec![
+                        s("a"),
+                        call(CallKind::Interface, "Task", "go"),
+                        s("d").deferred(),
+                    ],
+                ),
+                method("a", STATIC, vec![s("b")]),
+                method(
+                    "b",
+                    STATIC,
+                    vec![s("c"), call(CallKind::Static, "Log", "warn").deferred()],
+                ),
+                method("c", STATIC, vec![]),
+                method("d", STATIC, vec![s("z")]),
+                method("z", STATIC, vec![]),
+            ],
+        ),
+        ClassModel::new(
+            "Log",
+            Some("java/lang/Object"),
+            &[],
+            PUBLIC,
+            vec![method("warn", STATIC, vec![])],
+        ),
+    ]);
+    all
+}
+
+#[test]
+fn a_first_invocation_reveals_what_certainly_runs_with_it_in_one_batch() {
+    use ferrofluid_classfile::Invoke;
+    let (mut p, _) = loaded(Scheme::Lazy, &["Ahead::r"], &ahead_classes());
+    p.set_receiver_sites(true);
+    let r = id(&p, "Ahead", "r");
+    // The engine, instrumenting `r`, makes the call of `d` a deferred site.
+    let d_site = p.deferred_site(r, &probe_call(Invoke::Static, "Ahead", "d", 10));
+    assert_eq!(d_site, Some(0));
+    // `a`, and `b` and `c` behind it: each the one target of a certain call. `Task.go` has two
+    // implementations, both chosen, but the walk stops there (B.go's callee waits); `b`'s call
+    // on a branch waits for its site.
+    let b = p.first_invocation(r).unwrap();
+    assert_eq!(
+        sorted(names(&p, &b)),
+        ["A.go", "Ahead.a", "Ahead.b", "Ahead.c", "B.go"]
+    );
+    let warn = p.deferred_site(
+        id(&p, "Ahead", "b"),
+        &probe_call(Invoke::Static, "Log", "warn", 10),
+    );
+    assert_eq!(warn, Some(1));
+    // Their own first invocations then reveal nothing: no retransformation.
+    for m in ["a", "b", "c"] {
+        assert!(p.first_invocation(id(&p, "Ahead", m)).unwrap().is_empty());
+    }
+    // B.go was not looked ahead: its first invocation reveals its callee as Scheme B does
+    // (`Later` is not loaded: nothing to instrument yet, the call waits for the class).
+    assert!(p.first_invocation(id(&p, "B", "go")).unwrap().is_empty());
+    assert_eq!(p.counters().pending_call_sites, 1);
+    // A deferred site reached: `d`, and `z`, which certainly runs with it.
+    let b = p.site_reached(0).unwrap();
+    assert_eq!(sorted(names(&p, &b)), ["Ahead.d", "Ahead.z"]);
+    let b = p.site_reached(1).unwrap();
+    assert_eq!(names(&p, &b), ["Log.warn"]);
+    assert_eq!(p.counters().instrumented, 9);
 }
