@@ -553,6 +553,240 @@ fn scheme_names_round_trip() {
 
 #[test]
 fn array_clone_is_not_a_pending_class() {
+    let main = ClassModel::new(
+        "Main",
+        None,
+        &[],
+        PUBLIC,
+        vec![MethodModel::new(
+            "run",
+            V,
+            STATIC,
+            vec![CallSite::new(
+                CallKind::Virtual,
+                "[I",
+                "clone",
+                "()Ljava/lang/Object;",
+            )],
+        )],
+    );
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &[main]);
+    assert!(p.first_invocation(0).unwrap().is_empty());
+    assert_eq!(p.counters().pending_call_sites, 0);
+}
+
+#[test]
+fn planner_can_live_behind_a_mutex_in_a_static() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Planner>();
+}
+
+#[test]
+fn abstract_root_stands_for_its_implementations_now_and_later() {
+    let mut cfg = config(&["Task::go", "Nowhere::run"], Scheme::Lazy);
+    cfg.roots.push("Main::r*".parse().unwrap());
+    let mut p = Planner::new(cfg);
+    assert_eq!(p.unmatched_roots().len(), 3);
+    for c in tasks() {
+        p.add_model(BOOTSTRAP, &c);
+    }
+    assert_eq!(planned(&mut p), ["Main.run", "A.go", "B.go"]);
+    let unmatched: Vec<String> = p.unmatched_roots().iter().map(|r| r.to_string()).collect();
+    assert_eq!(unmatched, ["Nowhere::run"]);
+    p.add_model(BOOTSTRAP, &task_c());
+    assert_eq!(planned(&mut p), ["C.go"]);
+}
+
+/// `Cold.run` calls `Both.x` where it is certain; on branches it may not take it calls
+/// `Err.<init>` and `Log.warn` (one block), `Both.x` again and `A.go` (one target), and
+/// `Task.go` (three implementations: a receiver site).
+fn cold_classes() -> Vec<ClassModel<'static>> {
+    let class = |name: &'static str, methods| {
+        ClassModel::new(name, Some("java/lang/Object"), &[], PUBLIC, methods)
+    };
+    let mut all = tasks();
+    all.push(task_c());
+    all.extend([
+        class(
+            "Cold",
+            vec![method(
+                "run",
+                STATIC,
+                vec![
+                    call(CallKind::Static, "Both", "x"),
+                    call(CallKind::Special, "Err", "<init>").deferred(),
+                    call(CallKind::Static, "Log", "warn").deferred(),
+                    call(CallKind::Static, "Both", "x").deferred(),
+                    call(CallKind::Virtual, "A", "go").deferred(),
+                    call(CallKind::Interface, "Task", "go").deferred(),
+                    call(CallKind::Virtual, "[I", "clone").deferred(),
+                ],
+            )],
+        ),
+        class("Err", vec![method("<init>", PUBLIC, vec![])]),
+        class("Log", vec![method("warn", STATIC, vec![])]),
+        class("Both", vec![method("x", STATIC, vec![])]),
+    ]);
+    all
+}
+
+/// An engine call at the start of basic block `block`.
+fn probe_call<'a>(
+    invoke: ferrofluid_classfile::Invoke,
+    class: &'a str,
+    name: &'a str,
+    block: u32,
+) -> ferrofluid_classfile::CallSite<'a> {
+    ferrofluid_classfile::CallSite {
+        invoke,
+        class,
+        name,
+        descriptor: V,
+        bci: block,
+        block,
+    }
+}
+
+#[test]
+fn deferred_calls_share_a_site_per_block_and_wait_until_it_runs() {
+    use ferrofluid_classfile::Invoke;
+    let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
+    p.set_receiver_sites(true);
+    let run = id(&p, "Cold", "run");
+    // The engine asks while instrumenting `run`: every call made only where it is deferred gets
+    // a site, one per basic block; `Both.x` (also made where it is certain) does not.
+    let err = p.deferred_site(run, &probe_call(Invoke::Special, "Err", "<init>", 10));
+    let warn = p.deferred_site(run, &probe_call(Invoke::Static, "Log", "warn", 10));
+    let go = p.deferred_site(run, &probe_call(Invoke::Virtual, "A", "go", 20));
+    assert_eq!((err, warn, go), (Some(0), Some(0), Some(1)));
+    assert_eq!(
+        p.deferred_site(run, &probe_call(Invoke::Static, "Both", "x", 20)),
+        None
+    );
+    // A virtual call with many targets stays a receiver site (the engine then asks for it).
+    let task = probe_call(Invoke::Interface, "Task", "go", 30);
+    assert_eq!(p.deferred_site(run, &task), None);
+    assert_eq!(p.receiver_site(BOOTSTRAP, &task), Some(2));
+    // A method of an array: nothing to reveal, no site.
+    let clone = probe_call(Invoke::Virtual, "[I", "clone", 30);
+    assert_eq!(p.deferred_site(run, &clone), None);
+    assert_eq!(p.receiver_site(BOOTSTRAP, &clone), None);
+    // Asked again (the class retransformed): the same ids.
+    assert_eq!(
+        p.deferred_site(run, &probe_call(Invoke::Static, "Log", "warn", 10)),
+        Some(0)
+    );
+    let b = p.first_invocation(run).unwrap();
+    assert_eq!(names(&p, &b), ["Both.x"]);
+    // The first block's site reveals both its calls at once.
+    let b = p.site_reached(0).unwrap();
+    assert_eq!(sorted(names(&p, &b)), ["Err.<init>", "Log.warn"]);
+    assert!(p.site_reached(0).unwrap().is_empty());
+    let b = p.site_reached(1).unwrap();
+    assert_eq!(names(&p, &b), ["A.go"]);
+    // The receiver site reached with null (about to throw) chooses nothing.
+    assert!(p.site_reached(2).unwrap().is_empty());
+    let b = p.receiver_seen(2, BOOTSTRAP, "C").unwrap();
+    assert_eq!(names(&p, &b), ["C.go"]);
+    let c = p.counters();
+    assert_eq!(
+        (c.instrumented, c.receiver_sites, c.deferred_sites),
+        (6, 3, 2)
+    );
+    assert_eq!(
+        p.site_reached(7).unwrap_err().to_string(),
+        SubgraphError::UnknownSite(7).to_string()
+    );
+}
+
+#[test]
+fn deferred_sites_are_lazy_only() {
+    for scheme in [Scheme::Eager, Scheme::Total] {
+        let (mut p, _) = loaded(scheme, &["Cold::run"], &cold_classes());
+        p.set_receiver_sites(true);
+        let run = id(&p, "Cold", "run");
+        let warn = probe_call(ferrofluid_classfile::Invoke::Static, "Log", "warn", 10);
+        assert_eq!(p.deferred_site(run, &warn), None, "{scheme}");
+        assert!(p.method(id(&p, "Log", "warn")).is_some(), "{scheme}");
+    }
+}
+
+#[test]
+fn deferred_calls_without_a_site_are_followed_at_first_invocation() {
+    // Sites off (eager, total, or an agent that cannot tag): Scheme B takes every callee.
+    let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
+    p.set_receiver_sites(false);
+    let run = id(&p, "Cold", "run");
+    assert_eq!(
+        p.deferred_site(
+            run,
+            &probe_call(ferrofluid_classfile::Invoke::Static, "Log", "warn", 10)
+        ),
+        None
+    );
+    let b = p.first_invocation(run).unwrap();
+    let all = ["A.go", "B.go", "Both.x", "C.go", "Err.<init>", "Log.warn"];
+    assert_eq!(sorted(names(&p, &b)), all);
+    // Sites on, but the engine never asked about the deferred calls (it could not place a
+    // probe): followed too, so nothing runs uninstrumented.
+    let (mut p, _) = loaded(Scheme::Lazy, &["Cold::run"], &cold_classes());
+    p.set_receiver_sites(true);
+    let b = p.first_invocation(id(&p, "Cold", "run")).unwrap();
+    assert_eq!(sorted(names(&p, &b)), all);
+}
+
+/// `Table`'s static initialiser calls `fill`, which calls `sq`: no call site names `<clinit>`.
+fn table() -> ClassModel<'static> {
+    ClassModel::new(
+        "Table",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method(
+                "<clinit>",
+                STATIC,
+                vec![call(CallKind::Static, "Table", "fill")],
+            ),
+            method("fill", STATIC, vec![call(CallKind::Static, "Table", "sq")]),
+            method("sq", STATIC, vec![]),
+        ],
+    )
+}
+
+#[test]
+fn a_class_not_initialized_yet_has_its_static_initializer_chosen() {
+    use Initialization::Now;
+    let (mut p, b) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4(), table()]);
+    assert_eq!(names(&p, &b), ["Fig4.f"]);
+    let b = p.class_not_initialized(BOOTSTRAP, "Table", Now);
+    assert_eq!(names(&p, &b), ["Table.<clinit>"]);
+    // Its callees follow at its first invocation, as any chosen method's (and `sq`, which
+    // certainly runs with `fill`: look-ahead).
+    let b = p.first_invocation(id(&p, "Table", "<clinit>")).unwrap();
+    assert_eq!(sorted(names(&p, &b)), ["Table.fill", "Table.sq"]);
+    // Again, or for a class without one or not registered: nothing.
+    assert!(p.class_not_initialized(BOOTSTRAP, "Table", Now).is_empty());
+    assert!(p.class_not_initialized(BOOTSTRAP, "Fig4", Now).is_empty());
+    assert!(p
+        .class_not_initialized(BOOTSTRAP, "Nowhere", Now)
+        .is_empty());
+    // Eager takes the closure at once; total has chosen it already.
+    let (mut p, _) = loaded(Scheme::Eager, &["Fig4::f"], &[object(), fig4(), table()]);
+    let b = p.class_not_initialized(BOOTSTRAP, "Table", Now);
+    assert_eq!(
+        sorted(names(&p, &b)),
+        ["Table.<clinit>", "Table.fill", "Table.sq"]
+    );
+    let (mut p, _) = loaded(Scheme::Total, &["Fig4::f"], &[object(), fig4(), table()]);
+    assert!(p.class_not_initialized(BOOTSTRAP, "Table", Now).is_empty());
+}
+
+#[test]
+fn a_class_loaded_before_and_not_initialized_gets_its_initializer_when_a_call_would_run_it() {
+    use Initialization::OnCall;
+    // `Main.run` calls the static `Sub.make` (declared in Sub) and `new Other()`; Sub extends
+    // Table, so running make initialises both. `Lone` is never called.
     let main = class(
         "Main",
         "java/lang/Object",
