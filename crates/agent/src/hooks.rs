@@ -1,6 +1,8 @@
 //! The hot path: the native methods of the bootstrap class `ferrofluid/Hooks` that every probe calls.
 //!
-//! Per call: one load of the method's flags; for active methods one thread-local access, and when
+//! While no thread is inside a root (`Hooks.active` is 0), only roots' and regions' probes come
+//! here; the others return in Java (`ferrofluid_classfile::hooks_class`). Per call: one load of
+//! the method's flags; for active methods one thread-local access, and when
 //! the thread is inside a root's dynamic extent (or every thread is profiled) a clock read and a
 //! push into the thread's own ring. No lock, no Java heap allocation. A thread-local guard makes the
 //! hooks ignore probes reached while the agent itself works on the thread (lazy revelation, naming

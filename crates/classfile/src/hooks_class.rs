@@ -27,7 +27,7 @@ use crate::bytes::PutBe;
 use crate::code::opcodes::{
     ACONST_NULL, ARRAYLENGTH, GETSTATIC, IFEQ, IFNULL, ILOAD_0, INVOKESTATIC, RETURN,
 };
-use crate::probes::Hooks;
+use crate::probes::{HookMethod, Hooks};
 
 /// Class-file version of the generated class (Java 8: no module attributes needed; frames
 /// required, so the Java bodies carry a StackMapTable).
@@ -100,6 +100,8 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let int_void = pool.utf8("(I)V");
     let enter0 = (pool.utf8(ENTER_NATIVE), int_void);
     let exit0 = (pool.utf8(EXIT_NATIVE), int_void);
+    let mut signature = |m: &HookMethod| (pool.utf8(&m.name), pool.utf8(&m.descriptor));
+    let receiver_sig = signature(&hooks.receiver);
     let mut natives = vec![enter0, exit0];
     for m in [
         &hooks.exit_blocks,
@@ -107,18 +109,18 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         &hooks.alloc,
         &hooks.native_enter,
         &hooks.native_exit,
-        &hooks.receiver,
-        &hooks.reveal,
     ] {
-        natives.push((pool.utf8(&m.name), pool.utf8(&m.descriptor)));
+        natives.push(signature(m));
     }
+    natives.push(receiver_sig);
+    natives.push(signature(&hooks.reveal));
     let (active_name, int) = (pool.utf8(ACTIVE_FIELD), pool.utf8("I"));
     let (fired_name, bytes_desc) = (pool.utf8(FIRED_FIELD), pool.utf8("[B"));
     let active = pool.member(9, this_class, active_name, int);
     let fired = pool.member(9, this_class, fired_name, bytes_desc);
     let enter0_ref = pool.member(10, this_class, enter0.0, enter0.1);
     let exit0_ref = pool.member(10, this_class, exit0.0, exit0.1);
-    let receiver = pool.member(10, this_class, natives[7].0, natives[7].1);
+    let receiver = pool.member(10, this_class, receiver_sig.0, receiver_sig.1);
     let byte_array = pool.class("[B");
     let mut gated = Vec::new();
     for (m, native) in [

@@ -358,9 +358,9 @@ impl Planner {
 
     /// Chooses now the methods that will run whenever `calls` run, transitively: the one target
     /// of each call that has exactly one, then the one target of each of that method's certain
-    /// calls (entry straight line, blocks post-dominating the entry), and so on. Scheme B would reveal them at those methods' own first invocations, a moment later,
-    /// each one a retransformation (a safepoint of milliseconds); revealing them together makes
-    /// one. Precision barely moves, since these methods run as surely as the calls that reach
+    /// calls (entry straight line, blocks post-dominating the entry), and so on. Scheme B would
+    /// reveal them at those methods' own first invocations, a moment later, each one a
+    /// retransformation (a safepoint of milliseconds); revealing them together makes one. Precision barely moves, since these methods run as surely as the calls that reach
     /// them; a call with several possible targets or a receiver site stops the walk, as its
     /// target would be a guess.
     ///
