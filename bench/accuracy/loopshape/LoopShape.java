@@ -1,5 +1,6 @@
 // Does a call before and after a hot loop (a Java call, a JNI native, a try/catch as probes add) slow
-// the loop itself? The accuracy benchmark charged 0.1-1 us methods ~2x; this isolates the code shape.
+// the loop itself? Written when the accuracy benchmark seemed to charge 0.1-1 us methods ~2x (a
+// counting error of its compare.py, fixed since: docs/PERFORMANCE.md, session 6).
 // Run: bench/accuracy/loopshape/run.sh
 public class LoopShape {
     static long sink;
