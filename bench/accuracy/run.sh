@@ -9,6 +9,9 @@
 # FLAGS go to `ferrofluid run` after the roots, e.g. `--scheme total --include Accuracy`: every
 # method of the class instrumented as it loads, so no revelation retransforms the class while
 # it runs (each retransformation sends its compiled code back to the interpreter).
+#
+# The work directory keeps each profiled run's JSON and agent log (agent-R.log, with every
+# calibration batch); estimators.py re-scores saved copies of it under other calibrations.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +32,7 @@ mkdir -p "$work/classes"
 java=("$java_home/bin/java" -cp "$work/classes" Accuracy "$calls")
 for r in $(seq 1 "$reps"); do
     timeout 600 "${java[@]}" > "$work/base-$r.txt"
-    timeout 600 "$ferrofluid" run --root 'Accuracy::driver' --root 'Accuracy::graded' ${flags[@]+"${flags[@]}"} -o "$work/prof-$r.json" -- "${java[@]}" > "$work/prof-$r.txt"
+    timeout 600 "$ferrofluid" run --root 'Accuracy::driver' --root 'Accuracy::graded' ${flags[@]+"${flags[@]}"} --log "$work/agent-$r.log" -o "$work/prof-$r.json" -- "${java[@]}" > "$work/prof-$r.txt"
     cmp -s <(grep '^sink' "$work/base-$r.txt") <(grep '^sink' "$work/prof-$r.txt") || { echo "$0: profiled output differs" >&2; exit 1; }
     grep -v '^sink' -- "$work/base-$r.txt" > "$work/base-$r.tmp" && mv "$work/base-$r.tmp" "$work/base-$r.txt"
     grep -v '^sink' -- "$work/prof-$r.txt" > "$work/prof-$r.tmp" && mv "$work/prof-$r.tmp" "$work/prof-$r.txt"

@@ -2,7 +2,8 @@
 //! root) calls `Calibrate.empty` (id [`CALIBRATION_ID`]) in a loop, both with the real entry/exit
 //! probes, in batches run from Java on the calibrating thread; the hooks sum the time from the
 //! callee's entry timestamp to its exit timestamp (the inner time), the batch's wall time gives the
-//! total, and `Calibration::from_batches` keeps the minimum over batches.
+//! total, and `Calibration::from_batches` keeps the median of the batch averages (JFluid keeps the
+//! minimum; why not here is said there).
 //!
 //! The shape matters: the first calibration called `empty` from one loop entered from native code
 //! (so only on-stack-replaced, and each call a root of its own), and its probe pairs cost ~15-20 ns
@@ -27,7 +28,7 @@ const BYTES: &[u8] = include_bytes!("calibrate/Calibrate.class");
 /// probes' price), while the time the probes waited for room is left out (profiles factor such
 /// waits out as pauses). With short batches that fit in the ring the probes cost ~25% less than
 /// in a real profile; counting the waits made the costs vary 5x between runs on a busy machine.
-/// The first batches run interpreted and C1-compiled code; the minimum comes from the later ones.
+/// The first two or three batches run interpreted and C1-compiled code; the median is the others'.
 const BATCHES: usize = 24;
 /// Calls of `caller` per batch: after a few batches C2 compiles it as an ordinary method (HotSpot
 /// wants some 600 invocations), as it compiles application methods.
@@ -138,6 +139,7 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
         return Err(format!("calibration: {e}"));
     }
     let c = Calibration::from_batches(&batches).ok_or("calibration: no batch")?;
+    let jfluid = Calibration::minimum_of_batches(&batches).unwrap_or(c);
     // Every batch is logged: on a busy machine their spread shows how far the probes' cost
     // moves with scheduling (docs/PERFORMANCE.md, accuracy).
     let each: Vec<String> = batches
@@ -152,11 +154,13 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
         })
         .collect();
     log::info!(
-        "calibrated probes: inner {:.1} ns, outer {:.1} ns per call ({BATCHES} batches of \
-         {CALLS} calls of a caller making {PER_CALL} calls; per batch, total/inner ns per call: \
-         {})",
+        "calibrated probes: inner {:.1} ns, outer {:.1} ns per call, the median of {BATCHES} \
+         batches of {CALLS} calls of a caller making {PER_CALL} calls (their minimum, JFluid's \
+         estimate: inner {:.1}, outer {:.1}); per batch, total/inner ns per call: {})",
         c.inner_ns,
         c.outer_ns,
+        jfluid.inner_ns,
+        jfluid.outer_ns,
         each.join(" ")
     );
     Ok(c)

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Re-scores saved accuracy runs under other calibration estimators.
+
+A profile's JSON keeps every node's measured (uncompensated) self time, calls and outer calls,
+and the agent log keeps every calibration batch, so the compensation any estimator would have
+made can be recomputed offline, for the very same runs:
+
+    for i in $(seq 10); do
+        bench/accuracy/run.sh 50 3 > /tmp/acc/round$i.txt && cp -r target/bench-accuracy /tmp/acc/r$i
+    done
+    bench/accuracy/estimators.py /tmp/acc/r*
+
+usage: estimators.py WORKDIR...   (each a copy of run.sh's work directory: base-R.txt, prof-R.txt,
+                                   prof-R.json and agent-R.log for R in 1..REPS)
+
+For every profiled run it compares the root's charged time with the best uninstrumented time of
+the same round, and the calibrated pair with the pair the application's probes actually cost in
+`tinyCaller` (measured time less true time, per call of `tiny`).
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+import compare
+
+
+def batches(log):
+    """(total, inner) ns per pair of each calibration batch, from the agent log."""
+    with open(log) as f:
+        for line in f:
+            m = re.search(r"total/inner ns per call: ([0-9/ ]+)\)", line)
+            if m:
+                return [tuple(map(float, b.split("/"))) for b in m.group(1).split()]
+    raise SystemExit(f"{log}: no calibration line")
+
+
+ESTIMATORS = {
+    "minimum": min,  # JFluid's
+    "median": statistics.median,  # ferrofluid's since session 7
+    "mean": statistics.mean,
+}
+
+
+def calibration(bs, estimate):
+    total, inner = estimate([b[0] for b in bs]), estimate([b[1] for b in bs])
+    return inner, max(total - inner, 0.0)
+
+
+def compensate(node, inner, outer):
+    """Sets total_ns/self_ns of `node`'s subtree as node_times (crates/profile) would."""
+    children = sum(compensate(c, inner, outer) for c in node["children"])
+    if "measured_self_ns" in node:
+        node["self_ns"] = max(0, round(node["measured_self_ns"] - node["calls"] * inner
+                                       - node.get("outer_calls", 0) * outer))
+    node["total_ns"] = node["self_ns"] + children
+    return node["total_ns"]
+
+
+def score(workdir, estimate):
+    """One row per profiled run of `workdir`."""
+    reps = len(glob.glob(f"{workdir}/base-*.txt"))
+    true = {}
+    for r in range(1, reps + 1):
+        for k, v in compare.program_output(f"{workdir}/base-{r}.txt").items():
+            true[k] = min(true.get(k, v), v)
+    for r in range(1, reps + 1):
+        with open(f"{workdir}/prof-{r}.json") as f:
+            doc = json.load(f)
+        inner, outer = calibration(batches(f"{workdir}/agent-{r}.log"), estimate)
+        for thread in doc["threads"]:
+            compensate(thread["root"], inner, outer)
+        d, g = compare.root_children(doc, "driver"), compare.root_children(doc, "graded")
+        yield {
+            "run": f"{os.path.basename(workdir)}-{r}",
+            "pair": inner + outer,
+            "app_pair": (d["tinyCaller"][1] - true["tiny"]) / d["tiny"][2],
+            "root": d["driver"][0] / true["driver"],
+            "graded": g["graded"][0] / true["graded"],
+            "m100": g["m100Caller"][0] / true["m100"] - 1,
+            "m1000": g["m1000Caller"][0] / true["m1000"] - 1,
+        }
+
+
+def main():
+    dirs = sys.argv[1:]
+    if not dirs:
+        raise SystemExit(__doc__)
+    print(f"{'estimator':10} {'root<=1.10':>10} {'root median':>11} {'root max':>8} "
+          f"{'m100 in 10%':>11} {'m1000 in 10%':>12} {'|pair-app| median':>17}")
+    for name, estimate in ESTIMATORS.items():
+        rows = [row for d in dirs for row in score(d, estimate)]
+        n = len(rows)
+        within = lambda key: sum(abs(x[key]) <= 0.10 for x in rows)
+        print(f"{name:10} {sum(x['root'] <= 1.10 for x in rows):>4} of {n:<3} "
+              f"{statistics.median(x['root'] for x in rows):11.2f} "
+              f"{max(x['root'] for x in rows):8.2f} {within('m100'):>4} of {n:<4} "
+              f"{within('m1000'):>5} of {n:<4} "
+              f"{statistics.median(abs(x['pair'] - x['app_pair']) for x in rows):14.1f} ns")
+
+
+if __name__ == "__main__":
+    main()
