@@ -38,7 +38,7 @@ impl Calibration {
     ///
     /// JFluid (5.3) keeps the minimum, the cost of undisturbed compiled probes. Measured
     /// here, the probes' cost has two levels that hold for stretches of 0.1-2 s (pairs of
-    /// ~62 and ~104 ns on the development VM, whatever the thread or CPU), and the
+    /// ~62 and ~104 ns on the development VM, whatever the call site or CPU), and the
     /// application's pairs average over both, so the minimum under-compensates whenever
     /// one batch lands on the low level. The median is the level the calibration spent
     /// most of its time at: over 60 profiled runs it was 10 ns from the application's pair
