@@ -24,13 +24,14 @@ def program_output(path):
 
 
 def root_children(doc, root):
-    """(compensated total, measured total, calls) of root `root` and of each of its callees."""
+    """(compensated total, measured total, calls, marked) of root `root` and of each of its
+    callees; marked: the report marks the total `~` (mostly probe cost) in some context."""
     found = {}
 
     def add(name, node):
-        t, m, c = found.get(name, (0, 0, 0))
+        t, m, c, u = found.get(name, (0, 0, 0, False))
         found[name] = (t + node["total_ns"], m + node.get("measured_total_ns", node["total_ns"]),
-                       c + node["calls"])
+                       c + node["calls"], u or node.get("total_uncertain", False))
 
     def walk(node):
         for child in node["children"]:
@@ -73,6 +74,12 @@ def main():
     raw = {p: nodes[m][1] for p, m in PHASES + [("driver", "driver")]}
     wall = {p: prof[p] for p, _ in PHASES + [("driver", "driver")]}
     ms = lambda ns: f"{ns / 1e6:10.1f}"
+    # A phase's ferrofluid time as the reports show it: `~` when mostly probe cost.
+    shown = lambda ns, marked: f"{('~' if marked else '') + f'{ns / 1e6:.1f}':>10}"
+    marks = {p: nodes[m][3] for p, m in PHASES + [("driver", "driver")]}
+    marks.update({p: graded[c][3] for p, c, _, _ in GRADED})
+    marks["graded"] = graded["graded"][3]
+    errors = {}
     cal = doc.get("calibration") or {}
     print(f"true: best of {reps} uninstrumented runs; ferrofluid: the least disturbed of {reps} "
           f"profiled runs (run {chosen}, calibration inner {cal.get('inner_ns', 0):.1f} ns, "
@@ -80,14 +87,15 @@ def main():
     print(f"{'phase (method)':26} {'true':>10} {'ferrofluid':>10} {'error':>8} "
           f"{'uncompens.':>10} {'instr. wall':>11}")
     for phase, method in PHASES:
-        err = (comp[phase] - true[phase]) * 100.0 / true[phase]
-        print(f"{phase + ' (' + method + ')':26} {ms(true[phase])} {ms(comp[phase])} {err:+7.1f}% "
+        err = errors[phase] = (comp[phase] - true[phase]) * 100.0 / true[phase]
+        print(f"{phase + ' (' + method + ')':26} {ms(true[phase])} {shown(comp[phase], marks[phase])} {err:+7.1f}% "
               f"{ms(raw[phase])} {ms(wall[phase]):>11}")
     print(f"uninstrumented driver() and graded(): wall "
           f"{ms(true['driver'] + true['graded']).strip()} ms, thread CPU "
           f"{ms(cpu).strip()} ms (equal on a quiet machine)")
     ratio = comp["driver"] / true["driver"]
-    print(f"{'root (driver), charged':26} {ms(true['driver'])} {ms(comp['driver'])} "
+    errors["driver"] = (ratio - 1) * 100
+    print(f"{'root (driver), charged':26} {ms(true['driver'])} {shown(comp['driver'], marks['driver'])} "
           f"{(ratio - 1) * 100:+7.1f}% {ms(raw['driver'])} {ms(wall['driver']):>11}")
     print(f"root charged / uninstrumented: {ratio:.2f} (goal <= 1.10)")
     loops = [comp[p] / comp["loop1"] for p in ("loop2", "loop4")]
@@ -108,13 +116,18 @@ def main():
         c = graded[caller][0]
         m = graded[caller][1]
         calls = graded[callee][2]
-        err = (c - true[phase]) * 100.0 / true[phase]
-        print(f"{phase + ' (' + callee + ')':26} {ms(true[phase])} {ms(c)} {err:+7.1f}% {ms(m)} "
+        err = errors[phase] = (c - true[phase]) * 100.0 / true[phase]
+        print(f"{phase + ' (' + callee + ')':26} {ms(true[phase])} {shown(c, marks[phase])} {err:+7.1f}% {ms(m)} "
               f"{true[phase] / calls:8.1f} {calls:10d}")
     g = graded["graded"][0] / true["graded"]
-    print(f"{'root (graded), charged':26} {ms(true['graded'])} {ms(graded['graded'][0])} "
+    errors["graded"] = (g - 1) * 100
+    print(f"{'root (graded), charged':26} {ms(true['graded'])} {shown(graded['graded'][0], marks['graded'])} "
           f"{(g - 1) * 100:+7.1f}% {ms(graded['graded'][1])}")
     print(f"root charged / uninstrumented (graded): {g:.2f} (goal <= 1.10)")
+    unmarked = [p for p in errors if not marks[p]]
+    within = [p for p in unmarked if abs(errors[p]) <= 10]
+    print(f"~ marked (mostly probe cost): {', '.join(p for p in errors if marks[p]) or 'none'}; "
+          f"unmarked within 10%: {len(within)} of {len(unmarked)}")
     if dropped:
         print(f"warning: {dropped} events dropped in run {chosen} (rings full): counts inexact")
 

@@ -15,7 +15,10 @@ usage: estimators.py WORKDIR...   (each a copy of run.sh's work directory: base-
 
 For every profiled run it compares the root's charged time with the best uninstrumented time of
 the same round, and the calibrated pair with the pair the application's probes actually cost in
-`tinyCaller` (measured time less true time, per call of `tiny`).
+`tinyCaller` (measured time less true time, per call of `tiny`). A second table checks, under
+ferrofluid's estimator (the median), the reports' `~` mark (crates/profile PROBE_SPREAD,
+UNCERTAIN_SHARE) phase by phase: how often each phase was marked, and how often an unmarked one
+was within 10% of its true time.
 """
 import glob
 import json
@@ -49,14 +52,21 @@ def calibration(bs, estimate):
     return inner, max(total - inner, 0.0)
 
 
+# crates/profile/src/calibration.rs: PROBE_SPREAD, UNCERTAIN_SHARE.
+PROBE_SPREAD, UNCERTAIN_SHARE = 0.30, 0.10
+
+
 def compensate(node, inner, outer):
-    """Sets total_ns/self_ns of `node`'s subtree as node_times (crates/profile) would."""
-    children = sum(compensate(c, inner, outer) for c in node["children"])
+    """Sets total_ns/self_ns/total_uncertain of `node`'s subtree as node_times (crates/profile)
+    would; returns (total_ns, total probe cost subtracted)."""
+    children = [compensate(c, inner, outer) for c in node["children"]]
+    overhead = node["calls"] * inner + node.get("outer_calls", 0) * outer
     if "measured_self_ns" in node:
-        node["self_ns"] = max(0, round(node["measured_self_ns"] - node["calls"] * inner
-                                       - node.get("outer_calls", 0) * outer))
-    node["total_ns"] = node["self_ns"] + children
-    return node["total_ns"]
+        node["self_ns"] = max(0, round(node["measured_self_ns"] - overhead))
+    node["total_ns"] = node["self_ns"] + sum(t for t, _ in children)
+    total_overhead = round(overhead) + sum(o for _, o in children)
+    node["total_uncertain"] = total_overhead * PROBE_SPREAD > node["total_ns"] * UNCERTAIN_SHARE
+    return node["total_ns"], total_overhead
 
 
 def score(workdir, estimate):
@@ -81,6 +91,11 @@ def score(workdir, estimate):
             "graded": g["graded"][0] / true["graded"],
             "m100": g["m100Caller"][0] / true["m100"] - 1,
             "m1000": g["m1000Caller"][0] / true["m1000"] - 1,
+            # phase: (error, marked ~)
+            "phases": {p: (n[m][0] / true[p] - 1, n[m][3]) for n, phases in (
+                (d, compare.PHASES + [("driver", "driver")]),
+                (g, [(p, c) for p, c, _, _ in compare.GRADED] + [("graded", "graded")]))
+                for p, m in phases},
         }
 
 
@@ -99,6 +114,14 @@ def main():
               f"{max(x['root'] for x in rows):8.2f} {within('m100'):>4} of {n:<4} "
               f"{within('m1000'):>5} of {n:<4} "
               f"{statistics.median(abs(x['pair'] - x['app_pair']) for x in rows):14.1f} ns")
+    rows = [row for d in dirs for row in score(d, statistics.median)]
+    print()
+    print(f"{'phase':10} {'marked ~':>10} {'unmarked within 10%':>20}")
+    for phase in rows[0]["phases"]:
+        runs = [x["phases"][phase] for x in rows]
+        unmarked = [err for err, marked in runs if not marked]
+        print(f"{phase:10} {len(runs) - len(unmarked):>4} of {len(runs):<3} "
+              f"{sum(abs(e) <= 0.10 for e in unmarked):>11} of {len(unmarked):<3}")
 
 
 if __name__ == "__main__":

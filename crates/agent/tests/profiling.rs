@@ -376,6 +376,44 @@ fn exceptions_through_five_frames_keep_the_tree_exact() {
 }
 
 #[test]
+fn times_mostly_made_of_probe_cost_are_marked() {
+    let (profile, log) = startup_profile("marks", "root=Marks::run");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("Marks.run", 1),
+            ("Marks.run/Marks.tiny", 200_000),
+            ("Marks.run/Marks.spin", 4)
+        ]),
+        "{profile}"
+    );
+    let run = &profile["threads"][0]["root"]["children"][0];
+    let node = |name: &str| {
+        run["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["method"] == name)
+            .unwrap()
+            .clone()
+    };
+    let (tiny, spin) = (node("tiny"), node("spin"));
+    // tiny's probes cost tens of ns per call, its body about one: its time is marked.
+    assert_eq!(tiny["self_uncertain"], true, "{tiny}\n{log}");
+    assert!(tiny["overhead_ns"].as_u64().unwrap() > 200_000, "{tiny}");
+    // spin's 4 pairs are nothing beside its milliseconds.
+    assert!(spin.get("self_uncertain").is_none(), "{spin}");
+    assert!(spin.get("total_uncertain").is_none(), "{spin}");
+    assert!(spin["self_ns"].as_u64().unwrap() > 1_000_000, "{spin}");
+    // run's subtree: the probe cost subtracted is the sum of its nodes'.
+    let sum: u64 = [run, &tiny, &spin]
+        .iter()
+        .map(|n| n["overhead_ns"].as_u64().unwrap())
+        .sum();
+    assert_eq!(run["total_overhead_ns"].as_u64().unwrap(), sum, "{run}");
+}
+
+#[test]
 fn recursion_of_a_root() {
     let (profile, _) = startup_profile("recursion", "root=Rec::fact");
     let mut expected = Vec::new();

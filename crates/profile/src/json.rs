@@ -6,7 +6,7 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
-use crate::calibration::{node_times, Calibration, Times};
+use crate::calibration::{node_times, Calibration};
 use crate::error::DocumentError;
 use crate::method::MethodInfo;
 use crate::profile::{Profile, ThreadProfile};
@@ -124,6 +124,20 @@ pub struct NodeDoc {
     /// to the sum of the children's `calls` (0 under a thread node).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outer_calls: Option<u64>,
+    /// Probe cost subtracted from the measured self time, ns; absent when not compensated.
+    /// Informative: readers recompute it from the calibration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_ns: Option<u64>,
+    /// Probe cost subtracted in the whole subtree, ns; informative, like `overhead_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_overhead_ns: Option<u64>,
+    /// `self_ns` is mostly probe cost and may be off by more than 10% (crate docs:
+    /// [`crate::probe_dominated`]); written only when true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub self_uncertain: bool,
+    /// The same for `total_ns`; written only when true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub total_uncertain: bool,
     /// Measured thread CPU time including callees, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns: Option<u64>,
@@ -145,6 +159,10 @@ impl Drop for NodeDoc {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_method(k: &NodeKindDoc) -> bool {
@@ -210,15 +228,20 @@ impl Profile {
                     )
                 }
             };
-            let Times { total_ns, self_ns } = times[id.index()];
+            let t = times[id.index()];
+            let compensated = self.calibration.is_some();
             built[id.index()] = Some(NodeDoc {
                 kind,
                 class: class.to_owned(),
                 method: method.to_owned(),
                 descriptor: descriptor.to_owned(),
                 calls: node.calls,
-                total_ns,
-                self_ns,
+                total_ns: t.total_ns,
+                self_ns: t.self_ns,
+                overhead_ns: compensated.then_some(t.overhead_ns),
+                total_overhead_ns: compensated.then_some(t.total_overhead_ns),
+                self_uncertain: t.self_uncertain(),
+                total_uncertain: t.total_uncertain(),
                 measured_total_ns: Some(raw[id.index()].total_ns),
                 measured_self_ns: Some(raw[id.index()].self_ns),
                 outer_calls: Some(node.outer_calls),

@@ -37,7 +37,10 @@ pub mod recording;
 pub mod region;
 pub mod tree;
 
-pub use calibration::{node_times, Calibration, CalibrationBatch, Times};
+pub use calibration::{
+    node_times, probe_dominated, Calibration, CalibrationBatch, Times, PROBE_SPREAD,
+    UNCERTAIN_SHARE,
+};
 pub use error::{DocumentError, EventError};
 pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};

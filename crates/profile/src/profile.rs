@@ -69,9 +69,23 @@ pub struct HotSpot {
     pub total_ns: u64,
     /// Invocations.
     pub calls: u64,
+    /// Probe cost subtracted from the self time, ns (0 when not compensated).
+    pub overhead_ns: u64,
+    /// Probe cost subtracted in the subtrees counted in `total_ns`, ns.
+    pub total_overhead_ns: u64,
 }
 
 impl HotSpot {
+    /// The self time is mostly probe cost ([`crate::probe_dominated`]).
+    pub fn self_uncertain(&self) -> bool {
+        crate::probe_dominated(self.self_ns, self.overhead_ns)
+    }
+
+    /// The same for the total.
+    pub fn total_uncertain(&self) -> bool {
+        crate::probe_dominated(self.total_ns, self.total_overhead_ns)
+    }
+
     /// Average self time per invocation, ns.
     pub fn avg_self_ns(&self) -> f64 {
         if self.calls == 0 {
@@ -144,11 +158,15 @@ pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
                 self_ns: 0,
                 total_ns: 0,
                 calls: 0,
+                overhead_ns: 0,
+                total_overhead_ns: 0,
             });
             spot.self_ns += times[id.index()].self_ns;
+            spot.overhead_ns += times[id.index()].overhead_ns;
             spot.calls += node.calls;
             if outermost {
                 spot.total_ns += times[id.index()].total_ns;
+                spot.total_overhead_ns += times[id.index()].total_overhead_ns;
             }
         }
         *on_path.entry(node.kind).or_insert(0) += 1;

@@ -122,35 +122,45 @@ fn fig4_compensated_times_and_hot_spots() {
         at(&[m.f, m.h]),
         Times {
             total_ns: 60,
-            self_ns: 60
+            self_ns: 60,
+            overhead_ns: 10,
+            total_overhead_ns: 10,
         }
     ); // 70 - 10
     assert_eq!(
         at(&[m.f, m.g, m.h]),
         Times {
             total_ns: 330,
-            self_ns: 330
+            self_ns: 330,
+            overhead_ns: 55,
+            total_overhead_ns: 55,
         }
     ); // 385 - 55
     assert_eq!(
         at(&[m.f, m.g]),
         Times {
             total_ns: 370,
-            self_ns: 40
+            self_ns: 40,
+            overhead_ns: 65,
+            total_overhead_ns: 120,
         }
     ); // 105 - 10 - 55
     assert_eq!(
         at(&[m.f]),
         Times {
             total_ns: 438,
-            self_ns: 8
+            self_ns: 8,
+            overhead_ns: 21,
+            total_overhead_ns: 151,
         }
     ); // 29 - 1 - 20
     assert_eq!(
         times[0],
         Times {
             total_ns: 438,
-            self_ns: 0
+            self_ns: 0,
+            overhead_ns: 0,
+            total_overhead_ns: 151,
         }
     );
 
@@ -160,7 +170,9 @@ fn fig4_compensated_times_and_hot_spots() {
         raw[tree.find(&kinds(&[m.f])).unwrap().index()],
         Times {
             total_ns: 589,
-            self_ns: 29
+            self_ns: 29,
+            overhead_ns: 0,
+            total_overhead_ns: 0,
         }
     );
 
@@ -178,6 +190,17 @@ fn fig4_compensated_times_and_hot_spots() {
         ]
     );
     assert_eq!(spots[0].avg_self_ns(), 6.0);
+    // f's 8 ns of self time had 21 ns of probe cost subtracted: ±30% of that is more than a
+    // tenth of it. h's 390 ns had 65 subtracted: not. The root's total (438) had 151.
+    assert_eq!(
+        spots
+            .iter()
+            .map(|s| (s.overhead_ns, s.self_uncertain(), s.total_uncertain()))
+            .collect::<Vec<_>>(),
+        vec![(65, false, false), (65, true, false), (21, true, true)]
+    );
+    assert!(at(&[m.f]).self_uncertain() && !at(&[m.f, m.h]).self_uncertain());
+    assert!(times[0].total_uncertain() && !at(&[m.f, m.h]).total_uncertain());
     assert_eq!(p.called(), 3);
 }
 
@@ -202,14 +225,18 @@ fn compensation_never_goes_negative() {
         times[1],
         Times {
             total_ns: 0,
-            self_ns: 0
+            self_ns: 0,
+            overhead_ns: 7,
+            total_overhead_ns: 10,
         }
     );
     assert_eq!(
         times[2],
         Times {
             total_ns: 0,
-            self_ns: 0
+            self_ns: 0,
+            overhead_ns: 3,
+            total_overhead_ns: 3,
         }
     );
 }
@@ -415,7 +442,9 @@ fn node_budget_overflows_into_a_visible_node() {
         times[ov.index()],
         Times {
             total_ns: 5,
-            self_ns: 5
+            self_ns: 5,
+            overhead_ns: 6,
+            total_overhead_ns: 6,
         }
     );
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
 
-use crate::view::{label, ms, percent, sorted_children, times_note};
+use crate::view::{label, ms, ms_marked, percent, sorted_children, times_note, uncertainty_note};
 use crate::{flame, Report, ReportError};
 
 /// Options of the HTML report.
@@ -142,6 +142,9 @@ impl HtmlReport {
         row("Threads", profile.threads.len().to_string());
         row("Total", format!("{} ms", ms(grand)));
         row("Times", times_note(profile));
+        if let Some(note) = uncertainty_note(profile) {
+            row("", note);
+        }
         s.push_str("</table>\n");
     }
 
@@ -169,14 +172,14 @@ impl HtmlReport {
                  <td data-v=\"{pct:.4}\">{}</td><td data-v=\"{}\">{}</td>\
                  <td data-v=\"{:.3}\">{:.3}</td><td data-v=\"{}\">{}</td></tr>",
                 spot.self_ns,
-                ms(spot.self_ns),
+                ms_marked(spot.self_ns, spot.self_uncertain()),
                 percent(spot.self_ns, grand),
                 spot.calls,
                 spot.calls,
                 spot.avg_self_ns(),
                 spot.avg_self_ns() / 1000.0,
                 spot.total_ns,
-                ms(spot.total_ns),
+                ms_marked(spot.total_ns, spot.total_uncertain()),
             );
         }
         s.push_str("</tbody>\n</table>\n");
@@ -197,6 +200,10 @@ impl HtmlReport {
         );
         if let Some(cpu) = thread.cpu_ns {
             let _ = write!(s, ", thread CPU {} ms", ms(cpu));
+        }
+        if profile.calibration.is_some() {
+            let subtracted = times[0].total_overhead_ns;
+            let _ = write!(s, ", probe cost subtracted {} ms", ms(subtracted));
         }
         s.push_str("</summary>\n");
         if thread.overflow_calls > 0 {
@@ -269,8 +276,8 @@ impl HtmlReport {
                          <span class=\"ms\">{} ms, self {} ms, {} calls</span> {}",
                         percent(t.total_ns, whole),
                         pct * 0.8,
-                        ms(t.total_ns),
-                        ms(t.self_ns),
+                        ms_marked(t.total_ns, t.total_uncertain()),
+                        ms_marked(t.self_ns, t.self_uncertain()),
                         node.calls,
                         escape(&label(profile, node.kind, &thread.name))
                     );

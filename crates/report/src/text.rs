@@ -4,7 +4,7 @@ use std::io::Write;
 
 use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
 
-use crate::view::{label, ms, percent, sorted_children, times_note};
+use crate::view::{label, ms, ms_marked, percent, sorted_children, times_note, uncertainty_note};
 use crate::{Report, ReportError};
 
 /// Options of the text report.
@@ -49,6 +49,9 @@ impl Report for TextReport {
             )?;
         }
         writeln!(out, "times: {}", times_note(profile))?;
+        if let Some(note) = uncertainty_note(profile) {
+            writeln!(out, "       {note}")?;
+        }
         self.write_hot_spots(profile, out)?;
         for thread in &profile.threads {
             self.write_tree(profile, thread, out)?;
@@ -78,11 +81,11 @@ impl TextReport {
             writeln!(
                 out,
                 "{:>12} {:>7} {:>10} {:>12.3} {:>12}  {}",
-                ms(spot.self_ns),
+                ms_marked(spot.self_ns, spot.self_uncertain()),
                 percent(spot.self_ns, grand),
                 spot.calls,
                 spot.avg_self_ns() / 1000.0,
-                ms(spot.total_ns),
+                ms_marked(spot.total_ns, spot.total_uncertain()),
                 label(profile, spot.kind, "")
             )?;
         }
@@ -116,6 +119,10 @@ impl TextReport {
         )?;
         if let Some(cpu) = thread.cpu_ns {
             write!(out, ", thread CPU {} ms", ms(cpu))?;
+        }
+        if profile.calibration.is_some() {
+            let subtracted = times[tree.root().index()].total_overhead_ns;
+            write!(out, ", probe cost subtracted {} ms", ms(subtracted))?;
         }
         writeln!(out)?;
         if thread.overflow_calls > 0 {
@@ -188,8 +195,8 @@ impl TextReport {
                         out,
                         "{:>7} {:>12} {:>12} {:>10}  {indent}{}",
                         percent(t.total_ns, whole),
-                        ms(t.total_ns),
-                        ms(t.self_ns),
+                        ms_marked(t.total_ns, t.total_uncertain()),
+                        ms_marked(t.self_ns, t.self_uncertain()),
                         node.calls,
                         label(profile, node.kind, &thread.name)
                     )?;

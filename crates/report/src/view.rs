@@ -58,6 +58,27 @@ pub(crate) fn ms(ns: u64) -> String {
     format!("{}.{:03}", us / 1000, us % 1000)
 }
 
+/// [`ms`], marked `~` when the time is mostly probe cost (see [`uncertainty_note`]).
+pub(crate) fn ms_marked(ns: u64, uncertain: bool) -> String {
+    if uncertain {
+        format!("~{}", ms(ns))
+    } else {
+        ms(ns)
+    }
+}
+
+/// What the `~` mark means, for compensated profiles.
+pub(crate) fn uncertainty_note(profile: &Profile) -> Option<String> {
+    profile.calibration.map(|_| {
+        format!(
+            "~ marks a time that is mostly probe cost (±{:.0}% of the cost subtracted exceeds {:.0}% \
+             of it): its call count is exact, the time is not",
+            ferrofluid_profile::PROBE_SPREAD * 100.0,
+            ferrofluid_profile::UNCERTAIN_SHARE * 100.0
+        )
+    })
+}
+
 /// `part` as a percentage of `whole`, one decimal.
 pub(crate) fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {
@@ -89,5 +110,7 @@ mod tests {
         assert_eq!(ms(999_600), "1.000");
         assert_eq!(percent(1, 3), "33.3%");
         assert_eq!(percent(5, 0), "0.0%");
+        assert_eq!(ms_marked(1_234_567, true), "~1.235");
+        assert_eq!(ms_marked(1_234_567, false), "1.235");
     }
 }

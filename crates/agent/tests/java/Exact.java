@@ -35,6 +35,9 @@ public class Exact {
             case "loading":
                 Loading.run();
                 break;
+            case "marks":
+                Marks.run();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -248,5 +251,31 @@ class Loading {
     static void run() {
         for (int i = 0; i < 3; i++) make();
         sink += Table.T[2];
+    }
+}
+
+// A method far cheaper than its probes and one far dearer: the report marks the first's time
+// as mostly probe cost and not the second's.
+class Marks {
+    static long sink;
+
+    static void run() {
+        for (int i = 0; i < 200_000; i++) {
+            tiny(i);
+        }
+        for (int i = 0; i < 4; i++) {
+            spin();
+        }
+    }
+
+    static void tiny(int i) { sink += i; }
+
+    // About 5 ms of arithmetic (a dependent chain the JIT cannot fold).
+    static void spin() {
+        long x = sink;
+        for (int i = 0; i < 5_000_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+        }
+        sink = x;
     }
 }
