@@ -96,7 +96,7 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 
 /// How far the probe pairs of an application's call sites may cost from the calibrated
 /// pair, as a share of it. Over 60 profiled runs of the accuracy benchmark the pair measured
-/// in the application came to 0.70-1.42 times the calibrated one, within ±30% in 56 runs
+/// in the application came to 0.70-1.42 times the calibrated one, within ±30% in 57 runs
 /// (docs/PERFORMANCE.md, "Session 8"): the pair's cost has levels that change over a run and
 /// differ between call sites, which one calibration cannot follow.
 pub const PROBE_SPREAD: f64 = 0.30;
