@@ -383,11 +383,12 @@ pub fn class_file_load(
                 if s.planner.selection_for(key.0, name).is_none() {
                     // A class being defined is not initialised yet: its first use usually
                     // follows on the thread loading it, so if that thread is inside a root
-                    // its initialiser is chosen now, else when a call would run it (classes
-                    // loaded by other threads, or by retransformations at the session's start,
-                    // which link classes). One loaded before the session (retransformed to show
-                    // its bytes) may not be initialised either. Reported before the class is
-                    // planned, which may follow calls that initialise it.
+                    // its initialiser is chosen now, else when a call or static field access
+                    // would run it (classes loaded by other threads, or by retransformations at
+                    // the session's start, which link classes). One loaded before the session
+                    // (retransformed to show its bytes) may not be initialised either. Reported
+                    // before the class is planned, which may follow calls and field accesses
+                    // that initialise it.
                     let when = if !redefining {
                         Some(if hooks::in_root() {
                             Initialization::Now
@@ -568,7 +569,8 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         gated: BTreeSet::new(),
     };
     // Known classes are registered already; the others when their bytes show up. Before
-    // planning: under `eager` the plan follows calls, which may initialise them.
+    // planning: under `eager` the plan follows calls and field accesses, which may initialise
+    // them.
     let unknown_set: HashSet<&ClassKey> = unknown.iter().collect();
     if !session.initializers {
         uninitialized.clear();

@@ -630,6 +630,31 @@ fn classes_loaded_unprepared_or_initialised_inside_the_root_are_counted_exactly(
     }
 }
 
+#[test]
+fn classes_loaded_before_the_root_and_initialised_by_a_static_field_access_are_counted_exactly() {
+    let expected = paths(&[
+        ("Statics.run", 1),
+        ("Statics.run/Statics$Holder.<clinit>", 1),
+        (
+            "Statics.run/Statics$Holder.<clinit>/Statics$Holder.compute",
+            1,
+        ),
+        ("Statics.run/Statics$Store.<clinit>", 1),
+        ("Statics.run/Statics$Store.<clinit>/Statics$Store.start", 1),
+        ("Statics.run/Statics$Base.<clinit>", 1),
+        ("Statics.run/Statics$Base.<clinit>/Statics$Base.base", 1),
+        ("Statics.run/Statics$Sub.<clinit>", 1),
+        ("Statics.run/Statics$Sub.<clinit>/Statics$Sub.limit", 1),
+    ]);
+    for scheme in ["lazy", "eager", "total"] {
+        let (profile, log) = startup_profile(
+            "statics",
+            &format!("root=Statics::run,include=Statics*,scheme={scheme}"),
+        );
+        assert_eq!(call_paths(&profile), expected, "{scheme}: {profile}\n{log}");
+    }
+}
+
 /// `Big.java`: `big(int)` has 65,528 bytes of code, too large for the probes; `run()` calls it and
 /// `small()`; `main` runs `run()` for each `run` line on stdin and prints `done <sum>`.
 fn big_program(dir: &Path) {

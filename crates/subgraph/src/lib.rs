@@ -4,7 +4,8 @@
 //! retransforms what the returned [`Batch`]es name, with the ids handed out here.
 //!
 //! - [`MethodPattern`], [`ClassPattern`], [`ClassFilter`]: roots and `--include`/`--exclude`.
-//! - [`ClassModel`]: a class's supertypes, methods and call sites (lambdas resolved).
+//! - [`ClassModel`]: a class's supertypes, methods, call sites (lambdas resolved) and static
+//!   field accesses.
 //! - [`Planner`]: the registry of loaded classes keyed by (loader, name), class-hierarchy
 //!   analysis, the `lazy`/`eager`/`total` schemes, method ids and counters.
 //! - [`ClassSelection`]: the per-class [`ferrofluid_classfile::Selection`] for retransforming.

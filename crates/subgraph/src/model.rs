@@ -3,6 +3,7 @@
 //! or built by hand in tests.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use ferrofluid_classfile::attributes::{self, Attribute, Context, Location};
 use ferrofluid_classfile::class::access;
@@ -80,6 +81,12 @@ pub struct MethodModel<'a> {
     pub access: u16,
     /// Call sites in bytecode order (duplicates allowed; the registry drops them).
     pub calls: Vec<CallSite<'a>>,
+    /// Internal names of the classes named by its `getstatic` and `putstatic` instructions
+    /// (duplicates allowed). Such an access initialises the field's declaring class, the named
+    /// class or one of its supertypes (JVMS 5.4.3.2, 5.5), with no call site naming its
+    /// `<clinit>`. Fields declared by the method's own class are left out: that class is
+    /// initialised, or being initialised, whenever its code runs.
+    pub static_fields: Vec<Cow<'a, str>>,
 }
 
 impl<'a> MethodModel<'a> {
@@ -90,7 +97,15 @@ impl<'a> MethodModel<'a> {
             descriptor: Cow::Borrowed(descriptor),
             access,
             calls,
+            static_fields: Vec::new(),
         }
+    }
+
+    /// The same method, also accessing static fields named with these classes.
+    pub fn with_static_fields(mut self, classes: &[&'a str]) -> Self {
+        self.static_fields
+            .extend(classes.iter().map(|&c| Cow::Borrowed(c)));
+        self
     }
 }
 
@@ -136,10 +151,10 @@ impl<'a> ClassModel<'a> {
         self.access & access::INTERFACE != 0
     }
 
-    /// Reads a class file: supertypes, methods, and each method's call sites from its
-    /// bytecode. `invokedynamic` sites bootstrapped by `LambdaMetafactory` become a call
-    /// of the lambda's implementation method; other `invokedynamic` sites (string
-    /// concatenation, records, switch patterns) are ignored.
+    /// Reads a class file: supertypes, methods, and each method's call sites and static field
+    /// accesses from its bytecode. `invokedynamic` sites bootstrapped by `LambdaMetafactory`
+    /// become a call of the lambda's implementation method; other `invokedynamic` sites
+    /// (string concatenation, records, switch patterns) are ignored.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, SubgraphError> {
         let class = ClassFile::parse(bytes)?;
         let cp = &class.constant_pool;
@@ -149,24 +164,37 @@ impl<'a> ClassModel<'a> {
             .map(|&i| cp.class_name(i))
             .collect::<Result<Vec<_>, _>>()?;
         let bootstraps = bootstrap_methods(&class)?;
+        let name = class.name()?;
+        let mut own = OwnStatics {
+            class: name.clone(),
+            fields: HashSet::new(),
+        };
+        for field in class
+            .fields
+            .iter()
+            .filter(|f| f.access & access::STATIC != 0)
+        {
+            own.fields.insert((field.name(cp)?, field.descriptor(cp)?));
+        }
         let mut methods = Vec::with_capacity(class.methods.len());
         for member in &class.methods {
-            let calls = match member.attribute(cp, "Code") {
+            let (calls, static_fields) = match member.attribute(cp, "Code") {
                 Some(raw) => {
                     let code = attributes::Code::parse(raw, cp)?;
-                    call_sites(cp, code.code, code.code_offset, &bootstraps)?
+                    code_refs(cp, code.code, code.code_offset, &bootstraps, &own)?
                 }
-                None => Vec::new(),
+                None => (Vec::new(), Vec::new()),
             };
             methods.push(MethodModel {
                 name: member.name(cp)?,
                 descriptor: member.descriptor(cp)?,
                 access: member.access,
                 calls,
+                static_fields,
             });
         }
         Ok(ClassModel {
-            name: class.name()?,
+            name,
             super_name: class.super_name()?,
             interfaces,
             access: class.access,
@@ -207,14 +235,23 @@ fn bootstrap_methods(class: &ClassFile<'_>) -> Result<Vec<Option<u16>>, Subgraph
     Ok(out)
 }
 
-/// Call sites of one method body.
-fn call_sites<'a>(
+/// A class's name and its static fields `(name, descriptor)`.
+struct OwnStatics<'a> {
+    class: Cow<'a, str>,
+    fields: HashSet<(Cow<'a, str>, Cow<'a, str>)>,
+}
+
+/// Call sites of one method body, and the classes its static field accesses name
+/// ([`MethodModel::static_fields`]).
+fn code_refs<'a>(
     cp: &ConstantPool<'a>,
     code: &[u8],
     code_offset: usize,
     bootstraps: &[Option<u16>],
-) -> Result<Vec<CallSite<'a>>, SubgraphError> {
+    own: &OwnStatics<'a>,
+) -> Result<(Vec<CallSite<'a>>, Vec<Cow<'a, str>>), SubgraphError> {
     let mut calls = Vec::new();
+    let mut static_fields = Vec::new();
     let insns = insn::decode_all(code, code_offset)?;
     let deferred = deferred_instructions(&insns);
     for (i, deferred) in insns.into_iter().zip(deferred) {
@@ -232,6 +269,12 @@ fn call_sites<'a>(
                 }
                 continue;
             }
+            opcodes::GETSTATIC | opcodes::PUTSTATIC => {
+                if let Some(class) = static_field_class(cp, index, own)? {
+                    static_fields.push(class);
+                }
+                continue;
+            }
             _ => continue,
         };
         let r = cp.member_ref(index)?;
@@ -243,7 +286,28 @@ fn call_sites<'a>(
             deferred,
         });
     }
-    Ok(calls)
+    Ok((calls, static_fields))
+}
+
+/// The class a `getstatic`/`putstatic` of Fieldref `index` names, unless the field is one of
+/// the class's own.
+fn static_field_class<'a>(
+    cp: &ConstantPool<'a>,
+    index: u16,
+    own: &OwnStatics<'a>,
+) -> Result<Option<Cow<'a, str>>, SubgraphError> {
+    let Constant::Fieldref {
+        class,
+        name_and_type,
+    } = cp.get(index)?
+    else {
+        return Ok(None);
+    };
+    let class = cp.class_name(class)?;
+    if class == own.class && own.fields.contains(&cp.name_and_type(name_and_type)?) {
+        return Ok(None);
+    }
+    Ok(Some(class))
 }
 
 /// The implementation method of a lambda `invokedynamic`, as the call the generated

@@ -113,12 +113,14 @@ pub enum Initialization {
     /// static call or field, `new`, reflection). Instrumenting it in its own class-load hook
     /// costs no retransformation.
     Now,
-    /// When a followed call (a static method or a constructor of the class or of a subclass,
-    /// revealed or through a call site) would initialise it: for classes loaded before the
-    /// planner, or outside every root, and not initialised, many of which never are (classes
-    /// the JVM preloads from its archive, or a verifier loaded). A field access or reflection
-    /// initialising such a class is not seen. Report it before the class is planned
-    /// ([`Planner::plan`]), which may follow calls that initialise it.
+    /// When a followed call (a static method or a constructor of the class or of a subtype,
+    /// revealed or through a call site) or a static field access of a method whose calls are
+    /// followed (a `getstatic` or `putstatic` naming the class or a subtype) would initialise
+    /// it: for classes loaded before the planner, or outside every root, and not initialised,
+    /// many of which never are (classes the JVM preloads from its archive, or a verifier
+    /// loaded). Reflection initialising such a class (`Class.forName(name, true, loader)`) is
+    /// not seen. Report it before the class is planned ([`Planner::plan`]), which may follow
+    /// calls and field accesses that initialise it.
     OnCall,
 }
 
@@ -218,6 +220,9 @@ pub struct Planner {
     /// the order of ids, and so of batches, the same from run to run.)
     pending: HashMap<Sym, BTreeSet<(LoaderId, Call)>>,
     pending_count: usize,
+    /// Static field accesses whose class is not loaded, by that class's name: the loaders of
+    /// the code making them.
+    pending_fields: HashMap<Sym, BTreeSet<LoaderId>>,
     /// Virtual methods `(name, descriptor)` called on a class of this name: overrides in
     /// subclasses loaded later are reachable too.
     reachable_virtual: HashMap<Sym, BTreeSet<(Sym, Sym)>>,
@@ -225,9 +230,13 @@ pub struct Planner {
     root_hits: Vec<bool>,
     /// Registered classes not yet planned.
     unplanned: Vec<ClassId>,
-    /// Classes whose initialiser has not run, waiting for a followed call that initialises
-    /// them ([`Initialization::OnCall`]).
+    /// Classes whose initialiser has not run, waiting for a followed call or static field
+    /// access that initialises them ([`Initialization::OnCall`]).
     uninitialized: HashSet<ClassId>,
+    /// Classes a followed call or static field access initialises: a supertype reported
+    /// uninitialised later (a class's load hook runs before its supertypes load) is initialised
+    /// with them.
+    initializing: HashSet<ClassId>,
     /// Chosen but not scanned yet (eager).
     work: Vec<MethodKey>,
     /// The batch being built.
@@ -255,10 +264,12 @@ impl Planner {
             followed: HashSet::new(),
             pending: HashMap::new(),
             pending_count: 0,
+            pending_fields: HashMap::new(),
             reachable_virtual: HashMap::new(),
             root_hits,
             unplanned: Vec::new(),
             uninitialized: HashSet::new(),
+            initializing: HashSet::new(),
             work: Vec::new(),
             out: BTreeMap::new(),
         }
@@ -316,9 +327,9 @@ impl Planner {
     /// Class `class` of `loader` (registered) has not been initialised yet: its static
     /// initialiser `<clinit>` will run at the class's first active use (JVMS 5.5), called by
     /// the JVM, not by a call site, so no analysis of callers finds it. Under `lazy` and
-    /// `eager` it is chosen (now, or when a call would initialise the class, see
-    /// [`Initialization`]), so that an initialisation inside a root's extent is counted, with
-    /// its callees (revealed at its first invocation), as under `total`.
+    /// `eager` it is chosen (now, or when a call or static field access would initialise the
+    /// class, see [`Initialization`]), so that an initialisation inside a root's extent is
+    /// counted, with its callees (revealed at its first invocation), as under `total`.
     pub fn class_not_initialized(
         &mut self,
         loader: LoaderId,
@@ -329,7 +340,16 @@ impl Planner {
             match when {
                 Initialization::Now => self.select_initializer(cid),
                 Initialization::OnCall => {
-                    self.uninitialized.insert(cid);
+                    let subtypes = if self.initializing.is_empty() {
+                        Vec::new()
+                    } else {
+                        self.registry.subtypes_of(cid)
+                    };
+                    if subtypes.iter().any(|s| self.initializing.contains(s)) {
+                        self.select_initializer(cid);
+                    } else {
+                        self.uninitialized.insert(cid);
+                    }
                 }
             }
         }
@@ -337,8 +357,8 @@ impl Planner {
     }
 
     /// The first invocation of `id`. Under `lazy`, its callees (all possible targets of
-    /// its call sites among loaded classes) are returned for instrumentation before the
-    /// method proceeds.
+    /// its call sites among loaded classes), and the static initialisers its static field
+    /// accesses may run, are returned for instrumentation before the method proceeds.
     pub fn first_invocation(&mut self, id: MethodId) -> Result<Batch, SubgraphError> {
         let key = *self
             .ids
@@ -382,6 +402,11 @@ impl Planner {
             }
             let loader = self.registry.class(target.class).loader;
             let certain = self.registry.method(target).calls.clone();
+            // Its field accesses, deferred or not: an initialiser that does not run costs nothing,
+            // and its first invocation would choose them anyway.
+            for class in self.registry.static_fields(target) {
+                self.follow_static_field(loader, class);
+            }
             for &call in certain.iter() {
                 // A call with several targets waits for the target's first invocation: by then
                 // the engine has asked whether it is a receiver site.
@@ -441,8 +466,8 @@ impl Planner {
             self.follow_cha(loader, call);
         } else {
             self.select(key);
-            if !self.uninitialized.is_empty() && self.may_initialize(key) {
-                self.initializes(key);
+            if self.may_initialize(key) {
+                self.initializes(key.class);
             }
         }
         Ok(self.finish())
@@ -559,11 +584,16 @@ impl Planner {
         for key in matching {
             self.select_root(key);
         }
-        // Call sites that named this class before it was loaded.
+        // Call sites and static field accesses that named this class before it was loaded.
         if let Some(sites) = self.pending.remove(&name) {
             self.pending_count -= sites.len();
             for (loader, call) in sites {
                 self.follow(loader, call);
+            }
+        }
+        if let Some(loaders) = self.pending_fields.remove(&name) {
+            for loader in loaders {
+                self.follow_static_field(loader, name);
             }
         }
         // Overrides of virtual methods already called on a supertype, in this class and in its
@@ -602,15 +632,32 @@ impl Planner {
         }
     }
 
-    /// A call of static method or constructor `key` is followed: it initialises the method's
-    /// class and its superclasses (JVMS 5.5), whose initialisers are chosen if they wait for it.
-    fn initializes(&mut self, key: MethodKey) {
-        let mut class = Some(key.class);
-        while let Some(c) = class {
+    /// A followed call (of a static method or constructor of `class`) or static field access
+    /// (naming `class`) initialises `class` and its superclasses (JVMS 5.5), and possibly
+    /// superinterfaces: those with default methods, or the one declaring the field. Their
+    /// initialisers are chosen if they wait for it; one that does not run costs nothing.
+    fn initializes(&mut self, class: ClassId) {
+        if !self.initializing.insert(class) || self.uninitialized.is_empty() {
+            // Supertypes reported later are handled by `class_not_initialized`.
+            return;
+        }
+        for c in std::iter::once(class).chain(self.registry.supertypes_of(class)) {
             if self.uninitialized.remove(&c) {
                 self.select_initializer(c);
             }
-            class = self.registry.class(c).super_id;
+        }
+    }
+
+    /// A static field access naming `class`, in code of `loader`, will run: the class it
+    /// resolves to is initialised. Waits for a class of that name when none visible is loaded,
+    /// as a call site does (one not loaded yet is not initialised yet).
+    fn follow_static_field(&mut self, loader: LoaderId, class: Sym) {
+        let resolved = self.registry.resolve_class_how(loader, class);
+        if resolved.is_none_or(|(_, visible)| !visible) {
+            self.pending_fields.entry(class).or_default().insert(loader);
+        }
+        if let Some((cid, _)) = resolved {
+            self.initializes(cid);
         }
     }
 
@@ -674,7 +721,7 @@ impl Planner {
             && self.config.filter.allows(class)
     }
 
-    /// Follows the call sites of `key` once.
+    /// Follows the call sites and static field accesses of `key` once.
     fn scan(&mut self, key: MethodKey) {
         if !self.scanned.insert(key) {
             return;
@@ -682,6 +729,9 @@ impl Planner {
         let loader = self.registry.class(key.class).loader;
         let rec = self.registry.method(key);
         let (calls, deferred) = (rec.calls.clone(), rec.deferred_calls.clone());
+        for class in self.registry.static_fields(key) {
+            self.follow_static_field(loader, class);
+        }
         for call in calls.iter() {
             self.follow(loader, *call);
         }
@@ -739,8 +789,8 @@ impl Planner {
         let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
         for k in targets.methods {
             self.select(k);
-            if !self.uninitialized.is_empty() && !call.kind.is_virtual() && self.may_initialize(k) {
-                self.initializes(k);
+            if !call.kind.is_virtual() && self.may_initialize(k) {
+                self.initializes(k.class);
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The loaded classes, keyed by (loader, internal name), with their supertype links
-//! and, per method, the deduplicated call sites as interned references.
+//! and, per method, the deduplicated call sites as interned references and the classes its
+//! static field accesses name.
 //!
 //! A name used by a class (its supertypes, its call targets) is resolved the way the
 //! agent can see it without running Java code: first among the classes defined by the
@@ -84,6 +85,10 @@ pub(crate) struct ClassRec {
     /// Loaded classes and interfaces whose direct supertype this is.
     pub(crate) subtypes: Vec<ClassId>,
     pub(crate) methods: Box<[MethodRec]>,
+    /// `(method index, class)`: the classes each method's static field accesses name
+    /// (`crate::model::MethodModel::static_fields`), sorted, no duplicates. Kept per class, as
+    /// most methods have none.
+    static_fields: Box<[(u32, Sym)]>,
 }
 
 impl ClassRec {
@@ -122,6 +127,8 @@ pub(crate) struct Registry {
     /// Classes waiting for a supertype of this name to be registered.
     unlinked: HashMap<Sym, Vec<ClassId>>,
     call_sites: usize,
+    /// Entries of all classes' `static_fields`.
+    static_fields: usize,
     methods: usize,
 }
 
@@ -146,10 +153,12 @@ impl Registry {
             return None;
         }
         let id = ClassId(u32::try_from(self.classes.len()).expect("fewer than 2^32 classes"));
+        let mut static_fields = Vec::new();
         let methods: Box<[MethodRec]> = model
             .methods
             .iter()
-            .map(|m| {
+            .enumerate()
+            .map(|(index, m)| {
                 let mut calls = Vec::new();
                 let mut deferred_calls = Vec::new();
                 for c in &m.calls {
@@ -170,6 +179,9 @@ impl Registry {
                 deferred_calls.dedup();
                 deferred_calls.retain(|c| calls.binary_search(c).is_err());
                 self.call_sites += calls.len() + deferred_calls.len();
+                for class in &m.static_fields {
+                    static_fields.push((index as u32, self.strings.intern(class)));
+                }
                 MethodRec {
                     name: self.strings.intern(&m.name),
                     descriptor: self.strings.intern(&m.descriptor),
@@ -179,6 +191,9 @@ impl Registry {
                 }
             })
             .collect();
+        static_fields.sort_unstable();
+        static_fields.dedup();
+        self.static_fields += static_fields.len();
         self.methods += methods.len();
         let super_name = model.super_name.as_deref().map(|s| self.strings.intern(s));
         let interfaces: Box<[Sym]> = model
@@ -196,6 +211,7 @@ impl Registry {
             interface_ids: Vec::new(),
             subtypes: Vec::new(),
             methods,
+            static_fields: static_fields.into_boxed_slice(),
         });
         self.by_key.insert((loader, name), id);
         self.by_name.entry(name).or_default().push(id);
@@ -255,6 +271,17 @@ impl Registry {
 
     pub(crate) fn method(&self, key: MethodKey) -> &MethodRec {
         &self.class(key.class).methods[key.index as usize]
+    }
+
+    /// The classes the static field accesses of `key` name, each once.
+    pub(crate) fn static_fields(&self, key: MethodKey) -> Vec<Sym> {
+        let all = &self.class(key.class).static_fields;
+        let start = all.partition_point(|&(m, _)| m < key.index);
+        all[start..]
+            .iter()
+            .take_while(|&&(m, _)| m == key.index)
+            .map(|&(_, class)| class)
+            .collect()
     }
 
     /// The class `name` as seen from `loader` (see the module docs).
@@ -350,6 +377,7 @@ impl Registry {
             + self.classes.len() * (size_of::<ClassRec>() + 2 * 2 * (16 + 4))
             + self.methods * size_of::<MethodRec>()
             + self.call_sites * size_of::<Call>()
+            + self.static_fields * size_of::<(u32, Sym)>()
             + self
                 .classes
                 .iter()
@@ -426,5 +454,28 @@ mod tests {
             (1, 2, 2, 1)
         );
         assert_eq!(s.strings, 4); // p/A, run, ()V, go
+    }
+
+    #[test]
+    fn static_field_classes_are_kept_per_method_and_deduplicated() {
+        let mut r = Registry::new();
+        let m = |name| MethodModel::new(name, "()V", 0, vec![]);
+        let methods = vec![
+            m("a").with_static_fields(&["p/B", "p/C", "p/B"]),
+            m("none"),
+            m("c").with_static_fields(&["p/C"]),
+        ];
+        let id = r
+            .add(BOOTSTRAP, &ClassModel::new("p/A", None, &[], 0, methods))
+            .unwrap();
+        let names = |index| {
+            r.static_fields(MethodKey { class: id, index })
+                .into_iter()
+                .map(|s| r.strings.resolve(s))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(0), ["p/B", "p/C"]);
+        assert!(names(1).is_empty());
+        assert_eq!(names(2), ["p/C"]);
     }
 }

@@ -38,6 +38,9 @@ public class Exact {
             case "marks":
                 Marks.run();
                 break;
+            case "statics":
+                Statics.main();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -277,5 +280,50 @@ class Marks {
             x = x * 6364136223846793005L + 1442695040888963407L;
         }
         sink = x;
+    }
+}
+
+// Classes loaded before the root and initialised inside it by a static field access, which no
+// call site names. main() loads Holder, Store and Sub (and Base, its superclass) without
+// initialising them (a class literal is not an active use, JVMS 5.5), then calls run(): reading
+// Holder.VALUE runs Holder's initialiser, which calls compute(); writing Store.count runs Store's,
+// which calls start(); reading Sub.LIMIT runs Base's initialiser, then Sub's.
+class Statics {
+    static int sink;
+
+    static class Holder {
+        static final int VALUE = compute();
+
+        static int compute() { return 6 * 7; }
+    }
+
+    static class Store {
+        static int count = start();
+
+        static int start() { return 1; }
+    }
+
+    static class Base {
+        static final int[] B = base();
+
+        static int[] base() { return new int[] {1, 2}; }
+    }
+
+    static class Sub extends Base {
+        static final int LIMIT = limit();
+
+        static int limit() { return B.length; }
+    }
+
+    static void main() {
+        Class<?>[] early = {Holder.class, Store.class, Sub.class};
+        sink += early.length;
+        run();
+    }
+
+    static void run() {
+        sink += Holder.VALUE;
+        Store.count = 5;
+        sink += Sub.LIMIT;
     }
 }

@@ -834,6 +834,173 @@ fn a_class_loaded_before_and_not_initialized_gets_its_initializer_when_a_call_wo
     assert_eq!(p.counters().instrumented, 6, "not Lone.<clinit>");
 }
 
+/// Static field accesses: `Reader.run` reads fields named with `Holder` (twice) and `Sub`, and
+/// calls `a`, which writes one of `Store`; `plain` reads one of `Plain`. Each class's initialiser
+/// is run by the JVM at such an access (`Holder`'s calls `compute`); `Sub` extends `Table`.
+fn field_classes() -> Vec<ClassModel<'static>> {
+    let clinit = |calls| method("<clinit>", STATIC, calls);
+    let obj = "java/lang/Object";
+    vec![
+        object(),
+        table(),
+        class(
+            "Reader",
+            obj,
+            vec![
+                method("run", STATIC, vec![call(CallKind::Static, "Reader", "a")])
+                    .with_static_fields(&["Holder", "Sub", "Holder"]),
+                method("a", STATIC, vec![]).with_static_fields(&["Store"]),
+                method("plain", STATIC, vec![]).with_static_fields(&["Plain"]),
+            ],
+        ),
+        class(
+            "Holder",
+            obj,
+            vec![
+                clinit(vec![call(CallKind::Static, "Holder", "compute")]),
+                method("compute", STATIC, vec![]),
+            ],
+        ),
+        class("Store", obj, vec![clinit(vec![])]),
+        class("Sub", "Table", vec![clinit(vec![])]),
+        class("Plain", obj, vec![clinit(vec![])]),
+    ]
+}
+
+#[test]
+fn a_static_field_access_initializes_a_class_loaded_before_and_not_initialized() {
+    use Initialization::OnCall;
+    let (mut p, b) = loaded(
+        Scheme::Lazy,
+        &["Reader::run", "Reader::plain"],
+        &field_classes(),
+    );
+    assert_eq!(names(&p, &b), ["Reader.run", "Reader.plain"]);
+    // Plain is not reported: initialised already.
+    for class in ["Holder", "Store", "Sub", "Table"] {
+        assert!(p.class_not_initialized(BOOTSTRAP, class, OnCall).is_empty());
+    }
+    // `run`'s accesses, and `a`'s, which certainly runs with it (look-ahead); `Sub`'s superclass
+    // is initialised with it.
+    let b = p.first_invocation(id(&p, "Reader", "run")).unwrap();
+    assert_eq!(
+        sorted(names(&p, &b)),
+        [
+            "Holder.<clinit>",
+            "Reader.a",
+            "Store.<clinit>",
+            "Sub.<clinit>",
+            "Table.<clinit>"
+        ]
+    );
+    assert!(p
+        .first_invocation(id(&p, "Reader", "a"))
+        .unwrap()
+        .is_empty());
+    // An initialiser's callees follow at its first invocation, as any chosen method's.
+    let b = p.first_invocation(id(&p, "Holder", "<clinit>")).unwrap();
+    assert_eq!(names(&p, &b), ["Holder.compute"]);
+    // A class not reported gets nothing.
+    assert!(p
+        .first_invocation(id(&p, "Reader", "plain"))
+        .unwrap()
+        .is_empty());
+    assert_eq!(p.counters().instrumented, 8, "not Plain.<clinit>");
+}
+
+#[test]
+fn a_static_field_access_of_a_class_loaded_later_initializes_it_and_its_superclass() {
+    use Initialization::OnCall;
+    // Eager takes `run`'s closure when Reader loads, before the classes it accesses, which load
+    // later outside every root: Sub before its superclass Table, whose load hook runs after Sub's.
+    let classes = field_classes();
+    let model = |name: &str| classes.iter().find(|c| c.name == name).unwrap();
+    let mut p = Planner::new(config(&["Reader::run"], Scheme::Eager));
+    for class in ["java/lang/Object", "Reader"] {
+        p.add_model(BOOTSTRAP, model(class));
+    }
+    assert_eq!(sorted(planned(&mut p)), ["Reader.a", "Reader.run"]);
+    // Each class reported before it is planned, as the agent does.
+    let mut load = |class| {
+        assert!(p.add_model(BOOTSTRAP, model(class)));
+        let b = p.class_not_initialized(BOOTSTRAP, class, OnCall);
+        let mut chosen = names(&p, &b);
+        chosen.extend(planned(&mut p));
+        sorted(chosen)
+    };
+    assert_eq!(load("Holder"), ["Holder.<clinit>", "Holder.compute"]);
+    assert_eq!(load("Store"), ["Store.<clinit>"]);
+    assert_eq!(load("Sub"), ["Sub.<clinit>"]);
+    assert_eq!(load("Table"), ["Table.<clinit>", "Table.fill", "Table.sq"]);
+    assert!(
+        load("Plain").is_empty(),
+        "only `plain`, not chosen, names it"
+    );
+    // Lazy: `run` revealed before Holder loads.
+    let mut p = Planner::new(config(&["Reader::run"], Scheme::Lazy));
+    for class in ["java/lang/Object", "Reader", "Store"] {
+        p.add_model(BOOTSTRAP, model(class));
+    }
+    planned(&mut p);
+    let b = p.first_invocation(id(&p, "Reader", "run")).unwrap();
+    assert_eq!(names(&p, &b), ["Reader.a"], "Store is initialised");
+    p.add_model(BOOTSTRAP, model("Holder"));
+    let b = p.class_not_initialized(BOOTSTRAP, "Holder", OnCall);
+    assert!(b.is_empty());
+    assert_eq!(planned(&mut p), ["Holder.<clinit>"]);
+}
+
+#[test]
+fn static_field_reads_and_writes_in_class_files_initialize_their_classes() {
+    use Initialization::OnCall;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("Access.java");
+    std::fs::write(
+        &src,
+        "class Access {\n\
+         static int own = 3;\n\
+         static void get() { own = Holder.VALUE; }\n\
+         static void put() { Store.count = own; }\n\
+         }\n\
+         class Holder { static int VALUE = compute(); static int compute() { return 1; } }\n\
+         class Store { static int count; static { count = 2; } }\n",
+    )
+    .unwrap();
+    ferrofluid_testkit::javac(
+        std::path::Path::new(ferrofluid_testkit::JDK17_HOME),
+        &[],
+        dir.path(),
+        [&src],
+    );
+    let bytes = |class: &str| std::fs::read(dir.path().join(format!("{class}.class"))).unwrap();
+    // Accesses to the class's own fields are left out.
+    let access = bytes("Access");
+    let model = ClassModel::parse(&access).unwrap();
+    let fields = |name: &str| {
+        let m = model.methods.iter().find(|m| m.name == name).unwrap();
+        m.static_fields
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fields("get"), ["Holder"]);
+    assert_eq!(fields("put"), ["Store"]);
+    assert!(fields("<clinit>").is_empty());
+    let mut p = Planner::new(config(&["Access::get", "Access::put"], Scheme::Lazy));
+    for class in ["Access", "Holder", "Store"] {
+        assert!(p.add_class(BOOTSTRAP, &bytes(class)).unwrap());
+    }
+    assert_eq!(planned(&mut p), ["Access.get", "Access.put"]);
+    // Access too, to show its own fields are not followed (it is initialised when its code runs).
+    for class in ["Access", "Holder", "Store"] {
+        assert!(p.class_not_initialized(BOOTSTRAP, class, OnCall).is_empty());
+    }
+    let b = p.first_invocation(id(&p, "Access", "get")).unwrap();
+    assert_eq!(names(&p, &b), ["Holder.<clinit>"]);
+    let b = p.first_invocation(id(&p, "Access", "put")).unwrap();
+    assert_eq!(names(&p, &b), ["Store.<clinit>"]);
+}
+
 /// `Ahead.r` certainly calls `a` (which certainly calls `b`, which certainly calls `c` and, on a
 /// branch, `Log.warn`) and `Task.go` (two implementations), and on a branch `d` (which certainly
 /// calls `z`).
