@@ -414,13 +414,23 @@ fn drain_own_ring(ring: &Ring) -> u64 {
     now().saturating_sub(start)
 }
 
-/// Agent work done on an application thread outside the hooks (the class-load hook,
-/// class preparation) is factored out of the thread's open frames, as lazy revelation
-/// is. Work nested in a revelation is already inside that pause.
-pub fn agent_pause(env: *mut sys::JNIEnv, start: u64) {
+/// Runs agent work done on an application thread outside the hooks (the class-load hook,
+/// class preparation): probes it reaches are ignored, since the Java code it runs is the
+/// agent's (JVMTI `AddModuleReads` calls `jdk.internal.module.Modules.addReads`), and its time
+/// is factored out of the thread's open frames, as lazy revelation's is. Work nested in a
+/// revelation is already inside that pause. `work` runs under `ffi_guard` (named `what`), so
+/// that a panic in it cannot leave the thread's probes off.
+pub fn agent_callback(env: *mut sys::JNIEnv, what: &'static str, work: impl FnOnce()) {
+    let start = now();
+    let nested = LOCAL.try_with(|l| l.busy.replace(true)).unwrap_or(true);
+    ferrofluid_jvmti::ffi_guard(what, (), work);
+    if nested {
+        return;
+    }
     let pause = now().saturating_sub(start);
     let _ = LOCAL.try_with(|l| {
-        if !l.busy.get() && l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
+        l.busy.set(false);
+        if l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
             let _ = l.push(env, Kind::Adjust, 0, pause);
         }
     });

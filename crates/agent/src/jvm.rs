@@ -226,8 +226,7 @@ unsafe extern "C" fn class_file_load_hook(
     new_class_data_len: *mut sys::jint,
     new_class_data: *mut *mut u8,
 ) {
-    let start = crate::hooks::now();
-    ffi_guard("ClassFileLoadHook", (), || {
+    crate::hooks::agent_callback(env, "ClassFileLoadHook", || {
         // SAFETY: the JNIEnv of the loading thread, valid for the callback.
         let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
             return;
@@ -258,7 +257,6 @@ unsafe extern "C" fn class_file_load_hook(
             Err(e) => log::warn!("{name}: class left original: {e}"),
         }
     });
-    crate::hooks::agent_pause(env, start);
 }
 
 unsafe extern "C" fn class_prepare(
@@ -267,8 +265,7 @@ unsafe extern "C" fn class_prepare(
     _thread: sys::jthread,
     class: sys::jclass,
 ) {
-    let start = crate::hooks::now();
-    ffi_guard("ClassPrepare", (), || {
+    crate::hooks::agent_callback(env, "ClassPrepare", || {
         // SAFETY: the JVM passes its environment, this thread's JNIEnv and a live class reference.
         let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
             JniEnv::from_raw(env)
@@ -279,5 +276,4 @@ unsafe extern "C" fn class_prepare(
         let class = unsafe { Class::from_raw(class) };
         session::class_prepared(jvmti, &env, class);
     });
-    crate::hooks::agent_pause(env, start);
 }

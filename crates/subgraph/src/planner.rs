@@ -19,7 +19,7 @@ use crate::error::SubgraphError;
 use crate::intern::Sym;
 use crate::model::{CallKind, ClassModel};
 use crate::pattern::{ClassFilter, MethodPattern};
-use crate::registry::{Call, ClassId, LoaderId, MethodKey, Registry, RegistryStats};
+use crate::registry::{Call, ClassId, LoaderId, MethodKey, Registry, RegistryStats, BOOTSTRAP};
 
 /// A method id: what the probes pass to the hooks. Dense, from 0, in the order methods
 /// were chosen, never reused.
@@ -471,6 +471,23 @@ impl Planner {
             }
         }
         Ok(self.finish())
+    }
+
+    /// A method the JVM itself calls on a thread inside a root's extent, named by no call site:
+    /// virtual method `name` `descriptor` of `class` (bootstrap loader), e.g.
+    /// `ClassLoader.loadClass(String)`, which the JVM calls to resolve a class of a non-bootstrap
+    /// loader. It is followed like a call site naming it, now if `class` is loaded and otherwise
+    /// when it loads: its implementations in loaded subtypes, and in those loaded later, are
+    /// chosen (the filters apply), so that their invocations inside a root are counted where
+    /// they happen, with their callees revealed at their first invocation.
+    pub fn follow_upcall(&mut self, class: &str, name: &str, descriptor: &str) -> Batch {
+        let target = self.registry.intern_ref(class, name, descriptor);
+        let call = Call {
+            kind: CallKind::Virtual,
+            target,
+        };
+        self.follow_cha(BOOTSTRAP, call);
+        self.finish()
     }
 
     /// The id of a chosen method, if chosen.

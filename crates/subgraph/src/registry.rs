@@ -241,7 +241,7 @@ impl Registry {
         self.classes[sup.0 as usize].subtypes.push(sub);
     }
 
-    fn intern_ref(&mut self, class: &str, name: &str, descriptor: &str) -> RefId {
+    pub(crate) fn intern_ref(&mut self, class: &str, name: &str, descriptor: &str) -> RefId {
         let key = (
             self.strings.intern(class),
             self.strings.intern(name),

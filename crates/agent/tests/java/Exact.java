@@ -41,6 +41,9 @@ public class Exact {
             case "statics":
                 Statics.main();
                 break;
+            case "upcalls":
+                Upcalls.run();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -325,5 +328,20 @@ class Statics {
         sink += Holder.VALUE;
         Store.count = 5;
         sink += Sub.LIMIT;
+    }
+}
+
+// Classes a root loads through the application class loader: to resolve each, the JVM calls
+// ClassLoader.loadClass(String) itself, with no call site naming it.
+class Upcalls {
+    static int sink;
+
+    static class First { int v = 1; }
+
+    static class Second { int v = 2; }
+
+    static void run() {
+        sink += new First().v;
+        sink += new Second().v;
     }
 }

@@ -1078,3 +1078,67 @@ fn a_first_invocation_reveals_what_certainly_runs_with_it_in_one_batch() {
     assert_eq!(names(&p, &b), ["Log.warn"]);
     assert_eq!(p.counters().instrumented, 9);
 }
+
+/// `Loader.load` (virtual), overridden by `AppLoader`; `Main.run` calls nothing.
+fn loaders() -> Vec<ClassModel<'static>> {
+    vec![
+        object(),
+        class(
+            "Loader",
+            "java/lang/Object",
+            vec![method("load", PUBLIC, vec![])],
+        ),
+        class("AppLoader", "Loader", vec![method("load", PUBLIC, vec![])]),
+        class(
+            "Main",
+            "java/lang/Object",
+            vec![method("run", STATIC, vec![])],
+        ),
+    ]
+}
+
+#[test]
+fn an_upcall_takes_every_implementation_now_and_later() {
+    let (mut p, b) = loaded(Scheme::Lazy, &["Main::run"], &loaders());
+    assert_eq!(names(&p, &b), ["Main.run"]);
+    let b = p.follow_upcall("Loader", "load", V);
+    assert_eq!(sorted(names(&p, &b)), ["AppLoader.load", "Loader.load"]);
+    assert!(p.follow_upcall("Loader", "load", V).is_empty());
+    // A loader class loaded later overrides it too.
+    assert!(p.add_model(
+        BOOTSTRAP,
+        &class(
+            "LateLoader",
+            "AppLoader",
+            vec![method("load", PUBLIC, vec![])]
+        )
+    ));
+    assert_eq!(planned(&mut p), ["LateLoader.load"]);
+}
+
+#[test]
+fn an_upcall_of_a_class_not_loaded_yet_waits_for_it() {
+    let all = loaders();
+    let (mut p, _) = loaded(
+        Scheme::Lazy,
+        &["Main::run"],
+        &[all[0].clone(), all[3].clone()],
+    );
+    assert!(p.follow_upcall("Loader", "load", V).is_empty());
+    assert!(p.add_model(BOOTSTRAP, &all[1]));
+    assert_eq!(planned(&mut p), ["Loader.load"]);
+    assert!(p.add_model(BOOTSTRAP, &all[2]));
+    assert_eq!(planned(&mut p), ["AppLoader.load"]);
+}
+
+#[test]
+fn an_upcall_into_excluded_classes_chooses_nothing() {
+    let mut cfg = config(&["Main::run"], Scheme::Lazy);
+    cfg.filter.exclude.push("*Loader".parse().unwrap());
+    let mut p = Planner::new(cfg);
+    for c in loaders() {
+        assert!(p.add_model(BOOTSTRAP, &c));
+    }
+    assert_eq!(planned(&mut p), ["Main.run"]);
+    assert!(p.follow_upcall("Loader", "load", V).is_empty());
+}
