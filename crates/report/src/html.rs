@@ -7,7 +7,9 @@ use std::io::Write;
 
 use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
 
-use crate::view::{label, ms, ms_marked, percent, sorted_children, times_note, uncertainty_note};
+use crate::view::{
+    label, ms, ms_marked, percent, sorted_children, subtracted_note, times_note, uncertainty_note,
+};
 use crate::{flame, Report, ReportError};
 
 /// Options of the HTML report.
@@ -201,10 +203,7 @@ impl HtmlReport {
         if let Some(cpu) = thread.cpu_ns {
             let _ = write!(s, ", thread CPU {} ms", ms(cpu));
         }
-        if profile.calibration.is_some() {
-            let subtracted = times[0].total_overhead_ns;
-            let _ = write!(s, ", probe cost subtracted {} ms", ms(subtracted));
-        }
+        s.push_str(&subtracted_note(profile, &times[0]));
         s.push_str("</summary>\n");
         if thread.overflow_calls > 0 {
             let _ = writeln!(

@@ -4,7 +4,9 @@ use std::io::Write;
 
 use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
 
-use crate::view::{label, ms, ms_marked, percent, sorted_children, times_note, uncertainty_note};
+use crate::view::{
+    label, ms, ms_marked, percent, sorted_children, subtracted_note, times_note, uncertainty_note,
+};
 use crate::{Report, ReportError};
 
 /// Options of the text report.
@@ -120,10 +122,11 @@ impl TextReport {
         if let Some(cpu) = thread.cpu_ns {
             write!(out, ", thread CPU {} ms", ms(cpu))?;
         }
-        if profile.calibration.is_some() {
-            let subtracted = times[tree.root().index()].total_overhead_ns;
-            write!(out, ", probe cost subtracted {} ms", ms(subtracted))?;
-        }
+        write!(
+            out,
+            "{}",
+            subtracted_note(profile, &times[tree.root().index()])
+        )?;
         writeln!(out)?;
         if thread.overflow_calls > 0 {
             writeln!(

@@ -79,6 +79,15 @@ pub(crate) fn uncertainty_note(profile: &Profile) -> Option<String> {
     })
 }
 
+/// `, probe cost subtracted N ms` for a thread's header, from the times of its tree's root;
+/// empty when the profile is not compensated.
+pub(crate) fn subtracted_note(profile: &Profile, root: &Times) -> String {
+    match profile.calibration {
+        Some(_) => format!(", probe cost subtracted {} ms", ms(root.total_overhead_ns)),
+        None => String::new(),
+    }
+}
+
 /// `part` as a percentage of `whole`, one decimal.
 pub(crate) fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {
