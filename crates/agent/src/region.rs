@@ -360,7 +360,7 @@ pub fn snapshot(name: impl Fn(u32) -> Option<(String, String, String)>) -> Vec<R
 fn stats_of(info: MethodInfo, s: &MethodStats) -> RegionStats {
     let empty = s.count == 0;
     let or0 = |v: u64| if empty { 0 } else { v };
-    RegionStats {
+    let mut stats = RegionStats {
         class: info.class,
         method: info.method,
         descriptor: info.descriptor,
@@ -379,7 +379,10 @@ fn stats_of(info: MethodInfo, s: &MethodStats) -> RegionStats {
             percentiles: percentiles(&s.raw_hist, s.raw_max),
             last_ns: s.last.iter().map(|l| l.2).collect(),
         },
-    }
+        uncertain: false,
+    };
+    stats.uncertain = stats.probe_dominated();
+    stats
 }
 
 /// Percentiles from the histogram, never above the exact maximum (the histogram's answer is the

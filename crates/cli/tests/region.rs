@@ -106,6 +106,18 @@ fn counts_durations_threads_recursion_and_exceptions() {
     let quick = region(&doc, "quick");
     assert!(u(&quick["max_ns"]) < u(&sleepy["min_ns"]));
     assert!(u(&quick["total_ns"]) <= u(&quick["uncompensated"]["total_ns"]));
+    // `uncertain` follows the call tree's rule on what was subtracted; 20 ms sleeps are sure.
+    for r in doc["regions"].as_array().unwrap() {
+        let total = u(&r["total_ns"]);
+        let subtracted = u(&r["uncompensated"]["total_ns"]) - total;
+        let marked = ferrofluid_profile::probe_dominated(total, subtracted);
+        assert_eq!(
+            r.get("uncertain") == Some(&Value::Bool(true)),
+            marked,
+            "{r}"
+        );
+    }
+    assert!(sleepy.get("uncertain").is_none(), "{sleepy}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -118,8 +130,9 @@ fn text_and_html_reports_and_an_empty_region() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "ferrofluid code-region profile");
     assert_eq!(lines[1], "methods: 1 instrumented, 1 called");
-    assert!(lines[4].starts_with("region "), "{text}");
-    assert!(lines[5].starts_with("Region.sleepy(I)V      5  "), "{text}");
+    assert!(lines[3].starts_with("marks: ~ marks a time"), "{text}");
+    assert!(lines[5].starts_with("region "), "{text}");
+    assert!(lines[6].starts_with("Region.sleepy(I)V      5  "), "{text}");
     assert!(
         text.contains("\nlatency distribution of Region.sleepy(I)V:\n"),
         "{text}"

@@ -75,12 +75,26 @@ pub struct RegionStats {
     pub last_ns: Vec<u64>,
     /// The same, measured.
     pub uncompensated: Uncompensated,
+    /// The compensated durations are mostly probe cost (see [`RegionStats::probe_dominated`]):
+    /// the count is exact, the times are not. Written only when `true`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncertain: bool,
 }
 
 impl RegionStats {
     /// Mean compensated duration, ns (0 without invocations).
     pub fn mean_ns(&self) -> u64 {
         self.total_ns.checked_div(self.count).unwrap_or(0)
+    }
+
+    /// Whether the probe cost subtracted (measured less compensated total) is large beside
+    /// what is left, by the rule the call tree's `~` marks follow
+    /// ([`crate::calibration::probe_dominated`]); the agent sets [`RegionStats::uncertain`] by it.
+    pub fn probe_dominated(&self) -> bool {
+        crate::calibration::probe_dominated(
+            self.total_ns,
+            self.uncompensated.total_ns.saturating_sub(self.total_ns),
+        )
     }
 
     /// A label `com.acme.Foo.bar(I)V`.
@@ -130,5 +144,32 @@ mod tests {
         assert_eq!(r.mean_ns(), 2);
         assert_eq!(r.label(), "demo.Work.step(I)V");
         assert_eq!(RegionStats::default().mean_ns(), 0);
+    }
+
+    #[test]
+    fn durations_mostly_probe_cost_are_probe_dominated() {
+        let region = |total_ns, measured_ns| RegionStats {
+            count: 10,
+            total_ns,
+            uncompensated: Uncompensated {
+                total_ns: measured_ns,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        // 30% of 100 ns subtracted is 30 ns: above 10% of 200 ns, below 10% of 400 ns.
+        assert!(region(200, 300).probe_dominated());
+        assert!(!region(400, 500).probe_dominated());
+        // Not compensated: nothing subtracted, nothing to doubt.
+        assert!(!region(5, 5).probe_dominated());
+        let json = |r: &RegionStats| serde_json::to_string(r).unwrap();
+        assert!(!json(&region(400, 500)).contains("uncertain"));
+        let marked = RegionStats {
+            uncertain: true,
+            ..region(200, 300)
+        };
+        assert!(json(&marked).ends_with(r#""uncertain":true}"#));
+        let back: RegionStats = serde_json::from_str(&json(&marked)).unwrap();
+        assert_eq!(back, marked);
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use ferrofluid_profile::{Profile, RegionStats};
 
 use crate::html::escape;
-use crate::view::times_note;
+use crate::view::{times_note, uncertainty_note};
 
 /// A duration with a unit that suits it: `850 ns`, `12.3 µs`, `20.104 ms`, `1.500 s`.
 pub(crate) fn duration(ns: u64) -> String {
@@ -28,23 +28,31 @@ const COLUMNS: [&str; 10] = [
 
 fn row(r: &RegionStats) -> [String; 10] {
     let p = &r.percentiles;
+    // Durations mostly made of probe cost carry the call tree's `~` mark.
+    let time = |ns: u64| {
+        if r.uncertain {
+            format!("~{}", duration(ns))
+        } else {
+            duration(ns)
+        }
+    };
     [
         r.count.to_string(),
-        duration(r.total_ns),
-        duration(r.mean_ns()),
-        duration(r.min_ns),
-        duration(p.p50_ns),
-        duration(p.p90_ns),
-        duration(p.p99_ns),
-        duration(p.p999_ns),
-        duration(r.max_ns),
+        time(r.total_ns),
+        time(r.mean_ns()),
+        time(r.min_ns),
+        time(p.p50_ns),
+        time(p.p90_ns),
+        time(p.p99_ns),
+        time(p.p999_ns),
+        time(r.max_ns),
         r.threads.to_string(),
     ]
 }
 
 /// The header lines common to both writers.
-fn header(profile: &Profile) -> [String; 2] {
-    [
+fn header(profile: &Profile) -> Vec<String> {
+    let mut lines = vec![
         format!(
             "methods: {} instrumented, {} called",
             profile.instrumented,
@@ -54,7 +62,9 @@ fn header(profile: &Profile) -> [String; 2] {
             "times: wall time of each outermost invocation, {}",
             times_note(profile)
         ),
-    ]
+    ];
+    lines.extend(uncertainty_note(profile).map(|note| format!("marks: {note}")));
+    lines
 }
 
 /// The text report of a code-region profile.

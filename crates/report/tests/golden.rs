@@ -113,6 +113,7 @@ fn region() -> Profile {
             },
             last_ns: vec![20_100_060, 41_000_060, 20_050_060],
         },
+        uncertain: false,
     };
     let tiny = RegionStats {
         class: "demo.Work".into(),
@@ -164,6 +165,8 @@ fn region() -> Profile {
             },
             last_ns: vec![100, 101],
         },
+        // 60 µs of probes subtracted from 105 µs measured.
+        uncertain: true,
     };
     let never = RegionStats {
         class: "demo.Work".into(),
