@@ -3,6 +3,7 @@
 //! a JVMTI MethodEntry/MethodExit agent). Every run's checksum must equal the baseline's; the
 //! table goes into docs/PERFORMANCE.md. See bench/README.md.
 
+pub mod charged;
 pub mod doc;
 pub mod exec;
 pub mod modes;

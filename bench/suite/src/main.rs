@@ -51,7 +51,7 @@ enum Cmd {
         /// The CI subset: smoke workloads at tiny scale, ferrofluid modes only, N=1, no table
         #[arg(long)]
         smoke: bool,
-        /// Do not touch docs/PERFORMANCE.md
+        /// Do not touch docs/PERFORMANCE.md; print the section on stdout instead
         #[arg(long)]
         no_doc: bool,
         /// Keep JFR recordings and javac output in the run directories
@@ -208,6 +208,9 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
             }
             machine.load_after = table::load_average();
             write(&report, None, &machine)?;
+            if no_doc && !smoke {
+                print!("{}", table::render(&report, &cfg, &machine, None));
+            }
             if write_doc {
                 eprintln!("ferrofluid-suite: table written to {}", doc_path.display());
             }

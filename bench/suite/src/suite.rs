@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::charged::{self, RootTime};
 use crate::exec::{run_capped, Exit, Outcome};
 use crate::modes::Mode;
 use crate::prepare::classpath;
@@ -46,6 +47,8 @@ pub struct RunResult {
     pub outcome: Outcome,
     pub checksum: Option<String>,
     pub methods: Option<Methods>,
+    /// The root method's charged (`root`) or region-measured (`region`) time.
+    pub root_time: Option<RootTime>,
     pub dir: PathBuf,
 }
 
@@ -112,6 +115,11 @@ impl ModeResult {
             Exit::Failed(c) => Some(c),
             _ => None,
         })
+    }
+
+    /// The median root time of the runs that have one.
+    pub fn root_time(&self) -> Option<RootTime> {
+        charged::median(self.runs.iter().filter_map(|r| r.root_time).collect())
     }
 
     /// Method counts of the last run that has them.
@@ -320,6 +328,13 @@ fn one_run(
     } else {
         None
     };
+    let root_time = match mode {
+        // Small profiles: one method's subgraph, or one region.
+        Mode::Root | Mode::Region if outcome.exit == Exit::Ok => fs::read(dir.join("profile.json"))
+            .ok()
+            .and_then(|json| charged::root_time(&json, w.root)),
+        _ => None,
+    };
     if !cfg.keep {
         // Large leftovers not needed for the table.
         let _ = fs::remove_file(dir.join("rec.jfr"));
@@ -331,6 +346,7 @@ fn one_run(
         outcome,
         checksum,
         methods,
+        root_time,
         dir: dir.to_path_buf(),
     })
 }
@@ -437,6 +453,7 @@ mod tests {
             },
             checksum: checksum.map(String::from),
             methods: None,
+            root_time: None,
             dir: PathBuf::from("/w/runs/x"),
         }
     }

@@ -3,8 +3,9 @@
 use std::fmt::Write as _;
 use std::process::Command;
 
+use crate::charged::RootTime;
 use crate::modes::Mode;
-use crate::suite::{Config, Report, WorkloadResult};
+use crate::suite::{Config, ModeResult, Report, WorkloadResult};
 
 /// Where and when the numbers were taken.
 #[derive(Debug, Clone)]
@@ -167,6 +168,73 @@ const TIMED: [(Mode, &str); 8] = [
     (Mode::TotalVerify, "total + -Xverify:all"),
 ];
 
+/// The root and region medians of a workload, when both ran.
+fn root_times(w: &WorkloadResult) -> Option<(RootTime, RootTime)> {
+    let of = |mode| w.modes.get(&mode).and_then(ModeResult::root_time);
+    Some((of(Mode::Root)?, of(Mode::Region)?))
+}
+
+/// Charged / region time per workload that has both (and a region time above 0).
+fn charged_ratios(report: &Report) -> Vec<f64> {
+    report
+        .workloads
+        .iter()
+        .filter_map(root_times)
+        .filter(|(_, region)| region.ns > 0)
+        .map(|(root, region)| root.ns as f64 / region.ns as f64)
+        .collect()
+}
+
+fn geomean_of(values: &[f64]) -> Option<f64> {
+    (!values.is_empty())
+        .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
+}
+
+/// JFluid's accuracy measure (its Table 2) on real programs: what the call subgraph profile
+/// charges the root, against the root's time in code-region mode, whose probes are two per
+/// root call.
+fn accuracy(s: &mut String, report: &Report) {
+    if !report.workloads.iter().any(|w| root_times(w).is_some()) {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "### Accuracy: charged time of the root / its time in code-region mode\n"
+    );
+    let _ = writeln!(s, "JFluid's Table 2 measure: the compensated total of the root method's invocations under `root ~10%` (lazy call subgraph profile) against their total in code-region mode (medians of the runs; region durations are compensated for the region probes only). `~`: the report marks the charged time as mostly probe cost. Different call counts mean the two modes did not see the same invocations.\n");
+    let _ = writeln!(s, "| workload | root calls (root / region) | region ms | charged ms | charged / region | measured / region |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|");
+    let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
+    for w in &report.workloads {
+        let Some((root, region)) = root_times(w) else {
+            continue;
+        };
+        let ratio = |ns: u64| {
+            if region.ns == 0 {
+                "–".to_string()
+            } else {
+                format!("{:.2}", ns as f64 / region.ns as f64)
+            }
+        };
+        let calls = if root.calls == region.calls {
+            root.calls.to_string()
+        } else {
+            format!("**{} / {}**", root.calls, region.calls)
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {calls} | {} | {}{} | {} | {} |",
+            w.workload.name,
+            ms(region.ns),
+            if root.uncertain { "~" } else { "" },
+            ms(root.ns),
+            ratio(root.ns),
+            ratio(root.measured_ns),
+        );
+    }
+    let _ = writeln!(s);
+}
+
 /// The whole section (without the markers).
 pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>) -> String {
     let mut s = String::new();
@@ -273,6 +341,8 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     }
     let _ = writeln!(s);
 
+    accuracy(&mut s, report);
+
     let total = geomean(report, Mode::Total).map(|g| g.0);
     let root = geomean(report, Mode::Root).map(|g| g.0);
     let region = if Mode::Region.is_built() {
@@ -310,6 +380,15 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             "n/a (not built)".into()
         },
         verdict(region, 1.02)
+    );
+    let charged = charged_ratios(report);
+    let worst = charged.iter().copied().reduce(f64::max);
+    let _ = writeln!(
+        s,
+        "| root method: charged time / time in code-region mode ≤ 1.10 (worst workload; geometric mean {}) | {} | {} |",
+        show(geomean_of(&charged), ""),
+        show(worst, ""),
+        verdict(worst, 1.10)
     );
     let _ = writeln!(
         s,
@@ -362,6 +441,7 @@ mod tests {
             },
             checksum: Some("h2 aa".into()),
             methods,
+            root_time: None,
             dir: PathBuf::from("/w"),
         }
     }
@@ -440,5 +520,80 @@ mod tests {
         // The crashed mode stays out of the geometric mean; the capped one enters at its cap.
         assert!(s.contains("| geometric mean | | **1.50x** | – |"), "{s}");
         assert!(s.contains("**≥ 5.00x**"), "{s}");
+    }
+
+    #[test]
+    fn the_accuracy_table_compares_charged_with_region_time() {
+        let timed = |ns, calls, uncertain| {
+            let mut r = run(Exit::Ok, 1.0, 1.0, None);
+            r.root_time = Some(RootTime {
+                calls,
+                ns,
+                measured_ns: 2 * ns,
+                uncertain,
+            });
+            r
+        };
+        let result = |name, modes: Vec<(Mode, Vec<RunResult>)>| WorkloadResult {
+            workload: crate::workloads::by_name(name).unwrap(),
+            scale: 1,
+            checksum: None,
+            modes: modes
+                .into_iter()
+                .map(|(mode, runs)| (mode, ModeResult { mode, runs }))
+                .collect(),
+            cap_secs: 9.0,
+        };
+        let report = Report {
+            workloads: vec![
+                // Medians: root 12 ms of 3 runs, region 10 ms.
+                result(
+                    "h2",
+                    vec![
+                        (
+                            Mode::Root,
+                            vec![
+                                timed(12_000_000, 7, false),
+                                timed(30_000_000, 7, false),
+                                timed(11_000_000, 7, false),
+                            ],
+                        ),
+                        (Mode::Region, vec![timed(10_000_000, 7, false)]),
+                    ],
+                ),
+                result(
+                    "javac",
+                    vec![
+                        (Mode::Root, vec![timed(5_000_000, 3, true)]),
+                        (Mode::Region, vec![timed(5_000_000, 4, false)]),
+                    ],
+                ),
+                // No region run: no row.
+                result("xalan", vec![(Mode::Root, vec![timed(1, 1, false)])]),
+            ],
+            failures: vec![],
+        };
+        let mut s = String::new();
+        accuracy(&mut s, &report);
+        assert!(
+            s.contains("| h2 | 7 | 10.0 | 12.0 | 1.20 | 2.40 |\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("| javac | **3 / 4** | 5.0 | ~5.0 | 1.00 | 2.00 |\n"),
+            "{s}"
+        );
+        assert!(!s.contains("| xalan"), "{s}");
+        assert_eq!(charged_ratios(&report), vec![1.2, 1.0]);
+        // Nothing to compare: no section.
+        let mut empty = String::new();
+        accuracy(
+            &mut empty,
+            &Report {
+                workloads: vec![],
+                failures: vec![],
+            },
+        );
+        assert_eq!(empty, "");
     }
 }
