@@ -589,9 +589,10 @@ pub fn as_pause(env: *mut sys::JNIEnv, work: impl FnOnce()) {
 /// `(name, descriptor, function)` of every native of the hooks class, for RegisterNatives. With
 /// `gated` (the class this agent generates), `enter`/`exit`/`unwind` have Java bodies that call
 /// the natives `enter0`/`exit0`; without (a class an older agent defined in this JVM), they are
-/// natives themselves.
+/// natives themselves. Likewise `receiver` calls the native `receiver0` when `receiver_gated`.
 pub fn natives(
     gated: bool,
+    receiver_gated: bool,
 ) -> Vec<(
     &'static std::ffi::CStr,
     &'static std::ffi::CStr,
@@ -620,7 +621,11 @@ pub fn natives(
         (c"nativeEnter", c"(I)V", enter),
         (c"nativeExit", c"(I)V", exit),
         (
-            c"receiver",
+            if receiver_gated {
+                c"receiver0"
+            } else {
+                c"receiver"
+            },
             c"(Ljava/lang/Object;I)V",
             native_receiver as *mut std::ffi::c_void,
         ),

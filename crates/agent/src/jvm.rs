@@ -111,7 +111,10 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
     if !gated {
         log::info!("{HOOKS_CLASS} was defined by an older agent: every probe makes a JNI call");
     }
-    let natives = hooks::natives(gated);
+    let receiver_gated = env
+        .static_method_exists(class, c"receiver0", c"(Ljava/lang/Object;I)V")
+        .unwrap_or(false);
+    let natives = hooks::natives(gated, receiver_gated);
     // SAFETY: `natives(gated)` lists the static native methods of the hooks class with functions of
     // the matching JNI signatures; the library is never unloaded once hooks are bound (Agent_OnAttach
     // cannot fail after this point).

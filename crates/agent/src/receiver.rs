@@ -82,6 +82,8 @@ fn reveal(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64, site: u32)
         return;
     };
     session::receiver_seen(jvmti, jni, site, &key);
+    // Its callee is instrumented now: the site's Java body may answer for this class.
+    crate::site_flags::remember_receiver(jni, site, class);
     SEEN.with(|s| {
         let mut s = s.borrow_mut();
         if s.len() >= SEEN_PER_THREAD {

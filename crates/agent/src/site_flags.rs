@@ -9,6 +9,14 @@
 //! Ids beyond [`MAX_SITES`] are never flagged (memory stays bounded at 4 MiB). A session's end
 //! drops the array (site ids are never reused, so stale flags could not mislead anyway).
 //!
+//! **`seen`** is a `Class[]` indexed by receiver site id: `seen[site]` is a receiver class whose
+//! callee at the site is instrumented, so that `Hooks.receiver` returns in Java for it. It is
+//! written only when a thread revealed (site, class), after the retransformation; a site keeps
+//! the class revealed last (a polymorphic site answers in Java for one of its classes, the
+//! others take the native path, whose per-thread set answers). It grows like `fired`, copying
+//! the old entries, up to [`MAX_SEEN`] sites, and is dropped at a session's end (which also
+//! lets the classes go).
+//!
 //! **`active`** is nonzero while some thread is inside a root's extent. A thread inside one must
 //! never see 0 (its deferred sites would not reveal their calls); a stale 1 while nobody is inside
 //! only costs native calls that return at once. The count of threads inside lives in [`STATE`]
@@ -31,6 +39,8 @@ use ferrofluid_jvmti::{sys, Class, JniEnv};
 
 /// Site ids from here on are never flagged in `fired` (they take the native path).
 pub const MAX_SITES: usize = 1 << 22;
+/// Receiver site ids from here on never get a `seen` entry (at most 1 MiB of references).
+pub const MAX_SEEN: usize = 1 << 17;
 
 /// The epoch (high 32 bits, from 1), the threads inside a root's extent times [`ONE`], and
 /// [`PUBLISHED`].
@@ -54,6 +64,10 @@ static LOCK: Mutex<Fields> = Mutex::new(Fields {
     fired: 0,
     array: 0,
     flags: Vec::new(),
+    seen: 0,
+    class_class: 0,
+    seen_array: 0,
+    seen_len: 0,
 });
 
 /// The hooks class and its fields (raw JNI handles stored as integers, 0 when unknown).
@@ -68,6 +82,14 @@ struct Fields {
     array: usize,
     /// What the array holds (its length is the array's).
     flags: Vec<u8>,
+    /// `jfieldID` of `seen`, 0 when the class has none (defined by an older agent).
+    seen: usize,
+    /// Global reference to `java.lang.Class`, the element class of `seen`.
+    class_class: usize,
+    /// Global reference to the current `seen` array, 0 if none.
+    seen_array: usize,
+    /// Its length.
+    seen_len: usize,
 }
 
 impl Fields {
@@ -101,8 +123,18 @@ pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
             return false;
         };
         (f.class, f.active, f.fired) = (global as usize, active as usize, fired as usize);
+        let seen = env.static_field_id(class, c"seen", c"[Ljava/lang/Class;");
+        let class_class = env.find_class("java/lang/Class").and_then(|c| {
+            let global = env.new_global_ref(c.as_object());
+            env.delete_local_ref(c.as_object());
+            global
+        });
+        if let (Ok(seen), Ok(class_class)) = (seen, class_class) {
+            (f.seen, f.class_class) = (seen as usize, class_class as usize);
+        }
     }
     clear_fired(env, &mut f);
+    clear_seen(env, &mut f);
     // `active` as the count says (a thread may be inside already, calibrating).
     let state = STATE.load(Ordering::Acquire);
     if state & PUBLISHED == 0 && state & LOW != 0 {
@@ -134,6 +166,80 @@ pub fn reset(env: &JniEnv<'_>) {
     // SAFETY: `active` is the static int field of `class`.
     let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 0) };
     clear_fired(env, &mut f);
+    clear_seen(env, &mut f);
+}
+
+fn clear_seen(env: &JniEnv<'_>, f: &mut Fields) {
+    let Some(class) = f.class() else {
+        return;
+    };
+    if f.seen == 0 {
+        return;
+    }
+    // SAFETY: `seen` is the static Class[] field of `class`.
+    unsafe {
+        let _ = env.set_static_object_field(class, f.seen as sys::jfieldID, std::ptr::null_mut());
+    }
+    if f.seen_array != 0 {
+        // SAFETY: our global reference to the old array, not used afterwards.
+        unsafe { env.delete_global_ref(f.seen_array as sys::jobject) };
+        f.seen_array = 0;
+    }
+    f.seen_len = 0;
+}
+
+/// A thread revealed receiver class `receiver` at receiver site `site` (its callee is
+/// instrumented): `seen[site] = receiver`, growing the array first if needed.
+pub fn remember_receiver(env: &JniEnv<'_>, site: u32, receiver: Class<'_>) {
+    let site = site as usize;
+    if site >= MAX_SEEN {
+        return;
+    }
+    let mut f = lock();
+    let Some(class) = f.class() else {
+        return;
+    };
+    if f.seen == 0 {
+        return;
+    }
+    if site >= f.seen_len {
+        let len = (site + 1).next_power_of_two().clamp(1024, MAX_SEEN);
+        // SAFETY: a global reference to java.lang.Class, created in `install`, never deleted.
+        let element = unsafe { Class::from_raw(f.class_class as sys::jclass) };
+        let Ok(array) = env.new_object_array(len, element) else {
+            log::warn!("receiver cache: no array of {len} classes");
+            return;
+        };
+        if f.seen_array != 0 {
+            // SAFETY: a global reference to the current array, alive while stored.
+            let old = unsafe { ferrofluid_jvmti::Object::from_raw(f.seen_array as sys::jobject) };
+            for i in 0..f.seen_len {
+                if let Ok(Some(e)) = env.object_array_element(old, i) {
+                    let _ = env.set_object_array_element(array, i, e);
+                    env.delete_local_ref(e);
+                }
+            }
+        }
+        let global = env.new_global_ref(array);
+        env.delete_local_ref(array);
+        let Ok(global) = global else {
+            return;
+        };
+        // SAFETY: `seen` is the static Class[] field of `class`; `global` is a Class[].
+        if unsafe { env.set_static_object_field(class, f.seen as sys::jfieldID, global) }.is_err() {
+            // SAFETY: the reference just created, not stored anywhere.
+            unsafe { env.delete_global_ref(global) };
+            return;
+        }
+        if f.seen_array != 0 {
+            // SAFETY: our global reference to the replaced array, not used afterwards.
+            unsafe { env.delete_global_ref(f.seen_array as sys::jobject) };
+        }
+        (f.seen_array, f.seen_len) = (global as usize, len);
+    }
+    // SAFETY: a global reference to the current array, alive while stored.
+    let array = unsafe { ferrofluid_jvmti::Object::from_raw(f.seen_array as sys::jobject) };
+    let _ = env.set_object_array_element(array, site, receiver.as_object());
 }
 
 fn clear_fired(env: &JniEnv<'_>, f: &mut Fields) {

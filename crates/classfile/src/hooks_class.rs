@@ -1,6 +1,6 @@
 //! The bytes of the hooks class the agent defines in the bootstrap class loader: a public final
 //! class whose hook methods are `public static native`, bound by the agent with `RegisterNatives`,
-//! except four with Java bodies, so that the common cases cost no JNI call:
+//! except five with Java bodies, so that the common cases cost no JNI call:
 //!
 //! ```java
 //! public static int active;    // nonzero while some thread is inside a root's extent
@@ -16,16 +16,32 @@
 //!     if (active == 0) return;
 //!     byte[] f = fired;
 //!     if (f != null && site < f.length && f[site] != 0) return;
-//!     receiver(null, site);
+//!     receiver0(null, site);
+//! }
+//! public static Class[] seen;  // seen[site]: a receiver class whose callee is instrumented
+//! // A receiver site: a virtual call's receiver, before the call. The agent's native looks up
+//! // (site, class) per thread at JNI cost; a class it has seen once at the site is answered here.
+//! public static void receiver(Object o, int site) {
+//!     if (active == 0) return;
+//!     Class[] s = seen;
+//!     // A negative site is `Thread.start`'s, always the agent's.
+//!     if (o != null && site >= 0 && s != null && site < s.length && s[site] == o.getClass())
+//!         return;
+//!     receiver0(o, site);
 //! }
 //! ```
 //!
-//! The bodies are 16 and 32 bytes of bytecode, under the 35 bytes up to which C1 and C2 inline
-//! any call, and never throw for the ids probes pass (`site` is never given a negative one).
+//! The gate and `site` bodies are 16 and 32 bytes of bytecode, under the 35 bytes up to which
+//! C1 and C2 inline any call; `receiver`'s 44 are inlined where the call is hot (C2 inlines up
+//! to 325 bytes there), a plain Java call elsewhere. None throws: the gates and `site` are
+//! never given a negative id, `receiver` indexes `seen` only with a site in its bounds and
+//! calls `getClass` only on a non-null receiver (a call on null throws at its own site, as
+//! without the profiler).
 
 use crate::bytes::PutBe;
 use crate::code::opcodes::{
-    ACONST_NULL, ARRAYLENGTH, GETSTATIC, IFEQ, IFNULL, ILOAD_0, INVOKESTATIC, RETURN,
+    ACONST_NULL, ALOAD_0, ARRAYLENGTH, GETSTATIC, IFEQ, IFNULL, ILOAD_0, INVOKESTATIC,
+    INVOKEVIRTUAL, RETURN,
 };
 use crate::probes::{HookMethod, Hooks};
 
@@ -41,13 +57,22 @@ pub const FIRED_FIELD: &str = "fired";
 pub const ENTER_NATIVE: &str = "enter0";
 /// The native `(I)V` that the Java bodies of the exit and unwind hooks call.
 pub const EXIT_NATIVE: &str = "exit0";
+/// The static `Class[]` field of receiver classes per site, which the agent fills.
+pub const SEEN_FIELD: &str = "seen";
+/// The native `(Ljava/lang/Object;I)V` that the Java bodies of `receiver` and `site` call.
+pub const RECEIVER_NATIVE: &str = "receiver0";
 
+const ILOAD_1: u8 = 0x1b;
 const ALOAD_1: u8 = 0x2b;
+const ALOAD_2: u8 = 0x2c;
+const AALOAD: u8 = 0x32;
 const BALOAD: u8 = 0x33;
 const ASTORE_1: u8 = 0x4c;
+const ASTORE_2: u8 = 0x4d;
 const IFNE: u8 = 0x9a;
 const IFLT: u8 = 0x9b;
 const IF_ICMPGE: u8 = 0xa2;
+const IF_ACMPEQ: u8 = 0xa5;
 
 const PUBLIC: u16 = 0x0001;
 const STATIC: u16 = 0x0008;
@@ -91,8 +116,8 @@ impl Pool {
 }
 
 /// Builds the hooks class for `hooks`: every hook method as `public static native`, except
-/// `enter`, `exit`, `unwind` and `site` (see the module's doc), the natives those call, and the
-/// static fields `active` and `fired`.
+/// `enter`, `exit`, `unwind`, `site` and `receiver` (see the module's doc), the natives those
+/// call, and the static fields `active`, `fired` and `seen`.
 pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let mut pool = Pool::default();
     let this_class = pool.class(&hooks.class);
@@ -102,6 +127,7 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let exit0 = (pool.utf8(EXIT_NATIVE), int_void);
     let mut signature = |m: &HookMethod| (pool.utf8(&m.name), pool.utf8(&m.descriptor));
     let receiver_sig = signature(&hooks.receiver);
+    let reveal_sig = signature(&hooks.reveal);
     let mut natives = vec![enter0, exit0];
     for m in [
         &hooks.exit_blocks,
@@ -112,15 +138,23 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     ] {
         natives.push(signature(m));
     }
-    natives.push(receiver_sig);
-    natives.push(signature(&hooks.reveal));
+    let receiver0 = (pool.utf8(RECEIVER_NATIVE), receiver_sig.1);
+    natives.push(receiver0);
+    natives.push(reveal_sig);
     let (active_name, int) = (pool.utf8(ACTIVE_FIELD), pool.utf8("I"));
     let (fired_name, bytes_desc) = (pool.utf8(FIRED_FIELD), pool.utf8("[B"));
     let active = pool.member(9, this_class, active_name, int);
     let fired = pool.member(9, this_class, fired_name, bytes_desc);
+    let (seen_name, classes_desc) = (pool.utf8(SEEN_FIELD), pool.utf8("[Ljava/lang/Class;"));
+    let seen = pool.member(9, this_class, seen_name, classes_desc);
+    let get_class = {
+        let object = pool.class("java/lang/Object");
+        let (name, desc) = (pool.utf8("getClass"), pool.utf8("()Ljava/lang/Class;"));
+        pool.member(10, object, name, desc)
+    };
     let enter0_ref = pool.member(10, this_class, enter0.0, enter0.1);
     let exit0_ref = pool.member(10, this_class, exit0.0, exit0.1);
-    let receiver = pool.member(10, this_class, receiver_sig.0, receiver_sig.1);
+    let receiver = pool.member(10, this_class, receiver0.0, receiver0.1);
     let byte_array = pool.class("[B");
     let mut gated = Vec::new();
     for (m, native) in [
@@ -149,14 +183,18 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     b.put_u16(this_class);
     b.put_u16(super_class);
     b.put_u16(0); // interfaces
-    b.put_u16(2); // fields
-    for (name, desc) in [(active_name, int), (fired_name, bytes_desc)] {
+    b.put_u16(3); // fields
+    for (name, desc) in [
+        (active_name, int),
+        (fired_name, bytes_desc),
+        (seen_name, classes_desc),
+    ] {
         b.put_u16(PUBLIC | STATIC);
         b.put_u16(name);
         b.put_u16(desc);
         b.put_u16(0);
     }
-    b.put_u16((natives.len() + gated.len() + 1) as u16);
+    b.put_u16((natives.len() + gated.len() + 2) as u16);
     for (name, desc) in natives {
         b.put_u16(PUBLIC | STATIC | NATIVE);
         b.put_u16(name);
@@ -191,6 +229,15 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     frames.put_u16(RETURN_AT - SLOW_AT - 1);
     let site = site_code(active, fired, receiver);
     java.write(&mut b, site_name, site_desc, &site, 2, &frames);
+    // Both branch targets have the entry frame, locals [Object, int] (same_frame, twice).
+    let frames = [
+        0,
+        2,
+        RECEIVER_SLOW_AT as u8,
+        (RECEIVER_RETURN_AT - RECEIVER_SLOW_AT - 1) as u8,
+    ];
+    let code = receiver_code(active, seen, get_class, receiver);
+    java.write(&mut b, receiver_sig.0, receiver_sig.1, &code, 3, &frames);
     b.put_u16(0); // class attributes
     b
 }
@@ -301,6 +348,61 @@ fn site_code(active: u16, fired: u16, receiver: u16) -> Vec<u8> {
     code
 }
 
+/// Offsets of the native call and of the `return` in [`receiver_code`].
+const RECEIVER_SLOW_AT: u16 = 38;
+const RECEIVER_RETURN_AT: u16 = 43;
+
+/// The body of `receiver(Object, int)` (see the module's doc), with the pool indices of the
+/// fields, of `Object.getClass()` and of the native `receiver0`.
+fn receiver_code(active: u16, seen: u16, get_class: u16, native: u16) -> Vec<u8> {
+    let [ah, al] = active.to_be_bytes();
+    let [sh, sl] = seen.to_be_bytes();
+    let [gh, gl] = get_class.to_be_bytes();
+    let [nh, nl] = native.to_be_bytes();
+    let to = |from: u16, target: u16| (target.wrapping_sub(from)).to_be_bytes();
+    let [r3h, r3l] = to(3, RECEIVER_RETURN_AT);
+    let [s7h, s7l] = to(7, RECEIVER_SLOW_AT);
+    let [s11h, s11l] = to(11, RECEIVER_SLOW_AT);
+    let [s19h, s19l] = to(19, RECEIVER_SLOW_AT);
+    let [s25h, s25l] = to(25, RECEIVER_SLOW_AT);
+    let [r35h, r35l] = to(35, RECEIVER_RETURN_AT);
+    #[rustfmt::skip]
+    let code = vec![
+        GETSTATIC, ah, al,          // 0: active
+        IFEQ, r3h, r3l,             // 3: outside every root: return
+        ALOAD_0,                    // 6
+        IFNULL, s7h, s7l,           // 7: on null (about to throw): the agent decides
+        ILOAD_1,                    // 10
+        IFLT, s11h, s11l,           // 11: `Thread.start`'s site (-1): the agent's
+        GETSTATIC, sh, sl,          // 14: seen
+        ASTORE_2,                   // 17
+        ALOAD_2,                    // 18
+        IFNULL, s19h, s19l,         // 19
+        ILOAD_1,                    // 22
+        ALOAD_2,                    // 23
+        ARRAYLENGTH,                // 24
+        IF_ICMPGE, s25h, s25l,      // 25
+        ALOAD_2,                    // 28
+        ILOAD_1,                    // 29
+        AALOAD,                     // 30
+        ALOAD_0,                    // 31
+        INVOKEVIRTUAL, gh, gl,      // 32: o.getClass()
+        IF_ACMPEQ, r35h, r35l,      // 35: seen here: return
+        ALOAD_0,                    // 38: RECEIVER_SLOW_AT
+        ILOAD_1,                    // 39
+        INVOKESTATIC, nh, nl,       // 40: receiver0(o, site)
+        RETURN,                     // 43: RECEIVER_RETURN_AT
+    ];
+    debug_assert_eq!(
+        (
+            code[RECEIVER_SLOW_AT as usize],
+            code[RECEIVER_RETURN_AT as usize]
+        ),
+        (ALOAD_0, RETURN)
+    );
+    code
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,14 +414,14 @@ mod tests {
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 13);
+        assert_eq!(c.methods.len(), 14);
         for m in &c.methods[..9] {
             assert_eq!(m.access, 0x0109);
         }
         for m in &c.methods[9..] {
             assert_eq!(m.access, 0x0009);
         }
-        assert_eq!(c.fields.len(), 2);
+        assert_eq!(c.fields.len(), 3);
         let names: Vec<_> = c
             .methods
             .iter()
@@ -335,12 +437,13 @@ mod tests {
                 "alloc",
                 "nativeEnter",
                 "nativeExit",
-                "receiver",
+                "receiver0",
                 "reveal",
                 "enter",
                 "exit",
                 "unwind",
-                "site"
+                "site",
+                "receiver"
             ]
         );
     }

@@ -646,6 +646,56 @@ impl<'a> JniEnv<'a> {
         Ok(())
     }
 
+    /// `NewObjectArray`: `len` nulls of element class `class`.
+    pub fn new_object_array(&self, len: usize, class: Class<'_>) -> Result<Object<'a>> {
+        let function = "NewObjectArray";
+        let new = jni_fn!(self, NewObjectArray).ok_or(Error::Jni { function })?;
+        let len = sys::jsize::try_from(len).map_err(|_| Error::Jni { function })?;
+        // SAFETY: valid env and class; a null initial element.
+        let array = unsafe { new(self.raw.as_ptr(), len, class.as_raw(), std::ptr::null_mut()) };
+        self.non_null(function, array)?;
+        // SAFETY: a non-null local reference to the new array.
+        Ok(unsafe { Object::from_raw(array) })
+    }
+
+    /// `GetObjectArrayElement`: a local reference to `array[index]`, `None` for null.
+    pub fn object_array_element(
+        &self,
+        array: Object<'_>,
+        index: usize,
+    ) -> Result<Option<Object<'a>>> {
+        let function = "GetObjectArrayElement";
+        let f = jni_fn!(self, GetObjectArrayElement).ok_or(Error::Jni { function })?;
+        let index = sys::jsize::try_from(index).map_err(|_| Error::Jni { function })?;
+        // SAFETY: valid env; the JVM checks the array and the index (raising an exception,
+        // cleared below).
+        let element = unsafe { f(self.raw.as_ptr(), array.as_raw(), index) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        // SAFETY: a local reference returned by the JVM, or null.
+        Ok((!element.is_null()).then(|| unsafe { Object::from_raw(element) }))
+    }
+
+    /// `SetObjectArrayElement`: `array[index] = value`.
+    pub fn set_object_array_element(
+        &self,
+        array: Object<'_>,
+        index: usize,
+        value: Object<'_>,
+    ) -> Result<()> {
+        let function = "SetObjectArrayElement";
+        let f = jni_fn!(self, SetObjectArrayElement).ok_or(Error::Jni { function })?;
+        let index = sys::jsize::try_from(index).map_err(|_| Error::Jni { function })?;
+        // SAFETY: valid env; the JVM checks the array, the index and the element's type
+        // (raising an exception, cleared below).
+        unsafe { f(self.raw.as_ptr(), array.as_raw(), index, value.as_raw()) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(())
+    }
+
     /// Clears a pending Java exception; returns whether there was one.
     pub fn clear_exception(&self) -> bool {
         let (Some(check), Some(clear)) =
