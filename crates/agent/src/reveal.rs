@@ -11,6 +11,8 @@
 //!   direct method handle (`Lookup.find*`, `unreflect*`, `ldc` constants) goes through, passes
 //!   its `MemberName`: the target is revealed when a handle is created inside a root.
 //! - Native code: the JNI `Call*Method*`/`NewObject*` wrappers of [`crate::jni_intercept`].
+//! - The JVM itself ([`upcalls`]: class loading, `invokedynamic` and constant linkage): no probe,
+//!   the session follows these methods from its start like call sites (`Planner::follow_upcall`).
 //!
 //! Method IDs already handled in this session are remembered, so a repeated reflective or JNI
 //! call inside a root costs one set lookup (a lock held only for it).
@@ -21,6 +23,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::MethodSite;
 use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
+use ferrofluid_subgraph::{CallKind, CallSite};
 
 use crate::hooks;
 
@@ -52,6 +55,79 @@ const GATEWAYS: [(&str, &str, &str, u16, i32); 3] = [
         MEMBER_NAME,
     ),
 ];
+
+/// Methods the JVM calls itself on a thread inside a root, named by no call site (bootstrap
+/// loader): kind, class, name, descriptor. The session follows them like call sites
+/// (`Planner::follow_upcall`).
+///
+/// - `ClassLoader.loadClass(String)`: resolving a class of a non-bootstrap loader.
+/// - `MethodHandleNatives`' up-calls (HotSpot's `vmSymbols`): `linkCallSite` links an
+///   `invokedynamic` (lambdas, string concatenation: the bootstrap method, spinning a class),
+///   `linkDynamicConstant` a dynamic constant, `linkMethodHandleConstant` and
+///   `findMethodHandleType` resolve method-handle and method-type constants (bootstrap
+///   methods and their arguments among them), `linkMethod` links a signature-polymorphic call
+///   (`MethodHandle.invokeExact`, `VarHandle.get`). JDK 17 passes the first two a constant-pool
+///   index (an `int`), JDK 25 does not: both descriptors are listed (the one a JDK lacks
+///   chooses nothing).
+const UPCALLS: [(CallKind, &str, &str, &str); 8] = [
+    (
+        CallKind::Virtual,
+        "java/lang/ClassLoader",
+        "loadClass",
+        "(Ljava/lang/String;)Ljava/lang/Class;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkCallSite",
+        "(Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/invoke/MemberName;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkCallSite",
+        "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/invoke/MemberName;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkDynamicConstant",
+        "(Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkDynamicConstant",
+        "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkMethodHandleConstant",
+        "(Ljava/lang/Class;ILjava/lang/Class;Ljava/lang/String;Ljava/lang/Object;)Ljava/lang/invoke/MethodHandle;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "findMethodHandleType",
+        "(Ljava/lang/Class;[Ljava/lang/Class;)Ljava/lang/invoke/MethodType;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkMethod",
+        "(Ljava/lang/Class;ILjava/lang/Class;Ljava/lang/String;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/invoke/MemberName;",
+    ),
+];
+
+const MH_NATIVES: &str = "java/lang/invoke/MethodHandleNatives";
+
+/// The up-calls to follow, as call sites.
+pub fn upcalls() -> impl Iterator<Item = CallSite<'static>> {
+    UPCALLS
+        .iter()
+        .map(|&(kind, class, name, descriptor)| CallSite::new(kind, class, name, descriptor))
+}
 
 /// Internal names of the classes with gateways (all defined by the bootstrap loader).
 pub fn gateway_classes() -> impl Iterator<Item = &'static str> {

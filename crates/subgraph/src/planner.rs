@@ -9,6 +9,8 @@
 //!   hook saw its `methodInvoked[id]` flag unset). Under `lazy` this reveals its callees.
 //! - [`Planner::reveal`]: a method is about to be called through a call static analysis
 //!   cannot see (reflection, method handles, native callbacks).
+//! - [`Planner::follow_upcall`]: a method the JVM itself calls (class loading, `invokedynamic`
+//!   linkage) is to be followed like a call site naming it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
@@ -17,7 +19,7 @@ use std::str::FromStr;
 use crate::cha;
 use crate::error::SubgraphError;
 use crate::intern::Sym;
-use crate::model::{CallKind, ClassModel};
+use crate::model::{CallKind, CallSite, ClassModel};
 use crate::pattern::{ClassFilter, MethodPattern};
 use crate::registry::{Call, ClassId, LoaderId, MethodKey, Registry, RegistryStats, BOOTSTRAP};
 
@@ -473,17 +475,20 @@ impl Planner {
         Ok(self.finish())
     }
 
-    /// A method the JVM itself calls on a thread inside a root's extent, named by no call site:
-    /// virtual method `name` `descriptor` of `class` (bootstrap loader), e.g.
-    /// `ClassLoader.loadClass(String)`, which the JVM calls to resolve a class of a non-bootstrap
-    /// loader. It is followed like a call site naming it, now if `class` is loaded and otherwise
-    /// when it loads: its implementations in loaded subtypes, and in those loaded later, are
-    /// chosen (the filters apply), so that their invocations inside a root are counted where
-    /// they happen, with their callees revealed at their first invocation.
-    pub fn follow_upcall(&mut self, class: &str, name: &str, descriptor: &str) -> Batch {
-        let target = self.registry.intern_ref(class, name, descriptor);
+    /// A method the JVM itself calls on a thread inside a root's extent, named by no call site
+    /// (bootstrap loader): e.g. `ClassLoader.loadClass(String)` (virtual), which the JVM calls to
+    /// resolve a class of a non-bootstrap loader, or `MethodHandleNatives.linkCallSite` (static),
+    /// which it calls to link an `invokedynamic`. `upcall` is followed like a call site of its
+    /// kind naming it, now if its class is loaded and otherwise when it loads: the static
+    /// method, or the implementations in loaded subtypes and in those loaded later (the filters
+    /// apply), so that its invocations inside a root are counted where they happen, with their
+    /// callees revealed at their first invocation.
+    pub fn follow_upcall(&mut self, upcall: &CallSite<'_>) -> Batch {
+        let target = self
+            .registry
+            .intern_ref(&upcall.class, &upcall.name, &upcall.descriptor);
         let call = Call {
-            kind: CallKind::Virtual,
+            kind: upcall.kind,
             target,
         };
         self.follow_cha(BOOTSTRAP, call);

@@ -44,6 +44,9 @@ public class Exact {
             case "upcalls":
                 Upcalls.run();
                 break;
+            case "linkage":
+                Linkage.run();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -345,3 +348,21 @@ class Upcalls {
         sink += new Second().v;
     }
 }
+
+// invokedynamic and ldc linkage a root runs for the first time: the JVM calls
+// MethodHandleNatives itself (linkCallSite, linkMethodHandleConstant, findMethodHandleType) to
+// link the lambda's call site, with no call site naming them. The lambda body and h() are
+// application code, counted exactly.
+class Linkage {
+    static int sink;
+
+    static void h() { sink++; }
+
+    static void run() {
+        Runnable r = () -> h();
+        for (int i = 0; i < 3; i++) {
+            r.run();
+        }
+    }
+}
+
