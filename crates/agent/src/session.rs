@@ -772,6 +772,24 @@ pub fn reveal(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>, name: &str, desc
     });
 }
 
+/// Reflection may initialise a class named `class` (internal name) of some loader now
+/// (`Class.forName`): the initialisers of those waiting for it are instrumented before it
+/// proceeds.
+pub fn initializing_by_name(jvmti: Jvmti, env: &JniEnv<'_>, class: &str) {
+    let _reveal = lock(&REVEAL);
+    plan_and_retransform(jvmti, env, "initialisation by name", |s| {
+        let batch = s.planner.initializing_by_name(class);
+        if !batch.is_empty() {
+            log::info!(
+                "initialising {class} by name: {} methods",
+                batch.method_count()
+            );
+        }
+        s.apply(batch, None);
+        true
+    });
+}
+
 /// Runs `plan` on the session, then retransforms the classes it queued, on the calling thread,
 /// before the call that needed them proceeds. Callers hold [`REVEAL`]. `plan` returns false
 /// when the request is not the current session's; so does this function, also without a session.

@@ -470,6 +470,51 @@ fn linkage_a_root_runs_shows_where_it_happens() {
 }
 
 #[test]
+fn classes_reflection_initialises_inside_a_root_show_their_initialiser() {
+    let (profile, log) = startup_profile("reflectinit", "root=ReflectInit::run");
+    let mut got = call_paths(&profile);
+    got.retain(|p, _| p == "ReflectInit.run" || p.contains("ReflectInit$"));
+    // Where JDK 17's reflection calls the target, and runs the initialiser, from native code.
+    let invoke = "ReflectInit.run/java.lang.reflect.Method.invoke/\
+                  jdk.internal.reflect.DelegatingMethodAccessorImpl.invoke/\
+                  jdk.internal.reflect.NativeMethodAccessorImpl.invoke";
+    let construct = "ReflectInit.run/java.lang.reflect.Constructor.newInstance/\
+                     java.lang.reflect.Constructor.newInstanceWithCaller/\
+                     jdk.internal.reflect.DelegatingConstructorAccessorImpl.newInstance/\
+                     jdk.internal.reflect.NativeConstructorAccessorImpl.newInstance";
+    let (stat_init, stat_get) = (
+        format!("{invoke}/ReflectInit$Stat.<clinit>"),
+        format!("{invoke}/ReflectInit$Stat.get"),
+    );
+    let (made_init, made_new) = (
+        format!("{construct}/ReflectInit$Made.<clinit>"),
+        format!("{construct}/ReflectInit$Made.<init>"),
+    );
+    assert_eq!(
+        got,
+        paths(&[
+            ("ReflectInit.run", 1),
+            // Loaded before the root, initialised by Class.forName (a gateway reveals it by name).
+            (
+                "ReflectInit.run/java.lang.Class.forName/ReflectInit$Early.<clinit>",
+                1
+            ),
+            // Loaded and initialised by Class.forName.
+            (
+                "ReflectInit.run/java.lang.Class.forName/ReflectInit$Late.<clinit>",
+                1
+            ),
+            // Loaded before the root, initialised by invoking a static method or a constructor.
+            (&stat_init, 1),
+            (&stat_get, 1),
+            (&made_init, 1),
+            (&made_new, 1),
+        ]),
+        "{got:#?}\n{log}"
+    );
+}
+
+#[test]
 fn recursion_of_a_root() {
     let (profile, _) = startup_profile("recursion", "root=Rec::fact");
     let mut expected = Vec::new();

@@ -11,6 +11,8 @@
 //!   cannot see (reflection, method handles, native callbacks).
 //! - [`Planner::follow_upcall`]: a method the JVM itself calls (class loading, `invokedynamic`
 //!   linkage) is to be followed like a call site naming it.
+//! - [`Planner::class_not_initialized`], [`Planner::initializing_by_name`]: a class's static
+//!   initialiser has not run yet; reflection may run one by the class's name.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
@@ -120,9 +122,9 @@ pub enum Initialization {
     /// followed (a `getstatic` or `putstatic` naming the class or a subtype) would initialise
     /// it: for classes loaded before the planner, or outside every root, and not initialised,
     /// many of which never are (classes the JVM preloads from its archive, or a verifier
-    /// loaded). Reflection initialising such a class (`Class.forName(name, true, loader)`) is
-    /// not seen. Report it before the class is planned ([`Planner::plan`]), which may follow
-    /// calls and field accesses that initialise it.
+    /// loaded). Reflection that initialises such a class by name is reported with
+    /// [`Planner::initializing_by_name`]. Report it before the class is planned
+    /// ([`Planner::plan`]), which may follow calls and field accesses that initialise it.
     OnCall,
 }
 
@@ -354,6 +356,25 @@ impl Planner {
                     }
                 }
             }
+        }
+        self.finish()
+    }
+
+    /// A class named `class`, of a loader not known, may be initialised now by a means no call
+    /// site shows: reflection running its static initialiser from native code
+    /// (`Class.forName(name, true, loader)`). The initialisers of the registered classes of that
+    /// name that wait for a use that runs them ([`Initialization::OnCall`]) are chosen, with
+    /// their superclasses'; one that does not run after all (another loader's class, or
+    /// `initialize` false) costs an instrumented method never called.
+    pub fn initializing_by_name(&mut self, class: &str) -> Batch {
+        let found = self
+            .registry
+            .strings
+            .get(class)
+            .map(|name| self.registry.classes_named(name))
+            .unwrap_or_default();
+        for cid in found {
+            self.initializes(cid);
         }
         self.finish()
     }

@@ -834,6 +834,35 @@ fn a_class_loaded_before_and_not_initialized_gets_its_initializer_when_a_call_wo
     assert_eq!(p.counters().instrumented, 6, "not Lone.<clinit>");
 }
 
+#[test]
+fn a_class_initialized_by_name_gets_its_initializer_and_its_superclasses() {
+    use Initialization::OnCall;
+    let clinit = || method("<clinit>", STATIC, vec![]);
+    let sub = class("Sub", "Table", vec![clinit()]);
+    let lone = class("Lone", "java/lang/Object", vec![clinit()]);
+    let (mut p, _) = loaded(
+        Scheme::Lazy,
+        &["Fig4::f"],
+        &[object(), fig4(), table(), sub, lone],
+    );
+    for class in ["Table", "Sub", "Lone"] {
+        assert!(p.class_not_initialized(BOOTSTRAP, class, OnCall).is_empty());
+    }
+    let b = p.initializing_by_name("Sub");
+    assert_eq!(sorted(names(&p, &b)), ["Sub.<clinit>", "Table.<clinit>"]);
+    // Again, or a name no class has: nothing.
+    assert!(p.initializing_by_name("Sub").is_empty());
+    assert!(p.initializing_by_name("Nowhere").is_empty());
+    // Of another loader too: the name is all reflection's gateway sees.
+    let mut p = Planner::new(config(&["Fig4::f"], Scheme::Lazy));
+    assert!(p.add_model(BOOTSTRAP, &object()));
+    assert!(p.add_model(7, &class("Lone", "java/lang/Object", vec![clinit()])));
+    p.plan();
+    assert!(p.class_not_initialized(7, "Lone", OnCall).is_empty());
+    let b = p.initializing_by_name("Lone");
+    assert_eq!(names(&p, &b), ["Lone.<clinit>"]);
+}
+
 /// Static field accesses: `Reader.run` reads fields named with `Holder` (twice) and `Sub`, and
 /// calls `a`, which writes one of `Store`; `plain` reads one of `Plain`. Each class's initialiser
 /// is run by the JVM at such an access (`Holder`'s calls `compute`); `Sub` extends `Table`.
