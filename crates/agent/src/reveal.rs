@@ -6,11 +6,18 @@
 //!
 //! - Reflection: `Method.invoke` and `Constructor.newInstanceWithCaller` (behind
 //!   `Constructor.newInstance` and `Class.newInstance`) get a `reveal` probe passing their
-//!   receiver; the native turns it into a method ID with JNI `FromReflectedMethod`.
+//!   receiver; the native turns it into a method ID with JNI `FromReflectedMethod`, or, while
+//!   the target's class is not initialised (`FromReflectedMethod` would run its initialiser
+//!   here), reads its name and descriptor from the receiver's fields.
+//! - Static initialisers reflection runs: `Class.forName(name)` and
+//!   `Class.forName(name, initialize, loader)` get a probe passing the name
+//!   (`Planner::initializing_by_name`).
 //! - Method handles: the constructor of `java.lang.invoke.DirectMethodHandle`, which every
 //!   direct method handle (`Lookup.find*`, `unreflect*`, `ldc` constants) goes through, passes
 //!   its `MemberName`: the target is revealed when a handle is created inside a root.
 //! - Native code: the JNI `Call*Method*`/`NewObject*` wrappers of [`crate::jni_intercept`].
+//! - The JVM itself ([`upcalls`]: class loading, `invokedynamic` and constant linkage): no probe,
+//!   the session follows these methods from its start like call sites (`Planner::follow_upcall`).
 //!
 //! Method IDs already handled in this session are remembered, so a repeated reflective or JNI
 //! call inside a root costs one set lookup (a lock held only for it).
@@ -21,28 +28,31 @@ use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::MethodSite;
 use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
+use ferrofluid_subgraph::{CallKind, CallSite};
 
 use crate::hooks;
 
 /// `Hooks.reveal` kinds: what the gateway passes.
-const REFLECTED: i32 = 1;
+const METHOD: i32 = 1;
 const MEMBER_NAME: i32 = 2;
+const CONSTRUCTOR: i32 = 3;
+const CLASS_NAME: i32 = 4;
 
 /// Gateway methods of the bootstrap loader: class, name, descriptor, the local passed, kind.
-const GATEWAYS: [(&str, &str, &str, u16, i32); 3] = [
+const GATEWAYS: [(&str, &str, &str, u16, i32); 5] = [
     (
         "java/lang/reflect/Method",
         "invoke",
         "(Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
         0,
-        REFLECTED,
+        METHOD,
     ),
     (
         "java/lang/reflect/Constructor",
         "newInstanceWithCaller",
         "([Ljava/lang/Object;ZLjava/lang/Class;)Ljava/lang/Object;",
         0,
-        REFLECTED,
+        CONSTRUCTOR,
     ),
     (
         "java/lang/invoke/DirectMethodHandle",
@@ -51,7 +61,94 @@ const GATEWAYS: [(&str, &str, &str, u16, i32); 3] = [
         3,
         MEMBER_NAME,
     ),
+    (
+        "java/lang/Class",
+        "forName",
+        "(Ljava/lang/String;)Ljava/lang/Class;",
+        0,
+        CLASS_NAME,
+    ),
+    (
+        "java/lang/Class",
+        "forName",
+        "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;",
+        0,
+        CLASS_NAME,
+    ),
 ];
+
+/// Methods the JVM calls itself on a thread inside a root, named by no call site (bootstrap
+/// loader): kind, class, name, descriptor. The session follows them like call sites
+/// (`Planner::follow_upcall`).
+///
+/// - `ClassLoader.loadClass(String)`: resolving a class of a non-bootstrap loader.
+/// - `MethodHandleNatives`' up-calls (HotSpot's `vmSymbols`): `linkCallSite` links an
+///   `invokedynamic` (lambdas, string concatenation: the bootstrap method, spinning a class),
+///   `linkDynamicConstant` a dynamic constant, `linkMethodHandleConstant` and
+///   `findMethodHandleType` resolve method-handle and method-type constants (bootstrap
+///   methods and their arguments among them), `linkMethod` links a signature-polymorphic call
+///   (`MethodHandle.invokeExact`, `VarHandle.get`). JDK 17 passes the first two a constant-pool
+///   index (an `int`), JDK 25 does not: both descriptors are listed (the one a JDK lacks
+///   chooses nothing).
+const UPCALLS: [(CallKind, &str, &str, &str); 8] = [
+    (
+        CallKind::Virtual,
+        "java/lang/ClassLoader",
+        "loadClass",
+        "(Ljava/lang/String;)Ljava/lang/Class;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkCallSite",
+        "(Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/invoke/MemberName;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkCallSite",
+        "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/invoke/MemberName;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkDynamicConstant",
+        "(Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkDynamicConstant",
+        "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkMethodHandleConstant",
+        "(Ljava/lang/Class;ILjava/lang/Class;Ljava/lang/String;Ljava/lang/Object;)Ljava/lang/invoke/MethodHandle;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "findMethodHandleType",
+        "(Ljava/lang/Class;[Ljava/lang/Class;)Ljava/lang/invoke/MethodType;",
+    ),
+    (
+        CallKind::Static,
+        MH_NATIVES,
+        "linkMethod",
+        "(Ljava/lang/Class;ILjava/lang/Class;Ljava/lang/String;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/invoke/MemberName;",
+    ),
+];
+
+const MH_NATIVES: &str = "java/lang/invoke/MethodHandleNatives";
+
+/// The up-calls to follow, as call sites.
+pub fn upcalls() -> impl Iterator<Item = CallSite<'static>> {
+    UPCALLS
+        .iter()
+        .map(|&(kind, class, name, descriptor)| CallSite::new(kind, class, name, descriptor))
+}
 
 /// Internal names of the classes with gateways (all defined by the bootstrap loader).
 pub fn gateway_classes() -> impl Iterator<Item = &'static str> {
@@ -120,15 +217,118 @@ pub extern "C" fn native_reveal(
         // SAFETY: a live local reference passed to this native method.
         let target = unsafe { Object::from_raw(target) };
         match kind {
-            REFLECTED => {
-                if let Ok(mid) = jni.from_reflected_method(target) {
-                    method_called(env, mid.as_raw());
-                }
-            }
+            METHOD | CONSTRUCTOR => reveal_reflected(env, &jni, target, kind == CONSTRUCTOR),
             MEMBER_NAME => hooks::agent_work(env, || reveal_member(&jni, target)),
+            CLASS_NAME => hooks::agent_work(env, || reveal_class_name(&jni, target)),
             _ => {}
         }
     })
+}
+
+/// A `java.lang.reflect.Method` or `Constructor` about to be invoked. JNI `FromReflectedMethod`
+/// initialises the declaring class (HotSpot), which would run its static initialiser here,
+/// before it has probes (and even if the invocation then fails its access checks): the target
+/// of a class not initialised yet is revealed by its name and descriptor instead, read from the
+/// reflective object's fields, so its initialiser is chosen with it and runs, recorded, where
+/// reflection runs it. Its method ID is remembered at a later call, the class initialised.
+fn reveal_reflected(env: *mut sys::JNIEnv, jni: &JniEnv<'_>, target: Object<'_>, ctor: bool) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    let Ok(Some(class)) = jni.object_field(target, c"clazz", c"Ljava/lang/Class;") else {
+        return;
+    };
+    // SAFETY: the `clazz` field of a Method or Constructor holds a Class.
+    let class = unsafe { Class::from_raw(class.as_raw()) };
+    let done = sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR;
+    let initialized = jvmti
+        .class_status(class)
+        .map_or(true, |s| s as u32 & done != 0);
+    if initialized {
+        if let Ok(mid) = jni.from_reflected_method(target) {
+            method_called(env, mid.as_raw());
+        }
+    } else {
+        hooks::agent_work(env, || {
+            if let Some((name, descriptor)) = reflected_signature(jvmti, jni, target, ctor) {
+                crate::session::reveal(jvmti, jni, class, &name, &descriptor);
+            }
+        });
+    }
+    jni.delete_local_ref(class.as_object());
+}
+
+/// The name and descriptor of a reflected method or constructor, from its fields (no Java code
+/// runs).
+fn reflected_signature(
+    jvmti: ferrofluid_jvmti::Jvmti,
+    jni: &JniEnv<'_>,
+    target: Object<'_>,
+    ctor: bool,
+) -> Option<(String, String)> {
+    let mut locals = Vec::new();
+    let mut signature = |o: Option<Object<'_>>| -> Option<String> {
+        let o = o?;
+        // SAFETY: a `Class` field or element of a `Class[]`.
+        let sig = jvmti.class_signature(unsafe { Class::from_raw(o.as_raw()) });
+        locals.push(o.as_raw());
+        sig.ok().map(|(s, _)| s)
+    };
+    let field = |name: &std::ffi::CStr, sig: &std::ffi::CStr| {
+        jni.object_field(target, name, sig).ok().flatten()
+    };
+    let params = field(c"parameterTypes", c"[Ljava/lang/Class;");
+    let mut descriptor = String::from("(");
+    let mut complete = params.is_some();
+    if let Some(array) = params {
+        match jni.object_array_elements(array) {
+            Ok(elements) => {
+                for p in elements {
+                    match signature(p) {
+                        Some(s) => descriptor.push_str(&s),
+                        None => complete = false,
+                    }
+                }
+            }
+            Err(_) => complete = false,
+        }
+        jni.delete_local_ref(array);
+    }
+    descriptor.push(')');
+    let name = if ctor {
+        descriptor.push('V');
+        Some("<init>".to_owned())
+    } else {
+        match signature(field(c"returnType", c"Ljava/lang/Class;")) {
+            Some(s) => descriptor.push_str(&s),
+            None => complete = false,
+        }
+        field(c"name", c"Ljava/lang/String;").and_then(|n| {
+            let s = jni.string_utf(n).ok();
+            jni.delete_local_ref(n);
+            s
+        })
+    };
+    for raw in locals {
+        // SAFETY: local references this function got from JNI, deleted once.
+        jni.delete_local_ref(unsafe { Object::from_raw(raw) });
+    }
+    name.filter(|_| complete).map(|n| (n, descriptor))
+}
+
+/// `Class.forName(name)` or `Class.forName(name, initialize, loader)`: the classes of that name
+/// whose initialiser waits for a use that runs it get it chosen, as reflection may run it now,
+/// from native code. The loader and `initialize` are not seen (the gateway passes one local):
+/// a class of that name of another loader, or not initialised after all, gets its initialiser
+/// instrumented and not called, as one loaded inside a root does. A class not loaded yet gets it
+/// when it loads, inside the root.
+fn reveal_class_name(jni: &JniEnv<'_>, name: Object<'_>) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    if let Ok(name) = jni.string_utf(name) {
+        crate::session::initializing_by_name(jvmti, jni, &name.replace('.', "/"));
+    }
 }
 
 fn reveal_method(env: *mut sys::JNIEnv, mid: sys::jmethodID) {

@@ -589,16 +589,14 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     let batch = session.planner.plan();
     session.apply(batch, None);
     if session.planner.scheme() == ferrofluid_subgraph::Scheme::Lazy && gateways {
-        // The JVM resolves a class of a non-bootstrap loader by calling the loader's
-        // `loadClass(String)` itself, from whatever bytecode needed the class: class loading
-        // inside a root then shows where it happens, instead of as that method's self time.
-        // Not under `eager`, whose closure would take all the class-loading code up front.
-        let batch = session.planner.follow_upcall(
-            "java/lang/ClassLoader",
-            "loadClass",
-            "(Ljava/lang/String;)Ljava/lang/Class;",
-        );
-        session.apply(batch, None);
+        // Methods the JVM calls itself from whatever bytecode needed them (class loading,
+        // `invokedynamic` and constant linkage): followed like call sites, so that this work
+        // inside a root shows where it happens, instead of as that method's self time. Not under
+        // `eager`, whose closure would take all the class-loading and linkage code up front.
+        for upcall in crate::reveal::upcalls() {
+            let batch = session.planner.follow_upcall(&upcall);
+            session.apply(batch, None);
+        }
         // Their bytes known: retransform them for their probes (otherwise `unknown` does).
         for class in crate::reveal::gateway_classes() {
             let key = (BOOTSTRAP, class.to_owned());
@@ -770,6 +768,24 @@ pub fn reveal(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>, name: &str, desc
             }
             Err(e) => log::debug!("reveal: {e}"),
         }
+        true
+    });
+}
+
+/// Reflection may initialise a class named `class` (internal name) of some loader now
+/// (`Class.forName`): the initialisers of those waiting for it are instrumented before it
+/// proceeds.
+pub fn initializing_by_name(jvmti: Jvmti, env: &JniEnv<'_>, class: &str) {
+    let _reveal = lock(&REVEAL);
+    plan_and_retransform(jvmti, env, "initialisation by name", |s| {
+        let batch = s.planner.initializing_by_name(class);
+        if !batch.is_empty() {
+            log::info!(
+                "initialising {class} by name: {} methods",
+                batch.method_count()
+            );
+        }
+        s.apply(batch, None);
         true
     });
 }

@@ -183,9 +183,11 @@ fn cycles(jdk: &Path, tag: &str, cycles: u64) {
                     s.instrumented_methods,
                     s.dropped_events
                 ),
-                // f, g and h, and `ClassLoader.loadClass(String)`: the JVM calls it to load
-                // a class for bytecode inside a root, so lazy follows it from the start.
-                (true, 2, 4, 0)
+                // f, g and h, `ClassLoader.loadClass(String)` and the five linkage methods of
+                // `MethodHandleNatives`: the JVM calls them to load a class or link
+                // `invokedynamic` and constants for bytecode inside a root, so lazy follows
+                // them from the start.
+                (true, 3, 9, 0)
             ),
             other => panic!("{other:?}"),
         }
@@ -436,6 +438,79 @@ fn classes_a_root_loads_show_their_loading_where_it_happens() {
             ("Upcalls.run/Upcalls$Second.<init>", 1),
         ]),
         "{got:#?}\n{profile}"
+    );
+}
+
+#[test]
+fn linkage_a_root_runs_shows_where_it_happens() {
+    let (profile, log) = startup_profile("linkage", "root=Linkage::run");
+    let mut got = call_paths(&profile);
+    // What linking does inside the JDK is not what this test is about; the lambda's subtree is.
+    got.retain(|p, _| p.matches('/').count() <= 1 || p.starts_with("Linkage.run/Linkage."));
+    let natives = "Linkage.run/java.lang.invoke.MethodHandleNatives";
+    let call_site = format!("{natives}.linkCallSite");
+    let constant = format!("{natives}.linkMethodHandleConstant");
+    let method_type = format!("{natives}.findMethodHandleType");
+    assert_eq!(
+        got,
+        paths(&[
+            ("Linkage.run", 1),
+            // Resolving `Runnable` for the call site's type, through the application loader.
+            ("Linkage.run/java.lang.ClassLoader.loadClass", 1),
+            // The call site's type, ()V and the bootstrap method's type.
+            (&method_type, 3),
+            // The bootstrap method (LambdaMetafactory.metafactory) and lambda$run$0.
+            (&constant, 2),
+            (&call_site, 1),
+            ("Linkage.run/Linkage.lambda$run$0", 3),
+            ("Linkage.run/Linkage.lambda$run$0/Linkage.h", 3),
+        ]),
+        "{got:#?}\n{log}"
+    );
+}
+
+#[test]
+fn classes_reflection_initialises_inside_a_root_show_their_initialiser() {
+    let (profile, log) = startup_profile("reflectinit", "root=ReflectInit::run");
+    let mut got = call_paths(&profile);
+    got.retain(|p, _| p == "ReflectInit.run" || p.contains("ReflectInit$"));
+    // Where JDK 17's reflection calls the target, and runs the initialiser, from native code.
+    let invoke = "ReflectInit.run/java.lang.reflect.Method.invoke/\
+                  jdk.internal.reflect.DelegatingMethodAccessorImpl.invoke/\
+                  jdk.internal.reflect.NativeMethodAccessorImpl.invoke";
+    let construct = "ReflectInit.run/java.lang.reflect.Constructor.newInstance/\
+                     java.lang.reflect.Constructor.newInstanceWithCaller/\
+                     jdk.internal.reflect.DelegatingConstructorAccessorImpl.newInstance/\
+                     jdk.internal.reflect.NativeConstructorAccessorImpl.newInstance";
+    let (stat_init, stat_get) = (
+        format!("{invoke}/ReflectInit$Stat.<clinit>"),
+        format!("{invoke}/ReflectInit$Stat.get"),
+    );
+    let (made_init, made_new) = (
+        format!("{construct}/ReflectInit$Made.<clinit>"),
+        format!("{construct}/ReflectInit$Made.<init>"),
+    );
+    assert_eq!(
+        got,
+        paths(&[
+            ("ReflectInit.run", 1),
+            // Loaded before the root, initialised by Class.forName (a gateway reveals it by name).
+            (
+                "ReflectInit.run/java.lang.Class.forName/ReflectInit$Early.<clinit>",
+                1
+            ),
+            // Loaded and initialised by Class.forName.
+            (
+                "ReflectInit.run/java.lang.Class.forName/ReflectInit$Late.<clinit>",
+                1
+            ),
+            // Loaded before the root, initialised by invoking a static method or a constructor.
+            (&stat_init, 1),
+            (&stat_get, 1),
+            (&made_init, 1),
+            (&made_new, 1),
+        ]),
+        "{got:#?}\n{log}"
     );
 }
 

@@ -511,6 +511,60 @@ impl<'a> JniEnv<'a> {
         Ok(s)
     }
 
+    /// The instance field `name` of reference type `signature` of `obj` (`GetFieldID` on its
+    /// class, then `GetObjectField`; runs no Java code). A null value is `Ok(None)`.
+    pub fn object_field(
+        &self,
+        obj: Object<'_>,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Result<Option<Object<'a>>> {
+        let function = "GetFieldID";
+        let class_of = jni_fn!(self, GetObjectClass).ok_or(Error::Jni { function })?;
+        let field_id = jni_fn!(self, GetFieldID).ok_or(Error::Jni { function })?;
+        let get = jni_fn!(self, GetObjectField).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and live reference.
+        let class = unsafe { class_of(self.raw.as_ptr(), obj.as_raw()) };
+        self.non_null("GetObjectClass", class)?;
+        // SAFETY: valid env, class reference and NUL-terminated strings.
+        let field =
+            unsafe { field_id(self.raw.as_ptr(), class, name.as_ptr(), signature.as_ptr()) };
+        // SAFETY: `class` is the local reference GetObjectClass returned.
+        self.delete_local_ref(unsafe { Object::from_raw(class) });
+        self.non_null(function, field)?;
+        // SAFETY: `field` is an instance field of `obj`'s class, of reference type.
+        let value = unsafe { get(self.raw.as_ptr(), obj.as_raw(), field) };
+        // SAFETY: null or a local reference GetObjectField returned.
+        Ok((!value.is_null()).then(|| unsafe { Object::from_raw(value) }))
+    }
+
+    /// The elements of the object array `array` (`GetArrayLength`, `GetObjectArrayElement`), as
+    /// local references (`None` for null elements).
+    pub fn object_array_elements(&self, array: Object<'_>) -> Result<Vec<Option<Object<'a>>>> {
+        let function = "GetObjectArrayElement";
+        let length = jni_fn!(self, GetArrayLength).ok_or(Error::Jni { function })?;
+        let element = jni_fn!(self, GetObjectArrayElement).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and a live array reference.
+        let n = unsafe { length(self.raw.as_ptr(), array.as_raw()) };
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        let mut out = Vec::with_capacity(n.max(0) as usize);
+        for i in 0..n {
+            // SAFETY: valid env, live object-array reference, index within its length.
+            let e = unsafe { element(self.raw.as_ptr(), array.as_raw(), i) };
+            if self.clear_exception() {
+                for o in out.into_iter().flatten() {
+                    self.delete_local_ref(o);
+                }
+                return Err(Error::Jni { function });
+            }
+            // SAFETY: null or a local reference GetObjectArrayElement returned.
+            out.push((!e.is_null()).then(|| unsafe { Object::from_raw(e) }));
+        }
+        Ok(out)
+    }
+
     /// `GetStaticFieldID`: the field `name` of type `signature` of `class`.
     pub fn static_field_id(
         &self,

@@ -9,6 +9,10 @@
 //!   hook saw its `methodInvoked[id]` flag unset). Under `lazy` this reveals its callees.
 //! - [`Planner::reveal`]: a method is about to be called through a call static analysis
 //!   cannot see (reflection, method handles, native callbacks).
+//! - [`Planner::follow_upcall`]: a method the JVM itself calls (class loading, `invokedynamic`
+//!   linkage) is to be followed like a call site naming it.
+//! - [`Planner::class_not_initialized`], [`Planner::initializing_by_name`]: a class's static
+//!   initialiser has not run yet; reflection may run one by the class's name.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
@@ -17,7 +21,7 @@ use std::str::FromStr;
 use crate::cha;
 use crate::error::SubgraphError;
 use crate::intern::Sym;
-use crate::model::{CallKind, ClassModel};
+use crate::model::{CallKind, CallSite, ClassModel};
 use crate::pattern::{ClassFilter, MethodPattern};
 use crate::registry::{Call, ClassId, LoaderId, MethodKey, Registry, RegistryStats, BOOTSTRAP};
 
@@ -118,9 +122,9 @@ pub enum Initialization {
     /// followed (a `getstatic` or `putstatic` naming the class or a subtype) would initialise
     /// it: for classes loaded before the planner, or outside every root, and not initialised,
     /// many of which never are (classes the JVM preloads from its archive, or a verifier
-    /// loaded). Reflection initialising such a class (`Class.forName(name, true, loader)`) is
-    /// not seen. Report it before the class is planned ([`Planner::plan`]), which may follow
-    /// calls and field accesses that initialise it.
+    /// loaded). Reflection that initialises such a class by name is reported with
+    /// [`Planner::initializing_by_name`]. Report it before the class is planned
+    /// ([`Planner::plan`]), which may follow calls and field accesses that initialise it.
     OnCall,
 }
 
@@ -356,6 +360,25 @@ impl Planner {
         self.finish()
     }
 
+    /// A class named `class`, of a loader not known, may be initialised now by a means no call
+    /// site shows: reflection running its static initialiser from native code
+    /// (`Class.forName(name, true, loader)`). The initialisers of the registered classes of that
+    /// name that wait for a use that runs them ([`Initialization::OnCall`]) are chosen, with
+    /// their superclasses'; one that does not run after all (another loader's class, or
+    /// `initialize` false) costs an instrumented method never called.
+    pub fn initializing_by_name(&mut self, class: &str) -> Batch {
+        let found = self
+            .registry
+            .strings
+            .get(class)
+            .map(|name| self.registry.classes_named(name))
+            .unwrap_or_default();
+        for cid in found {
+            self.initializes(cid);
+        }
+        self.finish()
+    }
+
     /// The first invocation of `id`. Under `lazy`, its callees (all possible targets of
     /// its call sites among loaded classes), and the static initialisers its static field
     /// accesses may run, are returned for instrumentation before the method proceeds.
@@ -473,17 +496,20 @@ impl Planner {
         Ok(self.finish())
     }
 
-    /// A method the JVM itself calls on a thread inside a root's extent, named by no call site:
-    /// virtual method `name` `descriptor` of `class` (bootstrap loader), e.g.
-    /// `ClassLoader.loadClass(String)`, which the JVM calls to resolve a class of a non-bootstrap
-    /// loader. It is followed like a call site naming it, now if `class` is loaded and otherwise
-    /// when it loads: its implementations in loaded subtypes, and in those loaded later, are
-    /// chosen (the filters apply), so that their invocations inside a root are counted where
-    /// they happen, with their callees revealed at their first invocation.
-    pub fn follow_upcall(&mut self, class: &str, name: &str, descriptor: &str) -> Batch {
-        let target = self.registry.intern_ref(class, name, descriptor);
+    /// A method the JVM itself calls on a thread inside a root's extent, named by no call site
+    /// (bootstrap loader): e.g. `ClassLoader.loadClass(String)` (virtual), which the JVM calls to
+    /// resolve a class of a non-bootstrap loader, or `MethodHandleNatives.linkCallSite` (static),
+    /// which it calls to link an `invokedynamic`. `upcall` is followed like a call site of its
+    /// kind naming it, now if its class is loaded and otherwise when it loads: the static
+    /// method, or the implementations in loaded subtypes and in those loaded later (the filters
+    /// apply), so that its invocations inside a root are counted where they happen, with their
+    /// callees revealed at their first invocation.
+    pub fn follow_upcall(&mut self, upcall: &CallSite<'_>) -> Batch {
+        let target = self
+            .registry
+            .intern_ref(&upcall.class, &upcall.name, &upcall.descriptor);
         let call = Call {
-            kind: CallKind::Virtual,
+            kind: upcall.kind,
             target,
         };
         self.follow_cha(BOOTSTRAP, call);

@@ -307,6 +307,11 @@ impl Registry {
         first.map(|id| (id, false))
     }
 
+    /// Every registered class named `name`, whatever its loader.
+    pub(crate) fn classes_named(&self, name: Sym) -> Vec<ClassId> {
+        self.by_name.get(&name).cloned().unwrap_or_default()
+    }
+
     /// The class `name` (internal form) defined by exactly `loader`.
     pub(crate) fn lookup(&self, loader: LoaderId, name: &str) -> Option<ClassId> {
         self.by_key.get(&(loader, self.strings.get(name)?)).copied()

@@ -44,6 +44,12 @@ public class Exact {
             case "upcalls":
                 Upcalls.run();
                 break;
+            case "linkage":
+                Linkage.run();
+                break;
+            case "reflectinit":
+                ReflectInit.main();
+                break;
             default:
                 throw new IllegalArgumentException(args[0]);
         }
@@ -343,5 +349,64 @@ class Upcalls {
     static void run() {
         sink += new First().v;
         sink += new Second().v;
+    }
+}
+
+// invokedynamic and ldc linkage a root runs for the first time: the JVM calls
+// MethodHandleNatives itself (linkCallSite, linkMethodHandleConstant, findMethodHandleType) to
+// link the lambda's call site, with no call site naming them. The lambda body and h() are
+// application code, counted exactly.
+class Linkage {
+    static int sink;
+
+    static void h() { sink++; }
+
+    static void run() {
+        Runnable r = () -> h();
+        for (int i = 0; i < 3; i++) {
+            r.run();
+        }
+    }
+}
+
+// Classes whose static initialiser reflection runs from native code inside the root, no call
+// site naming it. main() loads Early, Stat and Made without initialising them (a class literal is
+// not an active use); run() initialises Early with Class.forName, Late (not loaded before) too,
+// Stat by invoking its static method reflectively and Made by constructing it reflectively.
+class ReflectInit {
+    static int sink;
+
+    static class Early {
+        static { sink += 1; }
+    }
+
+    static class Late {
+        static { sink += 2; }
+    }
+
+    static class Stat {
+        static { sink += 3; }
+
+        static int get() { return 4; }
+    }
+
+    static class Made {
+        static { sink += 5; }
+
+        public Made() { sink += 6; }
+    }
+
+    static void main() throws Exception {
+        Class<?>[] early = {Early.class, Stat.class, Made.class};
+        sink += early.length;
+        run();
+    }
+
+    static void run() throws Exception {
+        ClassLoader l = ReflectInit.class.getClassLoader();
+        Class.forName("ReflectInit$Early", true, l);
+        Class.forName("ReflectInit$Late", true, l);
+        sink += (Integer) Stat.class.getDeclaredMethod("get").invoke(null);
+        Made.class.getConstructor().newInstance();
     }
 }

@@ -834,6 +834,35 @@ fn a_class_loaded_before_and_not_initialized_gets_its_initializer_when_a_call_wo
     assert_eq!(p.counters().instrumented, 6, "not Lone.<clinit>");
 }
 
+#[test]
+fn a_class_initialized_by_name_gets_its_initializer_and_its_superclasses() {
+    use Initialization::OnCall;
+    let clinit = || method("<clinit>", STATIC, vec![]);
+    let sub = class("Sub", "Table", vec![clinit()]);
+    let lone = class("Lone", "java/lang/Object", vec![clinit()]);
+    let (mut p, _) = loaded(
+        Scheme::Lazy,
+        &["Fig4::f"],
+        &[object(), fig4(), table(), sub, lone],
+    );
+    for class in ["Table", "Sub", "Lone"] {
+        assert!(p.class_not_initialized(BOOTSTRAP, class, OnCall).is_empty());
+    }
+    let b = p.initializing_by_name("Sub");
+    assert_eq!(sorted(names(&p, &b)), ["Sub.<clinit>", "Table.<clinit>"]);
+    // Again, or a name no class has: nothing.
+    assert!(p.initializing_by_name("Sub").is_empty());
+    assert!(p.initializing_by_name("Nowhere").is_empty());
+    // Of another loader too: the name is all reflection's gateway sees.
+    let mut p = Planner::new(config(&["Fig4::f"], Scheme::Lazy));
+    assert!(p.add_model(BOOTSTRAP, &object()));
+    assert!(p.add_model(7, &class("Lone", "java/lang/Object", vec![clinit()])));
+    p.plan();
+    assert!(p.class_not_initialized(7, "Lone", OnCall).is_empty());
+    let b = p.initializing_by_name("Lone");
+    assert_eq!(names(&p, &b), ["Lone.<clinit>"]);
+}
+
 /// Static field accesses: `Reader.run` reads fields named with `Holder` (twice) and `Sub`, and
 /// calls `a`, which writes one of `Store`; `plain` reads one of `Plain`. Each class's initialiser
 /// is run by the JVM at such an access (`Holder`'s calls `compute`); `Sub` extends `Table`.
@@ -1101,9 +1130,11 @@ fn loaders() -> Vec<ClassModel<'static>> {
 fn an_upcall_takes_every_implementation_now_and_later() {
     let (mut p, b) = loaded(Scheme::Lazy, &["Main::run"], &loaders());
     assert_eq!(names(&p, &b), ["Main.run"]);
-    let b = p.follow_upcall("Loader", "load", V);
+    let b = p.follow_upcall(&call(CallKind::Virtual, "Loader", "load"));
     assert_eq!(sorted(names(&p, &b)), ["AppLoader.load", "Loader.load"]);
-    assert!(p.follow_upcall("Loader", "load", V).is_empty());
+    assert!(p
+        .follow_upcall(&call(CallKind::Virtual, "Loader", "load"))
+        .is_empty());
     // A loader class loaded later overrides it too.
     assert!(p.add_model(
         BOOTSTRAP,
@@ -1116,6 +1147,39 @@ fn an_upcall_takes_every_implementation_now_and_later() {
     assert_eq!(planned(&mut p), ["LateLoader.load"]);
 }
 
+/// `Natives.link` (static), which the JVM calls; `Natives.helper` (static) it calls.
+fn natives() -> ClassModel<'static> {
+    class(
+        "Natives",
+        "java/lang/Object",
+        vec![
+            method(
+                "link",
+                STATIC,
+                vec![call(CallKind::Static, "Natives", "helper")],
+            ),
+            method("helper", STATIC, vec![]),
+        ],
+    )
+}
+
+#[test]
+fn a_static_upcall_takes_its_method_and_reveals_its_callees_when_it_runs() {
+    let (mut p, _) = loaded(
+        Scheme::Lazy,
+        &["Main::run"],
+        &[object(), loaders()[3].clone()],
+    );
+    let link = call(CallKind::Static, "Natives", "link");
+    // Not loaded yet: followed when it loads.
+    assert!(p.follow_upcall(&link).is_empty());
+    assert!(p.add_model(BOOTSTRAP, &natives()));
+    assert_eq!(planned(&mut p), ["Natives.link"]);
+    assert!(p.follow_upcall(&link).is_empty());
+    let b = p.first_invocation(id(&p, "Natives", "link")).unwrap();
+    assert_eq!(names(&p, &b), ["Natives.helper"]);
+}
+
 #[test]
 fn an_upcall_of_a_class_not_loaded_yet_waits_for_it() {
     let all = loaders();
@@ -1124,7 +1188,9 @@ fn an_upcall_of_a_class_not_loaded_yet_waits_for_it() {
         &["Main::run"],
         &[all[0].clone(), all[3].clone()],
     );
-    assert!(p.follow_upcall("Loader", "load", V).is_empty());
+    assert!(p
+        .follow_upcall(&call(CallKind::Virtual, "Loader", "load"))
+        .is_empty());
     assert!(p.add_model(BOOTSTRAP, &all[1]));
     assert_eq!(planned(&mut p), ["Loader.load"]);
     assert!(p.add_model(BOOTSTRAP, &all[2]));
@@ -1140,5 +1206,7 @@ fn an_upcall_into_excluded_classes_chooses_nothing() {
         assert!(p.add_model(BOOTSTRAP, &c));
     }
     assert_eq!(planned(&mut p), ["Main.run"]);
-    assert!(p.follow_upcall("Loader", "load", V).is_empty());
+    assert!(p
+        .follow_upcall(&call(CallKind::Virtual, "Loader", "load"))
+        .is_empty());
 }
