@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::calibration::{node_times, Calibration, Times};
+use crate::calibration::{node_cpu_times, node_times, Calibration, CpuTimes, Times};
 use crate::method::{MethodId, MethodTable};
 use crate::tree::{CallTree, NodeKind};
 
@@ -50,6 +50,9 @@ pub struct Profile {
     pub instrumented: u64,
     /// Probe costs to subtract; `None` reports measured times.
     pub calibration: Option<Calibration>,
+    /// The probe pair's thread CPU costs, subtracted from CPU times (`cpu` option); `None`
+    /// reports measured CPU times.
+    pub cpu_calibration: Option<Calibration>,
     /// Per-thread trees, in report order.
     pub threads: Vec<ThreadProfile>,
     /// Code-region mode: the region methods' measurements (then `threads` is empty and
@@ -127,6 +130,17 @@ impl Profile {
     /// Times of every node of `tree`, compensated with this profile's calibration.
     pub fn times(&self, tree: &CallTree) -> Vec<Times> {
         node_times(tree, self.calibration.as_ref())
+    }
+
+    /// CPU times of every node of `tree` that has them, compensated with this profile's
+    /// CPU calibration.
+    pub fn cpu_times(&self, tree: &CallTree) -> Vec<Option<CpuTimes>> {
+        node_cpu_times(tree, self.cpu_calibration.as_ref())
+    }
+
+    /// Whether any thread has CPU times (the `cpu` option was on).
+    pub fn has_cpu(&self) -> bool {
+        self.threads.iter().any(|t| t.cpu_ns.is_some())
     }
 
     /// Hot spots over all threads, by self time (descending), then calls (descending),
