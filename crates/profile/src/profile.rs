@@ -76,6 +76,8 @@ pub struct HotSpot {
     pub overhead_ns: u64,
     /// Probe cost subtracted in the subtrees counted in `total_ns`, ns.
     pub total_overhead_ns: u64,
+    /// Thread CPU time, summed as `self_ns` and `total_ns` are, when measured (`cpu` option).
+    pub cpu: Option<CpuTimes>,
 }
 
 impl HotSpot {
@@ -147,12 +149,21 @@ impl Profile {
     /// then method id; the overflow bucket, if any, sorts like a method.
     pub fn hot_spots(&self) -> Vec<HotSpot> {
         let tree = self.merged();
-        hot_spots(&tree, &self.times(&tree))
+        hot_spots_with_cpu(&tree, &self.times(&tree), &self.cpu_times(&tree))
     }
 }
 
 /// Hot spots of one tree with precomputed `times`.
 pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
+    hot_spots_with_cpu(tree, times, &[])
+}
+
+/// [`hot_spots`] with CPU times too (`cpu`, indexed like `times`; empty or `None`: none).
+pub fn hot_spots_with_cpu(
+    tree: &CallTree,
+    times: &[Times],
+    cpu: &[Option<CpuTimes>],
+) -> Vec<HotSpot> {
     use std::collections::HashMap;
     let mut by_kind: HashMap<NodeKind, HotSpot> = HashMap::new();
     // Depth-first with the multiset of kinds on the current path, so that a recursive
@@ -174,7 +185,15 @@ pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
                 calls: 0,
                 overhead_ns: 0,
                 total_overhead_ns: 0,
+                cpu: None,
             });
+            if let Some(c) = cpu.get(id.index()).copied().flatten() {
+                let sum = spot.cpu.get_or_insert_with(CpuTimes::default);
+                sum.self_ns += c.self_ns;
+                if outermost {
+                    sum.total_ns += c.total_ns;
+                }
+            }
             spot.self_ns += times[id.index()].self_ns;
             spot.overhead_ns += times[id.index()].overhead_ns;
             spot.calls += node.calls;

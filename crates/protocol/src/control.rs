@@ -346,7 +346,7 @@ mod tests {
                 scheme: Scheme::Eager,
                 region: vec![],
                 region_last: None,
-                cpu: true,
+                cpu: false,
             },
             Request::Instrument {
                 roots: vec![],
@@ -394,6 +394,31 @@ mod tests {
             instrument,
             r#"{"type":"instrument","roots":["com.acme.Foo::bar(I)V"],"include":["com.acme.**"],"exclude":[],"scheme":"eager"}"#
         );
+        let Request::Instrument {
+            roots,
+            include,
+            exclude,
+            scheme,
+            region,
+            region_last,
+            ..
+        } = requests[2].clone()
+        else {
+            unreachable!()
+        };
+        let with_cpu = Request::Instrument {
+            roots,
+            include,
+            exclude,
+            scheme,
+            region,
+            region_last,
+            cpu: true,
+        };
+        roundtrip(&with_cpu);
+        assert!(serde_json::to_string(&with_cpu)
+            .unwrap()
+            .ends_with(r#""scheme":"eager","cpu":true}"#));
     }
 
     #[test]
