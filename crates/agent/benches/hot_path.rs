@@ -52,7 +52,7 @@ fn main() {
             while !stop.load(Ordering::Relaxed) {
                 let rings = hooks::RINGS.lock().unwrap().clone();
                 for r in rings {
-                    events += r.drain(|_| {}) as u64;
+                    events += r.drain(|_, _| {}) as u64;
                 }
             }
             events

@@ -200,8 +200,11 @@ fn session_config(
     region_last: u32,
     filter: ferrofluid_subgraph::ClassFilter,
     scheme: ferrofluid_subgraph::Scheme,
+    cpu: bool,
 ) -> ferrofluid_subgraph::PlanConfig {
     crate::region::configure(!region.is_empty(), region_last);
+    // Region mode times wall durations only (the options refuse `cpu` with `region`).
+    crate::hooks::CPU.store(cpu && region.is_empty(), Ordering::SeqCst);
     if region.is_empty() {
         plan_config(roots, filter, scheme)
     } else {
@@ -236,6 +239,7 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
         opts.region_last(),
         opts.filter.clone(),
         opts.scheme,
+        opts.cpu,
     );
     let outcome = session::instrument_all(jvmti, env, config);
     for e in &outcome.errors {
@@ -254,20 +258,21 @@ fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
     let region = crate::region::enabled();
     let calibrated = if region {
         crate::calibrate::calibrate_region(env)
+            .map(|wall| crate::calibrate::Calibrated { wall, cpu: None })
     } else {
         crate::calibrate::calibrate(env)
     };
-    let calibration = match calibrated {
-        Ok(c) => Some(c),
+    let (calibration, cpu_calibration) = match calibrated {
+        Ok(c) => (Some(c.wall), c.cpu),
         Err(e) => {
             log::warn!("{e}; times will not be compensated");
-            None
+            (None, None)
         }
     };
     if region {
         crate::region::start(calibration.as_ref());
     }
-    collector::start(calibration);
+    collector::start(calibration, cpu_calibration);
 }
 
 /// Collector tick: ends collection when the `duration` option's time is up.
@@ -369,9 +374,13 @@ pub fn control(request: control::Request) -> control::Response {
             scheme,
             region,
             region_last,
+            cpu,
         } => {
             if !roots.is_empty() && !region.is_empty() {
                 return error(ferrofluid_protocol::OptionsError::RootAndRegion.to_string());
+            }
+            if cpu && !region.is_empty() {
+                return error(ferrofluid_protocol::OptionsError::CpuAndRegion.to_string());
             }
             let config = session_config(
                 roots,
@@ -379,6 +388,7 @@ pub fn control(request: control::Request) -> control::Response {
                 region_last.unwrap_or(ferrofluid_protocol::DEFAULT_REGION_LAST),
                 ferrofluid_subgraph::ClassFilter { include, exclude },
                 scheme,
+                cpu,
             );
             with_java_thread(|jvmti, env| {
                 let outcome = session::instrument_all(jvmti, env, config);

@@ -33,6 +33,10 @@ const BATCHES: usize = 24;
 /// Calls of `caller` per batch: after a few batches C2 compiles it as an ordinary method (HotSpot
 /// wants some 600 invocations), as it compiles application methods.
 const CALLS: i32 = 200;
+/// The same with the thread CPU clock (`cpu` option): each probe then makes a system call (~1 µs
+/// here), so fewer calls keep the calibration under a second; the clock reads dwarf the
+/// difference compiled code would make, and the ring still fills (two slots per event).
+const CPU_CALLS: i32 = 40;
 /// Calls of `empty` per call of `caller`, as an application's caller calls a small method in a loop.
 const PER_CALL: i32 = 200;
 const _: () = assert!(2 * (CALLS * PER_CALL) as usize > crate::ring::RING_EVENTS);
@@ -63,10 +67,16 @@ fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
     Ok(class)
 }
 
+/// Probe costs: wall, and thread CPU when the session measures it.
+pub struct Calibrated {
+    pub wall: Calibration,
+    pub cpu: Option<Calibration>,
+}
+
 /// Measures the probes on the calling Java thread. Briefly sets collection on (the events of the
 /// calibration and of other threads meanwhile go to the recording that `collector::start` then
 /// replaces).
-pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibration, String> {
+pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibrated, String> {
     measure(
         env,
         Probes {
@@ -81,7 +91,7 @@ pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibration, String> {
 /// The same for the probes of code-region mode, which take another path in the hooks. Only the
 /// callee is a region (the caller's probes stay inactive: a region's callees have none).
 pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibration, String> {
-    measure(
+    let calibrated = measure(
         env,
         Probes {
             callee: flags::ACTIVE | flags::REGION | flags::INVOKED,
@@ -89,7 +99,8 @@ pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibration, String> {
             take_inner: crate::region::take_calibration_inner,
             take_waits: || 0,
         },
-    )
+    )?;
+    Ok(calibrated.wall)
 }
 
 /// Which probes a calibration measures.
@@ -103,28 +114,45 @@ struct Probes {
 }
 
 /// Runs the batches with the calibration methods' flags set as `probes` says.
-fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
+fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
     let class = class(env)?;
+    // Region probes never read the CPU clock.
+    let cpu = hooks::CPU.load(Ordering::SeqCst) && probes.caller != 0;
+    let calls = if cpu { CPU_CALLS } else { CALLS };
     flags::set(CALIBRATION_ID, probes.callee);
     flags::set(CALIBRATION_CALLER_ID, probes.caller);
     // An active caller's probe pair costs what the callee's does, once per call: counted as pairs.
-    let pairs = CALLS as u64 * (PER_CALL as u64 + u64::from(probes.caller != 0));
+    let pairs = calls as u64 * (PER_CALL as u64 + u64::from(probes.caller != 0));
     let was = hooks::COLLECTING.swap(true, Ordering::SeqCst);
     let mut batches = Vec::with_capacity(BATCHES);
+    let mut cpu_batches = Vec::with_capacity(BATCHES);
     let mut failure = None;
     (probes.take_inner)();
     (probes.take_waits)();
+    hooks::take_calibration_cpu_inner();
+    hooks::take_calibration_cpu_waits();
     for _ in 0..BATCHES {
-        let args = [sys::jvalue { i: CALLS }, sys::jvalue { i: PER_CALL }];
+        let args = [sys::jvalue { i: calls }, sys::jvalue { i: PER_CALL }];
+        let cpu_start = hooks::thread_cpu();
         // SAFETY: `run(II)J` takes two ints.
         let elapsed = unsafe { env.call_static_long(class, c"run", c"(II)J", &args) };
+        // The JNI call's own CPU cost is inside, spread over thousands of pairs.
+        let cpu_elapsed = hooks::thread_cpu().saturating_sub(cpu_start);
+        // The inner times are the callee's only: scale them to all the pairs counted.
+        let scale = |inner: u64| inner * pairs / (calls * PER_CALL) as u64;
         match elapsed {
-            Ok(ns) => batches.push(CalibrationBatch {
-                pairs,
-                elapsed_ns: (ns.max(0) as u64).saturating_sub((probes.take_waits)()),
-                // The inner time is the callee's only: scale it to all the pairs counted.
-                inner_ns: (probes.take_inner)() * pairs / (CALLS * PER_CALL) as u64,
-            }),
+            Ok(ns) => {
+                batches.push(CalibrationBatch {
+                    pairs,
+                    elapsed_ns: (ns.max(0) as u64).saturating_sub((probes.take_waits)()),
+                    inner_ns: scale((probes.take_inner)()),
+                });
+                cpu_batches.push(CalibrationBatch {
+                    pairs,
+                    elapsed_ns: cpu_elapsed.saturating_sub(hooks::take_calibration_cpu_waits()),
+                    inner_ns: scale(hooks::take_calibration_cpu_inner()),
+                });
+            }
             Err(e) => {
                 failure = Some(e.to_string());
                 break;
@@ -139,6 +167,22 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
         return Err(format!("calibration: {e}"));
     }
     let c = Calibration::from_batches(&batches).ok_or("calibration: no batch")?;
+    let cpu = cpu
+        .then(|| Calibration::from_batches(&cpu_batches))
+        .flatten();
+    if let Some(cpu) = cpu {
+        let each: Vec<String> = cpu_batches
+            .iter()
+            .map(|b| format!("{}/{}", b.elapsed_ns / b.pairs, b.inner_ns / b.pairs))
+            .collect();
+        log::info!(
+            "calibrated probes' thread CPU time: inner {:.1} ns, outer {:.1} ns per call (median \
+             of {BATCHES} batches of {calls} calls; per batch, total/inner ns per call: {})",
+            cpu.inner_ns,
+            cpu.outer_ns,
+            each.join(" ")
+        );
+    }
     let jfluid = Calibration::minimum_of_batches(&batches).unwrap_or(c);
     // Every batch is logged: on a busy machine their spread shows how far the probes' cost
     // moves with scheduling (docs/PERFORMANCE.md, accuracy).
@@ -155,7 +199,7 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
         .collect();
     log::info!(
         "calibrated probes: inner {:.1} ns, outer {:.1} ns per call, the median of {BATCHES} \
-         batches of {CALLS} calls of a caller making {PER_CALL} calls (their minimum, JFluid's \
+         batches of {calls} calls of a caller making {PER_CALL} calls (their minimum, JFluid's \
          estimate: inner {:.1}, outer {:.1}); per batch, total/inner ns per call: {})",
         c.inner_ns,
         c.outer_ns,
@@ -163,7 +207,7 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibration, String> {
         jfluid.outer_ns,
         each.join(" ")
     );
-    Ok(c)
+    Ok(Calibrated { wall: c, cpu })
 }
 
 #[cfg(test)]

@@ -31,8 +31,9 @@ struct Collector {
     seen_drops: HashMap<u64, u64>,
     /// Drops since the last start, per thread (recorder key).
     dropped_by_thread: HashMap<u64, u64>,
-    /// One ring's events while they are recorded (kept, so a drain does not allocate it).
-    events: Vec<Event>,
+    /// One ring's events (with their CPU stamps) while they are recorded (kept, so a drain does
+    /// not allocate it).
+    events: Vec<(Event, Option<u64>)>,
 }
 
 impl Collector {
@@ -83,7 +84,7 @@ impl Collector {
     fn drain_ring(&mut self, ring: &Ring) -> usize {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
-        ring.drain(|e| events.push(e));
+        ring.drain(|e, cpu| events.push((e, cpu)));
         let drops = ring.dropped();
         let seen = self.seen_drops.entry(ring.thread_id).or_insert(0);
         if drops > *seen {
@@ -92,26 +93,34 @@ impl Collector {
             *seen = drops;
         }
         if !events.is_empty() {
-            let mapped: Vec<(Kind, ferrofluid_profile::MethodId, u64)> = events
+            let mapped: Vec<(Kind, ferrofluid_profile::MethodId, Stamp)> = events
                 .iter()
-                .map(|e| (e.kind, self.method(e.id), e.ns))
+                .map(|&(e, cpu)| (e.kind, self.method(e.id), stamp(e.ns, cpu)))
                 .collect();
             let rec = self.recording.thread(ring.thread_id, &ring.thread_name);
-            for (kind, m, ns) in mapped {
+            for (kind, m, at) in mapped {
                 match kind {
-                    Kind::Enter => rec.enter(m, Stamp::wall(ns)),
+                    Kind::Enter => rec.enter(m, at),
                     // An exit with no open frame (the thread was inside a root before collection
                     // started) is counted by the recorder and otherwise ignored.
                     Kind::Exit => {
-                        let _ = rec.exit(m, Stamp::wall(ns));
+                        let _ = rec.exit(m, at);
                     }
-                    Kind::Adjust => rec.adjust(Stamp::wall(ns)),
+                    Kind::Adjust => rec.adjust(at),
                 }
             }
         }
         let n = events.len();
         self.events = events;
         n
+    }
+}
+
+/// The recorder's stamp of an event: its wall time, and its thread CPU time if it carries one.
+fn stamp(wall_ns: u64, cpu_ns: Option<u64>) -> Stamp {
+    match cpu_ns {
+        Some(cpu) => Stamp::with_cpu(wall_ns, cpu),
+        None => Stamp::wall(wall_ns),
     }
 }
 
@@ -127,14 +136,18 @@ pub fn prepare() {
 }
 
 /// Starts collecting into a fresh recording (earlier events are discarded), whose times are
-/// compensated with `calibration`.
-pub fn start(calibration: Option<ferrofluid_profile::Calibration>) {
+/// compensated with `calibration` (and CPU times with `cpu_calibration`).
+pub fn start(
+    calibration: Option<ferrofluid_profile::Calibration>,
+    cpu_calibration: Option<ferrofluid_profile::Calibration>,
+) {
     let mut c = lock(&COLLECTOR);
     if let Some(old) = c.as_mut() {
         old.drain();
     }
     let mut fresh = Collector::new();
     fresh.recording.calibration = calibration;
+    fresh.recording.cpu_calibration = cpu_calibration;
     // Rings count drops for their life; only drops from now on concern this recording.
     fresh.seen_drops = lock(&RINGS)
         .iter()
@@ -253,27 +266,43 @@ mod tests {
     use super::*;
 
     /// With no collector thread, a thread that fills its ring three times over empties it
-    /// itself: nothing is dropped and the counts are exact.
+    /// itself: nothing is dropped and the counts are exact; with the CPU clock too, whose
+    /// events take two slots. One test: the collector and the `cpu` switch are global.
     #[test]
     fn a_full_ring_is_drained_by_its_own_thread() {
+        drain_own_ring(false);
+        drain_own_ring(true);
+    }
+
+    fn drain_own_ring(cpu: bool) {
         let (root, leaf) = (4_000_001, 4_000_002);
         crate::hooks::bench_method(root, true);
         crate::hooks::bench_method(leaf, false);
-        start(None);
+        crate::hooks::CPU.store(cpu, Ordering::SeqCst);
+        start(None, None);
         let pairs = 3 * crate::ring::RING_EVENTS / 2;
+        let name = format!("drain-test-{cpu}");
         std::thread::Builder::new()
-            .name("drain-test".into())
-            .spawn(move || {
-                crate::hooks::prime_thread("drain-test");
-                crate::hooks::bench_enter(root);
-                for _ in 0..pairs {
-                    crate::hooks::bench_pair(leaf);
+            .name(name.clone())
+            .spawn({
+                let name = name.clone();
+                move || {
+                    crate::hooks::prime_thread(&name);
+                    crate::hooks::bench_enter(root);
+                    for _ in 0..pairs {
+                        crate::hooks::bench_pair(leaf);
+                    }
+                    // Spin: CPU time in the root's own code.
+                    let t = crate::hooks::thread_cpu();
+                    while crate::hooks::thread_cpu() < t + 20_000_000 {}
+                    crate::hooks::bench_exit(root);
                 }
             })
             .unwrap()
             .join()
             .unwrap();
         stop();
+        crate::hooks::CPU.store(false, Ordering::SeqCst);
         let (profile, dropped) = snapshot().unwrap();
         assert_eq!(dropped, 0);
         let doc = serde_json::to_value(profile.to_document()).unwrap();
@@ -281,11 +310,23 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .find(|t| t["name"] == "drain-test")
+            .find(|t| t["name"] == name.as_str())
             .unwrap();
         let root_node = &thread["root"]["children"][0];
+        let leaf_node = &root_node["children"][0];
         assert_eq!(root_node["calls"], 1);
-        assert_eq!(root_node["children"][0]["calls"], pairs as u64);
+        assert_eq!(leaf_node["calls"], pairs as u64);
+        if cpu {
+            // Uncompensated (no calibration here): the spin and the probes' clock reads.
+            let root_cpu = root_node["cpu_ns"].as_u64().unwrap();
+            let leaf_cpu = leaf_node["cpu_ns"].as_u64().unwrap();
+            assert!(root_cpu >= 20_000_000 + leaf_cpu, "{root_cpu} {leaf_cpu}");
+            assert!(root_cpu <= root_node["total_ns"].as_u64().unwrap());
+            assert_eq!(thread["cpu_ns"].as_u64(), Some(root_cpu));
+        } else {
+            let text = thread.to_string();
+            assert!(!text.contains("cpu_ns"), "{text}");
+        }
         reset();
     }
 }

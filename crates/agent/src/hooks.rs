@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use ferrofluid_jvmti::sys;
 
 use crate::flags::{self, ACTIVE, INVOKED, REGION, ROOT};
-use crate::ring::{Kind, Ring};
+use crate::ring::{Event, Kind, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
 pub static GENERATION: AtomicU32 = AtomicU32::new(1);
@@ -23,6 +23,9 @@ pub static GENERATION: AtomicU32 = AtomicU32::new(1);
 pub static COLLECTING: AtomicBool = AtomicBool::new(false);
 /// No root: every instrumented method records on every thread.
 pub static ALL_THREADS: AtomicBool = AtomicBool::new(false);
+/// The session measures thread CPU time too (`cpu` option): recorded probes read the thread's
+/// CPU clock and pauses are measured in CPU time as well.
+pub static CPU: AtomicBool = AtomicBool::new(false);
 /// Every ring of a thread that recorded something; the collector drains them.
 pub static RINGS: Mutex<Vec<Arc<Ring>>> = Mutex::new(Vec::new());
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
@@ -60,6 +63,9 @@ struct Local {
     /// Calibration: time its probes (callee's and caller's) waited for room in a full ring (not a
     /// probe cost: real profiles factor such waits out as pauses).
     calibration_waits: Cell<u64>,
+    /// Calibration with the CPU clock: the same two, in thread CPU time.
+    calibration_cpu: Cell<(u64, u64)>,
+    calibration_cpu_waits: Cell<u64>,
     generation: Cell<u32>,
     /// The agent is working on this thread: probes are ignored.
     busy: Cell<bool>,
@@ -76,6 +82,8 @@ thread_local! {
         Local {
             calibration: Cell::new((0, 0)),
             calibration_waits: Cell::new(0),
+            calibration_cpu: Cell::new((0, 0)),
+            calibration_cpu_waits: Cell::new(0),
             generation: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
@@ -101,6 +109,61 @@ pub fn now() -> u64 {
         }
     }
     monotonic()
+}
+
+/// The calling thread's CPU clock, ns (user and system time). A system call: ~1 µs on the
+/// development VM (docs/PERFORMANCE.md, "Thread CPU time"), so only read with the `cpu` option.
+#[inline]
+pub fn thread_cpu() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: one out-pointer; CLOCK_THREAD_CPUTIME_ID always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The thread's CPU clock if the session measures it.
+#[inline]
+fn cpu_stamp() -> Option<u64> {
+    if CPU.load(Ordering::Relaxed) {
+        Some(thread_cpu())
+    } else {
+        None
+    }
+}
+
+/// Time the agent spent on a thread, to be factored out of its open frames.
+#[derive(Clone, Copy, Default)]
+struct Pause {
+    wall: u64,
+    /// Thread CPU time; 0 unless the session measures it.
+    cpu: u64,
+}
+
+/// Both clocks at the start of agent work on a thread (the CPU clock only if measured).
+#[derive(Clone, Copy)]
+struct Start {
+    wall: u64,
+    cpu: Option<u64>,
+}
+
+impl Start {
+    fn now() -> Start {
+        Start {
+            wall: now(),
+            cpu: cpu_stamp(),
+        }
+    }
+
+    /// The pause from this start until now: wall, and CPU as measured.
+    fn elapsed(self) -> (u64, Option<u64>) {
+        (
+            now().saturating_sub(self.wall),
+            self.cpu.map(|c| thread_cpu().saturating_sub(c)),
+        )
+    }
 }
 
 fn monotonic() -> u64 {
@@ -196,34 +259,47 @@ impl Local {
         }
     }
 
-    /// Pushes an event; returns how long the thread paused for room (ns).
-    #[inline]
-    fn push(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) -> u64 {
-        self.push_from(env, kind, id, ns, false)
+    /// Pushes the pause adjustment for agent work that took `wall` ns (and `cpu` ns of thread
+    /// CPU time, if measured).
+    fn push_pause(&self, env: *mut sys::JNIEnv, id: u32, wall: u64, cpu: Option<u64>) {
+        // A wait for room in this push is measured from here, not from the pause's CPU time.
+        let cpu = cpu.map(|c| Cpu {
+            word: c,
+            clock: thread_cpu(),
+        });
+        self.push_from(env, Event::new(Kind::Adjust, id, wall), cpu, false);
     }
 
-    /// [`Local::push`] from a probe, which may empty the thread's full ring itself: probes run
-    /// in application code, where the agent holds no lock on the thread.
+    /// Pushes a probe's event, which may empty the thread's full ring itself (probes run in
+    /// application code, where the agent holds no lock on the thread); returns how long the
+    /// thread paused for room. `cpu`: the probe's CPU clock reading.
     #[inline]
-    fn push_probe(&self, env: *mut sys::JNIEnv, kind: Kind, id: u32, ns: u64) -> u64 {
-        self.push_from(env, kind, id, ns, true)
+    fn push_probe(
+        &self,
+        env: *mut sys::JNIEnv,
+        kind: Kind,
+        id: u32,
+        ns: u64,
+        cpu: Option<u64>,
+    ) -> Pause {
+        let cpu = cpu.map(|c| Cpu { word: c, clock: c });
+        self.push_from(env, Event::new(kind, id, ns), cpu, true)
     }
 
     #[inline]
     fn push_from(
         &self,
         env: *mut sys::JNIEnv,
-        kind: Kind,
-        id: u32,
-        ns: u64,
+        event: Event,
+        cpu: Option<Cpu>,
         drain_own: bool,
-    ) -> u64 {
+    ) -> Pause {
         if let Some(ring) = self.ring.borrow().as_ref() {
-            return push_reporting_waits(ring, kind, id, ns, drain_own);
+            return push_reporting_waits(ring, event, cpu, drain_own);
         }
         // The borrow above has ended: `new_ring` stores the ring in `self.ring`.
         let ring = self.new_ring(env);
-        push_reporting_waits(&ring, kind, id, ns, drain_own)
+        push_reporting_waits(&ring, event, cpu, drain_own)
     }
 
     #[cold]
@@ -273,13 +349,10 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         }
         if COLLECTING.load(Ordering::Relaxed) {
             let t = now();
-            let waited = l.push_probe(env, Kind::Enter, id, t);
+            let c = cpu_stamp();
+            let waited = l.push_probe(env, Kind::Enter, id, t, c);
             if id < FIRST_SESSION_ID {
-                l.calibration_waits.set(l.calibration_waits.get() + waited);
-                if id == CALIBRATION_ID {
-                    // A wait after the entry timestamp is inside the inner interval: skip it.
-                    l.calibration.set((t + waited, l.calibration.get().1));
-                }
+                calibration_enter(l, id, t, c, waited);
             }
         }
     });
@@ -306,15 +379,12 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
             return;
         }
         if COLLECTING.load(Ordering::Relaxed) {
+            // CPU clock first: the wall interval of a pair then contains its CPU interval.
+            let c = cpu_stamp();
             let t = now();
-            let waited = l.push_probe(env, Kind::Exit, id, t);
+            let waited = l.push_probe(env, Kind::Exit, id, t, c);
             if id < FIRST_SESSION_ID {
-                l.calibration_waits.set(l.calibration_waits.get() + waited);
-            }
-            if id == CALIBRATION_ID {
-                let (entered, sum) = l.calibration.get();
-                l.calibration
-                    .set((entered, sum + t.saturating_sub(entered)));
+                calibration_exit(l, id, t, c, waited);
             }
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
@@ -326,19 +396,55 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
     });
 }
 
+/// Calibration: an entry probe of `id` recorded at `t` (and CPU clock `c`) and paused `waited`.
+#[cold]
+fn calibration_enter(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
+    l.calibration_waits
+        .set(l.calibration_waits.get() + waited.wall);
+    l.calibration_cpu_waits
+        .set(l.calibration_cpu_waits.get() + waited.cpu);
+    if id == CALIBRATION_ID {
+        // A wait after the entry timestamp is inside the inner interval: skip it.
+        l.calibration.set((t + waited.wall, l.calibration.get().1));
+        if let Some(c) = c {
+            l.calibration_cpu
+                .set((c + waited.cpu, l.calibration_cpu.get().1));
+        }
+    }
+}
+
+/// Calibration: an exit probe of `id`, as [`calibration_enter`].
+#[cold]
+fn calibration_exit(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
+    l.calibration_waits
+        .set(l.calibration_waits.get() + waited.wall);
+    l.calibration_cpu_waits
+        .set(l.calibration_cpu_waits.get() + waited.cpu);
+    if id == CALIBRATION_ID {
+        let (entered, sum) = l.calibration.get();
+        l.calibration
+            .set((entered, sum + t.saturating_sub(entered)));
+        if let Some(c) = c {
+            let (entered, sum) = l.calibration_cpu.get();
+            l.calibration_cpu
+                .set((entered, sum + c.saturating_sub(entered)));
+        }
+    }
+}
+
 /// Lazy revelation on the first invocation of `id`: its callees are instrumented before it
 /// proceeds, and the time that took is factored out of the thread's open frames.
 #[cold]
 fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
     l.busy.set(true);
-    let start = now();
+    let start = Start::now();
     ferrofluid_jvmti::ffi_guard("first invocation", (), || {
         crate::session::first_invocation(env, id)
     });
-    let pause = now().saturating_sub(start);
+    let (wall, cpu) = start.elapsed();
     l.busy.set(false);
     if COLLECTING.load(Ordering::Relaxed) {
-        let _ = l.push(env, Kind::Adjust, id, pause);
+        l.push_pause(env, id, wall, cpu);
     }
 }
 
@@ -374,31 +480,60 @@ pub fn in_root() -> bool {
 pub fn agent_work(env: *mut sys::JNIEnv, f: impl FnOnce()) {
     let _ = LOCAL.try_with(|l| {
         l.busy.set(true);
-        let start = now();
+        let start = Start::now();
         ferrofluid_jvmti::ffi_guard("revelation", (), f);
-        let pause = now().saturating_sub(start);
+        let (wall, cpu) = start.elapsed();
         l.busy.set(false);
         if l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
-            l.push(env, Kind::Adjust, 0, pause);
+            l.push_pause(env, 0, wall, cpu);
         }
     });
+}
+
+/// The CPU part of an event: `word` goes into the ring with it; `clock` is the thread's CPU
+/// clock just before the push, from which a pause for room in the ring is measured.
+#[derive(Clone, Copy)]
+struct Cpu {
+    word: u64,
+    clock: u64,
 }
 
 /// Pushes an event; if a full ring made this thread pause, emptying it itself (`drain_own`) or
 /// waiting for the collector, the pause is reported, so it is not charged to the running method.
 #[inline]
-fn push_reporting_waits(ring: &Ring, kind: Kind, id: u32, ns: u64, drain_own: bool) -> u64 {
+fn push_reporting_waits(ring: &Ring, event: Event, cpu: Option<Cpu>, drain_own: bool) -> Pause {
     let mut drained = 0;
-    ring.push_within(kind, id, ns, crate::ring::FULL_WAIT, || {
+    let make_room = || {
         if drain_own {
             drained = drain_own_ring(ring);
         }
-    });
+    };
+    let wait = crate::ring::FULL_WAIT;
+    match cpu {
+        None => ring.push_within(event.kind, event.id, event.ns, wait, make_room),
+        Some(c) => ring.push_with_cpu_within(event, c.word, wait, make_room),
+    };
     let paused = drained + ring.take_waited_ns();
-    if paused > 0 {
-        ring.push(Kind::Adjust, 0, paused);
+    if paused == 0 {
+        return Pause::default();
     }
-    paused
+    report_pause(ring, paused, cpu.map(|c| c.clock))
+}
+
+/// Pushes the adjustment for a pause of `wall` ns in a push that started at CPU clock `cpu`.
+#[cold]
+fn report_pause(ring: &Ring, wall: u64, cpu: Option<u64>) -> Pause {
+    let adjust = Event::new(Kind::Adjust, 0, wall);
+    match cpu.map(|c| thread_cpu().saturating_sub(c)) {
+        None => {
+            ring.push(Kind::Adjust, 0, wall);
+            Pause { wall, cpu: 0 }
+        }
+        Some(cpu) => {
+            ring.push_with_cpu_within(adjust, cpu, crate::ring::FULL_WAIT, || {});
+            Pause { wall, cpu }
+        }
+    }
 }
 
 /// Empties the thread's full ring on the thread itself; returns how long that took (ns). The
@@ -421,17 +556,17 @@ fn drain_own_ring(ring: &Ring) -> u64 {
 /// revelation is already inside that pause. `work` runs under `ffi_guard` (named `what`), so
 /// that a panic in it cannot leave the thread's probes off.
 pub fn agent_callback(env: *mut sys::JNIEnv, what: &'static str, work: impl FnOnce()) {
-    let start = now();
+    let start = Start::now();
     let nested = LOCAL.try_with(|l| l.busy.replace(true)).unwrap_or(true);
     ferrofluid_jvmti::ffi_guard(what, (), work);
     if nested {
         return;
     }
-    let pause = now().saturating_sub(start);
+    let (wall, cpu) = start.elapsed();
     let _ = LOCAL.try_with(|l| {
         l.busy.set(false);
         if l.in_root.get() > 0 && COLLECTING.load(Ordering::Relaxed) {
-            let _ = l.push(env, Kind::Adjust, 0, pause);
+            l.push_pause(env, 0, wall, cpu);
         }
     });
 }
@@ -441,6 +576,20 @@ pub fn agent_callback(env: *mut sys::JNIEnv, what: &'static str, work: impl FnOn
 pub fn take_calibration_waits() -> u64 {
     LOCAL
         .try_with(|l| l.calibration_waits.replace(0))
+        .unwrap_or(0)
+}
+
+/// Calibration: [`take_calibration_waits`] in thread CPU time.
+pub fn take_calibration_cpu_waits() -> u64 {
+    LOCAL
+        .try_with(|l| l.calibration_cpu_waits.replace(0))
+        .unwrap_or(0)
+}
+
+/// Calibration: [`take_calibration_inner`] in thread CPU time.
+pub fn take_calibration_cpu_inner() -> u64 {
+    LOCAL
+        .try_with(|l| l.calibration_cpu.replace((0, 0)).1)
         .unwrap_or(0)
 }
 
@@ -574,14 +723,14 @@ pub fn as_pause(env: *mut sys::JNIEnv, work: impl FnOnce()) {
     let mut work = Some(work);
     let _ = LOCAL.try_with(|l| {
         l.busy.set(true);
-        let start = now();
+        let start = Start::now();
         if let Some(work) = work.take() {
             work();
         }
-        let pause = now().saturating_sub(start);
+        let (wall, cpu) = start.elapsed();
         l.busy.set(false);
         if COLLECTING.load(Ordering::Relaxed) {
-            l.push(env, Kind::Adjust, 0, pause);
+            l.push_pause(env, 0, wall, cpu);
         }
     });
 }
@@ -650,6 +799,12 @@ pub fn bench_pair(id: u32) {
 #[doc(hidden)]
 pub fn bench_enter(id: u32) {
     enter(std::ptr::null_mut(), id as i32);
+}
+
+/// Exits `id` only, without a JVM (benchmarks, tests).
+#[doc(hidden)]
+pub fn bench_exit(id: u32) {
+    exit(std::ptr::null_mut(), id as i32);
 }
 
 /// Makes `id` an active, already invoked method (a root if `root`), without a JVM (benchmarks).

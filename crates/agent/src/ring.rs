@@ -10,7 +10,8 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Events a ring holds (16 bytes each: 512 KiB per thread that records anything).
+/// Slots a ring holds (16 bytes each: 512 KiB per thread that records anything). An event takes
+/// one slot, two with the thread CPU clock (`cpu` option).
 pub const RING_EVENTS: usize = 1 << 15;
 /// How long a producer waits for room in a full ring before dropping the event.
 pub const FULL_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
@@ -32,6 +33,9 @@ fn prefetch_for_write(slot: *const [u64; 2]) {
         core::arch::asm!("prefetchw [{0}]", in(reg) slot, options(nostack, preserves_flags, readonly));
     }
 }
+
+/// Tag of a slot that carries the thread CPU clock (ns) of the event in the next slot.
+const CPU_TAG: u64 = 3;
 
 /// What happened: the high 2 bits of an event's first word; the low 32 bits carry the method id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,12 +65,19 @@ impl Kind {
     }
 }
 
+impl Event {
+    pub fn new(kind: Kind, id: u32, ns: u64) -> Event {
+        Event { kind, id, ns }
+    }
+}
+
 /// A decoded event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
     pub kind: Kind,
     pub id: u32,
-    /// Monotonic ns (a pause length for [`Kind::Adjust`]).
+    /// Monotonic ns (a pause length for [`Kind::Adjust`]). With the CPU clock, the thread CPU
+    /// time travels beside it (the same kind of value: a stamp, or the CPU part of a pause).
     pub ns: u64,
 }
 
@@ -141,28 +152,68 @@ impl Ring {
         wait: std::time::Duration,
         make_room: impl FnOnce(),
     ) -> bool {
+        self.push_slots([[kind.tag() << 62 | u64::from(id), ns]], wait, make_room)
+    }
+
+    /// An event with the thread's CPU clock (`cpu` option): two slots, a CPU slot and then the
+    /// event, published together, so that the wall-only event keeps its one slot.
+    #[inline]
+    pub fn push_with_cpu_within(
+        &self,
+        event: Event,
+        cpu_ns: u64,
+        wait: std::time::Duration,
+        make_room: impl FnOnce(),
+    ) -> bool {
+        self.push_slots(
+            [
+                [CPU_TAG << 62, cpu_ns],
+                [event.kind.tag() << 62 | u64::from(event.id), event.ns],
+            ],
+            wait,
+            make_room,
+        )
+    }
+
+    /// Writes `N` slots and publishes them with one store of `head`, or none of them (one
+    /// dropped event) when the ring stays full.
+    #[inline(always)]
+    fn push_slots<const N: usize>(
+        &self,
+        words: [[u64; 2]; N],
+        wait: std::time::Duration,
+        make_room: impl FnOnce(),
+    ) -> bool {
         let head = self.head.0.load(Ordering::Relaxed);
-        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) >= self.slots.len()
-            && !self.room_after(head, wait, make_room)
+        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) > self.slots.len() - N
+            && !self.room_after(head, N, wait, make_room)
         {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }
         let mask = self.slots.len() - 1;
         prefetch_for_write(self.slots[head.wrapping_add(PREFETCH_AHEAD) & mask].get());
-        let slot = &self.slots[head & mask];
-        // SAFETY: the slot at `head` is outside [tail, head), so the consumer does not read it until
-        // the Release store below publishes it (see the Sync impl).
-        unsafe { *slot.get() = [kind.tag() << 62 | u64::from(id), ns] };
-        self.head.0.store(head.wrapping_add(1), Ordering::Release);
+        for (i, w) in words.into_iter().enumerate() {
+            let slot = &self.slots[head.wrapping_add(i) & mask];
+            // SAFETY: the slots from `head` on are outside [tail, head), so the consumer does not
+            // read them until the Release store below publishes them (see the Sync impl).
+            unsafe { *slot.get() = w };
+        }
+        self.head.0.store(head.wrapping_add(N), Ordering::Release);
         true
     }
 
-    /// The ring looked full to the producer at `head`: whether there is room after a fresh look
-    /// at the consumer's counter, `make_room`, and waiting at most `wait`.
+    /// The ring looked to the producer at `head` to lack `n` free slots: whether they are free
+    /// after a fresh look at the consumer's counter, `make_room`, and waiting at most `wait`.
     #[cold]
-    fn room_after(&self, head: usize, wait: std::time::Duration, make_room: impl FnOnce()) -> bool {
-        let full = |tail: usize| head.wrapping_sub(tail) >= self.slots.len();
+    fn room_after(
+        &self,
+        head: usize,
+        n: usize,
+        wait: std::time::Duration,
+        make_room: impl FnOnce(),
+    ) -> bool {
+        let full = |tail: usize| head.wrapping_sub(tail) > self.slots.len() - n;
         let tail = self.tail.0.load(Ordering::Acquire);
         self.tail_seen.0.store(tail, Ordering::Relaxed);
         if !full(tail) {
@@ -171,7 +222,7 @@ impl Ring {
         make_room();
         let tail = self.tail.0.load(Ordering::Acquire);
         self.tail_seen.0.store(tail, Ordering::Relaxed);
-        !full(tail) || self.wait_for_room(head, wait)
+        !full(tail) || self.wait_for_room(head, n, wait)
     }
 
     /// Whether fewer than `events` slots are free (producer side). Reads the consumer's counter
@@ -189,14 +240,14 @@ impl Ring {
     }
 
     #[cold]
-    fn wait_for_room(&self, head: usize, wait: std::time::Duration) -> bool {
+    fn wait_for_room(&self, head: usize, n: usize, wait: std::time::Duration) -> bool {
         let start = std::time::Instant::now();
         let deadline = start + wait;
         let mut room = false;
         while std::time::Instant::now() < deadline {
             std::thread::yield_now();
             let tail = self.tail.0.load(Ordering::Acquire);
-            if head.wrapping_sub(tail) < self.slots.len() {
+            if head.wrapping_sub(tail) <= self.slots.len() - n {
                 self.tail_seen.0.store(tail, Ordering::Relaxed);
                 room = true;
                 break;
@@ -215,20 +266,33 @@ impl Ring {
         self.waited_ns.swap(0, Ordering::Relaxed)
     }
 
-    /// Hands every published event to `f`, oldest first. Consumer side only: callers serialise.
-    pub fn drain(&self, mut f: impl FnMut(Event)) -> usize {
+    /// Hands every published event to `f`, oldest first, with its CPU stamp if it has one.
+    /// Returns the slots consumed. Consumer side only: callers serialise.
+    pub fn drain(&self, mut f: impl FnMut(Event, Option<u64>)) -> usize {
         let tail = self.tail.0.load(Ordering::Relaxed);
         let head = self.head.0.load(Ordering::Acquire);
         let n = head.wrapping_sub(tail);
-        for i in 0..n {
-            let slot = &self.slots[tail.wrapping_add(i) & (self.slots.len() - 1)];
-            // SAFETY: slots in [tail, head) were published by the producer's Release store of head.
-            let [word, ns] = unsafe { *slot.get() };
-            f(Event {
-                kind: Kind::from_tag(word >> 62),
-                id: word as u32,
-                ns,
-            });
+        // SAFETY: slots in [tail, head) were published by the producer's Release store of head.
+        let slot =
+            |i: usize| unsafe { *self.slots[tail.wrapping_add(i) & (self.slots.len() - 1)].get() };
+        let decode = |[word, ns]: [u64; 2]| Event {
+            kind: Kind::from_tag(word >> 62),
+            id: word as u32,
+            ns,
+        };
+        let mut i = 0;
+        while i < n {
+            let [word, ns] = slot(i);
+            if word >> 62 == CPU_TAG {
+                // A CPU slot and its event are published together: the event is there.
+                if i + 1 < n {
+                    f(decode(slot(i + 1)), Some(ns));
+                }
+                i += 2;
+            } else {
+                f(decode([word, ns]), None);
+                i += 1;
+            }
         }
         self.tail.0.store(head, Ordering::Release);
         n
@@ -263,7 +327,7 @@ mod tests {
         }
         assert_eq!(ring.dropped(), 2);
         let mut seen = Vec::new();
-        assert_eq!(ring.drain(|e| seen.push(e)), 4);
+        assert_eq!(ring.drain(|e, _| seen.push(e)), 4);
         assert_eq!(
             seen[3],
             Event {
@@ -273,7 +337,7 @@ mod tests {
             }
         );
         assert!(ring.push(Kind::Exit, u32::MAX, 7));
-        ring.drain(|e| seen.push(e));
+        ring.drain(|e, _| seen.push(e));
         assert_eq!(
             seen[4],
             Event {
@@ -286,6 +350,44 @@ mod tests {
     }
 
     #[test]
+    fn cpu_stamps_travel_with_their_event_and_fill_two_slots() {
+        let ring = Ring::with_capacity(1, "t".into(), 4);
+        let wait = std::time::Duration::ZERO;
+        assert!(ring.push(Kind::Enter, 1, 10));
+        assert!(ring.push_with_cpu_within(Event::new(Kind::Exit, 2, 20), 5, wait, || {}));
+        // One slot left: a two-slot event does not fit, and is dropped whole.
+        let mut made_room = false;
+        assert!(!ring
+            .push_with_cpu_within(Event::new(Kind::Adjust, 0, 30), 6, wait, || made_room =
+                true));
+        assert!(made_room);
+        assert_eq!(ring.dropped(), 1);
+        assert!(ring.push(Kind::Enter, 3, 40));
+        let mut seen = Vec::new();
+        assert_eq!(ring.drain(|e, cpu| seen.push((e, cpu))), 4);
+        assert_eq!(
+            seen,
+            [
+                (Event::new(Kind::Enter, 1, 10), None),
+                (Event::new(Kind::Exit, 2, 20), Some(5)),
+                (Event::new(Kind::Enter, 3, 40), None),
+            ]
+        );
+        // Wrapping around the end of the ring keeps the pair together.
+        assert!(ring.push(Kind::Exit, 3, 50));
+        assert!(ring.push_with_cpu_within(Event::new(Kind::Adjust, 0, 60), 7, wait, || {}));
+        seen.clear();
+        ring.drain(|e, cpu| seen.push((e, cpu)));
+        assert_eq!(
+            seen,
+            [
+                (Event::new(Kind::Exit, 3, 50), None),
+                (Event::new(Kind::Adjust, 0, 60), Some(7)),
+            ]
+        );
+    }
+
+    #[test]
     fn lacks_room_counts_free_slots() {
         let ring = Ring::with_capacity(1, "t".into(), 4);
         assert!(!ring.lacks_room(4));
@@ -293,7 +395,7 @@ mod tests {
         assert!(ring.push(Kind::Enter, 2, 2));
         assert!(!ring.lacks_room(2));
         assert!(ring.lacks_room(3));
-        ring.drain(|_| {});
+        ring.drain(|_, _| {});
         assert!(!ring.lacks_room(4));
     }
 
@@ -319,7 +421,7 @@ mod tests {
         };
         let mut next = 0u32;
         while next < 100_000 {
-            ring.drain(|e| {
+            ring.drain(|e, _| {
                 assert_eq!((e.id, e.ns), (next, u64::from(next)));
                 next += 1;
             });

@@ -128,6 +128,7 @@ fn instrument(root: &str, scheme: &str) -> Request {
         scheme: scheme.parse().unwrap(),
         region: vec![],
         region_last: None,
+        cpu: false,
     }
 }
 
@@ -264,6 +265,7 @@ fn region_mode_while_attached() {
         scheme: "lazy".parse().unwrap(),
         region: vec!["Fig4::g".parse().unwrap(), "Fig4::h".parse().unwrap()],
         region_last: Some(4),
+        cpu: false,
     };
     assert_eq!(client.request(&region).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

@@ -208,6 +208,7 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         scheme: "lazy".parse().unwrap(),
         region: vec![],
         region_last: None,
+        cpu: false,
     };
     assert_eq!(client.request(&instrument).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

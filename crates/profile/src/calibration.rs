@@ -137,6 +137,53 @@ impl Times {
     }
 }
 
+/// Thread CPU times of one node (the `cpu` option), compensated like [`Times`] when the
+/// profile has a CPU calibration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CpuTimes {
+    /// Including callees, ns.
+    pub total_ns: u64,
+    /// Excluding callees, ns.
+    pub self_ns: u64,
+}
+
+/// CPU times of every node of `tree` that has a measured CPU time (`None` elsewhere),
+/// indexed by [`NodeId::index`].
+///
+/// As [`node_times`], with the probe pair's CPU costs: each node's measured self CPU time
+/// (its `cpu_ns` less its children's) loses `calls * inner + outer_calls * outer`, clamped
+/// at zero, and totals are rebuilt bottom-up. Without `cpu_calibration` the measured values.
+pub fn node_cpu_times(
+    tree: &CallTree,
+    cpu_calibration: Option<&Calibration>,
+) -> Vec<Option<CpuTimes>> {
+    let mut times: Vec<Option<CpuTimes>> = vec![None; tree.len()];
+    for id in tree.ids().rev() {
+        let node = tree.node(id);
+        let Some(measured) = node.cpu_ns else {
+            continue;
+        };
+        let (children_measured, children_total) =
+            node.children().iter().fold((0, 0), |(m, t), c| {
+                let measured = tree.node(*c).cpu_ns.unwrap_or(0);
+                let total = times[c.index()].map_or(0, |c| c.total_ns);
+                (m + measured, t + total)
+            });
+        let measured_self = measured.saturating_sub(children_measured);
+        let self_ns = match cpu_calibration {
+            Some(cal) => (measured_self as f64 - cal.overhead_ns(node.calls, node.outer_calls))
+                .round()
+                .max(0.0) as u64,
+            None => measured_self,
+        };
+        times[id.index()] = Some(CpuTimes {
+            total_ns: self_ns + children_total,
+            self_ns,
+        });
+    }
+    times
+}
+
 /// Times of every node of `tree`, indexed by [`NodeId::index`].
 ///
 /// Without calibration these are the measured values. With it, each node's self time
@@ -250,6 +297,61 @@ mod tests {
             .overhead_ns(2, 3),
             17.0
         );
+    }
+
+    #[test]
+    fn cpu_times_are_compensated_like_wall_times() {
+        use crate::method::MethodId;
+        use crate::recorder::{Stamp, ThreadRecorder};
+        let (f, g) = (MethodId(0), MethodId(1));
+        let mut rec = ThreadRecorder::new(10);
+        rec.enter(f, Stamp::with_cpu(0, 0));
+        for i in 0..2 {
+            rec.enter(g, Stamp::with_cpu(10 + i * 100, 10 + i * 100));
+            rec.exit(g, Stamp::with_cpu(60 + i * 100, 60 + i * 100))
+                .unwrap();
+        }
+        rec.exit(f, Stamp::with_cpu(1_000, 400)).unwrap();
+        let tree = rec.finish(Stamp::wall(1_000));
+        let (thread, f_node) = (tree.root(), tree.node(tree.root()).children()[0]);
+        let g_node = tree.node(f_node).children()[0];
+        let measured = node_cpu_times(&tree, None);
+        assert_eq!(
+            measured[f_node.index()],
+            Some(CpuTimes {
+                total_ns: 400,
+                self_ns: 300
+            })
+        );
+        let cal = Calibration {
+            inner_ns: 7.0,
+            outer_ns: 3.0,
+        };
+        let cpu = node_cpu_times(&tree, Some(&cal));
+        // g: 100 - 2 * 7 = 86; f: 300 - 7 - 2 * 3 = 287, total 287 + 86.
+        assert_eq!(
+            cpu[g_node.index()],
+            Some(CpuTimes {
+                total_ns: 86,
+                self_ns: 86
+            })
+        );
+        assert_eq!(
+            cpu[f_node.index()],
+            Some(CpuTimes {
+                total_ns: 373,
+                self_ns: 287
+            })
+        );
+        assert_eq!(cpu[thread.index()].unwrap().total_ns, 373);
+        // A tree without CPU stamps has no CPU times.
+        let mut wall = ThreadRecorder::new(10);
+        wall.enter(f, Stamp::wall(0));
+        wall.exit(f, Stamp::wall(5)).unwrap();
+        let wall = wall.finish(Stamp::wall(5));
+        assert!(node_cpu_times(&wall, Some(&cal))
+            .iter()
+            .all(Option::is_none));
     }
 
     #[test]

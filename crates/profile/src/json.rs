@@ -42,6 +42,9 @@ pub struct Document {
     /// Probe costs that were subtracted, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// The probe pair's thread CPU costs that were subtracted from CPU times, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_calibration: Option<Calibration>,
     /// One entry per profiled thread (empty in code-region mode).
     #[serde(default)]
     pub threads: Vec<ThreadDoc>,
@@ -67,7 +70,8 @@ pub struct ThreadDoc {
     /// Thread id.
     #[serde(default)]
     pub id: u64,
-    /// Thread CPU time over the recording, ns.
+    /// Thread CPU time inside the roots' invocations, ns (compensated with
+    /// `cpu_calibration`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns: Option<u64>,
     /// Invocations absorbed by overflow nodes.
@@ -138,9 +142,17 @@ pub struct NodeDoc {
     /// The same for `total_ns`; written only when true.
     #[serde(default, skip_serializing_if = "is_false")]
     pub total_uncertain: bool,
-    /// Measured thread CPU time including callees, ns.
+    /// Thread CPU time including callees, ns: compensated when the document has
+    /// `cpu_calibration`, else measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns: Option<u64>,
+    /// Thread CPU time excluding callees, ns (compensated like `cpu_ns`); informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_self_ns: Option<u64>,
+    /// Measured thread CPU time including callees, ns, when `cpu_ns` is compensated.
+    /// Readers default it to `cpu_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_cpu_ns: Option<u64>,
     /// Callees in order of first invocation.
     #[serde(default)]
     pub children: Vec<NodeDoc>,
@@ -186,17 +198,26 @@ impl Profile {
                 called: self.called(),
             },
             calibration: self.calibration,
+            cpu_calibration: self.cpu_calibration,
             threads: self
                 .threads
                 .iter()
-                .map(|t| ThreadDoc {
-                    name: t.name.clone(),
-                    id: t.id,
-                    cpu_ns: t.cpu_ns,
-                    overflow_calls: t.overflow_calls,
-                    unmatched_exits: t.unmatched_exits,
-                    dropped_events: t.dropped_events,
-                    root: self.node_doc(&t.tree),
+                .map(|t| {
+                    let root = self.node_doc(&t.tree);
+                    ThreadDoc {
+                        name: t.name.clone(),
+                        id: t.id,
+                        // The thread node's, compensated as its nodes' are.
+                        cpu_ns: if self.cpu_calibration.is_some() && root.cpu_ns.is_some() {
+                            root.cpu_ns
+                        } else {
+                            t.cpu_ns
+                        },
+                        overflow_calls: t.overflow_calls,
+                        unmatched_exits: t.unmatched_exits,
+                        dropped_events: t.dropped_events,
+                        root,
+                    }
                 })
                 .collect(),
             regions: self.regions.clone(),
@@ -206,6 +227,8 @@ impl Profile {
     fn node_doc(&self, tree: &CallTree) -> NodeDoc {
         let times = node_times(tree, self.calibration.as_ref());
         let raw = node_times(tree, None);
+        let cpu = self.cpu_times(tree);
+        let cpu_compensated = self.cpu_calibration.is_some();
         // Built bottom-up (children are stored after parents), then moved into parents.
         let mut built: Vec<Option<NodeDoc>> = vec![None; tree.len()];
         for id in tree.ids().rev() {
@@ -245,7 +268,9 @@ impl Profile {
                 measured_total_ns: Some(raw[id.index()].total_ns),
                 measured_self_ns: Some(raw[id.index()].self_ns),
                 outer_calls: Some(node.outer_calls),
-                cpu_ns: node.cpu_ns,
+                cpu_ns: cpu[id.index()].map(|c| c.total_ns),
+                cpu_self_ns: cpu[id.index()].map(|c| c.self_ns),
+                measured_cpu_ns: node.cpu_ns.filter(|_| cpu_compensated),
                 children,
             });
         }
@@ -267,6 +292,7 @@ impl Profile {
         let mut profile = Profile {
             instrumented: doc.methods.instrumented,
             calibration: doc.calibration,
+            cpu_calibration: doc.cpu_calibration,
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
             ..Profile::default()
         };
@@ -282,12 +308,14 @@ impl Profile {
                 add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name)?;
                 let root_total = t.root.measured_total_ns.unwrap_or(t.root.total_ns);
                 tree.node_mut(NodeId::ROOT).total_ns = root_total;
-                tree.node_mut(NodeId::ROOT).cpu_ns = t.root.cpu_ns;
+                tree.node_mut(NodeId::ROOT).cpu_ns = t.root.measured_cpu_ns.or(t.root.cpu_ns);
             }
+            // Measured, as the recorder gives it: the thread node's when the document has one.
+            let cpu_ns = tree.node(NodeId::ROOT).cpu_ns.or(t.cpu_ns);
             profile.threads.push(ThreadProfile {
                 name: t.name.clone(),
                 id: t.id,
-                cpu_ns: t.cpu_ns,
+                cpu_ns,
                 tree,
                 overflow_calls: t.overflow_calls,
                 unmatched_exits: t.unmatched_exits,
@@ -380,5 +408,5 @@ fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc) {
     node.calls += doc.calls;
     node.total_ns += doc.measured_total_ns.unwrap_or(doc.total_ns);
     node.outer_calls += doc.outer_calls.unwrap_or(default_outer);
-    node.cpu_ns = crate::tree::add_cpu(node.cpu_ns, doc.cpu_ns);
+    node.cpu_ns = crate::tree::add_cpu(node.cpu_ns, doc.measured_cpu_ns.or(doc.cpu_ns));
 }

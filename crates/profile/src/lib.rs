@@ -38,13 +38,13 @@ pub mod region;
 pub mod tree;
 
 pub use calibration::{
-    node_times, probe_dominated, Calibration, CalibrationBatch, Times, PROBE_SPREAD,
-    UNCERTAIN_SHARE,
+    node_cpu_times, node_times, probe_dominated, Calibration, CalibrationBatch, CpuTimes, Times,
+    PROBE_SPREAD, UNCERTAIN_SHARE,
 };
 pub use error::{DocumentError, EventError};
 pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};
-pub use profile::{hot_spots, HotSpot, Profile, ThreadProfile};
+pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
 pub use recording::Recording;
 pub use region::{RegionStats, MODE_REGION};

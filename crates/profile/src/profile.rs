@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::calibration::{node_times, Calibration, Times};
+use crate::calibration::{node_cpu_times, node_times, Calibration, CpuTimes, Times};
 use crate::method::{MethodId, MethodTable};
 use crate::tree::{CallTree, NodeKind};
 
@@ -50,6 +50,9 @@ pub struct Profile {
     pub instrumented: u64,
     /// Probe costs to subtract; `None` reports measured times.
     pub calibration: Option<Calibration>,
+    /// The probe pair's thread CPU costs, subtracted from CPU times (`cpu` option); `None`
+    /// reports measured CPU times.
+    pub cpu_calibration: Option<Calibration>,
     /// Per-thread trees, in report order.
     pub threads: Vec<ThreadProfile>,
     /// Code-region mode: the region methods' measurements (then `threads` is empty and
@@ -73,6 +76,8 @@ pub struct HotSpot {
     pub overhead_ns: u64,
     /// Probe cost subtracted in the subtrees counted in `total_ns`, ns.
     pub total_overhead_ns: u64,
+    /// Thread CPU time, summed as `self_ns` and `total_ns` are, when measured (`cpu` option).
+    pub cpu: Option<CpuTimes>,
 }
 
 impl HotSpot {
@@ -129,16 +134,36 @@ impl Profile {
         node_times(tree, self.calibration.as_ref())
     }
 
+    /// CPU times of every node of `tree` that has them, compensated with this profile's
+    /// CPU calibration.
+    pub fn cpu_times(&self, tree: &CallTree) -> Vec<Option<CpuTimes>> {
+        node_cpu_times(tree, self.cpu_calibration.as_ref())
+    }
+
+    /// Whether any thread has CPU times (the `cpu` option was on).
+    pub fn has_cpu(&self) -> bool {
+        self.threads.iter().any(|t| t.cpu_ns.is_some())
+    }
+
     /// Hot spots over all threads, by self time (descending), then calls (descending),
     /// then method id; the overflow bucket, if any, sorts like a method.
     pub fn hot_spots(&self) -> Vec<HotSpot> {
         let tree = self.merged();
-        hot_spots(&tree, &self.times(&tree))
+        hot_spots_with_cpu(&tree, &self.times(&tree), &self.cpu_times(&tree))
     }
 }
 
 /// Hot spots of one tree with precomputed `times`.
 pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
+    hot_spots_with_cpu(tree, times, &[])
+}
+
+/// [`hot_spots`] with CPU times too (`cpu`, indexed like `times`; empty or `None`: none).
+pub fn hot_spots_with_cpu(
+    tree: &CallTree,
+    times: &[Times],
+    cpu: &[Option<CpuTimes>],
+) -> Vec<HotSpot> {
     use std::collections::HashMap;
     let mut by_kind: HashMap<NodeKind, HotSpot> = HashMap::new();
     // Depth-first with the multiset of kinds on the current path, so that a recursive
@@ -160,7 +185,15 @@ pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
                 calls: 0,
                 overhead_ns: 0,
                 total_overhead_ns: 0,
+                cpu: None,
             });
+            if let Some(c) = cpu.get(id.index()).copied().flatten() {
+                let sum = spot.cpu.get_or_insert_with(CpuTimes::default);
+                sum.self_ns += c.self_ns;
+                if outermost {
+                    sum.total_ns += c.total_ns;
+                }
+            }
             spot.self_ns += times[id.index()].self_ns;
             spot.overhead_ns += times[id.index()].overhead_ns;
             spot.calls += node.calls;

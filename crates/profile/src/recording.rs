@@ -24,6 +24,8 @@ pub struct Recording {
     pub instrumented: u64,
     /// Probe costs, once calibrated.
     pub calibration: Option<Calibration>,
+    /// The probes' thread CPU costs, once calibrated (`cpu` option).
+    pub cpu_calibration: Option<Calibration>,
     max_nodes: usize,
     threads: Vec<ThreadSlot>,
     by_id: HashMap<u64, usize>,
@@ -36,6 +38,7 @@ impl Recording {
             methods: MethodTable::new(),
             instrumented: 0,
             calibration: None,
+            cpu_calibration: None,
             max_nodes,
             threads: Vec::new(),
             by_id: HashMap::new(),
@@ -92,6 +95,7 @@ impl Recording {
             methods: self.methods,
             instrumented: self.instrumented,
             calibration: self.calibration,
+            cpu_calibration: self.cpu_calibration,
             threads,
             regions: None,
         }

@@ -93,6 +93,10 @@ pub enum Request {
         /// How many last region durations to keep (default 100).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         region_last: Option<u32>,
+        /// Also measure thread CPU time at every recorded probe (the `cpu` agent option).
+        /// Absent (false) in older tools' requests.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cpu: bool,
     },
     /// Restore every instrumented class to its original bytes.
     Deinstrument,
@@ -317,6 +321,7 @@ mod tests {
         let Request::Instrument {
             region,
             region_last,
+            cpu,
             ..
         } = r
         else {
@@ -324,6 +329,7 @@ mod tests {
         };
         assert!(region.is_empty());
         assert_eq!(region_last, None);
+        assert!(!cpu);
     }
 
     #[test]
@@ -340,6 +346,7 @@ mod tests {
                 scheme: Scheme::Eager,
                 region: vec![],
                 region_last: None,
+                cpu: false,
             },
             Request::Instrument {
                 roots: vec![],
@@ -348,6 +355,7 @@ mod tests {
                 scheme: Scheme::Lazy,
                 region: vec!["demo.Work::step".parse().unwrap()],
                 region_last: Some(10),
+                cpu: false,
             },
             Request::Deinstrument,
             Request::Start,
@@ -386,6 +394,31 @@ mod tests {
             instrument,
             r#"{"type":"instrument","roots":["com.acme.Foo::bar(I)V"],"include":["com.acme.**"],"exclude":[],"scheme":"eager"}"#
         );
+        let Request::Instrument {
+            roots,
+            include,
+            exclude,
+            scheme,
+            region,
+            region_last,
+            ..
+        } = requests[2].clone()
+        else {
+            unreachable!()
+        };
+        let with_cpu = Request::Instrument {
+            roots,
+            include,
+            exclude,
+            scheme,
+            region,
+            region_last,
+            cpu: true,
+        };
+        roundtrip(&with_cpu);
+        assert!(serde_json::to_string(&with_cpu)
+            .unwrap()
+            .ends_with(r#""scheme":"eager","cpu":true}"#));
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub const KEYS: &[&str] = &[
     "include",
     "exclude",
     "scheme",
+    "cpu",
     "file",
     "duration",
     "log",
@@ -52,6 +53,8 @@ pub struct AgentOptions {
     pub filter: ClassFilter,
     /// How the call subgraph under the roots is revealed.
     pub scheme: Scheme,
+    /// Also measure thread CPU time at every recorded probe (`cpu=true`; default false).
+    pub cpu: bool,
     /// Where the agent writes the profile when profiling stops (JSON).
     pub file: Option<PathBuf>,
     /// Stop profiling this long after it started.
@@ -81,12 +84,15 @@ pub enum OptionsError {
     RootAndRegion,
     #[error("agent option `region-last` needs `region`")]
     RegionLastWithoutRegion,
+    #[error("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only")]
+    CpuAndRegion,
 }
 
 const PATH_REASON: &str = "expected a non-empty path without commas";
 const DURATION_REASON: &str = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
 const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
+const BOOL_REASON: &str = "expected true or false";
 
 /// ` (did you mean `scheme`?)` for a key within two edits of an accepted one.
 fn suggestion(key: &str) -> String {
@@ -119,6 +125,7 @@ impl FromStr for AgentOptions {
     fn from_str(s: &str) -> Result<Self, OptionsError> {
         let mut opts = AgentOptions::default();
         let mut seen_scheme = false;
+        let mut seen_cpu = false;
         // The JVM passes NULL or "" for no options; stray empty items (`a=1,,b=2`) are tolerated.
         for item in s.split(',').filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -188,6 +195,16 @@ impl FromStr for AgentOptions {
                     }
                     opts.scheme = value.parse().map_err(|_| bad(SCHEME_REASON.into()))?;
                 }
+                "cpu" => {
+                    if std::mem::replace(&mut seen_cpu, true) {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    opts.cpu = match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(bad(BOOL_REASON.into())),
+                    };
+                }
                 "duration" => {
                     if opts.duration.is_some() {
                         return Err(OptionsError::Duplicate { key });
@@ -219,6 +236,9 @@ impl fmt::Display for AgentOptions {
         if self.scheme != Scheme::default() {
             items.push(format!("scheme={}", self.scheme.name()));
         }
+        if self.cpu {
+            items.push("cpu=true".into());
+        }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
@@ -243,6 +263,9 @@ impl AgentOptions {
         }
         if self.region_last.is_some() && self.region.is_empty() {
             return Err(OptionsError::RegionLastWithoutRegion);
+        }
+        if self.cpu && !self.region.is_empty() {
+            return Err(OptionsError::CpuAndRegion);
         }
         Ok(())
     }
@@ -336,6 +359,12 @@ mod tests {
                 "root=com.acme.Foo::bar",
             ),
             ("duration=120s", AgentOptions { duration: Some(Duration::from_secs(120)), ..d() }, "duration=2m"),
+            ("cpu=false", d(), ""),
+            (
+                "file=o.json,cpu=true,root=A::b",
+                AgentOptions { roots: vec![root("A::b")], cpu: true, file: Some("o.json".into()), ..d() },
+                "root=A::b,cpu=true,file=o.json",
+            ),
             (
                 "file=r.json,region-last=7,region=demo.Work::step(I)V,region=B::*",
                 AgentOptions {
@@ -366,7 +395,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: root, region, region-last, include, exclude, scheme, file, duration, log, socket";
+        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -403,6 +432,12 @@ mod tests {
             ("region=C::d,region-last=-1", "bad value `-1` for agent option `region-last`: expected a whole number from 0 to 100000".into()),
             ("region=C::d,region-last=100001", "bad value `100001` for agent option `region-last`: expected a whole number from 0 to 100000".into()),
             ("region=C::d,region-last=1,region-last=2", "agent option `region-last` given twice".into()),
+            ("cpu=yes", "bad value `yes` for agent option `cpu`: expected true or false".into()),
+            ("cpu=true,cpu=true", "agent option `cpu` given twice".into()),
+            (
+                "region=C::d,cpu=true",
+                "agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into(),
+            ),
             ("region=C.d", "bad value `C.d` for agent option `region`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into()),
         ];
         for (input, message) in cases {

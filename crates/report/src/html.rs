@@ -5,10 +5,11 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
+use ferrofluid_profile::{hot_spots_with_cpu, NodeId, NodeKind, Profile, ThreadProfile};
 
 use crate::view::{
-    label, ms, ms_marked, percent, sorted_children, subtracted_note, times_note, uncertainty_note,
+    cpu_ms, cpu_note, label, ms, ms_marked, percent, sorted_children, subtracted_note,
+    thread_cpu_note, times_note, uncertainty_note,
 };
 use crate::{flame, Report, ReportError};
 
@@ -147,6 +148,9 @@ impl HtmlReport {
         if let Some(note) = uncertainty_note(profile) {
             row("", note);
         }
+        if let Some(note) = cpu_note(profile) {
+            row("CPU times", note);
+        }
         s.push_str("</table>\n");
     }
 
@@ -154,25 +158,38 @@ impl HtmlReport {
         let tree = profile.merged();
         let times = profile.times(&tree);
         let grand = times[0].total_ns;
+        let cpu = profile.has_cpu();
         s.push_str("<h2 id=\"hot\">Hot spots</h2>\n<p>All threads. Click a column to sort.</p>\n");
         s.push_str(
             "<table class=\"hot\">\n<thead><tr><th class=\"m\">Method</th>\
              <th data-num=\"1\" class=\"desc\">Self ms</th><th data-num=\"1\">Self %</th>\
              <th data-num=\"1\">Calls</th><th data-num=\"1\">Avg self µs</th>\
-             <th data-num=\"1\">Total ms</th></tr></thead>\n<tbody>\n",
+             <th data-num=\"1\">Total ms</th>",
         );
-        for spot in hot_spots(&tree, &times) {
+        if cpu {
+            s.push_str("<th data-num=\"1\">Self CPU ms</th><th data-num=\"1\">CPU ms</th>");
+        }
+        s.push_str("</tr></thead>\n<tbody>\n");
+        for spot in hot_spots_with_cpu(&tree, &times, &profile.cpu_times(&tree)) {
             let name = escape(&label(profile, spot.kind, ""));
             let pct = if grand == 0 {
                 0.0
             } else {
                 spot.self_ns as f64 * 100.0 / grand as f64
             };
+            let cpu_cells = if cpu {
+                let cell = |ns: Option<u64>| {
+                    format!("<td data-v=\"{}\">{}</td>", ns.unwrap_or(0), cpu_ms(ns))
+                };
+                cell(spot.cpu.map(|c| c.self_ns)) + &cell(spot.cpu.map(|c| c.total_ns))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
                 "<tr><td class=\"m\" data-v=\"{name}\">{name}</td><td data-v=\"{}\">{}</td>\
                  <td data-v=\"{pct:.4}\">{}</td><td data-v=\"{}\">{}</td>\
-                 <td data-v=\"{:.3}\">{:.3}</td><td data-v=\"{}\">{}</td></tr>",
+                 <td data-v=\"{:.3}\">{:.3}</td><td data-v=\"{}\">{}</td>{cpu_cells}</tr>",
                 spot.self_ns,
                 ms_marked(spot.self_ns, spot.self_uncertain()),
                 percent(spot.self_ns, grand),
@@ -190,6 +207,7 @@ impl HtmlReport {
     fn tree(&self, profile: &Profile, thread: &ThreadProfile, s: &mut String) {
         let tree = &thread.tree;
         let times = profile.times(tree);
+        let cpu = profile.cpu_times(tree);
         let whole = times[0].total_ns;
         let limit = (self.cutoff * whole as f64).ceil() as u64;
         let open_limit = self.open_above * whole as f64;
@@ -200,9 +218,7 @@ impl HtmlReport {
             thread.id,
             ms(whole)
         );
-        if let Some(cpu) = thread.cpu_ns {
-            let _ = write!(s, ", thread CPU {} ms", ms(cpu));
-        }
+        s.push_str(&thread_cpu_note(thread, &cpu));
         s.push_str(&subtracted_note(profile, &times[0]));
         s.push_str("</summary>\n");
         if thread.overflow_calls > 0 {
@@ -270,9 +286,12 @@ impl HtmlReport {
                     } else {
                         t.total_ns as f64 * 100.0 / whole as f64
                     };
+                    let cpu_part = cpu[id.index()]
+                        .map(|c| format!(", CPU {} ms", ms(c.total_ns)))
+                        .unwrap_or_default();
                     let line = format!(
                         "<span class=\"pct\">{}</span><span class=\"bar\" style=\"width:{:.1}px\"></span>\
-                         <span class=\"ms\">{} ms, self {} ms, {} calls</span> {}",
+                         <span class=\"ms\">{} ms, self {} ms{cpu_part}, {} calls</span> {}",
                         percent(t.total_ns, whole),
                         pct * 0.8,
                         ms_marked(t.total_ns, t.total_uncertain()),

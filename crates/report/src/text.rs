@@ -2,10 +2,11 @@
 
 use std::io::Write;
 
-use ferrofluid_profile::{hot_spots, NodeId, NodeKind, Profile, ThreadProfile};
+use ferrofluid_profile::{hot_spots_with_cpu, NodeId, NodeKind, Profile, ThreadProfile};
 
 use crate::view::{
-    label, ms, ms_marked, percent, sorted_children, subtracted_note, times_note, uncertainty_note,
+    cpu_ms, cpu_note, label, ms, ms_marked, percent, sorted_children, subtracted_note,
+    thread_cpu_note, times_note, uncertainty_note,
 };
 use crate::{Report, ReportError};
 
@@ -54,6 +55,9 @@ impl Report for TextReport {
         if let Some(note) = uncertainty_note(profile) {
             writeln!(out, "       {note}")?;
         }
+        if let Some(note) = cpu_note(profile) {
+            writeln!(out, "       {note}")?;
+        }
         self.write_hot_spots(profile, out)?;
         for thread in &profile.threads {
             self.write_tree(profile, thread, out)?;
@@ -67,7 +71,16 @@ impl TextReport {
         let tree = profile.merged();
         let times = profile.times(&tree);
         let grand = times[tree.root().index()].total_ns;
-        let spots = hot_spots(&tree, &times);
+        let spots = hot_spots_with_cpu(&tree, &times, &profile.cpu_times(&tree));
+        let cpu = profile.has_cpu();
+        // The CPU columns, only for profiles with CPU times.
+        let cpu_columns = |self_ns: &str, total_ns: &str| {
+            if cpu {
+                format!(" {self_ns:>12} {total_ns:>12}")
+            } else {
+                String::new()
+            }
+        };
         writeln!(out)?;
         writeln!(
             out,
@@ -76,18 +89,27 @@ impl TextReport {
         )?;
         writeln!(
             out,
-            "{:>12} {:>7} {:>10} {:>12} {:>12}  method",
-            "self ms", "self %", "calls", "avg self us", "total ms"
+            "{:>12} {:>7} {:>10} {:>12} {:>12}{}  method",
+            "self ms",
+            "self %",
+            "calls",
+            "avg self us",
+            "total ms",
+            cpu_columns("self CPU ms", "CPU ms")
         )?;
         for spot in spots.iter().take(self.max_hot_spots) {
             writeln!(
                 out,
-                "{:>12} {:>7} {:>10} {:>12.3} {:>12}  {}",
+                "{:>12} {:>7} {:>10} {:>12.3} {:>12}{}  {}",
                 ms_marked(spot.self_ns, spot.self_uncertain()),
                 percent(spot.self_ns, grand),
                 spot.calls,
                 spot.avg_self_ns() / 1000.0,
                 ms_marked(spot.total_ns, spot.total_uncertain()),
+                cpu_columns(
+                    &cpu_ms(spot.cpu.map(|c| c.self_ns)),
+                    &cpu_ms(spot.cpu.map(|c| c.total_ns))
+                ),
                 label(profile, spot.kind, "")
             )?;
         }
@@ -110,6 +132,8 @@ impl TextReport {
     ) -> Result<(), ReportError> {
         let tree = &thread.tree;
         let times = profile.times(tree);
+        let cpu = profile.cpu_times(tree);
+        let has_cpu = profile.has_cpu();
         let whole = times[tree.root().index()].total_ns;
         writeln!(out)?;
         write!(
@@ -119,9 +143,7 @@ impl TextReport {
             thread.id,
             ms(whole)
         )?;
-        if let Some(cpu) = thread.cpu_ns {
-            write!(out, ", thread CPU {} ms", ms(cpu))?;
-        }
+        write!(out, "{}", thread_cpu_note(thread, &cpu))?;
         write!(
             out,
             "{}",
@@ -149,10 +171,22 @@ impl TextReport {
                 thread.dropped_events
             )?;
         }
+        // The CPU column (including callees), only for profiles with CPU times.
+        let cpu_column = |v: &str| {
+            if has_cpu {
+                format!(" {v:>12}")
+            } else {
+                String::new()
+            }
+        };
         writeln!(
             out,
-            "{:>7} {:>12} {:>12} {:>10}  method",
-            "total %", "total ms", "self ms", "calls"
+            "{:>7} {:>12} {:>12}{} {:>10}  method",
+            "total %",
+            "total ms",
+            "self ms",
+            cpu_column("CPU ms"),
+            "calls"
         )?;
         let limit = (self.cutoff * whole as f64).ceil() as u64;
         // Explicit stack of (node, depth); an `Err` item is a "hidden" summary line.
@@ -183,10 +217,11 @@ impl TextReport {
             match item {
                 Err(h) => writeln!(
                     out,
-                    "{:>7} {:>12} {:>12} {:>10}  {indent}[{} below {} hidden]",
+                    "{:>7} {:>12} {:>12}{} {:>10}  {indent}[{} below {} hidden]",
                     percent(h.total_ns, whole),
                     ms(h.total_ns),
                     "",
+                    cpu_column(""),
                     "",
                     plural(h.nodes, "node"),
                     percent_cutoff(self.cutoff)
@@ -196,10 +231,11 @@ impl TextReport {
                     let t = times[id.index()];
                     writeln!(
                         out,
-                        "{:>7} {:>12} {:>12} {:>10}  {indent}{}",
+                        "{:>7} {:>12} {:>12}{} {:>10}  {indent}{}",
                         percent(t.total_ns, whole),
                         ms_marked(t.total_ns, t.total_uncertain()),
                         ms_marked(t.self_ns, t.self_uncertain()),
+                        cpu_column(&cpu_ms(cpu[id.index()].map(|c| c.total_ns))),
                         node.calls,
                         label(profile, node.kind, &thread.name)
                     )?;

@@ -1,6 +1,6 @@
 //! Helpers shared by the writers: names, ordering, number formatting.
 
-use ferrofluid_profile::{CallTree, NodeId, NodeKind, Profile, Times};
+use ferrofluid_profile::{CallTree, CpuTimes, NodeId, NodeKind, Profile, ThreadProfile, Times};
 
 /// `com.acme.Foo.bar(I)V` for methods; bracketed names for synthetic nodes.
 pub(crate) fn label(profile: &Profile, kind: NodeKind, thread: &str) -> String {
@@ -84,6 +84,37 @@ pub(crate) fn uncertainty_note(profile: &Profile) -> Option<String> {
 pub(crate) fn subtracted_note(profile: &Profile, root: &Times) -> String {
     match profile.calibration {
         Some(_) => format!(", probe cost subtracted {} ms", ms(root.total_overhead_ns)),
+        None => String::new(),
+    }
+}
+
+/// [`ms`] of an optional CPU time; `-` where none was measured.
+pub(crate) fn cpu_ms(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "-".to_owned(), ms)
+}
+
+/// How the thread CPU times were obtained, for profiles that have them (`cpu` option).
+pub(crate) fn cpu_note(profile: &Profile) -> Option<String> {
+    if !profile.has_cpu() {
+        return None;
+    }
+    Some(match profile.cpu_calibration {
+        Some(c) => format!(
+            "thread CPU times compensated for the probes' CPU time (inner {:.1} ns, outer {:.1} ns \
+             per call)",
+            c.inner_ns, c.outer_ns
+        ),
+        None => "thread CPU times measured, not compensated (they include the probes' own CPU \
+                 time)"
+            .to_owned(),
+    })
+}
+
+/// `, thread CPU N ms` for a thread's header (compensated as its nodes are); empty without.
+pub(crate) fn thread_cpu_note(thread: &ThreadProfile, cpu: &[Option<CpuTimes>]) -> String {
+    let root = cpu.first().copied().flatten().map(|c| c.total_ns);
+    match root.or(thread.cpu_ns) {
+        Some(ns) => format!(", thread CPU {} ms", ms(ns)),
         None => String::new(),
     }
 }

@@ -33,6 +33,10 @@ pub struct AgentFlags {
     /// Instrumentation scheme: lazy, eager or total.
     #[arg(long)]
     pub scheme: Option<Scheme>,
+    /// Also measure each method's thread CPU time (every recorded probe reads the thread's CPU
+    /// clock, which makes probes slower; see docs/PERFORMANCE.md).
+    #[arg(long)]
+    pub cpu: bool,
     /// File the agent writes the profile to when profiling stops.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -77,6 +81,7 @@ impl AgentFlags {
                 exclude: self.exclude.clone(),
             },
             scheme: self.scheme.unwrap_or_default(),
+            cpu: self.cpu,
             file: self.file.clone(),
             duration: self.duration,
             log: self.log.clone(),
@@ -222,6 +227,7 @@ fn profile_session(
         scheme: options.scheme,
         region: options.region.clone(),
         region_last: options.region_last,
+        cpu: options.cpu,
     };
     // Methods the engine could not patch are reported, and the rest is profiled anyway.
     if let Err(e) = expect_ok(client, &instrument) {

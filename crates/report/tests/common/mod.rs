@@ -183,6 +183,10 @@ pub fn sample() -> Profile {
         inner_ns: 120.5,
         outer_ns: 60.25,
     });
+    p.cpu_calibration = Some(Calibration {
+        inner_ns: 80.5,
+        outer_ns: 40.25,
+    });
     p
 }
 
