@@ -88,6 +88,10 @@ fn cpu_time_of_spinning_and_sleeping() {
     // Compensated: the 10,000 calls' clock reads (µs each) are not charged to tiny().
     assert!(u(&tiny["cpu_ns"]) <= u(&tiny["measured_cpu_ns"]), "{tiny}");
     assert!(u(&tiny["cpu_ns"]) < 5_000_000, "{tiny}");
+    // What is left of tiny's CPU time is mostly probe cost, and marked so; the 50 ms spin's is
+    // not (its 4 clock reads are µs).
+    assert_eq!(tiny["cpu_self_uncertain"], true, "{tiny}");
+    assert!(spin.get("cpu_self_uncertain").is_none(), "{spin}");
     let thread_cpu = doc["threads"]
         .as_array()
         .unwrap()

@@ -145,6 +145,22 @@ pub struct CpuTimes {
     pub total_ns: u64,
     /// Excluding callees, ns.
     pub self_ns: u64,
+    /// Probe CPU cost subtracted from the self time, ns (0 without a CPU calibration).
+    pub overhead_ns: u64,
+    /// Probe CPU cost subtracted in the whole subtree, ns.
+    pub total_overhead_ns: u64,
+}
+
+impl CpuTimes {
+    /// The self CPU time is mostly probe cost, by the rule of [`Times::self_uncertain`].
+    pub fn self_uncertain(&self) -> bool {
+        probe_dominated(self.self_ns, self.overhead_ns)
+    }
+
+    /// The same for the total.
+    pub fn total_uncertain(&self) -> bool {
+        probe_dominated(self.total_ns, self.total_overhead_ns)
+    }
 }
 
 /// CPU times of every node of `tree` that has a measured CPU time (`None` elsewhere),
@@ -163,22 +179,26 @@ pub fn node_cpu_times(
         let Some(measured) = node.cpu_ns else {
             continue;
         };
-        let (children_measured, children_total) =
-            node.children().iter().fold((0, 0), |(m, t), c| {
+        let (children_measured, children_total, children_overhead) =
+            node.children().iter().fold((0, 0, 0), |(m, t, o), c| {
                 let measured = tree.node(*c).cpu_ns.unwrap_or(0);
-                let total = times[c.index()].map_or(0, |c| c.total_ns);
-                (m + measured, t + total)
+                let child = times[c.index()].unwrap_or_default();
+                (
+                    m + measured,
+                    t + child.total_ns,
+                    o + child.total_overhead_ns,
+                )
             });
         let measured_self = measured.saturating_sub(children_measured);
-        let self_ns = match cpu_calibration {
-            Some(cal) => (measured_self as f64 - cal.overhead_ns(node.calls, node.outer_calls))
-                .round()
-                .max(0.0) as u64,
-            None => measured_self,
-        };
+        let overhead =
+            cpu_calibration.map_or(0.0, |cal| cal.overhead_ns(node.calls, node.outer_calls));
+        let self_ns = (measured_self as f64 - overhead).round().max(0.0) as u64;
+        let overhead_ns = overhead.round() as u64;
         times[id.index()] = Some(CpuTimes {
             total_ns: self_ns + children_total,
             self_ns,
+            overhead_ns,
+            total_overhead_ns: overhead_ns + children_overhead,
         });
     }
     times
@@ -320,7 +340,8 @@ mod tests {
             measured[f_node.index()],
             Some(CpuTimes {
                 total_ns: 400,
-                self_ns: 300
+                self_ns: 300,
+                ..CpuTimes::default()
             })
         );
         let cal = Calibration {
@@ -333,16 +354,32 @@ mod tests {
             cpu[g_node.index()],
             Some(CpuTimes {
                 total_ns: 86,
-                self_ns: 86
+                self_ns: 86,
+                overhead_ns: 14,
+                total_overhead_ns: 14
             })
         );
         assert_eq!(
             cpu[f_node.index()],
             Some(CpuTimes {
                 total_ns: 373,
-                self_ns: 287
+                self_ns: 287,
+                overhead_ns: 13,
+                total_overhead_ns: 27
             })
         );
+        // 30% of the 27 ns subtracted is under 10% of 373 ns, and of g's 14 under 10% of 86;
+        // 14 ns subtracted from what left 10 ns is mostly probe cost.
+        let f_cpu = cpu[f_node.index()].unwrap();
+        assert!(!f_cpu.total_uncertain() && !f_cpu.self_uncertain());
+        assert!(!cpu[g_node.index()].unwrap().self_uncertain());
+        let tiny = CpuTimes {
+            total_ns: 10,
+            self_ns: 10,
+            overhead_ns: 14,
+            total_overhead_ns: 14,
+        };
+        assert!(tiny.self_uncertain() && tiny.total_uncertain());
         assert_eq!(cpu[thread.index()].unwrap().total_ns, 373);
         // A tree without CPU stamps has no CPU times.
         let mut wall = ThreadRecorder::new(10);

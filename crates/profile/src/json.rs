@@ -153,6 +153,13 @@ pub struct NodeDoc {
     /// Readers default it to `cpu_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_cpu_ns: Option<u64>,
+    /// `cpu_self_ns` is mostly probe CPU cost (the rule of `self_uncertain`); written only
+    /// when true; informative, a reader recomputes it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpu_self_uncertain: bool,
+    /// The same for `cpu_ns`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpu_total_uncertain: bool,
     /// Callees in order of first invocation.
     #[serde(default)]
     pub children: Vec<NodeDoc>,
@@ -271,6 +278,8 @@ impl Profile {
                 cpu_ns: cpu[id.index()].map(|c| c.total_ns),
                 cpu_self_ns: cpu[id.index()].map(|c| c.self_ns),
                 measured_cpu_ns: node.cpu_ns.filter(|_| cpu_compensated),
+                cpu_self_uncertain: cpu[id.index()].is_some_and(|c| c.self_uncertain()),
+                cpu_total_uncertain: cpu[id.index()].is_some_and(|c| c.total_uncertain()),
                 children,
             });
         }

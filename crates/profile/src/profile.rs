@@ -190,8 +190,10 @@ pub fn hot_spots_with_cpu(
             if let Some(c) = cpu.get(id.index()).copied().flatten() {
                 let sum = spot.cpu.get_or_insert_with(CpuTimes::default);
                 sum.self_ns += c.self_ns;
+                sum.overhead_ns += c.overhead_ns;
                 if outermost {
                     sum.total_ns += c.total_ns;
+                    sum.total_overhead_ns += c.total_overhead_ns;
                 }
             }
             spot.self_ns += times[id.index()].self_ns;

@@ -178,10 +178,20 @@ impl HtmlReport {
                 spot.self_ns as f64 * 100.0 / grand as f64
             };
             let cpu_cells = if cpu {
-                let cell = |ns: Option<u64>| {
-                    format!("<td data-v=\"{}\">{}</td>", ns.unwrap_or(0), cpu_ms(ns))
+                let cell = |ns: Option<u64>, uncertain: bool| {
+                    format!(
+                        "<td data-v=\"{}\">{}</td>",
+                        ns.unwrap_or(0),
+                        cpu_ms(ns, uncertain)
+                    )
                 };
-                cell(spot.cpu.map(|c| c.self_ns)) + &cell(spot.cpu.map(|c| c.total_ns))
+                cell(
+                    spot.cpu.map(|c| c.self_ns),
+                    spot.cpu.is_some_and(|c| c.self_uncertain()),
+                ) + &cell(
+                    spot.cpu.map(|c| c.total_ns),
+                    spot.cpu.is_some_and(|c| c.total_uncertain()),
+                )
             } else {
                 String::new()
             };
@@ -287,7 +297,7 @@ impl HtmlReport {
                         t.total_ns as f64 * 100.0 / whole as f64
                     };
                     let cpu_part = cpu[id.index()]
-                        .map(|c| format!(", CPU {} ms", ms(c.total_ns)))
+                        .map(|c| format!(", CPU {} ms", ms_marked(c.total_ns, c.total_uncertain())))
                         .unwrap_or_default();
                     let line = format!(
                         "<span class=\"pct\">{}</span><span class=\"bar\" style=\"width:{:.1}px\"></span>\

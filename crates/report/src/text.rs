@@ -107,8 +107,14 @@ impl TextReport {
                 spot.avg_self_ns() / 1000.0,
                 ms_marked(spot.total_ns, spot.total_uncertain()),
                 cpu_columns(
-                    &cpu_ms(spot.cpu.map(|c| c.self_ns)),
-                    &cpu_ms(spot.cpu.map(|c| c.total_ns))
+                    &cpu_ms(
+                        spot.cpu.map(|c| c.self_ns),
+                        spot.cpu.is_some_and(|c| c.self_uncertain())
+                    ),
+                    &cpu_ms(
+                        spot.cpu.map(|c| c.total_ns),
+                        spot.cpu.is_some_and(|c| c.total_uncertain())
+                    )
                 ),
                 label(profile, spot.kind, "")
             )?;
@@ -235,7 +241,10 @@ impl TextReport {
                         percent(t.total_ns, whole),
                         ms_marked(t.total_ns, t.total_uncertain()),
                         ms_marked(t.self_ns, t.self_uncertain()),
-                        cpu_column(&cpu_ms(cpu[id.index()].map(|c| c.total_ns))),
+                        cpu_column(&cpu_ms(
+                            cpu[id.index()].map(|c| c.total_ns),
+                            cpu[id.index()].is_some_and(|c| c.total_uncertain())
+                        )),
                         node.calls,
                         label(profile, node.kind, &thread.name)
                     )?;

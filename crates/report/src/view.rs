@@ -88,9 +88,10 @@ pub(crate) fn subtracted_note(profile: &Profile, root: &Times) -> String {
     }
 }
 
-/// [`ms`] of an optional CPU time; `-` where none was measured.
-pub(crate) fn cpu_ms(ns: Option<u64>) -> String {
-    ns.map_or_else(|| "-".to_owned(), ms)
+/// [`ms_marked`] of an optional CPU time (marked when `uncertain`); `-` where none was
+/// measured.
+pub(crate) fn cpu_ms(ns: Option<u64>, uncertain: bool) -> String {
+    ns.map_or_else(|| "-".to_owned(), |ns| ms_marked(ns, uncertain))
 }
 
 /// How the thread CPU times were obtained, for profiles that have them (`cpu` option).
