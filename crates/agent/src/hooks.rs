@@ -396,13 +396,18 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
     });
 }
 
-/// Calibration: an entry probe of `id` recorded at `t` (and CPU clock `c`) and paused `waited`.
-#[cold]
-fn calibration_enter(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
+/// Calibration: the time a calibration probe waited for room in the ring, kept apart.
+fn add_calibration_waits(l: &Local, waited: Pause) {
     l.calibration_waits
         .set(l.calibration_waits.get() + waited.wall);
     l.calibration_cpu_waits
         .set(l.calibration_cpu_waits.get() + waited.cpu);
+}
+
+/// Calibration: an entry probe of `id` recorded at `t` (and CPU clock `c`) and paused `waited`.
+#[cold]
+fn calibration_enter(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
+    add_calibration_waits(l, waited);
     if id == CALIBRATION_ID {
         // A wait after the entry timestamp is inside the inner interval: skip it.
         l.calibration.set((t + waited.wall, l.calibration.get().1));
@@ -416,10 +421,7 @@ fn calibration_enter(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) 
 /// Calibration: an exit probe of `id`, as [`calibration_enter`].
 #[cold]
 fn calibration_exit(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
-    l.calibration_waits
-        .set(l.calibration_waits.get() + waited.wall);
-    l.calibration_cpu_waits
-        .set(l.calibration_cpu_waits.get() + waited.cpu);
+    add_calibration_waits(l, waited);
     if id == CALIBRATION_ID {
         let (entered, sum) = l.calibration.get();
         l.calibration
