@@ -169,6 +169,37 @@ pub fn reset(env: &JniEnv<'_>) {
     clear_seen(env, &mut f);
 }
 
+/// Points the static array field `field` of `class` at `array` (through a new global
+/// reference; `None`: null) and drops the global reference `held` kept to the array it
+/// replaces, which then holds the new one. False, and nothing changed, if the JVM refused.
+fn publish_array(
+    env: &JniEnv<'_>,
+    class: Class<'_>,
+    field: usize,
+    held: &mut usize,
+    array: Option<ferrofluid_jvmti::Object<'_>>,
+) -> bool {
+    let global = match array.map(|a| env.new_global_ref(a)) {
+        Some(Ok(global)) => global,
+        Some(Err(_)) => return false,
+        None => std::ptr::null_mut(),
+    };
+    // SAFETY: `field` is a static array field of `class`, and `array` (or null) of its type.
+    if unsafe { env.set_static_object_field(class, field as sys::jfieldID, global) }.is_err() {
+        if !global.is_null() {
+            // SAFETY: the reference just created, not stored anywhere.
+            unsafe { env.delete_global_ref(global) };
+        }
+        return false;
+    }
+    if *held != 0 {
+        // SAFETY: our global reference to the replaced array, not used afterwards.
+        unsafe { env.delete_global_ref(*held as sys::jobject) };
+    }
+    *held = global as usize;
+    true
+}
+
 fn clear_seen(env: &JniEnv<'_>, f: &mut Fields) {
     let Some(class) = f.class() else {
         return;
@@ -176,16 +207,9 @@ fn clear_seen(env: &JniEnv<'_>, f: &mut Fields) {
     if f.seen == 0 {
         return;
     }
-    // SAFETY: `seen` is the static Class[] field of `class`.
-    unsafe {
-        let _ = env.set_static_object_field(class, f.seen as sys::jfieldID, std::ptr::null_mut());
+    if publish_array(env, class, f.seen, &mut f.seen_array, None) {
+        f.seen_len = 0;
     }
-    if f.seen_array != 0 {
-        // SAFETY: our global reference to the old array, not used afterwards.
-        unsafe { env.delete_global_ref(f.seen_array as sys::jobject) };
-        f.seen_array = 0;
-    }
-    f.seen_len = 0;
 }
 
 /// A thread revealed receiver class `receiver` at receiver site `site` (its callee is
@@ -220,22 +244,13 @@ pub fn remember_receiver(env: &JniEnv<'_>, site: u32, receiver: Class<'_>) {
                 }
             }
         }
-        let global = env.new_global_ref(array);
+        let seen = f.seen;
+        let published = publish_array(env, class, seen, &mut f.seen_array, Some(array));
         env.delete_local_ref(array);
-        let Ok(global) = global else {
-            return;
-        };
-        // SAFETY: `seen` is the static Class[] field of `class`; `global` is a Class[].
-        if unsafe { env.set_static_object_field(class, f.seen as sys::jfieldID, global) }.is_err() {
-            // SAFETY: the reference just created, not stored anywhere.
-            unsafe { env.delete_global_ref(global) };
+        if !published {
             return;
         }
-        if f.seen_array != 0 {
-            // SAFETY: our global reference to the replaced array, not used afterwards.
-            unsafe { env.delete_global_ref(f.seen_array as sys::jobject) };
-        }
-        (f.seen_array, f.seen_len) = (global as usize, len);
+        f.seen_len = len;
     }
     // SAFETY: a global reference to the current array, alive while stored.
     let array = unsafe { ferrofluid_jvmti::Object::from_raw(f.seen_array as sys::jobject) };
@@ -246,16 +261,9 @@ fn clear_fired(env: &JniEnv<'_>, f: &mut Fields) {
     let Some(class) = f.class() else {
         return;
     };
-    // SAFETY: `fired` is the static byte[] field of `class`.
-    unsafe {
-        let _ = env.set_static_object_field(class, f.fired as sys::jfieldID, std::ptr::null_mut());
+    if publish_array(env, class, f.fired, &mut f.array, None) {
+        f.flags = Vec::new();
     }
-    if f.array != 0 {
-        // SAFETY: our global reference to the old array, not used afterwards.
-        unsafe { env.delete_global_ref(f.array as sys::jobject) };
-        f.array = 0;
-    }
-    f.flags = Vec::new();
 }
 
 /// Deferred site `site` has fired: its calls are instrumented. Sets `fired[site] = 1`, growing
@@ -278,23 +286,12 @@ pub fn mark(env: &JniEnv<'_>, site: u32) {
             log::warn!("site flags: no array of {len} bytes");
             return;
         };
-        let global = env.new_global_ref(array);
+        let fired = f.fired;
+        let published = publish_array(env, class, fired, &mut f.array, Some(array));
         env.delete_local_ref(array);
-        let Ok(global) = global else {
-            return;
-        };
-        // SAFETY: `fired` is the static byte[] field of `class`; `global` is a byte[].
-        if unsafe { env.set_static_object_field(class, f.fired as sys::jfieldID, global) }.is_err()
-        {
-            // SAFETY: the reference just created, not stored anywhere.
-            unsafe { env.delete_global_ref(global) };
-            return;
+        if published {
+            f.flags = flags;
         }
-        if f.array != 0 {
-            // SAFETY: our global reference to the replaced array, not used afterwards.
-            unsafe { env.delete_global_ref(f.array as sys::jobject) };
-        }
-        (f.array, f.flags) = (global as usize, flags);
         return;
     }
     f.flags[site] = 1;
