@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::creds;
-use crate::error::AttachError;
+use crate::error::{AttachError, READING_MAPS, READING_STATUS, SENDING_SIGQUIT};
 use crate::procfs::{self, ProcInfo};
 
 /// How long to wait for the attach listener after SIGQUIT.
@@ -40,7 +40,7 @@ impl VirtualMachine {
     /// Checks that `pid` is a JVM we may talk to, starts its attach listener if needed, and waits at most
     /// `timeout` for it.
     pub fn attach_with_timeout(pid: u32, timeout: Duration) -> Result<Self, AttachError> {
-        let proc = procfs::info(pid).map_err(|e| AttachError::io(pid, 0, "process", e))?;
+        let proc = procfs::info(pid).map_err(|e| AttachError::io(pid, 0, READING_STATUS, e))?;
         if !creds::is_root() && creds::euid() != proc.euid {
             return Err(AttachError::PermissionDenied {
                 pid,
@@ -61,13 +61,13 @@ impl VirtualMachine {
             return Ok(vm);
         }
         // Only a JVM may get SIGQUIT: for any other process it is fatal.
-        match procfs::maps_libjvm(pid) {
+        match maps_libjvm(&proc) {
             Ok(true) => {}
             Ok(false) => {
                 let reason = "it does not map libjvm.so".to_owned();
                 return Err(AttachError::NotJava { pid, reason });
             }
-            Err(e) => return Err(AttachError::io(pid, proc.euid, "process", e)),
+            Err(e) => return Err(AttachError::io(pid, proc.euid, READING_MAPS, e)),
         }
         as_user(&|| vm.start_listener(timeout))?;
         Ok(vm)
@@ -167,7 +167,8 @@ impl VirtualMachine {
 
     fn signal_and_wait(&self, timeout: Duration) -> Result<(), AttachError> {
         let pid = self.pid();
-        creds::sigquit(pid).map_err(|e| AttachError::io(pid, self.proc.euid, "process", e))?;
+        creds::sigquit(pid)
+            .map_err(|e| AttachError::io(pid, self.proc.euid, SENDING_SIGQUIT, e))?;
         let start = Instant::now();
         while start.elapsed() < timeout {
             if is_socket(&self.socket) {
@@ -192,6 +193,17 @@ impl VirtualMachine {
             code,
             message,
         }
+    }
+}
+
+/// Whether the process maps libjvm.so. Reading another user's map takes `CAP_SYS_PTRACE`, which a
+/// root in a container may lack; the JVM's own user may always read it, so that is the second try.
+fn maps_libjvm(proc: &ProcInfo) -> io::Result<bool> {
+    match procfs::maps_libjvm(proc.pid) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied && creds::is_root() => {
+            creds::as_user(proc.euid, proc.egid, || procfs::maps_libjvm(proc.pid))?
+        }
+        read => read,
     }
 }
 

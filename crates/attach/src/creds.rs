@@ -36,10 +36,11 @@ pub fn euid() -> u32 {
 }
 
 fn switch_thread(uid: u32, gid: u32) -> io::Result<()> {
-    let keep = libc::uid_t::MAX; // -1: leave that id unchanged
-                                 // Group first: once the uid is no longer root the thread may not change its gid any more.
-                                 // SAFETY: raw setresgid/setresuid take three integer ids and touch no memory; they only change the
-                                 // credentials of the calling thread, which is a private scoped thread that ends after `f`.
+    // -1: leave that id unchanged.
+    let keep = libc::uid_t::MAX;
+    // Group first: once the uid is no longer root the thread may not change its gid any more.
+    // SAFETY: raw setresgid/setresuid take three integer ids and touch no memory; they only change the
+    // credentials of the calling thread, which is a private scoped thread that ends after `f`.
     let rc = unsafe { libc::syscall(libc::SYS_setresgid, keep, gid as libc::gid_t, keep) };
     if rc != 0 {
         return Err(io::Error::last_os_error());

@@ -128,9 +128,36 @@ fn root_attaches_to_another_users_jvm() {
     ensure_user();
     let mut jvm = Jvm::start("otheruser", Some(OTHER_USER));
     let pid = jvm.java_pid();
-    let vm = VirtualMachine::attach(pid).unwrap();
+    let vm =
+        VirtualMachine::attach(pid).unwrap_or_else(|e| panic!("{e}\n{}", credentials_in_play(pid)));
     assert!(vm.jcmd("VM.version").unwrap().contains("JDK 17."));
     jvm.expect_lines(5);
+}
+
+/// What decides whether root may act on another user's process, for a failure message (this test
+/// once failed in CI, on a machine other than the one it was written on, and passed here).
+fn credentials_in_play(pid: u32) -> String {
+    let status = |p: &str| {
+        std::fs::read_to_string(format!("/proc/{p}/status"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| ["Uid:", "Gid:", "CapEff:"].iter().any(|k| l.starts_with(k)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let sysctl = |k: &str| {
+        std::fs::read_to_string(k)
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    format!(
+        "jvm: {}\nus: {}\nptrace_scope={} protected_regular={}",
+        status(&pid.to_string()),
+        status("self"),
+        sysctl("/proc/sys/kernel/yama/ptrace_scope"),
+        sysctl("/proc/sys/fs/protected_regular"),
+    )
 }
 
 /// Run by `other_user_is_permission_denied` as a non-root user: attaching to `FF_ATTACH_TARGET` fails.
