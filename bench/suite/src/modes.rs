@@ -17,6 +17,8 @@ pub enum Mode {
     LazyMain,
     /// Lazy scheme from a root covering ~10% of the run.
     Root,
+    /// The same, trivial methods left without probes (`--skip-trivial`).
+    RootSkipTrivial,
     /// Code region around one method.
     Region,
     JfrDefault,
@@ -25,12 +27,13 @@ pub enum Mode {
     JvmtiEvents,
 }
 
-pub const ALL: [Mode; 9] = [
+pub const ALL: [Mode; 10] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
     Mode::LazyMain,
     Mode::Root,
+    Mode::RootSkipTrivial,
     Mode::Region,
     Mode::JfrDefault,
     Mode::JfrProfile,
@@ -45,6 +48,7 @@ impl Mode {
             Mode::TotalVerify => "total-verify",
             Mode::LazyMain => "lazy-main",
             Mode::Root => "root",
+            Mode::RootSkipTrivial => "root-skip-trivial",
             Mode::Region => "region",
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
@@ -60,7 +64,12 @@ impl Mode {
     pub fn is_ferrofluid(self) -> bool {
         matches!(
             self,
-            Mode::Total | Mode::TotalVerify | Mode::LazyMain | Mode::Root | Mode::Region
+            Mode::Total
+                | Mode::TotalVerify
+                | Mode::LazyMain
+                | Mode::Root
+                | Mode::RootSkipTrivial
+                | Mode::Region
         )
     }
 
@@ -84,6 +93,7 @@ impl Mode {
             Mode::Total | Mode::TotalVerify => vec!["--scheme", "total"],
             Mode::LazyMain => vec!["--scheme", "lazy", "--root", w.main_root],
             Mode::Root => vec!["--scheme", "lazy", "--root", w.root],
+            Mode::RootSkipTrivial => vec!["--scheme", "lazy", "--root", w.root, "--skip-trivial"],
             Mode::Region => vec!["--region", w.region],
             _ => return None,
         };

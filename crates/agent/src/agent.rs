@@ -201,14 +201,16 @@ fn session_config(
     filter: ferrofluid_subgraph::ClassFilter,
     scheme: ferrofluid_subgraph::Scheme,
     cpu: bool,
+    skip_trivial: bool,
 ) -> ferrofluid_subgraph::PlanConfig {
     crate::region::configure(!region.is_empty(), region_last);
     // Region mode times wall durations only (the options refuse `cpu` with `region`).
     crate::hooks::CPU.store(cpu && region.is_empty(), Ordering::SeqCst);
     if region.is_empty() {
-        plan_config(roots, filter, scheme)
+        plan_config(roots, filter, scheme, skip_trivial)
     } else {
-        plan_config(region, filter, ferrofluid_subgraph::Scheme::Lazy)
+        // Region methods are roots, never skipped; nothing else is instrumented.
+        plan_config(region, filter, ferrofluid_subgraph::Scheme::Lazy, false)
     }
 }
 
@@ -217,11 +219,13 @@ pub fn plan_config(
     roots: Vec<ferrofluid_subgraph::MethodPattern>,
     filter: ferrofluid_subgraph::ClassFilter,
     scheme: ferrofluid_subgraph::Scheme,
+    skip_trivial: bool,
 ) -> ferrofluid_subgraph::PlanConfig {
     ferrofluid_subgraph::PlanConfig {
         roots,
         scheme,
         filter,
+        skip_trivial,
     }
 }
 
@@ -240,6 +244,7 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
         opts.filter.clone(),
         opts.scheme,
         opts.cpu,
+        opts.skip_trivial,
     );
     let outcome = session::instrument_all(jvmti, env, config);
     for e in &outcome.errors {
@@ -375,6 +380,7 @@ pub fn control(request: control::Request) -> control::Response {
             region,
             region_last,
             cpu,
+            skip_trivial,
         } => {
             if !roots.is_empty() && !region.is_empty() {
                 return error(ferrofluid_protocol::OptionsError::RootAndRegion.to_string());
@@ -389,6 +395,7 @@ pub fn control(request: control::Request) -> control::Response {
                 ferrofluid_subgraph::ClassFilter { include, exclude },
                 scheme,
                 cpu,
+                skip_trivial,
             );
             with_java_thread(|jvmti, env| {
                 let outcome = session::instrument_all(jvmti, env, config);

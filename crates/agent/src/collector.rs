@@ -181,6 +181,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     c.drain();
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
     profile.instrumented = crate::session::counts().0;
+    profile.trivial_skipped = crate::session::trivial_skipped();
     if crate::region::enabled() {
         profile.regions = Some(crate::region::snapshot(crate::session::method_name));
     }

@@ -117,6 +117,13 @@ pub fn counts() -> (u64, u64) {
     })
 }
 
+/// Methods the session's planner left uninstrumented as trivial.
+pub fn trivial_skipped() -> u64 {
+    lock(&SESSION)
+        .as_ref()
+        .map_or(0, |s| s.planner.counters().trivial_skipped as u64)
+}
+
 /// Logs how precise the subgraph was: methods instrumented, called, receiver sites, and the
 /// names most often instrumented but never called (what a better analysis would save).
 pub fn log_precision() {

@@ -121,6 +121,10 @@ impl Drop for Driver {
 }
 
 fn instrument(root: &str, scheme: &str) -> Request {
+    instrument_skipping_trivial(root, scheme, false)
+}
+
+fn instrument_skipping_trivial(root: &str, scheme: &str, skip_trivial: bool) -> Request {
     Request::Instrument {
         roots: vec![root.parse().unwrap()],
         include: vec![],
@@ -129,6 +133,7 @@ fn instrument(root: &str, scheme: &str) -> Request {
         region: vec![],
         region_last: None,
         cpu: false,
+        skip_trivial,
     }
 }
 
@@ -247,6 +252,32 @@ fn cycles_on_jdk25() {
     cycles(jdk25, "cycles25", 3);
 }
 
+/// `skip_trivial` over the control socket: `h` (one statement on its class's own static field)
+/// gets no probes, `f` and `g` keep their exact counts, and the profile counts what was left out.
+#[test]
+fn skip_trivial_while_attached() {
+    let mut jvm = Driver::start("trivial", Path::new(JDK17_HOME));
+    let pid = jvm.child.id();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    let socket = socket_of(pid);
+    let dir = socket.parent().unwrap().to_path_buf();
+    vm.load_agent(&agent_so(), "").unwrap();
+    let mut client = Client::connect(&socket).unwrap();
+    let request = instrument_skipping_trivial("Fig4::f", "lazy", true);
+    assert_eq!(client.request(&request).unwrap(), Response::Ok);
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    jvm.run_f(2);
+    let profile = snapshot(&mut client);
+    let expected: std::collections::BTreeMap<String, u64> =
+        [("Fig4.f".to_owned(), 2), ("Fig4.f/Fig4.g".to_owned(), 20)].into();
+    assert_eq!(call_paths(&profile), expected, "{profile}");
+    assert_eq!(profile["methods"]["called"], 2, "{profile}");
+    assert_eq!(profile["methods"]["trivial_skipped"], 1, "{profile}");
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    assert!(jvm.alive());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Code-region mode over the control socket: only `g` and `h` carry probes, each outermost call
 /// counts once (an `h` inside `g` is outermost for `h`), snapshots taken while collecting grow.
 #[test]
@@ -266,6 +297,7 @@ fn region_mode_while_attached() {
         region: vec!["Fig4::g".parse().unwrap(), "Fig4::h".parse().unwrap()],
         region_last: Some(4),
         cpu: false,
+        skip_trivial: false,
     };
     assert_eq!(client.request(&region).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

@@ -60,6 +60,9 @@ pub struct MethodCounts {
     pub instrumented: u64,
     /// Methods that were invoked at least once while profiled.
     pub called: u64,
+    /// Methods left uninstrumented as trivial (`skip-trivial`); absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trivial_skipped: u64,
 }
 
 /// One thread.
@@ -203,6 +206,7 @@ impl Profile {
             methods: MethodCounts {
                 instrumented: self.instrumented,
                 called: self.called(),
+                trivial_skipped: self.trivial_skipped,
             },
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,
@@ -300,6 +304,7 @@ impl Profile {
         }
         let mut profile = Profile {
             instrumented: doc.methods.instrumented,
+            trivial_skipped: doc.methods.trivial_skipped,
             calibration: doc.calibration,
             cpu_calibration: doc.cpu_calibration,
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),

@@ -48,6 +48,9 @@ pub struct Profile {
     pub methods: MethodTable,
     /// Number of methods that carried probes (JFluid's "instrumented").
     pub instrumented: u64,
+    /// Methods left uninstrumented as trivial (the `skip-trivial` option): their time is in
+    /// their callers' self time, their calls are not counted.
+    pub trivial_skipped: u64,
     /// Probe costs to subtract; `None` reports measured times.
     pub calibration: Option<Calibration>,
     /// The probe pair's thread CPU costs, subtracted from CPU times (`cpu` option); `None`

@@ -94,6 +94,7 @@ impl Recording {
         Profile {
             methods: self.methods,
             instrumented: self.instrumented,
+            trivial_skipped: 0,
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,
             threads,

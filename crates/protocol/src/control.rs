@@ -97,6 +97,10 @@ pub enum Request {
         /// Absent (false) in older tools' requests.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         cpu: bool,
+        /// Leave trivial methods uninstrumented (the `skip-trivial` agent option). Absent
+        /// (false) in older tools' requests.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        skip_trivial: bool,
     },
     /// Restore every instrumented class to its original bytes.
     Deinstrument,
@@ -322,6 +326,7 @@ mod tests {
             region,
             region_last,
             cpu,
+            skip_trivial,
             ..
         } = r
         else {
@@ -330,6 +335,7 @@ mod tests {
         assert!(region.is_empty());
         assert_eq!(region_last, None);
         assert!(!cpu);
+        assert!(!skip_trivial);
     }
 
     #[test]
@@ -347,6 +353,7 @@ mod tests {
                 region: vec![],
                 region_last: None,
                 cpu: false,
+                skip_trivial: false,
             },
             Request::Instrument {
                 roots: vec![],
@@ -356,6 +363,7 @@ mod tests {
                 region: vec!["demo.Work::step".parse().unwrap()],
                 region_last: Some(10),
                 cpu: false,
+                skip_trivial: false,
             },
             Request::Deinstrument,
             Request::Start,
@@ -414,11 +422,12 @@ mod tests {
             region,
             region_last,
             cpu: true,
+            skip_trivial: true,
         };
         roundtrip(&with_cpu);
         assert!(serde_json::to_string(&with_cpu)
             .unwrap()
-            .ends_with(r#""scheme":"eager","cpu":true}"#));
+            .ends_with(r#""scheme":"eager","cpu":true,"skip_trivial":true}"#));
     }
 
     #[test]

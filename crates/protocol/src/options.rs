@@ -25,6 +25,7 @@ pub const KEYS: &[&str] = &[
     "exclude",
     "scheme",
     "cpu",
+    "skip-trivial",
     "file",
     "duration",
     "log",
@@ -55,6 +56,9 @@ pub struct AgentOptions {
     pub scheme: Scheme,
     /// Also measure thread CPU time at every recorded probe (`cpu=true`; default false).
     pub cpu: bool,
+    /// Leave trivial methods (accessor-sized, no loop, no call) uninstrumented, roots excepted:
+    /// their time counts in their callers' self time (`skip-trivial=true`; default false).
+    pub skip_trivial: bool,
     /// Where the agent writes the profile when profiling stops (JSON).
     pub file: Option<PathBuf>,
     /// Stop profiling this long after it started.
@@ -94,6 +98,14 @@ const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 const BOOL_REASON: &str = "expected true or false";
 
+fn parse_bool(value: &str) -> Option<bool> {
+    match value {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// ` (did you mean `scheme`?)` for a key within two edits of an accepted one.
 fn suggestion(key: &str) -> String {
     KEYS.iter()
@@ -126,6 +138,7 @@ impl FromStr for AgentOptions {
         let mut opts = AgentOptions::default();
         let mut seen_scheme = false;
         let mut seen_cpu = false;
+        let mut seen_skip_trivial = false;
         // The JVM passes NULL or "" for no options; stray empty items (`a=1,,b=2`) are tolerated.
         for item in s.split(',').filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -199,11 +212,13 @@ impl FromStr for AgentOptions {
                     if std::mem::replace(&mut seen_cpu, true) {
                         return Err(OptionsError::Duplicate { key });
                     }
-                    opts.cpu = match value {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(bad(BOOL_REASON.into())),
-                    };
+                    opts.cpu = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
+                }
+                "skip-trivial" => {
+                    if std::mem::replace(&mut seen_skip_trivial, true) {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    opts.skip_trivial = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
                 }
                 "duration" => {
                     if opts.duration.is_some() {
@@ -238,6 +253,9 @@ impl fmt::Display for AgentOptions {
         }
         if self.cpu {
             items.push("cpu=true".into());
+        }
+        if self.skip_trivial {
+            items.push("skip-trivial=true".into());
         }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
@@ -365,6 +383,12 @@ mod tests {
                 AgentOptions { roots: vec![root("A::b")], cpu: true, file: Some("o.json".into()), ..d() },
                 "root=A::b,cpu=true,file=o.json",
             ),
+            ("skip-trivial=false", d(), ""),
+            (
+                "skip-trivial=true,root=A::b",
+                AgentOptions { roots: vec![root("A::b")], skip_trivial: true, ..d() },
+                "root=A::b,skip-trivial=true",
+            ),
             (
                 "file=r.json,region-last=7,region=demo.Work::step(I)V,region=B::*",
                 AgentOptions {
@@ -395,7 +419,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, file, duration, log, socket";
+        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, skip-trivial, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -434,6 +458,14 @@ mod tests {
             ("region=C::d,region-last=1,region-last=2", "agent option `region-last` given twice".into()),
             ("cpu=yes", "bad value `yes` for agent option `cpu`: expected true or false".into()),
             ("cpu=true,cpu=true", "agent option `cpu` given twice".into()),
+            (
+                "skip-trivial=1",
+                "bad value `1` for agent option `skip-trivial`: expected true or false".into(),
+            ),
+            (
+                "skip-trivial=true,skip-trivial=false",
+                "agent option `skip-trivial` given twice".into(),
+            ),
             (
                 "region=C::d,cpu=true",
                 "agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into(),

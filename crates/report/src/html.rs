@@ -134,14 +134,7 @@ impl HtmlReport {
         let mut row = |k: &str, v: String| {
             let _ = writeln!(s, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
         };
-        row(
-            "Methods",
-            format!(
-                "{} instrumented, {} called",
-                profile.instrumented,
-                profile.called()
-            ),
-        );
+        row("Methods", crate::view::methods_note(profile));
         row("Threads", profile.threads.len().to_string());
         row("Total", format!("{} ms", ms(grand)));
         row("Times", times_note(profile));

@@ -37,12 +37,7 @@ impl Report for TextReport {
             return Ok(());
         }
         writeln!(out, "ferrofluid CPU profile")?;
-        writeln!(
-            out,
-            "methods: {} instrumented, {} called",
-            profile.instrumented,
-            profile.called()
-        )?;
+        writeln!(out, "methods: {}", crate::view::methods_note(profile))?;
         writeln!(out, "threads: {}", profile.threads.len())?;
         let lost: u64 = profile.threads.iter().map(|t| t.dropped_events).sum();
         if lost > 0 {

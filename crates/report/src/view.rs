@@ -1,5 +1,7 @@
 //! Helpers shared by the writers: names, ordering, number formatting.
 
+use std::fmt::Write as _;
+
 use ferrofluid_profile::{CallTree, CpuTimes, NodeId, NodeKind, Profile, ThreadProfile, Times};
 
 /// `com.acme.Foo.bar(I)V` for methods; bracketed names for synthetic nodes.
@@ -53,6 +55,23 @@ pub(crate) fn sorted_children(
 }
 
 /// ns as milliseconds with three decimals.
+/// "N instrumented, M called", and the trivial methods left to their callers if any were.
+pub(crate) fn methods_note(profile: &Profile) -> String {
+    let mut note = format!(
+        "{} instrumented, {} called",
+        profile.instrumented,
+        profile.called()
+    );
+    if profile.trivial_skipped > 0 {
+        let _ = write!(
+            note,
+            "; {} trivial left uninstrumented (their time is their callers' self time)",
+            profile.trivial_skipped
+        );
+    }
+    note
+}
+
 pub(crate) fn ms(ns: u64) -> String {
     let us = (ns + 500) / 1000;
     format!("{}.{:03}", us / 1000, us % 1000)

@@ -87,6 +87,9 @@ pub struct MethodModel<'a> {
     /// `<clinit>`. Fields declared by the method's own class are left out: that class is
     /// initialised, or being initialised, whenever its code runs.
     pub static_fields: Vec<Cow<'a, str>>,
+    /// Accessor-sized straight-line code that calls nothing ([`is_trivial`]): its time is a
+    /// few nanoseconds, less than a probe pair costs, so it can be left to its callers.
+    pub trivial: bool,
 }
 
 impl<'a> MethodModel<'a> {
@@ -98,6 +101,15 @@ impl<'a> MethodModel<'a> {
             access,
             calls,
             static_fields: Vec::new(),
+            trivial: false,
+        }
+    }
+
+    /// The same method, marked trivial.
+    pub fn trivial(self) -> Self {
+        MethodModel {
+            trivial: true,
+            ..self
         }
     }
 
@@ -178,19 +190,20 @@ impl<'a> ClassModel<'a> {
         }
         let mut methods = Vec::with_capacity(class.methods.len());
         for member in &class.methods {
-            let (calls, static_fields) = match member.attribute(cp, "Code") {
+            let refs = match member.attribute(cp, "Code") {
                 Some(raw) => {
                     let code = attributes::Code::parse(raw, cp)?;
                     code_refs(cp, code.code, code.code_offset, &bootstraps, &own)?
                 }
-                None => (Vec::new(), Vec::new()),
+                None => CodeRefs::default(),
             };
             methods.push(MethodModel {
                 name: member.name(cp)?,
                 descriptor: member.descriptor(cp)?,
                 access: member.access,
-                calls,
-                static_fields,
+                calls: refs.calls,
+                static_fields: refs.static_fields,
+                trivial: refs.trivial && member.access & access::SYNCHRONIZED == 0,
             });
         }
         Ok(ClassModel {
@@ -241,18 +254,59 @@ struct OwnStatics<'a> {
     fields: HashSet<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
-/// Call sites of one method body, and the classes its static field accesses name
-/// ([`MethodModel::static_fields`]).
+/// What the planner reads from one method body.
+#[derive(Default)]
+struct CodeRefs<'a> {
+    calls: Vec<CallSite<'a>>,
+    /// The classes its static field accesses name ([`MethodModel::static_fields`]).
+    static_fields: Vec<Cow<'a, str>>,
+    trivial: bool,
+}
+
+/// Longest trivial body, in bytes: HotSpot's `MaxInlineSize`, under which it inlines a method
+/// however rarely called (getters, setters, small arithmetic).
+pub const TRIVIAL_MAX_CODE: usize = 35;
+
+/// Whether a body is trivial: at most [`TRIVIAL_MAX_CODE`] bytes, no backward branch (so no
+/// loop: each instruction runs at most once), and nothing whose cost is unbounded or that runs
+/// other code: no call, allocation, `athrow`, monitor, subroutine, nor a constant that loads a
+/// class or links a call site. Static fields of other classes (which may run an initialiser)
+/// are excluded by the caller. Such a body runs in a few nanoseconds, less than its probes.
+pub fn is_trivial(cp: &ConstantPool<'_>, code: &[u8], insns: &[insn::Insn]) -> bool {
+    code.len() <= TRIVIAL_MAX_CODE
+        && insns.iter().all(|i| {
+            let simple = match i.op {
+                opcodes::INVOKEVIRTUAL..=opcodes::MULTIANEWARRAY => matches!(
+                    i.op,
+                    opcodes::ARRAYLENGTH | opcodes::CHECKCAST | opcodes::INSTANCEOF
+                ),
+                opcodes::JSR | opcodes::RET | opcodes::JSR_W => false,
+                opcodes::LDC | opcodes::LDC_W => match i.operand {
+                    insn::Operand::Constant(index) => matches!(
+                        cp.get(index),
+                        Ok(Constant::Integer(_) | Constant::Float(_) | Constant::String { .. })
+                    ),
+                    _ => false,
+                },
+                _ => true,
+            };
+            simple && i.targets().all(|t| t > i.offset)
+        })
+}
+
+/// Call sites of one method body, the classes its static field accesses name, and whether it
+/// is trivial.
 fn code_refs<'a>(
     cp: &ConstantPool<'a>,
     code: &[u8],
     code_offset: usize,
     bootstraps: &[Option<u16>],
     own: &OwnStatics<'a>,
-) -> Result<(Vec<CallSite<'a>>, Vec<Cow<'a, str>>), SubgraphError> {
+) -> Result<CodeRefs<'a>, SubgraphError> {
     let mut calls = Vec::new();
     let mut static_fields = Vec::new();
     let insns = insn::decode_all(code, code_offset)?;
+    let trivial = is_trivial(cp, code, &insns);
     let deferred = deferred_instructions(&insns);
     for (i, deferred) in insns.into_iter().zip(deferred) {
         let insn::Operand::Constant(index) = i.operand else {
@@ -286,7 +340,12 @@ fn code_refs<'a>(
             deferred,
         });
     }
-    Ok((calls, static_fields))
+    let trivial = trivial && static_fields.is_empty();
+    Ok(CodeRefs {
+        calls,
+        static_fields,
+        trivial,
+    })
 }
 
 /// The class a `getstatic`/`putstatic` of Fieldref `index` names, unless the field is one of

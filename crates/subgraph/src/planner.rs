@@ -95,6 +95,10 @@ pub struct PlanConfig {
     pub scheme: Scheme,
     /// Classes that may be instrumented (roots included).
     pub filter: ClassFilter,
+    /// Leave trivial methods ([`crate::model::is_trivial`]) uninstrumented, roots excepted:
+    /// their few nanoseconds count in their callers' self time, where no probe cost has to be
+    /// subtracted, and they are not counted. Off by default: every call is counted.
+    pub skip_trivial: bool,
 }
 
 impl PlanConfig {
@@ -171,6 +175,9 @@ pub struct Counters {
     pub instrumented: usize,
     /// Of those, methods the agent reported as invoked.
     pub invoked: usize,
+    /// Methods that would have been chosen but were left out as trivial
+    /// ([`PlanConfig::skip_trivial`]).
+    pub trivial_skipped: usize,
     /// Call sites whose class is not loaded yet, kept until it is.
     pub pending_call_sites: usize,
     /// Sites whose targets are chosen at run time: virtual calls by the receivers seen, and
@@ -213,6 +220,8 @@ pub struct Planner {
     id_of: HashMap<MethodKey, MethodId>,
     invoked: Vec<bool>,
     invoked_count: usize,
+    /// Methods left out as trivial.
+    trivial_skipped: HashSet<MethodKey>,
     /// Methods whose call sites were followed.
     scanned: HashSet<MethodKey>,
     /// Methods whose certain calls were followed ahead of their first invocation (lazy).
@@ -263,6 +272,7 @@ impl Planner {
             id_of: HashMap::new(),
             invoked: Vec::new(),
             invoked_count: 0,
+            trivial_skipped: HashSet::new(),
             scanned: HashSet::new(),
             looked_ahead: HashSet::new(),
             followed: HashSet::new(),
@@ -569,6 +579,7 @@ impl Planner {
         Counters {
             instrumented: self.ids.len(),
             invoked: self.invoked_count,
+            trivial_skipped: self.trivial_skipped.len(),
             pending_call_sites: self.pending_count,
             receiver_sites: self.receivers.count(),
             deferred_sites: self.receivers.deferred_count(),
@@ -716,7 +727,7 @@ impl Planner {
     fn select_root(&mut self, key: MethodKey) {
         let rec = self.registry.method(key);
         if rec.has_code() || !rec.is_virtual() {
-            self.select(key);
+            self.choose(key);
             return;
         }
         let (loader, call) = self.virtual_call_of(key);
@@ -738,8 +749,19 @@ impl Planner {
         (loader, Call { kind, target })
     }
 
-    /// Chooses `key` if allowed and new.
+    /// Chooses `key` if allowed and new, unless it is trivial and those are skipped.
     fn select(&mut self, key: MethodKey) {
+        if self.config.skip_trivial && self.registry.method(key).trivial {
+            if !self.id_of.contains_key(&key) && self.allowed(key) {
+                self.trivial_skipped.insert(key);
+            }
+            return;
+        }
+        self.choose(key);
+    }
+
+    /// Chooses `key` if allowed and new.
+    fn choose(&mut self, key: MethodKey) {
         if self.id_of.contains_key(&key) || !self.allowed(key) {
             return;
         }

@@ -57,6 +57,8 @@ pub(crate) struct MethodRec {
     pub(crate) calls: Box<[Call]>,
     /// Calls made only in cold code (`crate::model::CallSite::cold`), sorted, no duplicates.
     pub(crate) deferred_calls: Box<[Call]>,
+    /// `crate::model::MethodModel::trivial`.
+    pub(crate) trivial: bool,
 }
 
 impl MethodRec {
@@ -188,6 +190,7 @@ impl Registry {
                     access: m.access,
                     calls: calls.into_boxed_slice(),
                     deferred_calls: deferred_calls.into_boxed_slice(),
+                    trivial: m.trivial,
                 }
             })
             .collect();

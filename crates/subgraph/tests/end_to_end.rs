@@ -140,6 +140,7 @@ fn lazy(root: &str) -> Planner {
         roots: vec![root.parse().unwrap()],
         scheme: Scheme::Lazy,
         filter: ClassFilter::default(),
+        skip_trivial: false,
     })
 }
 

@@ -11,6 +11,7 @@ fn config(root: &str, scheme: Scheme, filter: ClassFilter) -> PlanConfig {
         roots: vec![root.parse().unwrap()],
         scheme,
         filter,
+        skip_trivial: false,
     }
 }
 
@@ -47,6 +48,45 @@ fn fig4_lazy_reveals_h_and_g_at_the_first_call_of_f() {
     assert!(p.first_invocation(id(&p, "h", "()V")).unwrap().is_empty());
     assert!(p.first_invocation(id(&p, "g", "(I)V")).unwrap().is_empty());
     assert_eq!(counts(p.counters()), (3, 3));
+}
+
+#[test]
+fn fig4_skipping_trivial_methods_leaves_out_h_but_not_a_trivial_root() {
+    let run = compile_and_run("fig4", "Fig4");
+    let skip = |root| PlanConfig {
+        skip_trivial: true,
+        ..config(root, Scheme::Lazy, ClassFilter::default())
+    };
+    let mut p = Planner::new(skip("Fig4::f"));
+    run.load_all(&mut p, &[]);
+    let id = |p: &Planner, name, d| p.id_of(APP, "Fig4", name, d).unwrap();
+    let b = p.first_invocation(id(&p, "f", "()V")).unwrap();
+    // `h` is empty: its calls are left to `f` and `g`, which have loops.
+    assert_eq!(names(&p, &b), ["Fig4.g"]);
+    assert!(p.first_invocation(id(&p, "g", "(I)V")).unwrap().is_empty());
+    let c = p.counters();
+    assert_eq!((c.instrumented, c.invoked, c.trivial_skipped), (2, 2, 1));
+    // A root is what the user asked for: instrumented however trivial.
+    let mut p = Planner::new(skip("Fig4::h"));
+    let b = run.load_all(&mut p, &[]);
+    assert_eq!(names(&p, &b), ["Fig4.h"]);
+    assert_eq!(p.counters().trivial_skipped, 0);
+    // Total: every method but the trivial ones (`h`; `<init>` calls `Object.<init>`).
+    let only_fig4 = ClassFilter {
+        include: vec!["Fig4".parse().unwrap()],
+        exclude: vec![],
+    };
+    let mut p = Planner::new(PlanConfig {
+        roots: vec![],
+        skip_trivial: true,
+        ..config("Fig4::f", Scheme::Total, only_fig4)
+    });
+    let b = run.load_all(&mut p, &[]);
+    assert_eq!(
+        sorted(names(&p, &b)),
+        ["Fig4.<init>", "Fig4.f", "Fig4.g", "Fig4.main"]
+    );
+    assert_eq!(p.counters().trivial_skipped, 1);
 }
 
 #[test]

@@ -37,6 +37,11 @@ pub struct AgentFlags {
     /// clock, which makes probes slower; see docs/PERFORMANCE.md).
     #[arg(long)]
     pub cpu: bool,
+    /// Leave trivial methods uninstrumented (at most 35 bytes of bytecode, no loop, no call, no
+    /// allocation): their few nanoseconds count in their callers' self time, where no probe cost
+    /// has to be subtracted, and their calls are not counted. Roots are always instrumented.
+    #[arg(long)]
+    pub skip_trivial: bool,
     /// File the agent writes the profile to when profiling stops.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -82,6 +87,7 @@ impl AgentFlags {
             },
             scheme: self.scheme.unwrap_or_default(),
             cpu: self.cpu,
+            skip_trivial: self.skip_trivial,
             file: self.file.clone(),
             duration: self.duration,
             log: self.log.clone(),
@@ -228,6 +234,7 @@ fn profile_session(
         region: options.region.clone(),
         region_last: options.region_last,
         cpu: options.cpu,
+        skip_trivial: options.skip_trivial,
     };
     // Methods the engine could not patch are reported, and the rest is profiled anyway.
     if let Err(e) = expect_ok(client, &instrument) {

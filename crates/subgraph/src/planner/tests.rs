@@ -30,6 +30,7 @@ fn config(roots: &[&str], scheme: Scheme) -> PlanConfig {
         roots: roots.iter().map(|r| r.parse().unwrap()).collect(),
         scheme,
         filter: ClassFilter::default(),
+        skip_trivial: false,
     }
 }
 
