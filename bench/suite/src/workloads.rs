@@ -29,7 +29,10 @@ pub struct Workload {
     pub main_root: &'static str,
     /// A root whose call subgraph takes roughly 10% of the run, chosen once with
     /// tools/pick-root.py from a JFR recording of this workload (`root_share`: the share of JFR's
-    /// execution samples whose stack contains it).
+    /// execution samples whose stack contains it). Where the method has overloads that call each
+    /// other, the pattern names the innermost one by its descriptor: code-region mode counts
+    /// each overload's outermost invocations separately, so `region` must name one method for
+    /// the suite's charged / region measure to compare the same invocations.
     pub root: &'static str,
     pub root_share: &'static str,
     /// The method measured by code-region mode.
@@ -71,9 +74,9 @@ pub const WORKLOADS: &[Workload] = &[
         scale: 200,
         smoke_scale: None,
         main_root: "suite.Javac::main",
-        root: "com.sun.tools.javac.main.JavaCompiler::parseFiles",
+        root: "com.sun.tools.javac.main.JavaCompiler::parseFiles(Ljava/lang/Iterable;Z)Lcom/sun/tools/javac/util/List;",
         root_share: "13%",
-        region: "com.sun.tools.javac.main.JavaCompiler::parseFiles",
+        region: "com.sun.tools.javac.main.JavaCompiler::parseFiles(Ljava/lang/Iterable;Z)Lcom/sun/tools/javac/util/List;",
         packages: "openjdk-17-jdk-headless (sources from openjdk-17-source, downloaded by prepare)",
     },
     Workload {
@@ -176,9 +179,9 @@ pub const WORKLOADS: &[Workload] = &[
         scale: 32,
         smoke_scale: None,
         main_root: "org.python.util.jython::main",
-        root: "org.python.core.PySystemState::initialize",
+        root: "org.python.core.PySystemState::initialize(Ljava/util/Properties;Ljava/util/Properties;[Ljava/lang/String;Ljava/lang/ClassLoader;Lorg/python/core/adapter/ExtensiblePyObjectAdapter;Ljava/lang/ClassLoader;)Z",
         root_share: "13%",
-        region: "org.python.core.PySystemState::initialize",
+        region: "org.python.core.PySystemState::initialize(Ljava/util/Properties;Ljava/util/Properties;[Ljava/lang/String;Ljava/lang/ClassLoader;Lorg/python/core/adapter/ExtensiblePyObjectAdapter;Ljava/lang/ClassLoader;)Z",
         packages: "jython",
     },
     Workload {
@@ -224,9 +227,9 @@ pub const WORKLOADS: &[Workload] = &[
         scale: 36,
         smoke_scale: Some(0),
         main_root: "suite.XercesErrors::main",
-        root: "org.apache.xerces.impl.XMLErrorReporter::reportError",
+        root: "org.apache.xerces.impl.XMLErrorReporter::reportError(Lorg/apache/xerces/xni/XMLLocator;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/Object;SLjava/lang/Exception;)Ljava/lang/String;",
         root_share: "9%",
-        region: "org.apache.xerces.impl.XMLErrorReporter::reportError",
+        region: "org.apache.xerces.impl.XMLErrorReporter::reportError(Lorg/apache/xerces/xni/XMLLocator;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/Object;SLjava/lang/Exception;)Ljava/lang/String;",
         packages: "libxerces2-java",
     },
 ];

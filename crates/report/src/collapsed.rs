@@ -1,6 +1,6 @@
 //! Folded stacks, one line per distinct stack: `thread;frame;frame value`, value =
-//! compensated self time in ns. Lines are sorted, as flamegraph.pl and inferno expect;
-//! stacks with zero self time are left out.
+//! compensated self time in ns (wall, or thread CPU with [`Weight::Cpu`]). Lines are sorted,
+//! as flamegraph.pl and inferno expect; stacks with zero self time are left out.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -8,7 +8,7 @@ use std::io::Write;
 use ferrofluid_profile::{NodeId, NodeKind, Profile};
 
 use crate::view::frame;
-use crate::{Report, ReportError};
+use crate::{Report, ReportError, Weight};
 
 /// Options of the folded-stacks writer.
 #[derive(Clone, Debug)]
@@ -16,13 +16,23 @@ use crate::{Report, ReportError};
 pub struct CollapsedReport {
     /// Start every stack with the thread name, so threads form the flame graph's base.
     pub thread_frames: bool,
+    /// Wall or thread CPU self time.
+    pub weight: Weight,
 }
 
 impl Default for CollapsedReport {
     fn default() -> Self {
         Self {
             thread_frames: true,
+            weight: Weight::Wall,
         }
+    }
+}
+
+impl CollapsedReport {
+    /// The same writer, with values of `weight`.
+    pub fn with_weight(self, weight: Weight) -> Self {
+        Self { weight, ..self }
     }
 }
 
@@ -41,7 +51,14 @@ impl Report for CollapsedReport {
         let mut lines: BTreeMap<String, u64> = BTreeMap::new();
         for thread in &profile.threads {
             let tree = &thread.tree;
-            let times = profile.times(tree);
+            let self_ns: Vec<u64> = match self.weight {
+                Weight::Wall => profile.times(tree).iter().map(|t| t.self_ns).collect(),
+                Weight::Cpu => profile
+                    .cpu_times(tree)
+                    .iter()
+                    .map(|t| t.map_or(0, |t| t.self_ns))
+                    .collect(),
+            };
             let mut stack: Vec<(NodeId, String)> = vec![(tree.root(), String::new())];
             while let Some((id, prefix)) = stack.pop() {
                 let node = tree.node(id);
@@ -56,7 +73,7 @@ impl Report for CollapsedReport {
                         }
                     }
                 };
-                let self_ns = times[id.index()].self_ns;
+                let self_ns = self_ns[id.index()];
                 if self_ns > 0 && !path.is_empty() {
                     *lines.entry(path.clone()).or_insert(0) += self_ns;
                 }

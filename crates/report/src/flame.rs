@@ -1,9 +1,12 @@
 //! A flame graph as inline SVG, drawn from the call trees (no external tool needed).
-//! Threads form the base row above "all"; widths are compensated totals.
+//! Threads form the base row above "all"; widths are compensated totals of wall time, or of
+//! thread CPU time for the second graph of a profile recorded with the `cpu` option.
 
 use std::fmt::Write as _;
 
 use ferrofluid_profile::{NodeId, NodeKind, Profile, Times};
+
+use crate::Weight;
 
 use crate::html::escape;
 use crate::view::{frame, label, ms, percent, sorted_children};
@@ -24,12 +27,32 @@ struct Rect {
     fill: String,
 }
 
-/// Renders the flame graph of `profile` as an `<svg>` element.
-pub(crate) fn svg(profile: &Profile) -> String {
+/// The times a graph of `weight` draws, per node of `thread`'s tree: CPU times as `Times`
+/// (only the totals and self times are read), 0 where a node has none.
+fn weighed(profile: &Profile, tree: &ferrofluid_profile::CallTree, weight: Weight) -> Vec<Times> {
+    match weight {
+        Weight::Wall => profile.times(tree),
+        Weight::Cpu => profile
+            .cpu_times(tree)
+            .iter()
+            .map(|c| {
+                let c = c.unwrap_or_default();
+                Times {
+                    total_ns: c.total_ns,
+                    self_ns: c.self_ns,
+                    ..Times::default()
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Renders the flame graph of `profile` as an `<svg>` element, widths by `weight`.
+pub(crate) fn svg(profile: &Profile, weight: Weight) -> String {
     let per_thread: Vec<Vec<Times>> = profile
         .threads
         .iter()
-        .map(|t| profile.times(&t.tree))
+        .map(|t| weighed(profile, &t.tree, weight))
         .collect();
     let grand: u64 = per_thread.iter().map(|t| t[0].total_ns).sum();
     let scale = if grand == 0 {

@@ -11,7 +11,7 @@ use crate::view::{
     cpu_ms, cpu_note, label, ms, ms_marked, percent, sorted_children, subtracted_note,
     thread_cpu_note, times_note, uncertainty_note,
 };
-use crate::{flame, Report, ReportError};
+use crate::{flame, Report, ReportError, Weight};
 
 /// Options of the HTML report.
 #[derive(Clone, Debug)]
@@ -110,8 +110,16 @@ impl Report for HtmlReport {
         self.summary(profile, &mut s);
         s.push_str("<h2 id=\"flame\">Flame graph</h2>\n");
         s.push_str("<p>Width: time including callees. Hover a frame for details.</p>\n");
-        s.push_str(&flame::svg(profile));
+        s.push_str(&flame::svg(profile, Weight::Wall));
         s.push('\n');
+        if profile.has_cpu() {
+            s.push_str("<h2 id=\"flame-cpu\">Flame graph, thread CPU time</h2>\n");
+            s.push_str(
+                "<p>Width: thread CPU time including callees (a method that waits is narrow here).</p>\n",
+            );
+            s.push_str(&flame::svg(profile, Weight::Cpu));
+            s.push('\n');
+        }
         self.hot_spots(profile, &mut s);
         s.push_str("<h2 id=\"tree\">Call tree</h2>\n");
         for thread in &profile.threads {

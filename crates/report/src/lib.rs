@@ -60,6 +60,17 @@ pub enum ReportError {
     Io(#[from] io::Error),
 }
 
+/// What a flame graph's widths and folded stacks' values measure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Weight {
+    /// Wall time (compensated), the default.
+    #[default]
+    Wall,
+    /// Thread CPU time (compensated), for profiles recorded with the `cpu` option; nodes
+    /// without a CPU time weigh nothing.
+    Cpu,
+}
+
 /// The report formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

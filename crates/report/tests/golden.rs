@@ -6,7 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use ferrofluid_profile::Profile;
-use ferrofluid_report::Format;
+use ferrofluid_report::collapsed::CollapsedReport;
+use ferrofluid_report::{Format, Report, Weight};
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -76,6 +77,25 @@ fn golden_fig4() {
 #[test]
 fn golden_sample() {
     run_case("sample", common::sample());
+}
+
+/// The sample has CPU times: folded stacks weighted by them.
+#[test]
+fn golden_sample_cpu_folded_stacks() {
+    let read = Profile::from_json_slice(
+        &std::fs::read(data_dir().join("sample").join("input.json")).unwrap(),
+    )
+    .unwrap();
+    let writer = CollapsedReport::default().with_weight(Weight::Cpu);
+    let mut out = Vec::new();
+    writer.write(&read, &mut out).unwrap();
+    check("sample", "report.cpu.collapsed", &out);
+    // A profile without CPU times has no CPU stacks.
+    let fig4 = common::fig4();
+    assert!(!fig4.has_cpu());
+    let mut none = Vec::new();
+    writer.write(&fig4, &mut none).unwrap();
+    assert!(none.is_empty(), "{}", String::from_utf8_lossy(&none));
 }
 
 /// A code-region profile: a 20 ms method with a few slow outliers, a method never called.

@@ -23,6 +23,19 @@ pub struct ReportArgs {
     /// Output format, overriding the extension of -o.
     #[arg(long, value_enum, value_name = "F")]
     pub format: Option<FormatArg>,
+    /// Folded stacks' values: compensated self wall time, or thread CPU time for a profile
+    /// recorded with --cpu (HTML shows both flame graphs by itself).
+    #[arg(long, value_enum, value_name = "W", default_value = "wall")]
+    pub weight: WeightArg,
+}
+
+/// Weights accepted by `--weight`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WeightArg {
+    /// Wall time.
+    Wall,
+    /// Thread CPU time.
+    Cpu,
 }
 
 /// Formats accepted by `--format`.
@@ -78,6 +91,15 @@ pub enum ReportCmdError {
         /// Output path.
         path: PathBuf,
     },
+    /// `--weight cpu` for another format than folded stacks.
+    #[error("--weight cpu applies to folded stacks (--format collapsed); the HTML report shows a CPU flame graph by itself, and text and JSON show CPU columns")]
+    WeightFormat,
+    /// `--weight cpu` for a profile without CPU times.
+    #[error("{} has no thread CPU times; record the profile with --cpu to weigh stacks by CPU time", path.display())]
+    NoCpu {
+        /// Input path.
+        path: PathBuf,
+    },
     /// The output could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -128,7 +150,19 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
         path: args.input.clone(),
         source,
     })?;
-    let writer = format.writer();
+    let writer: Box<dyn ferrofluid_report::Report> = match args.weight {
+        WeightArg::Wall => format.writer(),
+        WeightArg::Cpu if format != Format::Collapsed => return Err(ReportCmdError::WeightFormat),
+        WeightArg::Cpu if !profile.has_cpu() => {
+            return Err(ReportCmdError::NoCpu {
+                path: args.input.clone(),
+            })
+        }
+        WeightArg::Cpu => Box::new(
+            ferrofluid_report::collapsed::CollapsedReport::default()
+                .with_weight(ferrofluid_report::Weight::Cpu),
+        ),
+    };
     let result = match target {
         Target::Stdout => {
             let mut out = io::stdout().lock();
@@ -222,6 +256,50 @@ mod tests {
             let expected = std::fs::read(golden("sample", &format!("report.{ext}"))).unwrap();
             assert_eq!(std::fs::read(&out).unwrap(), expected, "{ext}");
         }
+    }
+
+    #[test]
+    fn cpu_weighted_folded_stacks_need_cpu_times_and_folded_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = golden("sample", "input.json");
+        let out = dir.path().join("cpu.collapsed");
+        let args = parse(&[
+            sample.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--weight",
+            "cpu",
+        ]);
+        convert(&args).unwrap();
+        let expected = std::fs::read(golden("sample", "report.cpu.collapsed")).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), expected);
+        let html = dir.path().join("cpu.html");
+        let args = parse(&[
+            sample.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+            "--weight",
+            "cpu",
+        ]);
+        assert_eq!(
+            convert(&args).unwrap_err().to_string(),
+            "--weight cpu applies to folded stacks (--format collapsed); the HTML report shows a CPU flame graph by itself, and text and JSON show CPU columns"
+        );
+        let fig4 = golden("fig4", "input.json");
+        let args = parse(&[
+            fig4.to_str().unwrap(),
+            "--format",
+            "collapsed",
+            "--weight",
+            "cpu",
+        ]);
+        assert_eq!(
+            convert(&args).unwrap_err().to_string(),
+            format!(
+                "{} has no thread CPU times; record the profile with --cpu to weigh stacks by CPU time",
+                fig4.display()
+            )
+        );
     }
 
     #[test]
