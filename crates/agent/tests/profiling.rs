@@ -121,10 +121,11 @@ impl Drop for Driver {
 }
 
 fn instrument(root: &str, scheme: &str) -> Request {
-    instrument_skipping_trivial(root, scheme, false)
+    instrument_with(root, scheme, false, false)
 }
 
-fn instrument_skipping_trivial(root: &str, scheme: &str, skip_trivial: bool) -> Request {
+/// An `instrument` request with the `cpu` and `skip_trivial` options as given.
+fn instrument_with(root: &str, scheme: &str, cpu: bool, skip_trivial: bool) -> Request {
     Request::Instrument {
         roots: vec![root.parse().unwrap()],
         include: vec![],
@@ -132,7 +133,7 @@ fn instrument_skipping_trivial(root: &str, scheme: &str, skip_trivial: bool) -> 
         scheme: scheme.parse().unwrap(),
         region: vec![],
         region_last: None,
-        cpu: false,
+        cpu,
         skip_trivial,
     }
 }
@@ -263,7 +264,7 @@ fn skip_trivial_while_attached() {
     let dir = socket.parent().unwrap().to_path_buf();
     vm.load_agent(&agent_so(), "").unwrap();
     let mut client = Client::connect(&socket).unwrap();
-    let request = instrument_skipping_trivial("Fig4::f", "lazy", true);
+    let request = instrument_with("Fig4::f", "lazy", false, true);
     assert_eq!(client.request(&request).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
     jvm.run_f(2);
@@ -273,6 +274,73 @@ fn skip_trivial_while_attached() {
     assert_eq!(call_paths(&profile), expected, "{profile}");
     assert_eq!(profile["methods"]["called"], 2, "{profile}");
     assert_eq!(profile["methods"]["trivial_skipped"], 1, "{profile}");
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    assert!(jvm.alive());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Thread CPU time over the control socket (`ferrofluid attach --cpu`): every node has a CPU
+/// time no larger than its measured wall time, the counts stay exact, and a second session
+/// without `cpu` on the same JVM has none.
+#[test]
+fn cpu_time_while_attached() {
+    let mut jvm = Driver::start("cpu", Path::new(JDK17_HOME));
+    let pid = jvm.child.id();
+    let vm = VirtualMachine::attach(pid).unwrap();
+    let socket = socket_of(pid);
+    let dir = socket.parent().unwrap().to_path_buf();
+    vm.load_agent(&agent_so(), "").unwrap();
+    let mut client = Client::connect(&socket).unwrap();
+    let request = instrument_with("Fig4::f", "lazy", true, false);
+    assert_eq!(client.request(&request).unwrap(), Response::Ok);
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    jvm.run_f(2);
+    assert_eq!(client.request(&Request::Stop).unwrap(), Response::Ok);
+    let profile = snapshot(&mut client);
+    assert_eq!(call_paths(&profile), fig4_paths(2), "{profile}");
+    assert!(profile["cpu_calibration"]["inner_ns"].as_f64().unwrap() > 0.0);
+    let mut nodes = vec![];
+    let main = &profile["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            t["root"]["children"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+        })
+        .unwrap()["root"];
+    let mut stack = main["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect::<Vec<_>>();
+    while let Some(n) = stack.pop() {
+        nodes.push(n);
+        stack.extend(n["children"].as_array().unwrap());
+    }
+    assert_eq!(nodes.len(), 4, "{main}");
+    for n in nodes {
+        // Measured values: a node's compensated times are written without them when no
+        // probe cost was subtracted.
+        let measured = |key: &str, or: &str| n[key].as_u64().or(n[or].as_u64()).unwrap();
+        let cpu = measured("measured_cpu_ns", "cpu_ns");
+        let wall = measured("measured_total_ns", "total_ns");
+        assert!(cpu > 0 && cpu <= wall, "{n}");
+    }
+    assert_eq!(
+        client.request(&Request::Deinstrument).unwrap(),
+        Response::Ok
+    );
+    assert_eq!(
+        client.request(&instrument("Fig4::f", "lazy")).unwrap(),
+        Response::Ok
+    );
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    jvm.run_f(1);
+    let wall_only = snapshot(&mut client);
+    assert_eq!(call_paths(&wall_only), fig4_paths(1), "{wall_only}");
+    assert!(!wall_only.to_string().contains("cpu_"), "{wall_only}");
     assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
     assert!(jvm.alive());
     let _ = std::fs::remove_dir_all(dir);

@@ -70,6 +70,10 @@ pub struct ThreadRecorder {
     overflow_calls: u64,
     unmatched_exits: u64,
     wide: HashMap<(NodeId, NodeKind), NodeId>,
+    /// The thread CPU clock of the latest event that carried it (moved past pauses like the
+    /// open frames' starts): where frames still open end in CPU time when they are closed by
+    /// a stamp without it (a snapshot, or the end, seen from another thread).
+    last_cpu: Option<u64>,
 }
 
 impl Default for ThreadRecorder {
@@ -92,6 +96,7 @@ impl ThreadRecorder {
             overflow_calls: 0,
             unmatched_exits: 0,
             wide: HashMap::new(),
+            last_cpu: None,
         }
     }
 
@@ -117,6 +122,7 @@ impl ThreadRecorder {
 
     /// Method entry probe.
     pub fn enter(&mut self, method: MethodId, at: Stamp) {
+        self.saw(at);
         let parent = self.stack.last().map_or(NodeId::ROOT, |f| f.node);
         let parent_kind = self.tree.node(parent).kind;
         let (node, timed) = if parent_kind == NodeKind::Overflow {
@@ -158,6 +164,7 @@ impl ThreadRecorder {
     /// of `method` were unwound by an exception without their own exit and are closed
     /// at the same instant.
     pub fn exit(&mut self, method: MethodId, at: Stamp) -> Result<(), EventError> {
+        self.saw(at);
         let Some(pos) = self.stack.iter().rposition(|f| f.method == method) else {
             self.unmatched_exits += 1;
             return Err(EventError::UnmatchedExit {
@@ -172,6 +179,7 @@ impl ThreadRecorder {
     /// Exception caught in the frame at `depth` (1 = outermost frame): closes every frame
     /// above it at `at`.
     pub fn unwind_to(&mut self, depth: usize, at: Stamp) {
+        self.saw(at);
         if depth < self.stack.len() {
             self.pop_to(depth, at);
         }
@@ -187,10 +195,27 @@ impl ThreadRecorder {
                 *c += p;
             }
         }
+        if let (Some(c), Some(p)) = (self.last_cpu.as_mut(), pause.cpu_ns) {
+            *c += p;
+        }
+    }
+
+    fn saw(&mut self, at: Stamp) {
+        if at.cpu_ns.is_some() {
+            self.last_cpu = at.cpu_ns;
+        }
     }
 
     /// Closes all open frames at `at` and returns the finished tree.
+    ///
+    /// Without a CPU clock in `at` (another thread's clock cannot be read from here), open
+    /// frames end in CPU time at this thread's last event that carried one: their CPU time is
+    /// what they used up to their thread's latest probe, never less than their callees'.
     pub fn finish(mut self, at: Stamp) -> CallTree {
+        let at = Stamp {
+            cpu_ns: at.cpu_ns.or(self.last_cpu),
+            ..at
+        };
         self.pop_to(0, at);
         self.tree
     }

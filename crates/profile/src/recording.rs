@@ -68,9 +68,9 @@ impl Recording {
         self.clone().finish(at)
     }
 
-    /// Closes every open frame at `at` and returns the profile. CPU time of frames
-    /// still open is only counted if `at` carries it, which it rarely does for other
-    /// threads; wall time always is.
+    /// Closes every open frame at `at` and returns the profile. Frames still open get the
+    /// wall time up to `at` and, unless `at` carries a CPU clock (which is one thread's), the
+    /// CPU time up to their thread's last probe ([`ThreadRecorder::finish`]).
     pub fn finish(self, at: Stamp) -> Profile {
         let threads = self
             .threads

@@ -483,6 +483,30 @@ fn thread_cpu_time_is_summed_per_node() {
 }
 
 #[test]
+fn open_frames_end_in_cpu_time_at_their_threads_last_probe() {
+    // f -> g -> exit g, f still running when the snapshot is taken from another thread, with
+    // a profiler pause inside f after g returned.
+    let (f, g) = (MethodId(0), MethodId(1));
+    let mut rec = ThreadRecorder::new(10);
+    rec.enter(f, Stamp::with_cpu(0, 1000));
+    rec.enter(g, Stamp::with_cpu(10, 1004));
+    rec.exit(g, Stamp::with_cpu(30, 1010)).unwrap();
+    rec.adjust(Stamp::with_cpu(500, 300));
+    let snap = rec.snapshot(Stamp::wall(900));
+    let node = |t: &ferrofluid_profile::CallTree, path: &[MethodId]| {
+        let n = t.node(t.find(&kinds(path)).unwrap());
+        (n.total_ns, n.cpu_ns)
+    };
+    // Wall to the snapshot, less the pause; CPU to g's exit, the pause moved both ends.
+    assert_eq!(node(&snap, &[f]), (400, Some(10)));
+    assert_eq!(node(&snap, &[f, g]), (20, Some(6)));
+    assert_eq!(snap.node(snap.root()).cpu_ns, Some(10));
+    // A closing stamp that carries the clock wins.
+    let done = rec.finish(Stamp::with_cpu(950, 1320));
+    assert_eq!(node(&done, &[f]), (450, Some(20)));
+}
+
+#[test]
 fn threads_merge_into_one_tree() {
     let mut p = Profile::default();
     let (m, t1) = fig4(&mut p);
