@@ -11,7 +11,9 @@
 //!   here), reads its name and descriptor from the receiver's fields.
 //! - Static initialisers reflection runs: `Class.forName(name)` and
 //!   `Class.forName(name, initialize, loader)` get a probe passing the name
-//!   (`Planner::initializing_by_name`).
+//!   (`Planner::initializing_by_name`), `jdk.internal.misc.Unsafe.ensureClassInitialized`
+//!   (behind `Field.get`/`set` of a static field, `Lookup.ensureInitialized` and method handles
+//!   on static members) one passing the class, when it is not initialised yet.
 //! - Method handles: the constructor of `java.lang.invoke.DirectMethodHandle`, which every
 //!   direct method handle (`Lookup.find*`, `unreflect*`, `ldc` constants) goes through, passes
 //!   its `MemberName`: the target is revealed when a handle is created inside a root.
@@ -37,9 +39,10 @@ const METHOD: i32 = 1;
 const MEMBER_NAME: i32 = 2;
 const CONSTRUCTOR: i32 = 3;
 const CLASS_NAME: i32 = 4;
+const CLASS: i32 = 5;
 
 /// Gateway methods of the bootstrap loader: class, name, descriptor, the local passed, kind.
-const GATEWAYS: [(&str, &str, &str, u16, i32); 5] = [
+const GATEWAYS: [(&str, &str, &str, u16, i32); 6] = [
     (
         "java/lang/reflect/Method",
         "invoke",
@@ -74,6 +77,16 @@ const GATEWAYS: [(&str, &str, &str, u16, i32); 5] = [
         "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;",
         0,
         CLASS_NAME,
+    ),
+    // Where the JDK initialises a class for reflection on its static fields (the field
+    // accessor factory), for `Lookup.ensureInitialized`, and for method handles on static
+    // members (`DirectMethodHandle.ensureInitialized`).
+    (
+        "jdk/internal/misc/Unsafe",
+        "ensureClassInitialized",
+        "(Ljava/lang/Class;)V",
+        1,
+        CLASS,
     ),
 ];
 
@@ -220,6 +233,7 @@ pub extern "C" fn native_reveal(
             METHOD | CONSTRUCTOR => reveal_reflected(env, &jni, target, kind == CONSTRUCTOR),
             MEMBER_NAME => hooks::agent_work(env, || reveal_member(&jni, target)),
             CLASS_NAME => hooks::agent_work(env, || reveal_class_name(&jni, target)),
+            CLASS => reveal_class(env, &jni, target),
             _ => {}
         }
     })
@@ -329,6 +343,34 @@ fn reveal_class_name(jni: &JniEnv<'_>, name: Object<'_>) {
     if let Ok(name) = jni.string_utf(name) {
         crate::session::initializing_by_name(jvmti, jni, &name.replace('.', "/"));
     }
+}
+
+/// `Unsafe.ensureClassInitialized(class)`: as `Class.forName`, by the class's name, unless it
+/// is initialised already (most calls: the JDK asks each time it uses a static member).
+fn reveal_class(env: *mut sys::JNIEnv, jni: &JniEnv<'_>, class: Object<'_>) {
+    let Some(jvmti) = crate::jvm::jvmti() else {
+        return;
+    };
+    // SAFETY: the gateway passes its `Class<?>` parameter.
+    let class = unsafe { Class::from_raw(class.as_raw()) };
+    let done = sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR;
+    if jvmti
+        .class_status(class)
+        .map_or(true, |s| s as u32 & done != 0)
+    {
+        return;
+    }
+    hooks::agent_work(env, || {
+        // `Lpkg/Name;` for a class (arrays and primitives have no initialiser to wait).
+        if let Ok((signature, _)) = jvmti.class_signature(class) {
+            if let Some(name) = signature
+                .strip_prefix('L')
+                .and_then(|s| s.strip_suffix(';'))
+            {
+                crate::session::initializing_by_name(jvmti, jni, name);
+            }
+        }
+    });
 }
 
 fn reveal_method(env: *mut sys::JNIEnv, mid: sys::jmethodID) {

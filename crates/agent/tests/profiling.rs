@@ -592,6 +592,19 @@ fn classes_reflection_initialises_inside_a_root_show_their_initialiser() {
         format!("{construct}/ReflectInit$Made.<clinit>"),
         format!("{construct}/ReflectInit$Made.<init>"),
     );
+    let ensure = "jdk.internal.misc.Unsafe.ensureClassInitialized";
+    let field_init = format!(
+        "ReflectInit.run/java.lang.reflect.Field.getInt/java.lang.reflect.Field.getFieldAccessor/\
+         java.lang.reflect.Field.acquireFieldAccessor/\
+         jdk.internal.reflect.ReflectionFactory.newFieldAccessor/\
+         jdk.internal.reflect.UnsafeFieldAccessorFactory.newFieldAccessor/{ensure}/\
+         ReflectInit$Fld.<clinit>"
+    );
+    let ensured_init = format!(
+        "ReflectInit.run/java.lang.invoke.MethodHandles$Lookup.ensureInitialized/{ensure}/\
+         ReflectInit$Ens.<clinit>"
+    );
+    let handle_init = format!("ReflectInit.run/{ensure}/ReflectInit$Hnd.<clinit>");
     assert_eq!(
         got,
         paths(&[
@@ -611,6 +624,14 @@ fn classes_reflection_initialises_inside_a_root_show_their_initialiser() {
             (&stat_get, 1),
             (&made_init, 1),
             (&made_new, 1),
+            // Loaded before the root, initialised by the JDK for reflection on a static field,
+            // by `Lookup.ensureInitialized`, and by a method handle on a static method (its
+            // lambda forms are hidden classes, never instrumented): all through
+            // `Unsafe.ensureClassInitialized` (a gateway reveals the class).
+            (&field_init, 1),
+            (&ensured_init, 1),
+            (&handle_init, 1),
+            ("ReflectInit.run/ReflectInit$Hnd.get", 1),
         ]),
         "{got:#?}\n{log}"
     );

@@ -1,6 +1,6 @@
 // Scenarios for the exactness tests; `java Exact NAME` runs one and exits.
 public class Exact {
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) throws Throwable {
         switch (args[0]) {
             case "fig4":
                 for (int i = 0; i < 5; i++) {
@@ -370,9 +370,12 @@ class Linkage {
 }
 
 // Classes whose static initialiser reflection runs from native code inside the root, no call
-// site naming it. main() loads Early, Stat and Made without initialising them (a class literal is
-// not an active use); run() initialises Early with Class.forName, Late (not loaded before) too,
-// Stat by invoking its static method reflectively and Made by constructing it reflectively.
+// site naming it. main() loads Early, Stat, Made, Fld, Ens and Hnd without initialising them (a
+// class literal is not an active use); run() initialises Early with Class.forName, Late (not
+// loaded before) too, Stat by invoking its static method reflectively, Made by constructing it
+// reflectively, Fld by reading its static field reflectively, Ens with
+// Lookup.ensureInitialized and Hnd by calling its static method through a method handle (the
+// last three through Unsafe.ensureClassInitialized).
 class ReflectInit {
     static int sink;
 
@@ -396,17 +399,39 @@ class ReflectInit {
         public Made() { sink += 6; }
     }
 
-    static void main() throws Exception {
-        Class<?>[] early = {Early.class, Stat.class, Made.class};
+    static class Fld {
+        static int f = 7;
+
+        static { sink += 8; }
+    }
+
+    static class Ens {
+        static { sink += 9; }
+    }
+
+    static class Hnd {
+        static { sink += 10; }
+
+        static int get() { return 11; }
+    }
+
+    static void main() throws Throwable {
+        Class<?>[] early = {Early.class, Stat.class, Made.class, Fld.class, Ens.class, Hnd.class};
         sink += early.length;
         run();
     }
 
-    static void run() throws Exception {
+    static void run() throws Throwable {
         ClassLoader l = ReflectInit.class.getClassLoader();
         Class.forName("ReflectInit$Early", true, l);
         Class.forName("ReflectInit$Late", true, l);
         sink += (Integer) Stat.class.getDeclaredMethod("get").invoke(null);
         Made.class.getConstructor().newInstance();
+        sink += Fld.class.getDeclaredField("f").getInt(null);
+        java.lang.invoke.MethodHandles.Lookup lookup = java.lang.invoke.MethodHandles.lookup();
+        lookup.ensureInitialized(Ens.class);
+        java.lang.invoke.MethodHandle get =
+                lookup.findStatic(Hnd.class, "get", java.lang.invoke.MethodType.methodType(int.class));
+        sink += (int) get.invokeExact();
     }
 }
