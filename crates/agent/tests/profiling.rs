@@ -253,17 +253,24 @@ fn cycles_on_jdk25() {
     cycles(jdk25, "cycles25", 3);
 }
 
-/// `skip_trivial` over the control socket: `h` (one statement on its class's own static field)
-/// gets no probes, `f` and `g` keep their exact counts, and the profile counts what was left out.
-#[test]
-fn skip_trivial_while_attached() {
-    let mut jvm = Driver::start("trivial", Path::new(JDK17_HOME));
+/// A driver JVM on JDK 17 with the agent loaded (no options), a client connected to its
+/// control socket, and the socket's directory (to remove at the end).
+fn attached(tag: &str) -> (Driver, Client, PathBuf) {
+    let jvm = Driver::start(tag, Path::new(JDK17_HOME));
     let pid = jvm.child.id();
     let vm = VirtualMachine::attach(pid).unwrap();
     let socket = socket_of(pid);
     let dir = socket.parent().unwrap().to_path_buf();
     vm.load_agent(&agent_so(), "").unwrap();
-    let mut client = Client::connect(&socket).unwrap();
+    let client = Client::connect(&socket).unwrap();
+    (jvm, client, dir)
+}
+
+/// `skip_trivial` over the control socket: `h` (one statement on its class's own static field)
+/// gets no probes, `f` and `g` keep their exact counts, and the profile counts what was left out.
+#[test]
+fn skip_trivial_while_attached() {
+    let (mut jvm, mut client, dir) = attached("trivial");
     let request = instrument_with("Fig4::f", "lazy", false, true);
     assert_eq!(client.request(&request).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
@@ -284,13 +291,7 @@ fn skip_trivial_while_attached() {
 /// without `cpu` on the same JVM has none.
 #[test]
 fn cpu_time_while_attached() {
-    let mut jvm = Driver::start("cpu", Path::new(JDK17_HOME));
-    let pid = jvm.child.id();
-    let vm = VirtualMachine::attach(pid).unwrap();
-    let socket = socket_of(pid);
-    let dir = socket.parent().unwrap().to_path_buf();
-    vm.load_agent(&agent_so(), "").unwrap();
-    let mut client = Client::connect(&socket).unwrap();
+    let (mut jvm, mut client, dir) = attached("cpu");
     let request = instrument_with("Fig4::f", "lazy", true, false);
     assert_eq!(client.request(&request).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
@@ -350,13 +351,7 @@ fn cpu_time_while_attached() {
 /// counts once (an `h` inside `g` is outermost for `h`), snapshots taken while collecting grow.
 #[test]
 fn region_mode_while_attached() {
-    let mut jvm = Driver::start("region", Path::new(JDK17_HOME));
-    let pid = jvm.child.id();
-    let vm = VirtualMachine::attach(pid).unwrap();
-    let socket = socket_of(pid);
-    let dir = socket.parent().unwrap().to_path_buf();
-    vm.load_agent(&agent_so(), "").unwrap();
-    let mut client = Client::connect(&socket).unwrap();
+    let (mut jvm, mut client, dir) = attached("region");
     let region = Request::Instrument {
         roots: vec![],
         include: vec![],
