@@ -33,8 +33,17 @@ pub fn root_time(json: &[u8], root: &str) -> Option<RootTime> {
         }));
     }
     let (class, method) = root.split_once("::")?;
-    let is_root =
-        |n: &&NodeDoc| n.kind == NodeKindDoc::Method && n.class == class && n.method == method;
+    // `name(descriptor)` names one overload; a bare name all of them.
+    let (method, descriptor) = match method.find('(') {
+        Some(at) => (&method[..at], Some(&method[at..])),
+        None => (method, None),
+    };
+    let is_root = |n: &&NodeDoc| {
+        n.kind == NodeKindDoc::Method
+            && n.class == class
+            && n.method == method
+            && descriptor.is_none_or(|d| n.descriptor == d)
+    };
     Some(
         doc.threads
             .iter()
@@ -91,6 +100,16 @@ mod tests {
         assert_eq!(
             root_time(CPU.as_bytes(), "a.X::run"),
             Some(RootTime::default())
+        );
+        // One overload by its descriptor: its outermost invocations only.
+        assert_eq!(
+            root_time(CPU.as_bytes(), "a.B::run(I)V"),
+            Some(RootTime {
+                calls: 1,
+                ns: 100,
+                measured_ns: 100,
+                uncertain: false
+            })
         );
         assert_eq!(root_time(CPU.as_bytes(), "no-separator"), None);
         assert_eq!(root_time(b"{", "a.B::run"), None);
