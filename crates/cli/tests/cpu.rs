@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{compile, ferrofluid, run_java};
+use common::{compile, ferrofluid, run_java, thread};
 use ferrofluid_testkit::read_profile_json;
 
 fn child<'a>(node: &'a Value, method: &str) -> &'a Value {
@@ -41,13 +41,7 @@ fn profile(dir: &Path, flags: &[&str], name: &str) -> (Value, (u64, u64)) {
 }
 
 fn root(doc: &Value) -> &Value {
-    let main = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "main")
-        .unwrap_or_else(|| panic!("no main thread in {doc}"));
-    child(&main["root"], "root")
+    child(&thread(doc, "main")["root"], "root")
 }
 
 #[test]
@@ -92,14 +86,7 @@ fn cpu_time_of_spinning_and_sleeping() {
     // not (its 4 clock reads are µs).
     assert_eq!(tiny["cpu_self_uncertain"], true, "{tiny}");
     assert!(spin.get("cpu_self_uncertain").is_none(), "{spin}");
-    let thread_cpu = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "main")
-        .unwrap()["cpu_ns"]
-        .as_u64()
-        .unwrap();
+    let thread_cpu = thread(&doc, "main")["cpu_ns"].as_u64().unwrap();
     assert!(thread_cpu >= spin_cpu + sleep_cpu, "{thread_cpu}");
 
     // The text report shows CPU times per thread, in the hot spots and in the call tree.

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{compile, run_java};
+use common::{compile, run_java, thread};
 use ferrofluid_testkit::read_profile_json;
 
 /// `(method, calls)` of a node and of its children, which must be leaves.
@@ -21,12 +21,7 @@ fn shape(node: &Value) -> ((&str, u64), Vec<(&str, u64)>) {
 }
 
 fn main_thread(doc: &Value) -> &Value {
-    let main = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "main")
-        .unwrap_or_else(|| panic!("no main thread in {doc}"));
+    let main = thread(doc, "main");
     let roots = main["root"]["children"].as_array().unwrap();
     assert_eq!(roots.len(), 1, "{main}");
     &roots[0]

@@ -51,3 +51,13 @@ pub fn run_java(flags: &[&str], out: &Path, dir: &Path, main: &str) -> Output {
     );
     output
 }
+
+/// The thread named `name` in a profile document.
+pub fn thread<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} thread in {doc}"))
+}
