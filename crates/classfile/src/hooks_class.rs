@@ -278,6 +278,12 @@ impl JavaMethod {
     }
 }
 
+/// The operand bytes of a branch at `from` to `target`: offsets are relative to the branching
+/// instruction.
+fn to(from: u16, target: u16) -> [u8; 2] {
+    target.wrapping_sub(from).to_be_bytes()
+}
+
 /// Offset of the native call in [`gate_code`].
 const GATE_SLOW_AT: u16 = 11;
 
@@ -286,9 +292,8 @@ const GATE_SLOW_AT: u16 = 11;
 fn gate_code(active: u16, native: u16) -> Vec<u8> {
     let [ah, al] = active.to_be_bytes();
     let [nh, nl] = native.to_be_bytes();
-    let to = |from: u16| (GATE_SLOW_AT - from).to_be_bytes();
-    let [s3h, s3l] = to(3);
-    let [s7h, s7l] = to(7);
+    let [s3h, s3l] = to(3, GATE_SLOW_AT);
+    let [s7h, s7l] = to(7, GATE_SLOW_AT);
     #[rustfmt::skip]
     let code = vec![
         GETSTATIC, ah, al,      // 0: active
@@ -314,8 +319,6 @@ fn site_code(active: u16, fired: u16, receiver: u16) -> Vec<u8> {
     let [ah, al] = active.to_be_bytes();
     let [fh, fl] = fired.to_be_bytes();
     let [rh, rl] = receiver.to_be_bytes();
-    // Branch offsets are relative to the branching instruction.
-    let to = |from: u16, target: u16| (target.wrapping_sub(from)).to_be_bytes();
     let [r3h, r3l] = to(3, RETURN_AT);
     let [s11h, s11l] = to(11, SLOW_AT);
     let [s17h, s17l] = to(17, SLOW_AT);
@@ -359,7 +362,6 @@ fn receiver_code(active: u16, seen: u16, get_class: u16, native: u16) -> Vec<u8>
     let [sh, sl] = seen.to_be_bytes();
     let [gh, gl] = get_class.to_be_bytes();
     let [nh, nl] = native.to_be_bytes();
-    let to = |from: u16, target: u16| (target.wrapping_sub(from)).to_be_bytes();
     let [r3h, r3l] = to(3, RECEIVER_RETURN_AT);
     let [s7h, s7l] = to(7, RECEIVER_SLOW_AT);
     let [s11h, s11l] = to(11, RECEIVER_SLOW_AT);

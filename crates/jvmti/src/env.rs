@@ -272,7 +272,7 @@ impl Jvmti {
         // SAFETY: live class reference and one out-pointer; on a Java thread.
         unsafe { jvmti!(self, GetClassLoader(class.as_raw(), &mut loader)) }?;
         // SAFETY: a non-null result is a local reference to the loader.
-        Ok((!loader.is_null()).then(|| unsafe { Object::from_raw(loader) }))
+        Ok(unsafe { Object::from_nullable(loader) })
     }
 
     /// The tag of `object` (0: untagged). Needs `can_tag_objects`.

@@ -360,8 +360,8 @@ impl<'a> JniEnv<'a> {
         let f = jni_fn!(self, NewLocalRef)?;
         // SAFETY: caller's contract; NewLocalRef of a cleared weak reference returns null.
         let local = unsafe { f(self.raw.as_ptr(), weak) };
-        // SAFETY: non-null local reference.
-        (!local.is_null()).then(|| unsafe { Object::from_raw(local) })
+        // SAFETY: null or a local reference NewLocalRef returned.
+        unsafe { Object::from_nullable(local) }
     }
 
     /// # Safety
@@ -416,10 +416,7 @@ impl<'a> JniEnv<'a> {
         let call = jni_fn!(self, CallStaticLongMethodA).ok_or(Error::Jni { function })?;
         // SAFETY: `method` is a static method of `class`; the caller vouches for `args`.
         let value = unsafe { call(self.raw.as_ptr(), class.as_raw(), method, args.as_ptr()) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
-        Ok(value)
+        self.checked(function, value)
     }
 
     /// `FromReflectedMethod`: the method ID of a `java.lang.reflect.Method` or `Constructor`.
@@ -448,11 +445,9 @@ impl<'a> JniEnv<'a> {
         let call = jni_fn!(self, CallObjectMethodA).ok_or(Error::Jni { function })?;
         // SAFETY: `method` is a no-argument method of `obj`'s class returning an object.
         let value = unsafe { call(self.raw.as_ptr(), obj.as_raw(), method, std::ptr::null()) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
+        let value = self.checked(function, value)?;
         // SAFETY: null or a local reference the call returned.
-        Ok((!value.is_null()).then(|| unsafe { Object::from_raw(value) }))
+        Ok(unsafe { Object::from_nullable(value) })
     }
 
     /// Calls the instance method `name` `signature` (no arguments, returning a boolean) on `obj`.
@@ -467,10 +462,7 @@ impl<'a> JniEnv<'a> {
         let call = jni_fn!(self, CallBooleanMethodA).ok_or(Error::Jni { function })?;
         // SAFETY: `method` is a no-argument method of `obj`'s class returning a boolean.
         let value = unsafe { call(self.raw.as_ptr(), obj.as_raw(), method, std::ptr::null()) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
-        Ok(value != 0)
+        self.checked(function, value != 0)
     }
 
     /// `GetMethodID` on the class of `obj`.
@@ -545,10 +537,9 @@ impl<'a> JniEnv<'a> {
         let length = jni_fn!(self, GetArrayLength).ok_or(Error::Jni { function })?;
         let element = jni_fn!(self, GetObjectArrayElement).ok_or(Error::Jni { function })?;
         // SAFETY: valid env and a live array reference.
-        let n = unsafe { length(self.raw.as_ptr(), array.as_raw()) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
+        let n = self.checked(function, unsafe {
+            length(self.raw.as_ptr(), array.as_raw())
+        })?;
         let mut out = Vec::with_capacity(n.max(0) as usize);
         for i in 0..n {
             // SAFETY: valid env, live object-array reference, index within its length.
@@ -560,7 +551,7 @@ impl<'a> JniEnv<'a> {
                 return Err(Error::Jni { function });
             }
             // SAFETY: null or a local reference GetObjectArrayElement returned.
-            out.push((!e.is_null()).then(|| unsafe { Object::from_raw(e) }));
+            out.push(unsafe { Object::from_nullable(e) });
         }
         Ok(out)
     }
@@ -623,10 +614,7 @@ impl<'a> JniEnv<'a> {
         let f = jni_fn!(self, SetStaticIntField).ok_or(Error::Jni { function })?;
         // SAFETY: valid env and class; the caller vouches for the field.
         unsafe { f(self.raw.as_ptr(), class.as_raw(), field, value) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
-        Ok(())
+        self.checked(function, ())
     }
 
     /// `SetStaticObjectField` (`value` null or a live reference).
@@ -643,10 +631,7 @@ impl<'a> JniEnv<'a> {
         let f = jni_fn!(self, SetStaticObjectField).ok_or(Error::Jni { function })?;
         // SAFETY: valid env and class; the caller vouches for the field and the value.
         unsafe { f(self.raw.as_ptr(), class.as_raw(), field, value) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
-        Ok(())
+        self.checked(function, ())
     }
 
     /// `NewByteArray` of `len` zeros, then `SetByteArrayRegion` with `init` from index 0.
@@ -694,10 +679,7 @@ impl<'a> JniEnv<'a> {
                 bytes.as_ptr().cast(),
             )
         };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
-        Ok(())
+        self.checked(function, ())
     }
 
     /// `NewObjectArray`: `len` nulls of element class `class`.
@@ -724,11 +706,9 @@ impl<'a> JniEnv<'a> {
         // SAFETY: valid env; the JVM checks the array and the index (raising an exception,
         // cleared below).
         let element = unsafe { f(self.raw.as_ptr(), array.as_raw(), index) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
+        let element = self.checked(function, element)?;
         // SAFETY: a local reference returned by the JVM, or null.
-        Ok((!element.is_null()).then(|| unsafe { Object::from_raw(element) }))
+        Ok(unsafe { Object::from_nullable(element) })
     }
 
     /// `SetObjectArrayElement`: `array[index] = value`.
@@ -744,10 +724,7 @@ impl<'a> JniEnv<'a> {
         // SAFETY: valid env; the JVM checks the array, the index and the element's type
         // (raising an exception, cleared below).
         unsafe { f(self.raw.as_ptr(), array.as_raw(), index, value.as_raw()) };
-        if self.clear_exception() {
-            return Err(Error::Jni { function });
-        }
-        Ok(())
+        self.checked(function, ())
     }
 
     /// Clears a pending Java exception; returns whether there was one.
@@ -765,6 +742,15 @@ impl<'a> JniEnv<'a> {
             }
         }
         false
+    }
+
+    /// `value`, what JNI function `function` returned, unless it raised an exception (cleared
+    /// here): then an error naming the function.
+    fn checked<T>(&self, function: &'static str, value: T) -> Result<T> {
+        if self.clear_exception() {
+            return Err(Error::Jni { function });
+        }
+        Ok(value)
     }
 
     fn non_null<T>(&self, function: &'static str, p: *mut T) -> Result<()> {

@@ -25,6 +25,14 @@ macro_rules! local_ref {
                 Self { raw, frame: PhantomData }
             }
 
+            /// Wraps a raw reference the JVM returned, which may be null (`None`).
+            ///
+            /// # Safety
+            /// `raw` must be null or a live JNI reference of this kind, valid for `'a`.
+            pub unsafe fn from_nullable(raw: $raw) -> Option<Self> {
+                (!raw.is_null()).then_some(Self { raw, frame: PhantomData })
+            }
+
             /// The raw reference, for JNI/JVMTI calls not wrapped here.
             pub fn as_raw(self) -> $raw {
                 self.raw
