@@ -57,10 +57,9 @@ impl VirtualMachine {
             creds::as_user(proc.euid, proc.egid, f)
                 .map_err(|e| AttachError::io(pid, proc.euid, "switching to the JVM's user", e))?
         };
-        if as_user(&|| Ok(is_socket(&vm.socket)))? {
-            return Ok(vm);
-        }
-        // Only a JVM may get SIGQUIT: for any other process it is fatal.
+        // Only a JVM may get SIGQUIT: for any other process it is fatal. Checked before the
+        // socket too: a JVM killed without cleaning up leaves its `.java_pid<pid>` behind, and a
+        // later process given the same pid would otherwise pass for a JVM that is listening.
         match maps_libjvm(&proc) {
             Ok(true) => {}
             Ok(false) => {
@@ -68,6 +67,9 @@ impl VirtualMachine {
                 return Err(AttachError::NotJava { pid, reason });
             }
             Err(e) => return Err(AttachError::io(pid, proc.euid, READING_MAPS, e)),
+        }
+        if as_user(&|| Ok(is_listening(&vm.socket)))? {
+            return Ok(vm);
         }
         as_user(&|| vm.start_listener(timeout))?;
         Ok(vm)
@@ -171,7 +173,7 @@ impl VirtualMachine {
             .map_err(|e| AttachError::io(pid, self.proc.euid, SENDING_SIGQUIT, e))?;
         let start = Instant::now();
         while start.elapsed() < timeout {
-            if is_socket(&self.socket) {
+            if is_listening(&self.socket) {
                 return Ok(());
             }
             if !Path::new(&format!("/proc/{pid}")).exists() {
@@ -205,6 +207,13 @@ fn maps_libjvm(proc: &ProcInfo) -> io::Result<bool> {
         }
         read => read,
     }
+}
+
+/// Whether a JVM listens on the socket: a socket file alone may be the leftover of a JVM killed
+/// before it could remove it, whose pid a later process got (CI once attached to such a
+/// leftover, owned by another user). A connection without a request is dropped by HotSpot.
+fn is_listening(path: &Path) -> bool {
+    is_socket(path) && UnixStream::connect(path).is_ok()
 }
 
 fn is_socket(path: &Path) -> bool {

@@ -81,6 +81,10 @@ fn dead_pid_is_no_such_process() {
 fn non_java_process_is_refused_and_left_alive() {
     let mut sleep = Command::new("sleep").arg("60").spawn().unwrap();
     let pid = sleep.id();
+    // A dead JVM that had this pid left its socket behind (as a killed JVM does): refused all
+    // the same. CI once failed this way, on the socket of an earlier test's JVM.
+    let stale = std::path::PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let made = !stale.exists() && std::os::unix::net::UnixListener::bind(&stale).is_ok();
     let err = VirtualMachine::attach_with_timeout(pid, Duration::from_secs(1)).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -90,6 +94,9 @@ fn non_java_process_is_refused_and_left_alive() {
         sleep.try_wait().unwrap().is_none(),
         "sleep must not have been signalled"
     );
+    if made {
+        let _ = std::fs::remove_file(&stale);
+    }
     sleep.kill().unwrap();
     sleep.wait().unwrap();
 }
