@@ -195,7 +195,16 @@ fn geomean_of(values: &[f64]) -> Option<f64> {
 /// charges the root, against the root's time in code-region mode, whose probes are two per
 /// root call.
 fn accuracy(s: &mut String, report: &Report) {
-    if !report.workloads.iter().any(|w| root_times(w).is_some()) {
+    let region_and_root = |w: &WorkloadResult| {
+        let of = |mode| w.modes.get(&mode).and_then(ModeResult::root_time);
+        let (root, skip) = (of(Mode::Root), of(Mode::RootSkipTrivial));
+        Some((of(Mode::Region)?, root, skip)).filter(|_| root.is_some() || skip.is_some())
+    };
+    if !report
+        .workloads
+        .iter()
+        .any(|w| region_and_root(w).is_some())
+    {
         return;
     }
     let _ = writeln!(
@@ -207,7 +216,7 @@ fn accuracy(s: &mut String, report: &Report) {
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
     let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
     for w in &report.workloads {
-        let Some((root, region)) = root_times(w) else {
+        let Some((region, root, skip)) = region_and_root(w) else {
             continue;
         };
         let ratio = |ns: u64| {
@@ -217,28 +226,25 @@ fn accuracy(s: &mut String, report: &Report) {
                 format!("{:.2}", ns as f64 / region.ns as f64)
             }
         };
-        let calls = if root.calls == region.calls {
-            root.calls.to_string()
+        let profiled = root.or(skip).unwrap_or_default();
+        let calls = if profiled.calls == region.calls {
+            profiled.calls.to_string()
         } else {
-            format!("**{} / {}**", root.calls, region.calls)
+            format!("**{} / {}**", profiled.calls, region.calls)
         };
-        let skip = w
-            .modes
-            .get(&Mode::RootSkipTrivial)
-            .and_then(ModeResult::root_time);
-        let (skip_ms, skip_ratio) = skip.map_or(("–".into(), "–".into()), |t| {
-            let mark = if t.uncertain { "~" } else { "" };
-            (format!("{mark}{}", ms(t.ns)), ratio(t.ns))
-        });
+        let charged = |t: Option<RootTime>| {
+            t.map_or(("–".into(), "–".into()), |t| {
+                let mark = if t.uncertain { "~" } else { "" };
+                (format!("{mark}{}", ms(t.ns)), ratio(t.ns))
+            })
+        };
+        let ((root_ms, root_ratio), (skip_ms, skip_ratio)) = (charged(root), charged(skip));
+        let measured = root.map_or("–".into(), |t| ratio(t.measured_ns));
         let _ = writeln!(
             s,
-            "| {} | {calls} | {} | {}{} | {} | {} | {skip_ms} | {skip_ratio} |",
+            "| {} | {calls} | {} | {root_ms} | {root_ratio} | {measured} | {skip_ms} | {skip_ratio} |",
             w.workload.name,
             ms(region.ns),
-            if root.uncertain { "~" } else { "" },
-            ms(root.ns),
-            ratio(root.ns),
-            ratio(root.measured_ns),
         );
     }
     let _ = writeln!(s);

@@ -700,6 +700,119 @@ fn deferred_calls_share_a_site_per_block_and_wait_until_it_runs() {
     );
 }
 
+/// A site before calls that would reveal nothing costs a check on every pass for nothing (in a
+/// loop, more than the trivial method it guards), so such calls get none.
+#[test]
+fn deferred_calls_that_would_reveal_nothing_get_no_site() {
+    use ferrofluid_classfile::Invoke;
+    let class = |name: &'static str, superclass, methods| {
+        ClassModel::new(name, Some(superclass), &[], PUBLIC, methods)
+    };
+    let object = "java/lang/Object";
+    let classes = [
+        class(
+            "Loop",
+            object,
+            vec![
+                method(
+                    "run",
+                    STATIC,
+                    vec![
+                        call(CallKind::Static, "Get", "x").deferred(),
+                        call(CallKind::Static, "Loop", "again").deferred(),
+                        call(CallKind::Virtual, "Cell", "get").deferred(),
+                        call(CallKind::Static, "Lazy", "make").deferred(),
+                        call(CallKind::Static, "Work", "y").deferred(),
+                    ],
+                ),
+                method("again", STATIC, vec![]).trivial(),
+            ],
+        ),
+        class("Get", object, vec![method("x", STATIC, vec![]).trivial()]),
+        class(
+            "Cell",
+            object,
+            vec![method("get", PUBLIC, vec![]).trivial()],
+        ),
+        class(
+            "Lazy",
+            object,
+            vec![
+                method("make", STATIC, vec![]).trivial(),
+                method("<clinit>", STATIC, vec![]),
+            ],
+        ),
+        class("Work", object, vec![method("y", STATIC, vec![])]),
+    ];
+    let mut p = Planner::new(PlanConfig {
+        skip_trivial: true,
+        ..config(&["Loop::run", "Loop::again"], Scheme::Lazy)
+    });
+    for c in &classes {
+        assert!(p.add_model(BOOTSTRAP, c));
+    }
+    p.class_not_initialized(BOOTSTRAP, "Lazy", Initialization::OnCall);
+    assert_eq!(sorted(planned(&mut p)), ["Loop.again", "Loop.run"]);
+    p.set_receiver_sites(true);
+    let run = id(&p, "Loop", "run");
+    let mut site =
+        |invoke, class, name, block| p.deferred_site(run, &probe_call(invoke, class, name, block));
+    assert_eq!(site(Invoke::Static, "Get", "x", 10), None, "trivial");
+    assert_eq!(site(Invoke::Static, "Loop", "again", 20), None, "chosen");
+    assert_eq!(site(Invoke::Virtual, "Cell", "get", 30), None, "trivial");
+    // Calling it initialises `Lazy`, whose initialiser waits to be chosen by such a call.
+    assert_eq!(site(Invoke::Static, "Lazy", "make", 40), Some(0));
+    assert_eq!(site(Invoke::Static, "Work", "y", 50), Some(1));
+    // The virtual call was followed when it got no site: an override loaded later that is
+    // worth instrumenting is chosen when its class loads, as for a followed call.
+    let sub = class("SubCell", "Cell", vec![method("get", PUBLIC, vec![])]);
+    assert!(p.add_model(BOOTSTRAP, &sub));
+    assert_eq!(planned(&mut p), ["SubCell.get"]);
+    let b = p.site_reached(0).unwrap();
+    assert_eq!(names(&p, &b), ["Lazy.<clinit>"]);
+}
+
+#[test]
+fn a_virtual_call_whose_targets_are_all_decided_is_no_receiver_site() {
+    use ferrofluid_classfile::Invoke;
+    let task = |name: &'static str, go: MethodModel<'static>| {
+        ClassModel::new(name, Some("java/lang/Object"), &["Task"], PUBLIC, vec![go])
+    };
+    let trivial_go = || method("go", PUBLIC, vec![]).trivial();
+    let mut classes = tasks();
+    classes.truncate(3); // Object, Task, Main
+    classes.extend([
+        task("A", trivial_go()),
+        task("B", trivial_go()),
+        task("C", trivial_go()),
+    ]);
+    for skip_trivial in [false, true] {
+        let mut p = Planner::new(PlanConfig {
+            skip_trivial,
+            ..config(&["Main::run"], Scheme::Lazy)
+        });
+        for c in &classes {
+            assert!(p.add_model(BOOTSTRAP, c));
+        }
+        assert_eq!(planned(&mut p), ["Main.run"]);
+        p.set_receiver_sites(true);
+        let go = probe_call(Invoke::Interface, "Task", "go", 0);
+        let site = p.receiver_site(BOOTSTRAP, &go);
+        let run = id(&p, "Main", "run");
+        if !skip_trivial {
+            assert_eq!(site, Some(0));
+            continue;
+        }
+        // Three trivial implementations: a receiver probe would choose nothing. Followed by CHA
+        // at the first invocation instead, so a fourth worth instrumenting is chosen as it loads.
+        assert_eq!(site, None);
+        assert!(p.first_invocation(run).unwrap().is_empty());
+        assert!(p.add_model(BOOTSTRAP, &task("D", method("go", PUBLIC, vec![]))));
+        assert_eq!(planned(&mut p), ["D.go"]);
+        assert_eq!(p.counters().receiver_sites, 0);
+    }
+}
+
 #[test]
 fn deferred_sites_are_lazy_only() {
     for scheme in [Scheme::Eager, Scheme::Total] {
