@@ -280,7 +280,10 @@ fn skip_trivial_while_attached() {
         [("Fig4.f".to_owned(), 2), ("Fig4.f/Fig4.g".to_owned(), 20)].into();
     assert_eq!(call_paths(&profile), expected, "{profile}");
     assert_eq!(profile["methods"]["called"], 2, "{profile}");
-    assert_eq!(profile["methods"]["trivial_skipped"], 1, "{profile}");
+    // `h`, and `MethodHandleNatives.refKindIsValid`, which a branch of the JDK's linkage code
+    // (followed from the start, docs/subgraph.md) calls: a call into trivial methods only gets no
+    // site and is followed at once, whether its branch runs or not.
+    assert_eq!(profile["methods"]["trivial_skipped"], 2, "{profile}");
     assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
     assert!(jvm.alive());
     let _ = std::fs::remove_dir_all(dir);
