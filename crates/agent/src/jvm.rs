@@ -50,6 +50,12 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     let mut tags = sys::jvmtiCapabilities::default();
     tags.set_can_tag_objects(1);
     CAN_TAG.store(jvmti.add_capabilities(&tags).is_ok(), Ordering::Release);
+    // A hidden class (a lambda proxy) reaching a receiver site: its method's calls are read from
+    // its bytecode and constant pool. Without these, its site chooses by CHA as before.
+    let mut read = sys::jvmtiCapabilities::default();
+    read.set_can_get_bytecodes(1);
+    read.set_can_get_constant_pool(1);
+    let _ = jvmti.add_capabilities(&read);
     let callbacks = sys::jvmtiEventCallbacks {
         VMInit: Some(vm_init),
         VMDeath: Some(vm_death),

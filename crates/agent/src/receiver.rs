@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti, Object};
+use ferrofluid_subgraph::model::{calls_in_code, CallSite};
 
 use crate::session::{self, ClassKey};
 
@@ -81,7 +82,14 @@ fn reveal(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64, site: u32)
     let Some((tag, key)) = tagged(jvmti, jni, class, tag) else {
         return;
     };
-    session::receiver_seen(jvmti, jni, site, &key);
+    let hidden = is_hidden(&key.1)
+        .then(|| session::receiver_site_call(site))
+        .flatten()
+        .and_then(|(name, descriptor)| calls_of(jvmti, class, &name, &descriptor));
+    match hidden {
+        Some(calls) => session::hidden_receiver_seen(jvmti, jni, site, key.0, &calls),
+        None => session::receiver_seen(jvmti, jni, site, &key),
+    }
     // Its callee is instrumented now: the site's Java body may answer for this class.
     crate::site_flags::remember_receiver(jni, site, class);
     SEEN.with(|s| {
@@ -91,6 +99,41 @@ fn reveal(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64, site: u32)
         }
         s.insert((site, tag));
     });
+}
+
+/// Whether a class name (from JVMTI's signature) is a hidden class's: HotSpot names one like
+/// `Lam$$Lambda$14.0x0000000800c03000`, and a dot never appears in a class file's internal name.
+fn is_hidden(name: &str) -> bool {
+    name.contains('.')
+}
+
+/// The calls `class`'s method `name` `descriptor` makes, read from the running JVM (a hidden
+/// class has no class-file bytes the agent saw). `None` if the method has no bytecode here (then
+/// it is inherited: the class's planner-known supertypes decide) or JVMTI cannot tell.
+fn calls_of(
+    jvmti: Jvmti,
+    class: Class<'_>,
+    name: &str,
+    descriptor: &str,
+) -> Option<Vec<CallSite<'static>>> {
+    let methods = jvmti.class_methods(class).ok()?;
+    let method = methods.iter().copied().find(|&m| {
+        jvmti
+            .method_name(m)
+            .is_ok_and(|n| n.name == name && n.signature == descriptor)
+    })?;
+    let code = jvmti.bytecodes(method).ok()?;
+    let (count, entries) = jvmti.constant_pool(class).ok()?;
+    let mut pool = Vec::with_capacity(entries.len() + 2);
+    pool.extend_from_slice(&count.to_be_bytes());
+    pool.extend_from_slice(&entries);
+    match calls_in_code(&pool, &code) {
+        Ok(calls) => Some(calls.into_iter().map(CallSite::into_owned).collect()),
+        Err(e) => {
+            log::warn!("reading hidden class method {name}{descriptor}: {e}");
+            None
+        }
+    }
 }
 
 /// The tag and planner name of `class`, tagging it on first sight.

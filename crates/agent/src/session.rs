@@ -890,6 +890,40 @@ pub fn site_reached(jvmti: Jvmti, env: &JniEnv<'_>, site: u32) -> bool {
     revealed
 }
 
+/// The name and descriptor of the method receiver site `site` calls, if it is one of the current
+/// session's receiver sites.
+pub fn receiver_site_call(site: u32) -> Option<(String, String)> {
+    let session = lock(&SESSION);
+    let s = session.as_ref()?;
+    let (name, descriptor) = s
+        .planner
+        .receiver_site_call(site.checked_sub(s.site_base)?)?;
+    Some((name.to_owned(), descriptor.to_owned()))
+}
+
+/// A receiver of a hidden class of loader `loader` reached receiver site `site` on this thread,
+/// inside a root's extent, and the method it runs there makes `calls` (see `crate::receiver`):
+/// their targets are instrumented before the call proceeds.
+pub fn hidden_receiver_seen(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    site: u32,
+    loader: LoaderId,
+    calls: &[ferrofluid_subgraph::model::CallSite<'_>],
+) {
+    let _reveal = lock(&REVEAL);
+    plan_and_retransform(jvmti, env, "hidden receiver revelation", |s| {
+        let Some(local) = site.checked_sub(s.site_base) else {
+            return false;
+        };
+        match s.planner.hidden_receiver_seen(local, loader, calls) {
+            Ok(batch) => s.apply(batch, None),
+            Err(e) => log::warn!("receiver site {site}: {e}"),
+        }
+        true
+    });
+}
+
 /// A receiver of class `key` reached receiver site `site` on this thread, inside a root's extent:
 /// the method it runs there is instrumented before the call proceeds (see `crate::receiver`).
 pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) {

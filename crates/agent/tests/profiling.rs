@@ -756,6 +756,23 @@ fn lambdas_inside_the_subgraph_are_profiled() {
     );
 }
 
+/// Lambdas made before the root runs reach it as hidden classes, which no class-file hook shows:
+/// the agent reads what their methods call from the running JVM, at the receiver site.
+#[test]
+fn lambdas_made_outside_the_root_are_profiled_inside_it() {
+    let (profile, log) = startup_profile("outside-lambdas", "root=LamOut::run,include=LamOut");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[
+            ("LamOut.run", 1),
+            ("LamOut.run/LamOut.lambda$static$0", 3),
+            ("LamOut.run/LamOut.lambda$static$0/LamOut.h", 3),
+            ("LamOut.run/LamOut.twice", 3),
+        ]),
+        "{profile}\n{log}"
+    );
+}
+
 #[test]
 fn a_megamorphic_call_instruments_only_the_receivers_that_reach_it() {
     let (profile, log) = startup_profile("receivers", "root=Recv::run,include=Recv*");

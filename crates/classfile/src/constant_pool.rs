@@ -215,6 +215,12 @@ impl<'a> ConstantPool<'a> {
         &self.offsets
     }
 
+    /// A pool on its own, as JVMTI `GetConstantPool` gives one after its count: `bytes` holds the
+    /// `constant_pool_count` (big-endian `u16`) and then the entries (JVMS 4.4).
+    pub fn parse_standalone(bytes: &'a [u8]) -> Result<Self> {
+        Self::parse(bytes, 0)
+    }
+
     /// `constant_pool_count`: one more than the highest index.
     pub fn count(&self) -> u16 {
         self.offsets.len() as u16

@@ -158,6 +158,32 @@ impl Jvmti {
         Ok(unsafe { JvmtiBuf::from_raw(self, ptr.cast::<MethodId>(), n as usize) })
     }
 
+    /// The bytecode of a method (capability `can_get_bytecodes`), constant-pool indexes as in
+    /// [`Jvmti::constant_pool`] of its class.
+    pub fn bytecodes(self, method: MethodId) -> Result<JvmtiBuf<u8>> {
+        let (mut n, mut ptr) = (0, null_mut());
+        // SAFETY: a live method ID and two out-pointers.
+        unsafe { jvmti!(self, GetBytecodes(method.as_raw(), &mut n, &mut ptr)) }?;
+        // SAFETY: JVMTI allocated `n` bytes for us.
+        Ok(unsafe { JvmtiBuf::from_raw(self, ptr, n as usize) })
+    }
+
+    /// The constant pool of a class (capability `can_get_constant_pool`): its
+    /// `constant_pool_count` and the entries in class-file format (JVMS 4.4).
+    pub fn constant_pool(self, class: Class<'_>) -> Result<(u16, JvmtiBuf<u8>)> {
+        let (mut count, mut n, mut ptr) = (0, 0, null_mut());
+        // SAFETY: a live class reference and three out-pointers.
+        unsafe {
+            jvmti!(
+                self,
+                GetConstantPool(class.as_raw(), &mut count, &mut n, &mut ptr)
+            )
+        }?;
+        // SAFETY: JVMTI allocated `n` bytes for us.
+        let bytes = unsafe { JvmtiBuf::from_raw(self, ptr, n as usize) };
+        Ok((u16::try_from(count).unwrap_or(0), bytes))
+    }
+
     pub fn method_name(self, method: MethodId) -> Result<MethodName> {
         let (mut name, mut sig) = (null_mut(), null_mut());
         // SAFETY: a live method ID; the generic-signature out-pointer may be null per the spec.

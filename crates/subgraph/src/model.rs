@@ -9,6 +9,7 @@ use ferrofluid_classfile::attributes::{self, Attribute, Context, Location};
 use ferrofluid_classfile::class::access;
 use ferrofluid_classfile::code::cold::deferred_instructions;
 use ferrofluid_classfile::code::{insn, opcodes};
+use ferrofluid_classfile::constant_pool;
 use ferrofluid_classfile::{ClassFile, Constant, ConstantPool};
 
 use crate::error::SubgraphError;
@@ -58,6 +59,17 @@ impl<'a> CallSite<'a> {
             name: Cow::Borrowed(name),
             descriptor: Cow::Borrowed(descriptor),
             deferred: false,
+        }
+    }
+
+    /// The same call, owning its names.
+    pub fn into_owned(self) -> CallSite<'static> {
+        CallSite {
+            kind: self.kind,
+            class: Cow::Owned(self.class.into_owned()),
+            name: Cow::Owned(self.name.into_owned()),
+            descriptor: Cow::Owned(self.descriptor.into_owned()),
+            deferred: self.deferred,
         }
     }
 
@@ -134,6 +146,10 @@ pub struct ClassModel<'a> {
     pub access: u16,
     /// Methods in file order.
     pub methods: Vec<MethodModel<'a>>,
+    /// Interfaces its `LambdaMetafactory` `invokedynamic` sites produce (the return types of
+    /// their descriptors), each once: the JVM implements them with hidden classes, which no
+    /// class-hierarchy analysis sees.
+    pub lambda_interfaces: Vec<Cow<'a, str>>,
 }
 
 /// `java/lang/invoke/LambdaMetafactory`: its bootstraps turn an `invokedynamic`
@@ -155,7 +171,15 @@ impl<'a> ClassModel<'a> {
             interfaces: interfaces.iter().map(|&i| Cow::Borrowed(i)).collect(),
             access,
             methods,
+            lambda_interfaces: Vec::new(),
         }
+    }
+
+    /// The same class, also making lambdas of these interfaces.
+    pub fn with_lambda_interfaces(mut self, interfaces: &[&'a str]) -> Self {
+        self.lambda_interfaces
+            .extend(interfaces.iter().map(|&i| Cow::Borrowed(i)));
+        self
     }
 
     /// Whether this is an interface.
@@ -212,6 +236,7 @@ impl<'a> ClassModel<'a> {
             interfaces,
             access: class.access,
             methods,
+            lambda_interfaces: lambda_interfaces(cp, &bootstraps)?,
         })
     }
 }
@@ -367,6 +392,73 @@ fn static_field_class<'a>(
         return Ok(None);
     }
     Ok(Some(class))
+}
+
+/// The calls a method body makes (`invokestatic`, `invokespecial`, `invokevirtual`,
+/// `invokeinterface`), read from its bytecode and its class's constant pool on their own: what
+/// JVMTI gives for a class no `ClassFileLoadHook` showed (a hidden class, such as a lambda proxy),
+/// see [`ConstantPool::parse_standalone`]. `invokedynamic` sites are left out.
+pub fn calls_in_code<'a>(pool: &'a [u8], code: &[u8]) -> Result<Vec<CallSite<'a>>, SubgraphError> {
+    let cp = ConstantPool::parse_standalone(pool)?;
+    let mut calls = Vec::new();
+    for i in insn::decode_all(code, 0)? {
+        let kind = match i.op {
+            opcodes::INVOKESTATIC => CallKind::Static,
+            opcodes::INVOKESPECIAL => CallKind::Special,
+            opcodes::INVOKEVIRTUAL => CallKind::Virtual,
+            opcodes::INVOKEINTERFACE => CallKind::Interface,
+            _ => continue,
+        };
+        let insn::Operand::Constant(index) = i.operand else {
+            continue;
+        };
+        let r = cp.member_ref(index)?;
+        calls.push(CallSite {
+            kind,
+            class: r.class,
+            name: r.name,
+            descriptor: r.descriptor,
+            deferred: false,
+        });
+    }
+    Ok(calls)
+}
+
+/// The interfaces the lambda `invokedynamic` entries of `cp` produce, each once.
+fn lambda_interfaces<'a>(
+    cp: &ConstantPool<'a>,
+    bootstraps: &[Option<u16>],
+) -> Result<Vec<Cow<'a, str>>, SubgraphError> {
+    let mut out: Vec<Cow<'a, str>> = Vec::new();
+    for index in 1..cp.count() {
+        if cp.tag(index) != Some(constant_pool::tag::INVOKE_DYNAMIC) {
+            continue;
+        }
+        let Constant::InvokeDynamic {
+            bootstrap,
+            name_and_type,
+        } = cp.get(index)?
+        else {
+            continue;
+        };
+        if !matches!(bootstraps.get(bootstrap as usize), Some(Some(_))) {
+            continue;
+        }
+        let (_, descriptor) = cp.name_and_type(name_and_type)?;
+        let returned = |d: &str| {
+            let (_, r) = d.rsplit_once(')')?;
+            Some(r.strip_prefix('L')?.strip_suffix(';')?.len())
+        };
+        // The return type is the descriptor's tail, without its final `;`.
+        let interface = returned(&descriptor).map(|len| match &descriptor {
+            Cow::Borrowed(d) => Cow::Borrowed(&d[d.len() - 1 - len..d.len() - 1]),
+            Cow::Owned(d) => Cow::Owned(d[d.len() - 1 - len..d.len() - 1].to_owned()),
+        });
+        if let Some(interface) = interface.filter(|i| !out.contains(i)) {
+            out.push(interface);
+        }
+    }
+    Ok(out)
 }
 
 /// The implementation method of a lambda `invokedynamic`, as the call the generated

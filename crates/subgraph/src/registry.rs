@@ -9,7 +9,7 @@
 //! class of that name defined by any loader. Child-first loaders and loaders that
 //! delegate sideways are thus approximated by name, which can only add methods.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ferrofluid_classfile::class::access;
 
@@ -129,6 +129,8 @@ pub(crate) struct Registry {
     /// Classes waiting for a supertype of this name to be registered.
     unlinked: HashMap<Sym, Vec<ClassId>>,
     call_sites: usize,
+    /// Interfaces some registered class makes lambdas of (`ClassModel::lambda_interfaces`).
+    lambda_interfaces: HashSet<Sym>,
     /// Entries of all classes' `static_fields`.
     static_fields: usize,
     methods: usize,
@@ -149,12 +151,22 @@ impl Registry {
 
     /// Registers a class defined by `loader`. Returns `None` when a class of that name is
     /// already registered for that loader (a retransformation or redefinition seen again).
+    /// Whether some registered class makes lambdas of interface `name`: a call on it may reach a
+    /// hidden class.
+    pub(crate) fn is_lambda_interface(&self, name: Sym) -> bool {
+        self.lambda_interfaces.contains(&name)
+    }
+
     pub(crate) fn add(&mut self, loader: LoaderId, model: &ClassModel<'_>) -> Option<ClassId> {
         let name = self.strings.intern(&model.name);
         if self.by_key.contains_key(&(loader, name)) {
             return None;
         }
         let id = ClassId(u32::try_from(self.classes.len()).expect("fewer than 2^32 classes"));
+        for interface in &model.lambda_interfaces {
+            let interface = self.strings.intern(interface);
+            self.lambda_interfaces.insert(interface);
+        }
         let mut static_fields = Vec::new();
         let methods: Box<[MethodRec]> = model
             .methods

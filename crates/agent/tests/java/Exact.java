@@ -20,6 +20,10 @@ public class Exact {
             case "lambdas":
                 Lam.run();
                 break;
+            case "outside-lambdas":
+                LamOut.warm(); // creates and calls the lambdas outside the root
+                LamOut.run();
+                break;
             case "receivers":
                 Recv.main();
                 break;
@@ -120,6 +124,30 @@ class Lam {
         java.util.function.IntUnaryOperator sq = x -> x * x;
         n += sq.applyAsInt(4);
     }
+
+    static void h() { n++; }
+}
+
+// Lambdas created outside the root (in the static initialiser) and called inside it: the calls
+// reach hidden classes, whose methods call the lambda body and the method reference's target.
+class LamOut {
+    static int n;
+    static final Runnable R = () -> h();
+    static final java.util.function.IntUnaryOperator TWICE = LamOut::twice;
+
+    static void warm() {
+        R.run();
+        n += TWICE.applyAsInt(1);
+    }
+
+    static void run() {
+        for (int i = 0; i < 3; i++) {
+            R.run();
+            n += TWICE.applyAsInt(i);
+        }
+    }
+
+    static int twice(int x) { return 2 * x; }
 
     static void h() { n++; }
 }

@@ -252,10 +252,14 @@ impl Planner {
                 return None;
             }
             let targets = cha::targets(&self.registry, loader, call.kind, class, name, descriptor);
-            if targets.methods.len() < MIN_TARGETS {
+            // A lambda of the interface is a hidden class, which CHA does not see: only its
+            // receivers tell what runs (`hidden_receiver_seen`).
+            let lambda =
+                call.kind == CallKind::Interface && self.registry.is_lambda_interface(class);
+            if targets.methods.len() < MIN_TARGETS && !lambda {
                 return None;
             }
-            if targets.methods.iter().all(|&k| self.settled(k)) {
+            if !lambda && targets.methods.iter().all(|&k| self.settled(k)) {
                 // Every target is decided (`Iterator.hasNext()` with `--skip-trivial`, say): a
                 // receiver probe on each call would choose nothing. Followed by CHA like a call
                 // with few targets, so overrides loaded later are chosen when they load.
@@ -265,6 +269,45 @@ impl Planner {
         let id = u32::try_from(self.receivers.sites.len()).ok()?;
         self.receivers.sites.push(Site::Receiver(loader, call));
         Some(id)
+    }
+
+    /// The method receiver site `site` calls: its name and descriptor, which the agent looks
+    /// for in a receiver class the planner does not know. `None` for another kind of site.
+    pub fn receiver_site_call(&self, site: u32) -> Option<(&str, &str)> {
+        let Some(&Site::Receiver(_, call)) = self.receivers.sites.get(site as usize) else {
+            return None;
+        };
+        let (_, name, descriptor) = self.registry.reference(call.target);
+        let s = &self.registry.strings;
+        Some((s.resolve(name), s.resolve(descriptor)))
+    }
+
+    /// A receiver of a class the planner cannot know, a hidden class (a lambda proxy, say), whose
+    /// loader is `loader`, reached receiver site `site`, and the method it runs there makes
+    /// `calls` (read by the agent from the running JVM: `crate::model::calls_in_code`). Each is
+    /// followed as a call made by code of `loader`, so what the hidden method calls (the lambda's
+    /// body, the method a method reference names) is chosen before the call proceeds.
+    pub fn hidden_receiver_seen(
+        &mut self,
+        site: u32,
+        loader: LoaderId,
+        calls: &[crate::model::CallSite<'_>],
+    ) -> Result<Batch, SubgraphError> {
+        if self.receivers.sites.get(site as usize).is_none() {
+            return Err(SubgraphError::UnknownSite(site));
+        }
+        for c in calls {
+            if c.class.starts_with('[') {
+                continue;
+            }
+            let target = self.registry.intern_ref(&c.class, &c.name, &c.descriptor);
+            let call = Call {
+                kind: c.kind,
+                target,
+            };
+            self.follow_cha(loader, call);
+        }
+        Ok(self.finish())
     }
 
     /// A receiver of class `class` (internal name, defined by `loader`) reached receiver site

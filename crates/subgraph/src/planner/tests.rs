@@ -813,6 +813,94 @@ fn a_virtual_call_whose_targets_are_all_decided_is_no_receiver_site() {
     }
 }
 
+/// `Main.run` calls `Fn.go`, which one loaded class implements; `Maker` makes lambdas of `Fn`
+/// (hidden classes CHA never sees), whose body is `Maker.lambda$0`.
+fn lambda_classes(makes_lambdas: bool) -> Vec<ClassModel<'static>> {
+    let maker = ClassModel::new(
+        "Maker",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method(
+                "lambda$0",
+                PRIVATE | STATIC,
+                vec![call(CallKind::Static, "Maker", "h")],
+            ),
+            method("h", STATIC, vec![]),
+        ],
+    );
+    vec![
+        object(),
+        ClassModel::new(
+            "Fn",
+            None,
+            &[],
+            PUBLIC | INTERFACE | ABSTRACT,
+            vec![method("go", ABSTRACT | PUBLIC, vec![])],
+        ),
+        ClassModel::new(
+            "Impl",
+            Some("java/lang/Object"),
+            &["Fn"],
+            PUBLIC,
+            vec![method("go", PUBLIC, vec![])],
+        ),
+        if makes_lambdas {
+            maker.with_lambda_interfaces(&["Fn"])
+        } else {
+            maker
+        },
+        ClassModel::new(
+            "Main",
+            Some("java/lang/Object"),
+            &[],
+            PUBLIC,
+            vec![method(
+                "run",
+                STATIC,
+                vec![call(CallKind::Interface, "Fn", "go")],
+            )],
+        ),
+    ]
+}
+
+#[test]
+fn a_call_on_a_lambda_interface_is_a_receiver_site_and_a_hidden_receiver_reveals_its_calls() {
+    use ferrofluid_classfile::Invoke;
+    let go = probe_call(Invoke::Interface, "Fn", "go", 0);
+    // No lambdas of `Fn` anywhere: one implementation, followed by CHA.
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &lambda_classes(false));
+    p.set_receiver_sites(true);
+    assert_eq!(p.receiver_site(BOOTSTRAP, &go), None);
+
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &lambda_classes(true));
+    p.set_receiver_sites(true);
+    assert_eq!(p.receiver_site(BOOTSTRAP, &go), Some(0));
+    assert_eq!(p.receiver_site_call(0), Some(("go", V)));
+    let run = id(&p, "Main", "run");
+    assert!(p.first_invocation(run).unwrap().is_empty());
+    // A lambda proxy reaches the site: what its `go` calls (the agent reads it from the JVM) is
+    // chosen, the lambda body; its own callees wait for its first invocation.
+    let proxy_calls = [CallSite::new(CallKind::Static, "Maker", "lambda$0", V)];
+    let b = p.hidden_receiver_seen(0, BOOTSTRAP, &proxy_calls).unwrap();
+    assert_eq!(names(&p, &b), ["Maker.lambda$0"]);
+    assert!(p
+        .hidden_receiver_seen(0, BOOTSTRAP, &proxy_calls)
+        .unwrap()
+        .is_empty());
+    // An ordinary receiver still chooses the method its class runs.
+    let b = p.receiver_seen(0, BOOTSTRAP, "Impl").unwrap();
+    assert_eq!(names(&p, &b), ["Impl.go"]);
+    assert_eq!(
+        p.hidden_receiver_seen(9, BOOTSTRAP, &proxy_calls)
+            .unwrap_err()
+            .to_string(),
+        SubgraphError::UnknownSite(9).to_string()
+    );
+    assert_eq!(p.receiver_site_call(9), None);
+}
+
 #[test]
 fn deferred_sites_are_lazy_only() {
     for scheme in [Scheme::Eager, Scheme::Total] {

@@ -1,0 +1,70 @@
+//! What the planner needs for lambdas made outside a root (docs/subgraph.md, "Lambdas made
+//! outside a root"): the interfaces a class makes lambdas of, and the calls of a method read
+//! from its bytecode and constant pool alone, as JVMTI gives them for a hidden class.
+
+use std::path::Path;
+
+use ferrofluid_classfile::attributes::Code;
+use ferrofluid_classfile::ClassFile;
+use ferrofluid_subgraph::model::calls_in_code;
+use ferrofluid_subgraph::{CallKind, CallSite, ClassModel};
+use ferrofluid_testkit::JDK17_HOME;
+
+fn compiled() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/hidden/Makes.java");
+    ferrofluid_testkit::javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        dir.path(),
+        [src],
+    );
+    std::fs::read(dir.path().join("Makes.class")).unwrap()
+}
+
+#[test]
+fn a_class_lists_the_interfaces_it_makes_lambdas_of_once_each() {
+    let bytes = compiled();
+    let class = ClassModel::parse(&bytes).unwrap();
+    let mut interfaces: Vec<&str> = class.lambda_interfaces.iter().map(|i| i.as_ref()).collect();
+    interfaces.sort_unstable();
+    assert_eq!(
+        interfaces,
+        ["java/lang/Runnable", "java/util/function/IntUnaryOperator"]
+    );
+}
+
+#[test]
+fn calls_read_from_a_standalone_pool_match_the_class_files() {
+    let bytes = compiled();
+    let file = ClassFile::parse(&bytes).unwrap();
+    let cp = &file.constant_pool;
+    // The pool as JVMTI's GetConstantPool gives it: the count, then the entries.
+    let pool = &bytes[8..cp.end_offset()];
+    let method = file
+        .methods
+        .iter()
+        .find(|m| m.name(cp).unwrap() == "call")
+        .unwrap();
+    let code = Code::parse(method.attribute(cp, "Code").unwrap(), cp).unwrap();
+    let calls = calls_in_code(pool, code.code).unwrap();
+    assert_eq!(
+        calls,
+        [
+            CallSite::new(CallKind::Interface, "java/lang/Runnable", "run", "()V"),
+            CallSite::new(
+                CallKind::Static,
+                "java/lang/String",
+                "valueOf",
+                "(Ljava/lang/Object;)Ljava/lang/String;"
+            ),
+            CallSite::new(CallKind::Virtual, "java/lang/String", "length", "()I"),
+            CallSite::new(CallKind::Special, "Makes", "<init>", "()V"),
+            CallSite::new(CallKind::Virtual, "java/lang/Object", "hashCode", "()I"),
+        ]
+    );
+    // A cut pool or body is an error, not a panic.
+    assert!(calls_in_code(&pool[..pool.len() / 2], code.code).is_err());
+    // `aload_1` then the five bytes of `invokeinterface`, cut after its opcode and one more.
+    assert!(calls_in_code(pool, &code.code[..3]).is_err());
+}
