@@ -31,6 +31,11 @@ const SEEN_PER_THREAD: usize = 4096;
 
 thread_local! {
     static SEEN: RefCell<HashSet<(u32, i64)>> = RefCell::new(HashSet::new());
+    /// Receiver sites that invoke method handles.
+    static HANDLE_SITES: RefCell<HashSet<u32>> = RefCell::new(HashSet::new());
+    /// Tags of method-handle classes without a `member` (bound and adapted handles): asking
+    /// again would raise `NoSuchFieldError` again.
+    static HANDLES_WITHOUT_MEMBER: RefCell<HashSet<i64>> = RefCell::new(HashSet::new());
 }
 
 /// Tags given to receiver classes, from 1 (0 means untagged).
@@ -55,7 +60,7 @@ pub fn reached(env: *mut sys::JNIEnv, receiver: sys::jobject, site: u32) {
     let tag = jvmti.tag(class.as_object()).unwrap_or(0);
     let known = tag != 0 && SEEN.with(|s| s.borrow().contains(&(site, tag)));
     if !known {
-        crate::hooks::as_pause(env, || reveal(jvmti, &jni, class, tag, site));
+        crate::hooks::as_pause(env, || reveal(jvmti, &jni, receiver, class, tag, site));
     }
     jni.delete_local_ref(class.as_object());
 }
@@ -78,10 +83,27 @@ pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
 }
 
 #[cold]
-fn reveal(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64, site: u32) {
+fn reveal(
+    jvmti: Jvmti,
+    jni: &JniEnv<'_>,
+    receiver: Object<'_>,
+    class: Class<'_>,
+    tag: i64,
+    site: u32,
+) {
     let Some((tag, key)) = tagged(jvmti, jni, class, tag) else {
         return;
     };
+    if is_handle_site(site) {
+        // What runs depends on the handle, not its class: no per-class memory, every
+        // invocation inside a root comes here (a tag on the handle's target says it is done).
+        if !HANDLES_WITHOUT_MEMBER.with(|h| h.borrow().contains(&tag))
+            && !crate::reveal::handle_invoked(jvmti, jni, receiver)
+        {
+            HANDLES_WITHOUT_MEMBER.with(|h| h.borrow_mut().insert(tag));
+        }
+        return;
+    }
     let hidden = is_hidden(&key.1)
         .then(|| session::receiver_site_call(site))
         .flatten()
@@ -99,6 +121,19 @@ fn reveal(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64, site: u32)
         }
         s.insert((site, tag));
     });
+}
+
+/// Whether `site` invokes a method handle (`MethodHandle.invokeExact`/`invoke`), remembered per
+/// thread once asked.
+fn is_handle_site(site: u32) -> bool {
+    if HANDLE_SITES.with(|h| h.borrow().contains(&site)) {
+        return true;
+    }
+    let handle = session::is_handle_site(site);
+    if handle {
+        HANDLE_SITES.with(|h| h.borrow_mut().insert(site));
+    }
+    handle
 }
 
 /// Whether a class name (from JVMTI's signature) is a hidden class's: HotSpot names one like

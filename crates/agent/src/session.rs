@@ -901,6 +901,15 @@ pub fn receiver_site_call(site: u32) -> Option<(String, String)> {
     Some((name.to_owned(), descriptor.to_owned()))
 }
 
+/// Whether `site` is one of the current session's receiver sites that invoke a method handle.
+pub fn is_handle_site(site: u32) -> bool {
+    let session = lock(&SESSION);
+    session.as_ref().is_some_and(|s| {
+        site.checked_sub(s.site_base)
+            .is_some_and(|local| s.planner.is_handle_site(local))
+    })
+}
+
 /// A receiver of a hidden class of loader `loader` reached receiver site `site` on this thread,
 /// inside a root's extent, and the method it runs there makes `calls` (see `crate::receiver`):
 /// their targets are instrumented before the call proceeds.

@@ -773,6 +773,18 @@ fn lambdas_made_outside_the_root_are_profiled_inside_it() {
     );
 }
 
+/// A direct method handle made before the root runs is revealed at its invocation inside the
+/// root; a bound one is not (its target is in its lambda form): `add` is not in the tree.
+#[test]
+fn direct_method_handles_made_outside_the_root_are_profiled_inside_it() {
+    let (profile, log) = startup_profile("outside-handles", "root=HndOut::run,include=HndOut");
+    assert_eq!(
+        call_paths(&profile),
+        paths(&[("HndOut.run", 1), ("HndOut.run/HndOut.twice", 6)]),
+        "{profile}\n{log}"
+    );
+}
+
 #[test]
 fn a_megamorphic_call_instruments_only_the_receivers_that_reach_it() {
     let (profile, log) = startup_profile("receivers", "root=Recv::run,include=Recv*");

@@ -24,6 +24,10 @@ public class Exact {
                 LamOut.warm(); // creates and calls the lambdas outside the root
                 LamOut.run();
                 break;
+            case "outside-handles":
+                HndOut.twice(0); // initialises the class (and its handles) outside the root
+                HndOut.run();
+                break;
             case "receivers":
                 Recv.main();
                 break;
@@ -150,6 +154,39 @@ class LamOut {
     static int twice(int x) { return 2 * x; }
 
     static void h() { n++; }
+}
+
+// Method handles made outside the root (in the static initialiser) and invoked inside it: a
+// direct one twice, and a bound one (its target is not seen, so it counts in run's self time).
+class HndOut {
+    static int n;
+    static final java.lang.invoke.MethodHandle TWICE;
+    static final java.lang.invoke.MethodHandle ADD_TO;
+
+    static {
+        try {
+            var lookup = java.lang.invoke.MethodHandles.lookup();
+            var intToInt = java.lang.invoke.MethodType.methodType(int.class, int.class);
+            TWICE = lookup.findStatic(HndOut.class, "twice", intToInt);
+            var add = lookup.findStatic(HndOut.class, "add",
+                java.lang.invoke.MethodType.methodType(int.class, int.class, int.class));
+            ADD_TO = java.lang.invoke.MethodHandles.insertArguments(add, 0, 5);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    static void run() throws Throwable {
+        for (int i = 0; i < 3; i++) {
+            n += (int) TWICE.invokeExact(i);
+            n += (int) TWICE.invokeExact(i + 1);
+            n += (int) ADD_TO.invokeExact(i);
+        }
+    }
+
+    static int twice(int x) { return 2 * x; }
+
+    static int add(int a, int b) { return a + b; }
 }
 
 // A virtual call with five loaded targets (a receiver site): only the two classes whose

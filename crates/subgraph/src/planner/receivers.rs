@@ -32,6 +32,9 @@ use crate::model::CallKind;
 use crate::registry::{Call, LoaderId, MethodKey};
 use crate::Batch;
 
+/// `java.lang.invoke.MethodHandle`, whose `invokeExact` and `invoke` run what the handle names.
+const METHOD_HANDLE: &str = "java/lang/invoke/MethodHandle";
+
 /// A call becomes a receiver site from this many possible targets; below it CHA instruments
 /// them all, which costs less than a hook on every call.
 pub const MIN_TARGETS: usize = 3;
@@ -245,6 +248,12 @@ impl Planner {
             // A method of an array (`clone()`): nothing to instrument.
             return None;
         }
+        if self.is_handle_invocation(call) {
+            // No bytecode behind it: the receiver, a method handle, names what runs.
+            let id = u32::try_from(self.receivers.sites.len()).ok()?;
+            self.receivers.sites.push(Site::Receiver(loader, call));
+            return Some(id);
+        }
         // A class not loaded yet may have any number of implementations by the time the call
         // runs (the method is instrumented before its first invocation): let receivers decide.
         if let Some((cid, true)) = self.registry.resolve_class_how(loader, class) {
@@ -280,6 +289,25 @@ impl Planner {
         let (_, name, descriptor) = self.registry.reference(call.target);
         let s = &self.registry.strings;
         Some((s.resolve(name), s.resolve(descriptor)))
+    }
+
+    /// Whether receiver site `site` invokes a method handle (`MethodHandle.invokeExact` or
+    /// `invoke`): what runs depends on the handle, not on its class, so the agent reveals the
+    /// handle's target at every invocation it has not seen (a handle made inside a root is
+    /// revealed when it is made; this covers one made outside).
+    pub fn is_handle_site(&self, site: u32) -> bool {
+        matches!(
+            self.receivers.sites.get(site as usize),
+            Some(&Site::Receiver(_, call)) if self.is_handle_invocation(call)
+        )
+    }
+
+    fn is_handle_invocation(&self, call: Call) -> bool {
+        let (class, name, _) = self.registry.reference(call.target);
+        let s = &self.registry.strings;
+        call.kind == CallKind::Virtual
+            && s.resolve(class) == METHOD_HANDLE
+            && matches!(s.resolve(name), "invokeExact" | "invoke")
     }
 
     /// A receiver of a class the planner cannot know, a hidden class (a lambda proxy, say), whose

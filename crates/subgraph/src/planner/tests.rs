@@ -902,6 +902,33 @@ fn a_call_on_a_lambda_interface_is_a_receiver_site_and_a_hidden_receiver_reveals
 }
 
 #[test]
+fn a_method_handle_invocation_is_a_handle_site() {
+    use ferrofluid_classfile::Invoke;
+    let mh = "java/lang/invoke/MethodHandle";
+    let calls = ["invokeExact", "invoke", "bindTo"]
+        .map(|name| CallSite::new(CallKind::Virtual, mh, name, "(I)I"))
+        .to_vec();
+    let main = class(
+        "Main",
+        "java/lang/Object",
+        vec![method("run", STATIC, calls)],
+    );
+    let (mut p, _) = loaded(Scheme::Lazy, &["Main::run"], &[object(), main]);
+    p.set_receiver_sites(true);
+    let call = |name| ferrofluid_classfile::CallSite {
+        descriptor: "(I)I",
+        ..probe_call(Invoke::Virtual, mh, name, 0)
+    };
+    // `MethodHandle` is not even loaded here: what runs is the handle's business. (`bindTo`
+    // names a class not loaded: an ordinary receiver site.)
+    let exact = p.receiver_site(BOOTSTRAP, &call("invokeExact")).unwrap();
+    let invoke = p.receiver_site(BOOTSTRAP, &call("invoke")).unwrap();
+    assert!(p.is_handle_site(exact) && p.is_handle_site(invoke));
+    assert_eq!(p.receiver_site(BOOTSTRAP, &call("bindTo")), Some(2));
+    assert!(!p.is_handle_site(2) && !p.is_handle_site(3));
+}
+
+#[test]
 fn deferred_sites_are_lazy_only() {
     for scheme in [Scheme::Eager, Scheme::Total] {
         let (mut p, _) = loaded(scheme, &["Cold::run"], &cold_classes());
