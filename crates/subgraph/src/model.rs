@@ -338,10 +338,6 @@ fn code_refs<'a>(
             continue;
         };
         let kind = match i.op {
-            opcodes::INVOKESTATIC => CallKind::Static,
-            opcodes::INVOKESPECIAL => CallKind::Special,
-            opcodes::INVOKEVIRTUAL => CallKind::Virtual,
-            opcodes::INVOKEINTERFACE => CallKind::Interface,
             opcodes::INVOKEDYNAMIC => {
                 if let Some(site) = lambda_target(cp, index, bootstraps)? {
                     calls.push(site);
@@ -354,16 +350,12 @@ fn code_refs<'a>(
                 }
                 continue;
             }
-            _ => continue,
+            op => match invoke_kind(op) {
+                Some(kind) => kind,
+                None => continue,
+            },
         };
-        let r = cp.member_ref(index)?;
-        calls.push(CallSite {
-            kind,
-            class: r.class,
-            name: r.name,
-            descriptor: r.descriptor,
-            deferred,
-        });
+        calls.push(call_of(cp, kind, index, deferred)?);
     }
     let trivial = trivial && static_fields.is_empty();
     Ok(CodeRefs {
@@ -402,26 +394,39 @@ pub fn calls_in_code<'a>(pool: &'a [u8], code: &[u8]) -> Result<Vec<CallSite<'a>
     let cp = ConstantPool::parse_standalone(pool)?;
     let mut calls = Vec::new();
     for i in insn::decode_all(code, 0)? {
-        let kind = match i.op {
-            opcodes::INVOKESTATIC => CallKind::Static,
-            opcodes::INVOKESPECIAL => CallKind::Special,
-            opcodes::INVOKEVIRTUAL => CallKind::Virtual,
-            opcodes::INVOKEINTERFACE => CallKind::Interface,
-            _ => continue,
-        };
-        let insn::Operand::Constant(index) = i.operand else {
-            continue;
-        };
-        let r = cp.member_ref(index)?;
-        calls.push(CallSite {
-            kind,
-            class: r.class,
-            name: r.name,
-            descriptor: r.descriptor,
-            deferred: false,
-        });
+        if let (Some(kind), insn::Operand::Constant(index)) = (invoke_kind(i.op), i.operand) {
+            calls.push(call_of(&cp, kind, index, false)?);
+        }
     }
     Ok(calls)
+}
+
+/// How an `invoke*` opcode other than `invokedynamic` dispatches; `None` for other opcodes.
+fn invoke_kind(op: u8) -> Option<CallKind> {
+    match op {
+        opcodes::INVOKESTATIC => Some(CallKind::Static),
+        opcodes::INVOKESPECIAL => Some(CallKind::Special),
+        opcodes::INVOKEVIRTUAL => Some(CallKind::Virtual),
+        opcodes::INVOKEINTERFACE => Some(CallKind::Interface),
+        _ => None,
+    }
+}
+
+/// The call an `invoke*` of method reference `index` makes.
+fn call_of<'a>(
+    cp: &ConstantPool<'a>,
+    kind: CallKind,
+    index: u16,
+    deferred: bool,
+) -> Result<CallSite<'a>, SubgraphError> {
+    let r = cp.member_ref(index)?;
+    Ok(CallSite {
+        kind,
+        class: r.class,
+        name: r.name,
+        descriptor: r.descriptor,
+        deferred,
+    })
 }
 
 /// The interfaces the lambda `invokedynamic` entries of `cp` produce, each once.
