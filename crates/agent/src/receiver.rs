@@ -14,6 +14,11 @@
 //! hash-set lookup. A miss takes the slow path once per thread: the class's name and loader,
 //! then the planner under the revelation lock, which another thread revealing the same target
 //! waits on, so no thread proceeds into an uninstrumented callee.
+//!
+//! Two receivers are read further. A hidden class (a lambda proxy made outside every root), which
+//! the planner never saw: the method the site calls is read from the JVM (its bytecode and
+//! constant pool) and what it calls is revealed. A method handle at an `invokeExact`/`invoke`
+//! site: its target is revealed at each invocation not seen yet, as the class says nothing.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};

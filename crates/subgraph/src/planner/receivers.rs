@@ -19,6 +19,12 @@
 //! formatting, slow paths) are never instrumented, which was most of Scheme B's surplus. A
 //! virtual call that is a receiver site anyway stays one.
 //!
+//! Calls a class-hierarchy count would leave alone are receiver sites too: a call on an
+//! interface some class makes lambdas of (its hidden implementations are invisible to CHA; the
+//! agent reads a hidden receiver's method, [`Planner::hidden_receiver_seen`]), and
+//! `MethodHandle.invokeExact`/`invoke` ([`Planner::is_handle_site`]). A call whose every target is
+//! chosen already or never will be is none: it would reveal nothing.
+//!
 //! Only under `lazy`: `eager` and `total` choose up front by design.
 
 use std::collections::{HashMap, HashSet};
