@@ -760,7 +760,20 @@ fn lambdas_inside_the_subgraph_are_profiled() {
 /// the agent reads what their methods call from the running JVM, at the receiver site.
 #[test]
 fn lambdas_made_outside_the_root_are_profiled_inside_it() {
-    let (profile, log) = startup_profile("outside-lambdas", "root=LamOut::run,include=LamOut");
+    lambdas_made_outside_the_root_on(Path::new(JDK17_HOME));
+}
+
+/// JDK 25 names its lambda proxies without a counter (`LamOut$$Lambda/0x…`).
+#[test]
+fn lambdas_made_outside_the_root_are_profiled_inside_it_on_jdk25() {
+    if let Some(jdk25) = jdk25_or_skip() {
+        lambdas_made_outside_the_root_on(jdk25);
+    }
+}
+
+fn lambdas_made_outside_the_root_on(jdk: &Path) {
+    let options = "root=LamOut::run,include=LamOut";
+    let (profile, log) = startup_profile_on(jdk, "outside-lambdas", options);
     assert_eq!(
         call_paths(&profile),
         paths(&[
