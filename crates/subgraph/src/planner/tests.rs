@@ -175,28 +175,38 @@ fn ids_are_dense_and_map_back() {
     assert!(p.method(3).is_none());
 }
 
+/// Interface `name` with one abstract method, `go`.
+fn go_interface(name: &'static str) -> ClassModel<'static> {
+    ClassModel::new(
+        name,
+        None,
+        &[],
+        PUBLIC | INTERFACE | ABSTRACT,
+        vec![method("go", ABSTRACT | PUBLIC, vec![])],
+    )
+}
+
+/// `Main.run` calls `go` on interface `interface`.
+fn main_calling_go(interface: &'static str) -> ClassModel<'static> {
+    ClassModel::new(
+        "Main",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![method(
+            "run",
+            STATIC,
+            vec![call(CallKind::Interface, interface, "go")],
+        )],
+    )
+}
+
 /// `Task` with implementations `A`, `B` loaded and `C` loaded later; `Main.run` calls `Task.go`.
 fn tasks() -> Vec<ClassModel<'static>> {
     vec![
         object(),
-        ClassModel::new(
-            "Task",
-            None,
-            &[],
-            PUBLIC | INTERFACE | ABSTRACT,
-            vec![method("go", ABSTRACT | PUBLIC, vec![])],
-        ),
-        ClassModel::new(
-            "Main",
-            Some("java/lang/Object"),
-            &[],
-            PUBLIC,
-            vec![method(
-                "run",
-                STATIC,
-                vec![call(CallKind::Interface, "Task", "go")],
-            )],
-        ),
+        go_interface("Task"),
+        main_calling_go("Task"),
         ClassModel::new(
             "A",
             Some("java/lang/Object"),
@@ -832,13 +842,7 @@ fn lambda_classes(makes_lambdas: bool) -> Vec<ClassModel<'static>> {
     );
     vec![
         object(),
-        ClassModel::new(
-            "Fn",
-            None,
-            &[],
-            PUBLIC | INTERFACE | ABSTRACT,
-            vec![method("go", ABSTRACT | PUBLIC, vec![])],
-        ),
+        go_interface("Fn"),
         ClassModel::new(
             "Impl",
             Some("java/lang/Object"),
@@ -851,17 +855,7 @@ fn lambda_classes(makes_lambdas: bool) -> Vec<ClassModel<'static>> {
         } else {
             maker
         },
-        ClassModel::new(
-            "Main",
-            Some("java/lang/Object"),
-            &[],
-            PUBLIC,
-            vec![method(
-                "run",
-                STATIC,
-                vec![call(CallKind::Interface, "Fn", "go")],
-            )],
-        ),
+        main_calling_go("Fn"),
     ]
 }
 
