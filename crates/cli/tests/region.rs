@@ -17,12 +17,7 @@ fn run(dir: &Path, flags: &[&str], out: &Path) -> Output {
 }
 
 fn region<'a>(doc: &'a Value, method: &str) -> &'a Value {
-    doc["regions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["method"] == method)
-        .unwrap_or_else(|| panic!("no region {method} in {doc}"))
+    common::entry(doc, "regions", "method", method)
 }
 
 fn u(v: &Value) -> u64 {

@@ -1,25 +1,17 @@
-//! What the planner needs for lambdas made outside a root (docs/subgraph.md, "Lambdas made
-//! outside a root"): the interfaces a class makes lambdas of, and the calls of a method read
-//! from its bytecode and constant pool alone, as JVMTI gives them for a hidden class.
+//! What the planner needs for lambdas made outside a root (docs/subgraph.md, "Lambdas and
+//! method handles made outside a root"): the interfaces a class makes lambdas of, and the calls
+//! of a method read from its bytecode and constant pool alone, as JVMTI gives them for a hidden
+//! class.
 
-use std::path::Path;
+mod common;
 
 use ferrofluid_classfile::attributes::Code;
 use ferrofluid_classfile::ClassFile;
 use ferrofluid_subgraph::model::calls_in_code;
 use ferrofluid_subgraph::{CallKind, CallSite, ClassModel};
-use ferrofluid_testkit::JDK17_HOME;
 
 fn compiled() -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/hidden/Makes.java");
-    ferrofluid_testkit::javac(
-        Path::new(JDK17_HOME),
-        &["--release", "17"],
-        dir.path(),
-        [src],
-    );
-    std::fs::read(dir.path().join("Makes.class")).unwrap()
+    common::class_file("hidden", "Makes")
 }
 
 #[test]

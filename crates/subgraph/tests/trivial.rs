@@ -1,21 +1,12 @@
 //! Which methods `ClassModel::parse` marks trivial, on javac's output for each shape.
 
-use std::path::Path;
+mod common;
 
 use ferrofluid_subgraph::ClassModel;
-use ferrofluid_testkit::JDK17_HOME;
 
 #[test]
 fn accessor_sized_straight_line_code_that_calls_nothing_is_trivial() {
-    let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/trivial/Trivial.java");
-    ferrofluid_testkit::javac(
-        Path::new(JDK17_HOME),
-        &["--release", "17"],
-        dir.path(),
-        [src],
-    );
-    let bytes = std::fs::read(dir.path().join("Trivial.class")).unwrap();
+    let bytes = common::class_file("trivial", "Trivial");
     let class = ClassModel::parse(&bytes).unwrap();
     let marked = |trivial: bool| -> Vec<&str> {
         let mut names: Vec<&str> = class

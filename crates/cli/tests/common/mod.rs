@@ -54,10 +54,20 @@ pub fn run_java(flags: &[&str], out: &Path, dir: &Path, main: &str) -> Output {
 
 /// The thread named `name` in a profile document.
 pub fn thread<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    doc["threads"]
+    entry(doc, "threads", "name", name)
+}
+
+/// The entry of array `list` in a profile document whose `key` is `value`.
+pub fn entry<'a>(
+    doc: &'a serde_json::Value,
+    list: &str,
+    key: &str,
+    value: &str,
+) -> &'a serde_json::Value {
+    doc[list]
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} thread in {doc}"))
+        .find(|e| e[key] == value)
+        .unwrap_or_else(|| panic!("no {list} entry with {key} {value} in {doc}"))
 }

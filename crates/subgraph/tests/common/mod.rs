@@ -16,6 +16,23 @@ use ferrofluid_testkit::JDK17_HOME;
 /// Loader id the tests give the application class loader.
 pub const APP: LoaderId = 1;
 
+/// The bytes of class `class`, compiled by javac (`--release 17`) from
+/// `tests/java/<case>/<class>.java`.
+pub fn class_file(case: &str, class: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/java")
+        .join(case)
+        .join(format!("{class}.java"));
+    ferrofluid_testkit::javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        dir.path(),
+        [src],
+    );
+    std::fs::read(dir.path().join(format!("{class}.class"))).unwrap()
+}
+
 /// Every class of `java.base`, by internal name.
 pub fn java_base() -> &'static HashMap<String, Vec<u8>> {
     static CLASSES: OnceLock<HashMap<String, Vec<u8>>> = OnceLock::new();
