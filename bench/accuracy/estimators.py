@@ -31,12 +31,13 @@ import compare
 
 
 def batches(log):
-    """(total, inner) ns per pair of each calibration batch, from the agent log."""
+    """(total, inner) ns per pair of each calibration batch, from the agent log (since session
+    12 each batch also shows what its probes measured of themselves, which is not calibrated)."""
     with open(log) as f:
         for line in f:
-            m = re.search(r"total/inner ns per call: ([0-9/ ]+)\)", line)
+            m = re.search(r"total/inner(?:/measured)? ns per call: ([0-9/ ]+)\)", line)
             if m:
-                return [tuple(map(float, b.split("/"))) for b in m.group(1).split()]
+                return [tuple(map(float, b.split("/")[:2])) for b in m.group(1).split()]
     raise SystemExit(f"{log}: no calibration line")
 
 
@@ -58,11 +59,13 @@ PROBE_SPREAD, UNCERTAIN_SHARE = 0.30, 0.10
 
 def compensate(node, inner, outer):
     """Sets total_ns/self_ns/total_uncertain of `node`'s subtree as node_times (crates/profile)
-    would; returns (total_ns, total probe cost subtracted)."""
+    would; returns (total_ns, total calibrated probe cost subtracted). What the probes measured
+    of themselves (`probe_ns`) is subtracted too, but is no estimate."""
     children = [compensate(c, inner, outer) for c in node["children"]]
     overhead = node["calls"] * inner + node.get("outer_calls", 0) * outer
     if "measured_self_ns" in node:
-        node["self_ns"] = max(0, round(node["measured_self_ns"] - overhead))
+        measured = node["measured_self_ns"] - node.get("probe_ns", 0)
+        node["self_ns"] = max(0, round(measured - overhead))
     node["total_ns"] = node["self_ns"] + sum(t for t, _ in children)
     total_overhead = round(overhead) + sum(o for _, o in children)
     node["total_uncertain"] = total_overhead * PROBE_SPREAD > node["total_ns"] * UNCERTAIN_SHARE
@@ -86,7 +89,8 @@ def score(workdir, estimate):
         yield {
             "run": f"{os.path.basename(workdir)}-{r}",
             "pair": inner + outer,
-            "app_pair": (d["tinyCaller"][1] - true["tiny"]) / d["tiny"][2],
+            # Apart from what the probes measured of themselves, which is not calibrated.
+            "app_pair": (d["tinyCaller"][1] - d["tinyCaller"][4] - true["tiny"]) / d["tiny"][2],
             "root": d["driver"][0] / true["driver"],
             "graded": g["graded"][0] / true["graded"],
             "m100": g["m100Caller"][0] / true["m100"] - 1,

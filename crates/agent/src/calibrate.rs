@@ -1,9 +1,12 @@
 //! Probe calibration (JFluid 5.3): `ferrofluid/Calibrate.caller` (id [`CALIBRATION_CALLER_ID`], a
 //! root) calls `Calibrate.empty` (id [`CALIBRATION_ID`]) in a loop, both with the real entry/exit
-//! probes, in batches run from Java on the calibrating thread; the hooks sum the time from the
-//! callee's entry timestamp to its exit timestamp (the inner time), the batch's wall time gives the
-//! total, and `Calibration::from_batches` keeps the median of the batch averages (JFluid keeps the
-//! minimum; why not here is said there).
+//! probes, in batches run from Java on the calibrating thread. The probes measure their own
+//! duration (every event carries it, and profiles subtract it as measured), so the calibration is
+//! of the rest, the calls into the probes and back: the hooks sum the time from the end of the
+//! callee's entry probe to the start of its exit probe (the inner time) and every probe's own
+//! duration, the batch's wall time less those durations gives the total, and
+//! `Calibration::from_batches` keeps the median of the batch averages (JFluid keeps the minimum;
+//! why not here is said there).
 //!
 //! The shape matters: the first calibration called `empty` from one loop entered from native code
 //! (so only on-stack-replaced, and each call a root of its own), and its probe pairs cost ~15-20 ns
@@ -83,7 +86,7 @@ pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibrated, String> {
             callee: flags::ACTIVE | flags::INVOKED,
             caller: flags::ACTIVE | flags::ROOT | flags::INVOKED,
             take_inner: hooks::take_calibration_inner,
-            take_waits: hooks::take_calibration_waits,
+            take_probes: hooks::take_calibration_probes,
         },
     )
 }
@@ -97,7 +100,7 @@ pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibration, String> {
             callee: flags::ACTIVE | flags::REGION | flags::INVOKED,
             caller: 0,
             take_inner: crate::region::take_calibration_inner,
-            take_waits: || 0,
+            take_probes: || 0,
         },
     )?;
     Ok(calibrated.wall)
@@ -108,9 +111,10 @@ struct Probes {
     /// Flags of the callee (`empty`) and of the caller (`caller`) while calibrating.
     callee: u8,
     caller: u8,
-    /// Read (and reset) the inner time and the ring waits summed by the hooks.
+    /// Read (and reset) the inner time and the probes' own measured durations (waits for room
+    /// in the ring included) summed by the hooks.
     take_inner: fn() -> u64,
-    take_waits: fn() -> u64,
+    take_probes: fn() -> u64,
 }
 
 /// Runs the batches with the calibration methods' flags set as `probes` says.
@@ -126,9 +130,11 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
     let was = hooks::COLLECTING.swap(true, Ordering::SeqCst);
     let mut batches = Vec::with_capacity(BATCHES);
     let mut cpu_batches = Vec::with_capacity(BATCHES);
+    // Per batch, ns per pair the probes measured of themselves (logged).
+    let mut measured = Vec::with_capacity(BATCHES);
     let mut failure = None;
     (probes.take_inner)();
-    (probes.take_waits)();
+    (probes.take_probes)();
     hooks::take_calibration_cpu_inner();
     hooks::take_calibration_cpu_waits();
     for _ in 0..BATCHES {
@@ -142,9 +148,13 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
         let scale = |inner: u64| inner * pairs / (calls * PER_CALL) as u64;
         match elapsed {
             Ok(ns) => {
+                // What the probes measured of themselves, profiles subtract as measured: the
+                // calibration is of the rest.
+                let probes_ns = (probes.take_probes)();
+                measured.push(probes_ns / pairs);
                 batches.push(CalibrationBatch {
                     pairs,
-                    elapsed_ns: (ns.max(0) as u64).saturating_sub((probes.take_waits)()),
+                    elapsed_ns: (ns.max(0) as u64).saturating_sub(probes_ns),
                     inner_ns: scale((probes.take_inner)()),
                 });
                 cpu_batches.push(CalibrationBatch {
@@ -188,19 +198,21 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
     // moves with scheduling (docs/PERFORMANCE.md, accuracy).
     let each: Vec<String> = batches
         .iter()
-        .map(|b| {
+        .zip(&measured)
+        .map(|(b, measured)| {
             let n = b.pairs as f64;
             format!(
-                "{:.0}/{:.0}",
+                "{:.0}/{:.0}/{measured}",
                 b.elapsed_ns as f64 / n,
                 b.inner_ns as f64 / n
             )
         })
         .collect();
     log::info!(
-        "calibrated probes: inner {:.1} ns, outer {:.1} ns per call, the median of {BATCHES} \
-         batches of {calls} calls of a caller making {PER_CALL} calls (their minimum, JFluid's \
-         estimate: inner {:.1}, outer {:.1}); per batch, total/inner ns per call: {})",
+        "calibrated probes (apart from what they measure of themselves): inner {:.1} ns, outer \
+         {:.1} ns per call, the median of {BATCHES} batches of {calls} calls of a caller making \
+         {PER_CALL} calls (their minimum, JFluid's estimate: inner {:.1}, outer {:.1}); per \
+         batch, total/inner/measured ns per call: {})",
         c.inner_ns,
         c.outer_ns,
         jfluid.inner_ns,

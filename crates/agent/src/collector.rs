@@ -95,7 +95,10 @@ impl Collector {
         if !events.is_empty() {
             let mapped: Vec<(Kind, ferrofluid_profile::MethodId, Stamp)> = events
                 .iter()
-                .map(|&(e, cpu)| (e.kind, self.method(e.id), stamp(e.ns, cpu)))
+                .map(|&(e, cpu)| {
+                    let at = stamp(e.ns, cpu).by_probe(hooks::ticks_to_ns(e.probe_ticks.into()));
+                    (e.kind, self.method(e.id), at)
+                })
                 .collect();
             let rec = self.recording.thread(ring.thread_id, &ring.thread_name);
             for (kind, m, at) in mapped {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use ferrofluid_jvmti::sys;
 
 use crate::flags::{self, ACTIVE, INVOKED, REGION, ROOT};
-use crate::ring::{Event, Kind, Ring};
+use crate::ring::{Event, Kind, ProbeStart, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
 pub static GENERATION: AtomicU32 = AtomicU32::new(1);
@@ -58,12 +58,15 @@ pub const fn method_id(id: u32) -> u32 {
 }
 
 struct Local {
-    /// Calibration: timestamp of the last entry of [`CALIBRATION_ID`], and the sum of its inner times.
+    /// Calibration, in [`ticks`]: when the last entry probe of [`CALIBRATION_ID`] ended, and
+    /// the sum of its inner times (from there to the start of its exit probe).
     calibration: Cell<(u64, u64)>,
-    /// Calibration: time its probes (callee's and caller's) waited for room in a full ring (not a
-    /// probe cost: real profiles factor such waits out as pauses).
-    calibration_waits: Cell<u64>,
-    /// Calibration with the CPU clock: the same two, in thread CPU time.
+    /// Calibration, in [`ticks`]: the probes' own durations (callee's and caller's), which the
+    /// events carry and profiles subtract as measured (waits for room in the ring included,
+    /// which profiles factor out as pauses): the calibration leaves them out of its costs.
+    calibration_probes: Cell<u64>,
+    /// Calibration with the CPU clock: the probe's inner CPU time as `calibration`, and the
+    /// time its probes waited for room in a full ring, in thread CPU time.
     calibration_cpu: Cell<(u64, u64)>,
     calibration_cpu_waits: Cell<u64>,
     generation: Cell<u32>,
@@ -81,7 +84,7 @@ thread_local! {
     static LOCAL: Local = const {
         Local {
             calibration: Cell::new((0, 0)),
-            calibration_waits: Cell::new(0),
+            calibration_probes: Cell::new(0),
             calibration_cpu: Cell::new((0, 0)),
             calibration_cpu_waits: Cell::new(0),
             generation: Cell::new(0),
@@ -98,17 +101,42 @@ thread_local! {
 /// `CLOCK_MONOTONIC` otherwise.
 #[inline]
 pub fn now() -> u64 {
+    time_at(ticks())
+}
+
+/// The probes' clock, in ticks: the TSC if [`init_clock`] found it reliable, else
+/// `CLOCK_MONOTONIC` ns. A probe reads it first thing and again just before it publishes its
+/// event, so that the event carries the probe's own duration (docs/PERFORMANCE.md, "Session 12").
+#[inline]
+pub fn ticks() -> u64 {
     #[cfg(target_arch = "x86_64")]
-    {
-        let scale = f64::from_bits(TSC_SCALE.load(Ordering::Relaxed));
-        if scale > 0.0 {
-            // SAFETY: rdtsc has no preconditions on x86_64.
-            let tsc = unsafe { core::arch::x86_64::_rdtsc() };
-            let ticks = tsc.wrapping_sub(TSC_BASE.load(Ordering::Relaxed));
-            return NS_BASE.load(Ordering::Relaxed) + (ticks as f64 * scale) as u64;
-        }
+    if TSC_SCALE.load(Ordering::Relaxed) != 0 {
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        return unsafe { core::arch::x86_64::_rdtsc() };
     }
     monotonic()
+}
+
+/// The monotonic time (ns) of a [`ticks`] reading.
+#[inline]
+pub fn time_at(ticks: u64) -> u64 {
+    let scale = f64::from_bits(TSC_SCALE.load(Ordering::Relaxed));
+    if scale > 0.0 {
+        let ticks = ticks.wrapping_sub(TSC_BASE.load(Ordering::Relaxed));
+        return NS_BASE.load(Ordering::Relaxed) + (ticks as f64 * scale) as u64;
+    }
+    ticks
+}
+
+/// A duration in [`ticks`], in ns.
+#[inline]
+pub fn ticks_to_ns(ticks: u64) -> u64 {
+    let scale = f64::from_bits(TSC_SCALE.load(Ordering::Relaxed));
+    if scale > 0.0 {
+        (ticks as f64 * scale) as u64
+    } else {
+        ticks
+    }
 }
 
 /// The calling thread's CPU clock, ns (user and system time). A system call: ~1 µs on the
@@ -132,14 +160,6 @@ fn cpu_stamp() -> Option<u64> {
     } else {
         None
     }
-}
-
-/// Time the agent spent on a thread, to be factored out of its open frames.
-#[derive(Clone, Copy, Default)]
-struct Pause {
-    wall: u64,
-    /// Thread CPU time; 0 unless the session measures it.
-    cpu: u64,
 }
 
 /// Both clocks at the start of agent work on a thread (the CPU clock only if measured).
@@ -267,23 +287,29 @@ impl Local {
             word: c,
             clock: thread_cpu(),
         });
-        self.push_from(env, Event::new(Kind::Adjust, id, wall), cpu, false);
+        self.push_from(env, Event::new(Kind::Adjust, id, wall), cpu, None, false);
     }
 
-    /// Pushes a probe's event, which may empty the thread's full ring itself (probes run in
-    /// application code, where the agent holds no lock on the thread); returns how long the
-    /// thread paused for room. `cpu`: the probe's CPU clock reading.
+    /// Pushes the event of a probe that started at `start` (in [`ticks`]; also its timestamp),
+    /// which may empty the thread's full ring itself (probes run in application code, where the
+    /// agent holds no lock on the thread). `cpu`: the probe's CPU clock reading. Returns the
+    /// thread CPU time it paused for room (reported as a pause; 0 unless the CPU clock is read).
     #[inline]
     fn push_probe(
         &self,
         env: *mut sys::JNIEnv,
         kind: Kind,
         id: u32,
-        ns: u64,
+        start: u64,
         cpu: Option<u64>,
-    ) -> Pause {
+    ) -> u64 {
         let cpu = cpu.map(|c| Cpu { word: c, clock: c });
-        self.push_from(env, Event::new(kind, id, ns), cpu, true)
+        let probe = ProbeStart {
+            start,
+            clock: ticks,
+        };
+        let event = Event::new(kind, id, time_at(start));
+        self.push_from(env, event, cpu, Some(probe), true)
     }
 
     #[inline]
@@ -292,14 +318,15 @@ impl Local {
         env: *mut sys::JNIEnv,
         event: Event,
         cpu: Option<Cpu>,
+        probe: Option<ProbeStart>,
         drain_own: bool,
-    ) -> Pause {
+    ) -> u64 {
         if let Some(ring) = self.ring.borrow().as_ref() {
-            return push_reporting_waits(ring, event, cpu, drain_own);
+            return push_reporting_waits(ring, event, cpu, probe, drain_own);
         }
         // The borrow above has ended: `new_ring` stores the ring in `self.ring`.
         let ring = self.new_ring(env);
-        push_reporting_waits(&ring, event, cpu, drain_own)
+        push_reporting_waits(&ring, event, cpu, probe, drain_own)
     }
 
     #[cold]
@@ -317,8 +344,10 @@ impl Local {
     }
 }
 
+/// The entry probe of method `id` (or of `!id`, [`always_native`]), started at `start`
+/// ([`ticks`]).
 #[inline]
-fn enter(env: *mut sys::JNIEnv, id: i32) {
+fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
@@ -346,27 +375,29 @@ fn enter(env: *mut sys::JNIEnv, id: i32) {
         }
         if f & INVOKED == 0 {
             first_invocation(l, env, id);
+            // Revelation is factored out as a pause, not as this probe's time.
+            start = ticks();
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            let t = now();
             let c = cpu_stamp();
-            let waited = l.push_probe(env, Kind::Enter, id, t, c);
+            let waited = l.push_probe(env, Kind::Enter, id, start, c);
             if id < FIRST_SESSION_ID {
-                calibration_enter(l, id, t, c, waited);
+                calibration_enter(l, id, start, c, waited);
             }
         }
     });
 }
 
+/// The exit probe of method `id`, as [`enter`].
 #[inline]
-fn exit(env: *mut sys::JNIEnv, id: i32) {
+fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
         return;
     }
     if f & REGION != 0 {
-        crate::region::exit(id);
+        crate::region::exit(id, start);
         return;
     }
     let _ = LOCAL.try_with(|l| {
@@ -379,12 +410,10 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
             return;
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            // CPU clock first: the wall interval of a pair then contains its CPU interval.
             let c = cpu_stamp();
-            let t = now();
-            let waited = l.push_probe(env, Kind::Exit, id, t, c);
+            let waited = l.push_probe(env, Kind::Exit, id, start, c);
             if id < FIRST_SESSION_ID {
-                calibration_exit(l, id, t, c, waited);
+                calibration_exit(l, id, start, c, waited);
             }
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
@@ -396,42 +425,56 @@ fn exit(env: *mut sys::JNIEnv, id: i32) {
     });
 }
 
-/// Calibration: the time a calibration probe waited for room in the ring, kept apart.
-fn add_calibration_waits(l: &Local, waited: Pause) {
-    l.calibration_waits
-        .set(l.calibration_waits.get() + waited.wall);
-    l.calibration_cpu_waits
-        .set(l.calibration_cpu_waits.get() + waited.cpu);
+/// Calibration: a probe that started at `start` ([`ticks`]) ends now; adds its whole duration
+/// (any wait for room in the ring included) to the measured part and returns its end (ticks).
+/// Called last, with only integer stores after the clock read, so that what the calibration
+/// leaves to be estimated is what an application probe leaves: the calls into the probe and
+/// back, outside every clock reading.
+#[inline(always)]
+fn calibration_probe_ends(l: &Local, start: u64) -> u64 {
+    let end = ticks();
+    l.calibration_probes
+        .set(l.calibration_probes.get() + end.wrapping_sub(start));
+    end
 }
 
-/// Calibration: an entry probe of `id` recorded at `t` (and CPU clock `c`) and paused `waited`.
+/// Calibration: an entry probe of `id` that started at `start` ([`ticks`]), with CPU clock
+/// `c`, and paused `waited_cpu` of thread CPU time.
 #[cold]
-fn calibration_enter(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
-    add_calibration_waits(l, waited);
-    if id == CALIBRATION_ID {
-        // A wait after the entry timestamp is inside the inner interval: skip it.
-        l.calibration.set((t + waited.wall, l.calibration.get().1));
-        if let Some(c) = c {
-            l.calibration_cpu
-                .set((c + waited.cpu, l.calibration_cpu.get().1));
-        }
+fn calibration_enter(l: &Local, id: u32, start: u64, c: Option<u64>, waited_cpu: u64) {
+    l.calibration_cpu_waits
+        .set(l.calibration_cpu_waits.get() + waited_cpu);
+    if id != CALIBRATION_ID {
+        calibration_probe_ends(l, start);
+        return;
     }
+    if let Some(c) = c {
+        // A wait after the entry's CPU stamp is inside the inner interval: skip it.
+        l.calibration_cpu
+            .set((c + waited_cpu, l.calibration_cpu.get().1));
+    }
+    // The callee's inner interval starts where its entry probe ended.
+    let sum = l.calibration.get().1;
+    let ended = calibration_probe_ends(l, start);
+    l.calibration.set((ended, sum));
 }
 
 /// Calibration: an exit probe of `id`, as [`calibration_enter`].
 #[cold]
-fn calibration_exit(l: &Local, id: u32, t: u64, c: Option<u64>, waited: Pause) {
-    add_calibration_waits(l, waited);
+fn calibration_exit(l: &Local, id: u32, start: u64, c: Option<u64>, waited_cpu: u64) {
+    l.calibration_cpu_waits
+        .set(l.calibration_cpu_waits.get() + waited_cpu);
     if id == CALIBRATION_ID {
         let (entered, sum) = l.calibration.get();
         l.calibration
-            .set((entered, sum + t.saturating_sub(entered)));
+            .set((entered, sum + start.wrapping_sub(entered)));
         if let Some(c) = c {
             let (entered, sum) = l.calibration_cpu.get();
             l.calibration_cpu
                 .set((entered, sum + c.saturating_sub(entered)));
         }
     }
+    calibration_probe_ends(l, start);
 }
 
 /// Lazy revelation on the first invocation of `id`: its callees are instrumented before it
@@ -502,8 +545,16 @@ struct Cpu {
 
 /// Pushes an event; if a full ring made this thread pause, emptying it itself (`drain_own`) or
 /// waiting for the collector, the pause is reported, so it is not charged to the running method.
+/// A `probe`'s event carries the probe's duration. Returns the pause's thread CPU time (0
+/// unless measured).
 #[inline]
-fn push_reporting_waits(ring: &Ring, event: Event, cpu: Option<Cpu>, drain_own: bool) -> Pause {
+fn push_reporting_waits(
+    ring: &Ring,
+    event: Event,
+    cpu: Option<Cpu>,
+    probe: Option<ProbeStart>,
+    drain_own: bool,
+) -> u64 {
     let mut drained = 0;
     let make_room = || {
         if drain_own {
@@ -511,29 +562,31 @@ fn push_reporting_waits(ring: &Ring, event: Event, cpu: Option<Cpu>, drain_own: 
         }
     };
     let wait = crate::ring::FULL_WAIT;
-    match cpu {
-        None => ring.push_within(event.kind, event.id, event.ns, wait, make_room),
-        Some(c) => ring.push_with_cpu_within(event, c.word, wait, make_room),
+    match (probe, cpu) {
+        (Some(p), cpu) => ring.push_probe_within(event, cpu.map(|c| c.word), p, wait, make_room),
+        (None, None) => ring.push_within(event.kind, event.id, event.ns, wait, make_room),
+        (None, Some(c)) => ring.push_with_cpu_within(event, c.word, wait, make_room),
     };
     let paused = drained + ring.take_waited_ns();
     if paused == 0 {
-        return Pause::default();
+        return 0;
     }
     report_pause(ring, paused, cpu.map(|c| c.clock))
 }
 
-/// Pushes the adjustment for a pause of `wall` ns in a push that started at CPU clock `cpu`.
+/// Pushes the adjustment for a pause of `wall` ns in a push that started at CPU clock `cpu`;
+/// returns the pause's thread CPU time (0 unless measured).
 #[cold]
-fn report_pause(ring: &Ring, wall: u64, cpu: Option<u64>) -> Pause {
+fn report_pause(ring: &Ring, wall: u64, cpu: Option<u64>) -> u64 {
     let adjust = Event::new(Kind::Adjust, 0, wall);
     match cpu.map(|c| thread_cpu().saturating_sub(c)) {
         None => {
             ring.push(Kind::Adjust, 0, wall);
-            Pause { wall, cpu: 0 }
+            0
         }
         Some(cpu) => {
             ring.push_with_cpu_within(adjust, cpu, crate::ring::FULL_WAIT, || {});
-            Pause { wall, cpu }
+            cpu
         }
     }
 }
@@ -573,15 +626,8 @@ pub fn agent_callback(env: *mut sys::JNIEnv, what: &'static str, work: impl FnOn
     });
 }
 
-/// Calibration: the time the calibration probes waited for room in the ring since the last call
-/// (and resets it), on this thread.
-pub fn take_calibration_waits() -> u64 {
-    LOCAL
-        .try_with(|l| l.calibration_waits.replace(0))
-        .unwrap_or(0)
-}
-
-/// Calibration: [`take_calibration_waits`] in thread CPU time.
+/// Calibration: the thread CPU time the calibration probes waited for room in the ring since
+/// the last call (and resets it), on this thread.
 pub fn take_calibration_cpu_waits() -> u64 {
     LOCAL
         .try_with(|l| l.calibration_cpu_waits.replace(0))
@@ -595,13 +641,20 @@ pub fn take_calibration_cpu_inner() -> u64 {
         .unwrap_or(0)
 }
 
+/// Calibration: the probes' own durations summed since the last call (and resets it), ns.
+pub fn take_calibration_probes() -> u64 {
+    LOCAL
+        .try_with(|l| ticks_to_ns(l.calibration_probes.replace(0)))
+        .unwrap_or(0)
+}
+
 /// Calibration: the inner time summed since the last call (and resets it), on this thread.
 pub fn take_calibration_inner() -> u64 {
     LOCAL
         .try_with(|l| {
             let (_, sum) = l.calibration.get();
             l.calibration.set((0, 0));
-            sum
+            ticks_to_ns(sum)
         })
         .unwrap_or(0)
 }
@@ -656,12 +709,17 @@ pub fn thread_end(env: *mut sys::JNIEnv) {
 // The natives. The code above is written not to panic; ffi_guard (free unless a panic happens) makes
 // sure none could unwind into the JVM anyway.
 
+// Each reads the clock first: what follows, up to the publication of its event, is the probe's
+// measured duration.
+
 pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || enter(env, id))
+    let start = ticks();
+    ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || enter(env, id, start))
 }
 
 pub extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || exit(env, id))
+    let start = ticks();
+    ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || exit(env, id, start))
 }
 
 pub extern "C" fn native_blocks(
@@ -670,7 +728,8 @@ pub extern "C" fn native_blocks(
     id: sys::jint,
     _count: sys::jint,
 ) {
-    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || exit(env, id))
+    let start = ticks();
+    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || exit(env, id, start))
 }
 
 pub extern "C" fn native_alloc(
@@ -793,20 +852,20 @@ pub fn natives(
 /// a ring must be created, which [`prime_thread`] does first.
 #[doc(hidden)]
 pub fn bench_pair(id: u32) {
-    enter(std::ptr::null_mut(), id as i32);
-    exit(std::ptr::null_mut(), id as i32);
+    enter(std::ptr::null_mut(), id as i32, ticks());
+    exit(std::ptr::null_mut(), id as i32, ticks());
 }
 
 /// Enters `id` only (e.g. a root, for the frames that follow), without a JVM (benchmarks).
 #[doc(hidden)]
 pub fn bench_enter(id: u32) {
-    enter(std::ptr::null_mut(), id as i32);
+    enter(std::ptr::null_mut(), id as i32, ticks());
 }
 
 /// Exits `id` only, without a JVM (benchmarks, tests).
 #[doc(hidden)]
 pub fn bench_exit(id: u32) {
-    exit(std::ptr::null_mut(), id as i32);
+    exit(std::ptr::null_mut(), id as i32, ticks());
 }
 
 /// Makes `id` an active, already invoked method (a root if `root`), without a JVM (benchmarks).

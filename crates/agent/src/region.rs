@@ -241,10 +241,11 @@ pub fn enter(id: u32) {
     });
 }
 
-/// Exit (or unwind) probe of region method `id`.
+/// Exit (or unwind) probe of region method `id`, whose hook read the clock at `start`
+/// ([`hooks::ticks`]) first thing: the interval ends there.
 #[inline]
-pub fn exit(id: u32) {
-    let end = hooks::now();
+pub fn exit(id: u32, start: u64) {
+    let end = hooks::time_at(start);
     let _ = LOCAL.try_with(|l| {
         l.sync_generation();
         let mut open = l.open.borrow_mut();

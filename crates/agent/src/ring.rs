@@ -37,7 +37,14 @@ fn prefetch_for_write(slot: *const [u64; 2]) {
 /// Tag of a slot that carries the thread CPU clock (ns) of the event in the next slot.
 const CPU_TAG: u64 = 3;
 
-/// What happened: the high 2 bits of an event's first word; the low 32 bits carry the method id.
+/// Bits of an event's first word between its kind and its method id that carry the duration of
+/// the probe that pushed it, in ticks of the probe clock (at 3 GHz, up to ~0.35 s; longer ones,
+/// which waits for room do not make, are cut there).
+const PROBE_BITS: u32 = 30;
+const PROBE_MAX: u64 = (1 << PROBE_BITS) - 1;
+
+/// What happened: the high 2 bits of an event's first word; the low 32 bits carry the method id,
+/// the bits between the probe's duration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Enter,
@@ -67,8 +74,22 @@ impl Kind {
 
 impl Event {
     pub fn new(kind: Kind, id: u32, ns: u64) -> Event {
-        Event { kind, id, ns }
+        Event {
+            kind,
+            id,
+            ns,
+            probe_ticks: 0,
+        }
     }
+}
+
+/// A probe that measures itself: its hook started at `start`, in ticks of `clock`. The push
+/// reads `clock` again just before it publishes the event and stores the difference in it, less
+/// any time it spent making room (reported apart, as a pause).
+#[derive(Clone, Copy)]
+pub struct ProbeStart {
+    pub start: u64,
+    pub clock: fn() -> u64,
 }
 
 /// A decoded event.
@@ -79,6 +100,9 @@ pub struct Event {
     /// Monotonic ns (a pause length for [`Kind::Adjust`]). With the CPU clock, the thread CPU
     /// time travels beside it (the same kind of value: a stamp, or the CPU part of a pause).
     pub ns: u64,
+    /// How long the probe that pushed the event ran, in ticks of its clock ([`ProbeStart`]);
+    /// 0 for events of no probe.
+    pub probe_ticks: u32,
 }
 
 /// Keeps the producer's and the consumer's counters on separate cache lines.
@@ -152,7 +176,35 @@ impl Ring {
         wait: std::time::Duration,
         make_room: impl FnOnce(),
     ) -> bool {
-        self.push_slots([[kind.tag() << 62 | u64::from(id), ns]], wait, make_room)
+        self.push_slots(
+            [[kind.tag() << 62 | u64::from(id), ns]],
+            None,
+            wait,
+            make_room,
+        )
+    }
+
+    /// [`Ring::push_within`] for a probe's event (one slot, or two with `cpu_ns`), which carries
+    /// the probe's duration from `probe.start` to just before the event is published.
+    #[inline]
+    pub fn push_probe_within(
+        &self,
+        event: Event,
+        cpu_ns: Option<u64>,
+        probe: ProbeStart,
+        wait: std::time::Duration,
+        make_room: impl FnOnce(),
+    ) -> bool {
+        let word = event.kind.tag() << 62 | u64::from(event.id);
+        match cpu_ns {
+            None => self.push_slots([[word, event.ns]], Some(probe), wait, make_room),
+            Some(cpu) => self.push_slots(
+                [[CPU_TAG << 62, cpu], [word, event.ns]],
+                Some(probe),
+                wait,
+                make_room,
+            ),
+        }
     }
 
     /// An event with the thread's CPU clock (`cpu` option): two slots, a CPU slot and then the
@@ -170,26 +222,35 @@ impl Ring {
                 [CPU_TAG << 62, cpu_ns],
                 [event.kind.tag() << 62 | u64::from(event.id), event.ns],
             ],
+            None,
             wait,
             make_room,
         )
     }
 
     /// Writes `N` slots and publishes them with one store of `head`, or none of them (one
-    /// dropped event) when the ring stays full.
+    /// dropped event) when the ring stays full. With `probe`, the last slot (the event) gets the
+    /// probe's duration.
     #[inline(always)]
     fn push_slots<const N: usize>(
         &self,
         words: [[u64; 2]; N],
+        probe: Option<ProbeStart>,
         wait: std::time::Duration,
         make_room: impl FnOnce(),
     ) -> bool {
         let head = self.head.0.load(Ordering::Relaxed);
-        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) > self.slots.len() - N
-            && !self.room_after(head, N, wait, make_room)
-        {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
+        let mut making_room = 0;
+        if head.wrapping_sub(self.tail_seen.0.load(Ordering::Relaxed)) > self.slots.len() - N {
+            let from = probe.map(|p| (p.clock)());
+            let room = self.room_after(head, N, wait, make_room);
+            if let (Some(p), Some(from)) = (probe, from) {
+                making_room = (p.clock)().wrapping_sub(from);
+            }
+            if !room {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
         }
         let mask = self.slots.len() - 1;
         prefetch_for_write(self.slots[head.wrapping_add(PREFETCH_AHEAD) & mask].get());
@@ -198,6 +259,17 @@ impl Ring {
             // SAFETY: the slots from `head` on are outside [tail, head), so the consumer does not
             // read them until the Release store below publishes them (see the Sync impl).
             unsafe { *slot.get() = w };
+        }
+        if let Some(p) = probe {
+            // Read after the slots are written: only the publication and the return are left
+            // to the calibrated part of the probe's cost.
+            let ticks = (p.clock)()
+                .wrapping_sub(p.start)
+                .saturating_sub(making_room)
+                .min(PROBE_MAX);
+            let event = &self.slots[head.wrapping_add(N - 1) & mask];
+            // SAFETY: written just above, still unpublished.
+            unsafe { (*event.get())[0] |= ticks << 32 };
         }
         self.head.0.store(head.wrapping_add(N), Ordering::Release);
         true
@@ -279,6 +351,7 @@ impl Ring {
             kind: Kind::from_tag(word >> 62),
             id: word as u32,
             ns,
+            probe_ticks: ((word >> 32) & PROBE_MAX) as u32,
         };
         let mut i = 0;
         while i < n {
@@ -328,24 +401,10 @@ mod tests {
         assert_eq!(ring.dropped(), 2);
         let mut seen = Vec::new();
         assert_eq!(ring.drain(|e, _| seen.push(e)), 4);
-        assert_eq!(
-            seen[3],
-            Event {
-                kind: Kind::Enter,
-                id: 3,
-                ns: 103
-            }
-        );
+        assert_eq!(seen[3], Event::new(Kind::Enter, 3, 103));
         assert!(ring.push(Kind::Exit, u32::MAX, 7));
         ring.drain(|e, _| seen.push(e));
-        assert_eq!(
-            seen[4],
-            Event {
-                kind: Kind::Exit,
-                id: u32::MAX,
-                ns: 7
-            }
-        );
+        assert_eq!(seen[4], Event::new(Kind::Exit, u32::MAX, 7));
         assert!(ring.is_empty());
     }
 
@@ -383,6 +442,77 @@ mod tests {
             [
                 (Event::new(Kind::Exit, 3, 50), None),
                 (Event::new(Kind::Adjust, 0, 60), Some(7)),
+            ]
+        );
+    }
+
+    thread_local! {
+        static FAKE_CLOCK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    fn fake_clock() -> u64 {
+        FAKE_CLOCK.with(|c| c.get())
+    }
+
+    #[test]
+    fn a_probe_event_carries_its_probe_duration_without_the_time_spent_making_room() {
+        let ring = Ring::with_capacity(1, "t".into(), 2);
+        let wait = std::time::Duration::ZERO;
+        let probe = |start| ProbeStart {
+            start,
+            clock: fake_clock,
+        };
+        FAKE_CLOCK.with(|c| c.set(1_000));
+        assert!(ring.push_probe_within(
+            Event::new(Kind::Enter, 1, 5),
+            None,
+            probe(990),
+            wait,
+            || {}
+        ));
+        // With the CPU clock the event is the second slot; the ring is full now.
+        let mut drained = Vec::new();
+        let making_room = || {
+            FAKE_CLOCK.with(|c| c.set(c.get() + 500));
+            ring.drain(|e, _| drained.push(e));
+        };
+        assert!(ring.push_probe_within(
+            Event::new(Kind::Exit, 1, 6),
+            Some(9),
+            probe(970),
+            wait,
+            making_room
+        ));
+        let carried = |e: Event| (e.kind, e.id, e.ns, e.probe_ticks);
+        assert_eq!(
+            drained.iter().map(|e| carried(*e)).collect::<Vec<_>>(),
+            [(Kind::Enter, 1, 5, 10)]
+        );
+        // Full, and no room made: dropped.
+        assert!(!ring.push_probe_within(
+            Event::new(Kind::Enter, 2, 7),
+            None,
+            probe(0),
+            wait,
+            || {}
+        ));
+        assert_eq!(ring.dropped(), 1);
+        let mut seen = Vec::new();
+        ring.drain(|e, cpu| seen.push((carried(e), cpu)));
+        // 1,500 - 970, less the 500 spent making room.
+        assert_eq!(seen, [((Kind::Exit, 1, 6, 30), Some(9))]);
+        // Started long ago: cut at the field's width.
+        FAKE_CLOCK.with(|c| c.set(u64::from(u32::MAX) * 4));
+        assert!(ring.push_probe_within(Event::new(Kind::Enter, 2, 7), None, probe(0), wait, || {}));
+        // Events of no probe carry none.
+        assert!(ring.push(Kind::Adjust, 0, 8));
+        seen.clear();
+        ring.drain(|e, cpu| seen.push((carried(e), cpu)));
+        assert_eq!(
+            seen,
+            [
+                ((Kind::Enter, 2, 7, (1 << PROBE_BITS) - 1), None),
+                ((Kind::Adjust, 0, 8, 0), None)
             ]
         );
     }

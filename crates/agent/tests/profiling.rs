@@ -445,7 +445,18 @@ fn fig4_exact_in_every_scheme_and_nothing_outside_the_root() {
         // Calibrated at start: the probes' costs are known and positive.
         let inner = profile["calibration"]["inner_ns"].as_f64().unwrap();
         assert!(inner > 0.0, "{}", profile["calibration"]);
-        assert!(log.contains("calibrated probes: inner "), "{log}");
+        assert!(
+            log.contains("calibrated probes (apart from what they measure of themselves): inner "),
+            "{log}"
+        );
+        // Every node's probes measured themselves: at least its entry probes (a clock read
+        // and a push each, far over 1 ns).
+        let mut nodes = vec![&profile["threads"][0]["root"]["children"][0]];
+        while let Some(node) = nodes.pop() {
+            let (calls, probe) = (node["calls"].as_u64().unwrap(), node["probe_ns"].as_u64());
+            assert!(probe.is_some_and(|p| p >= calls), "{scheme}: {node}");
+            nodes.extend(node["children"].as_array().unwrap());
+        }
         assert_eq!(profile["methods"]["called"], 3, "{scheme}");
         let instrumented = profile["methods"]["instrumented"].as_u64().unwrap();
         // lazy and eager: f, g, h; total: every method of Fig4, its constructor too.

@@ -131,8 +131,13 @@ pub struct NodeDoc {
     /// to the sum of the children's `calls` (0 under a thread node).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outer_calls: Option<u64>,
-    /// Probe cost subtracted from the measured self time, ns; absent when not compensated.
-    /// Informative: readers recompute it from the calibration.
+    /// Time the probes measured themselves running inside this node's measured self time, ns
+    /// (its entry probes, its direct callees' exit probes); absent when 0. Compensation
+    /// subtracts it with `overhead_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_ns: Option<u64>,
+    /// Calibrated probe cost subtracted from the measured self time, ns; absent when not
+    /// compensated. Informative: readers recompute it from the calibration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ns: Option<u64>,
     /// Probe cost subtracted in the whole subtree, ns; informative, like `overhead_ns`.
@@ -279,6 +284,7 @@ impl Profile {
                 measured_total_ns: Some(raw[id.index()].total_ns),
                 measured_self_ns: Some(raw[id.index()].self_ns),
                 outer_calls: Some(node.outer_calls),
+                probe_ns: (node.probe_ns > 0).then_some(node.probe_ns),
                 cpu_ns: cpu[id.index()].map(|c| c.total_ns),
                 cpu_self_ns: cpu[id.index()].map(|c| c.self_ns),
                 measured_cpu_ns: node.cpu_ns.filter(|_| cpu_compensated),
@@ -422,5 +428,6 @@ fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc) {
     node.calls += doc.calls;
     node.total_ns += doc.measured_total_ns.unwrap_or(doc.total_ns);
     node.outer_calls += doc.outer_calls.unwrap_or(default_outer);
+    node.probe_ns += doc.probe_ns.unwrap_or(0);
     node.cpu_ns = crate::tree::add_cpu(node.cpu_ns, doc.measured_cpu_ns.or(doc.cpu_ns));
 }

@@ -38,8 +38,8 @@ pub mod region;
 pub mod tree;
 
 pub use calibration::{
-    node_cpu_times, node_times, probe_dominated, Calibration, CalibrationBatch, CpuTimes, Times,
-    PROBE_SPREAD, UNCERTAIN_SHARE,
+    node_cpu_times, node_times, probe_dominated, rest_dominated, Calibration, CalibrationBatch,
+    CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,
 };
 pub use error::{DocumentError, EventError};
 pub use json::Document;

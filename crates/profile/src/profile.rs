@@ -86,12 +86,12 @@ pub struct HotSpot {
 impl HotSpot {
     /// The self time is mostly probe cost ([`crate::probe_dominated`]).
     pub fn self_uncertain(&self) -> bool {
-        crate::probe_dominated(self.self_ns, self.overhead_ns)
+        crate::calibration::rest_dominated(self.self_ns, self.overhead_ns)
     }
 
     /// The same for the total.
     pub fn total_uncertain(&self) -> bool {
-        crate::probe_dominated(self.total_ns, self.total_overhead_ns)
+        crate::calibration::rest_dominated(self.total_ns, self.total_overhead_ns)
     }
 
     /// Average self time per invocation, ns.

@@ -30,6 +30,10 @@ pub struct Stamp {
     pub wall_ns: u64,
     /// Thread CPU clock, ns, when requested.
     pub cpu_ns: Option<u64>,
+    /// How long the probe that took this stamp ran, ns, as it measured itself (0: not
+    /// measured). The stamp is the probe's start, so an entry probe's time lies inside the
+    /// frame it opens and an exit probe's inside the frame it returns to.
+    pub probe_ns: u64,
 }
 
 impl Stamp {
@@ -38,6 +42,7 @@ impl Stamp {
         Self {
             wall_ns,
             cpu_ns: None,
+            probe_ns: 0,
         }
     }
 
@@ -46,7 +51,13 @@ impl Stamp {
         Self {
             wall_ns,
             cpu_ns: Some(cpu_ns),
+            probe_ns: 0,
         }
+    }
+
+    /// This stamp, taken by a probe that ran `probe_ns`.
+    pub fn by_probe(self, probe_ns: u64) -> Self {
+        Self { probe_ns, ..self }
     }
 }
 
@@ -151,7 +162,9 @@ impl ThreadRecorder {
         if parent_kind != NodeKind::Thread {
             self.tree.node_mut(parent).outer_calls += 1;
         }
-        self.tree.node_mut(node).calls += 1;
+        let entered = self.tree.node_mut(node);
+        entered.calls += 1;
+        entered.probe_ns += at.probe_ns;
         self.stack.push(Frame {
             method,
             node,
@@ -173,6 +186,7 @@ impl ThreadRecorder {
             });
         };
         self.pop_to(pos, at);
+        self.probe_returned(at);
         Ok(())
     }
 
@@ -182,6 +196,15 @@ impl ThreadRecorder {
         self.saw(at);
         if depth < self.stack.len() {
             self.pop_to(depth, at);
+        }
+        self.probe_returned(at);
+    }
+
+    /// A probe that closed frames ran after them, in the frame it returned to (none is timed
+    /// for the thread node).
+    fn probe_returned(&mut self, at: Stamp) {
+        if let Some(f) = self.stack.last() {
+            self.tree.node_mut(f.node).probe_ns += at.probe_ns;
         }
     }
 

@@ -45,6 +45,9 @@ pub struct Node {
     pub outer_calls: u64,
     /// Measured thread CPU time, when the probes sampled it.
     pub cpu_ns: Option<u64>,
+    /// Time the probes measured themselves running inside this node's self time, ns: its own
+    /// entry probes and its direct callees' exit probes.
+    pub probe_ns: u64,
     parent: Option<NodeId>,
     children: Vec<NodeId>,
 }
@@ -57,6 +60,7 @@ impl Node {
             total_ns: 0,
             outer_calls: 0,
             cpu_ns: None,
+            probe_ns: 0,
             parent,
             children: Vec::new(),
         }
@@ -86,6 +90,7 @@ impl Node {
         self.total_ns += other.total_ns;
         self.outer_calls += other.outer_calls;
         self.cpu_ns = add_cpu(self.cpu_ns, other.cpu_ns);
+        self.probe_ns += other.probe_ns;
     }
 }
 

@@ -125,6 +125,7 @@ fn fig4_compensated_times_and_hot_spots() {
             self_ns: 60,
             overhead_ns: 10,
             total_overhead_ns: 10,
+            ..Times::default()
         }
     ); // 70 - 10
     assert_eq!(
@@ -134,6 +135,7 @@ fn fig4_compensated_times_and_hot_spots() {
             self_ns: 330,
             overhead_ns: 55,
             total_overhead_ns: 55,
+            ..Times::default()
         }
     ); // 385 - 55
     assert_eq!(
@@ -143,6 +145,7 @@ fn fig4_compensated_times_and_hot_spots() {
             self_ns: 40,
             overhead_ns: 65,
             total_overhead_ns: 120,
+            ..Times::default()
         }
     ); // 105 - 10 - 55
     assert_eq!(
@@ -152,6 +155,7 @@ fn fig4_compensated_times_and_hot_spots() {
             self_ns: 8,
             overhead_ns: 21,
             total_overhead_ns: 151,
+            ..Times::default()
         }
     ); // 29 - 1 - 20
     assert_eq!(
@@ -161,6 +165,7 @@ fn fig4_compensated_times_and_hot_spots() {
             self_ns: 0,
             overhead_ns: 0,
             total_overhead_ns: 151,
+            ..Times::default()
         }
     );
 
@@ -173,6 +178,7 @@ fn fig4_compensated_times_and_hot_spots() {
             self_ns: 29,
             overhead_ns: 0,
             total_overhead_ns: 0,
+            ..Times::default()
         }
     );
 
@@ -190,17 +196,27 @@ fn fig4_compensated_times_and_hot_spots() {
         ]
     );
     assert_eq!(spots[0].avg_self_ns(), 6.0);
-    // f's 8 ns of self time had 21 ns of probe cost subtracted: ±30% of that is more than a
-    // tenth of it. h's 390 ns had 65 subtracted: not. The root's total (438) had 151.
+    // Calibrated rest may be off by all of it: h's 390 ns of self time had 65 ns subtracted,
+    // more than a tenth of it; so had f's 8 (21) and the root's total of 438 (151).
     assert_eq!(
         spots
             .iter()
             .map(|s| (s.overhead_ns, s.self_uncertain(), s.total_uncertain()))
             .collect::<Vec<_>>(),
-        vec![(65, false, false), (65, true, false), (21, true, true)]
+        vec![(65, true, true), (65, true, true), (21, true, true)]
     );
-    assert!(at(&[m.f]).self_uncertain() && !at(&[m.f, m.h]).self_uncertain());
-    assert!(times[0].total_uncertain() && !at(&[m.f, m.h]).total_uncertain());
+    assert!(at(&[m.f]).self_uncertain() && at(&[m.f, m.h]).self_uncertain());
+    // With a tenth of that cost the times are certain: f's 27 ns of self time had 2 ns
+    // subtracted, under a tenth of it.
+    p.calibration = Some(Calibration {
+        inner_ns: 0.1,
+        outer_ns: 0.1,
+    });
+    let times = p.times(&p.threads[0].tree);
+    let at = |path: &[MethodId]| times[tree.find(&kinds(path)).unwrap().index()];
+    assert!(!at(&[m.f, m.g, m.h]).self_uncertain() && !at(&[m.f, m.g, m.h]).total_uncertain());
+    assert_eq!(at(&[m.f]).self_ns, 27);
+    assert!(!at(&[m.f]).self_uncertain());
     assert_eq!(p.called(), 3);
 }
 
@@ -228,6 +244,7 @@ fn compensation_never_goes_negative() {
             self_ns: 0,
             overhead_ns: 7,
             total_overhead_ns: 10,
+            ..Times::default()
         }
     );
     assert_eq!(
@@ -237,6 +254,7 @@ fn compensation_never_goes_negative() {
             self_ns: 0,
             overhead_ns: 3,
             total_overhead_ns: 3,
+            ..Times::default()
         }
     );
 }
@@ -445,6 +463,7 @@ fn node_budget_overflows_into_a_visible_node() {
             self_ns: 5,
             overhead_ns: 6,
             total_overhead_ns: 6,
+            ..Times::default()
         }
     );
 }
@@ -545,6 +564,62 @@ fn profiler_pauses_are_factored_out_of_open_frames() {
     assert_eq!((g_node.total_ns, g_node.cpu_ns), (20, Some(20)));
     let f_node = tree.node(tree.find(&kinds(&[f])).unwrap());
     assert_eq!((f_node.total_ns, f_node.cpu_ns), (40, Some(40)));
+}
+
+#[test]
+fn probes_measured_by_themselves_are_charged_where_they_ran_and_subtracted() {
+    // f calls g twice; g throws out of its second call, which f's exit probe closes. Each
+    // stamp is its probe's start; an entry probe runs inside the frame it opens, an exit
+    // probe inside the frame it returns to.
+    let (f, g) = (MethodId(0), MethodId(1));
+    let mut rec = ThreadRecorder::new(10);
+    let at = |t, probe| Stamp::wall(t).by_probe(probe);
+    rec.enter(f, at(0, 4));
+    rec.enter(g, at(10, 3));
+    rec.exit(g, at(20, 5)).unwrap();
+    rec.enter(g, at(30, 3));
+    // g's exception skips its exit probe; f's exit closes both frames.
+    rec.exit(f, at(45, 6)).unwrap();
+    let tree = rec.finish(Stamp::wall(50));
+    let node = |p: &[MethodId]| tree.node(tree.find(&kinds(p)).unwrap()).clone();
+    // f: its own entry probe and g's one exit probe; f's exit probe ran in the thread node.
+    let (fn_, gn) = (node(&[f]), node(&[f, g]));
+    assert_eq!((fn_.total_ns, fn_.probe_ns), (45, 4 + 5));
+    assert_eq!((gn.calls, gn.total_ns, gn.probe_ns), (2, 10 + 15, 3 + 3));
+    assert_eq!(tree.node(tree.root()).probe_ns, 0);
+    let cal = Calibration {
+        inner_ns: 1.0,
+        outer_ns: 2.0,
+    };
+    let times = ferrofluid_profile::node_times(&tree, Some(&cal));
+    let id = |p: &[MethodId]| tree.find(&kinds(p)).unwrap().index();
+    // g: 25 measured, less 6 measured probe time and 2 inner costs.
+    assert_eq!(
+        times[id(&[f, g])],
+        Times {
+            total_ns: 17,
+            self_ns: 17,
+            overhead_ns: 2,
+            total_overhead_ns: 2,
+            probe_ns: 6,
+            total_probe_ns: 6,
+        }
+    );
+    // f: 45 - 25 = 20 measured self, less 9 measured, 1 inner and 2 outer costs.
+    assert_eq!(
+        times[id(&[f])],
+        Times {
+            total_ns: 6 + 17,
+            self_ns: 6,
+            overhead_ns: 5,
+            total_overhead_ns: 7,
+            probe_ns: 9,
+            total_probe_ns: 15,
+        }
+    );
+    // Uncompensated: the measured values, probes included.
+    let raw = ferrofluid_profile::node_times(&tree, None);
+    assert_eq!((raw[id(&[f])].self_ns, raw[id(&[f])].probe_ns), (20, 0));
 }
 
 #[test]

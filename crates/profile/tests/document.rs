@@ -9,9 +9,10 @@ fn small_profile() -> Profile {
     let f = p.methods.insert("com.acme.Foo", "f", "()V");
     let g = p.methods.insert("com.acme.Foo", "g", "(I)V");
     let mut rec = ThreadRecorder::new(1);
-    rec.enter(f, Stamp::with_cpu(0, 0));
+    // f's entry probe and g's exit probe measured themselves: 4 + 3 ns of f's self time.
+    rec.enter(f, Stamp::with_cpu(0, 0).by_probe(4));
     rec.enter(g, Stamp::with_cpu(10, 5)); // over budget: overflow
-    rec.exit(g, Stamp::with_cpu(30, 15)).unwrap();
+    rec.exit(g, Stamp::with_cpu(30, 15).by_probe(3)).unwrap();
     rec.exit(f, Stamp::with_cpu(50, 20)).unwrap();
     let mut t = ThreadProfile::new("main", 1, rec.finish(Stamp::wall(50)));
     t.overflow_calls = 1;
@@ -49,14 +50,19 @@ fn document_has_the_issue_shape_and_round_trips() {
         (&f["class"], &f["method"], &f["descriptor"]),
         (&"com.acme.Foo".into(), &"f".into(), &"()V".into())
     );
-    // f: measured 50, self 30 - 2 (inner) - 1 (outer) = 27; overflow: 20 - 2 = 18.
+    // f: measured 50, self 30 - 7 (measured probes) - 2 (inner) - 1 (outer) = 20;
+    // overflow: 20 - 2 = 18.
     assert_eq!(
         (&f["calls"], &f["total_ns"], &f["self_ns"]),
-        (&1.into(), &45.into(), &27.into())
+        (&1.into(), &38.into(), &20.into())
     );
     assert_eq!(
-        (&f["measured_total_ns"], &f["measured_self_ns"]),
-        (&50.into(), &30.into())
+        (
+            &f["measured_total_ns"],
+            &f["measured_self_ns"],
+            &f["probe_ns"]
+        ),
+        (&50.into(), &30.into(), &7.into())
     );
     let ov = &f["children"][0];
     assert_eq!(

@@ -86,24 +86,36 @@ pub(crate) fn ms_marked(ns: u64, uncertain: bool) -> String {
     }
 }
 
-/// What the `~` mark means, for compensated profiles.
+/// What the `~` mark means, for compensated profiles. Code regions calibrate their whole
+/// probe pair; call-subgraph probes measure themselves and calibrate only the rest, which is
+/// less certain (`REST_SPREAD`).
 pub(crate) fn uncertainty_note(profile: &Profile) -> Option<String> {
     profile.calibration.map(|_| {
+        let (spread, what) = match profile.regions {
+            Some(_) => (ferrofluid_profile::PROBE_SPREAD, "cost"),
+            None => (ferrofluid_profile::REST_SPREAD, "calibrated cost"),
+        };
         format!(
-            "~ marks a time that is mostly probe cost (±{:.0}% of the cost subtracted exceeds {:.0}% \
-             of it): its call count is exact, the time is not",
-            ferrofluid_profile::PROBE_SPREAD * 100.0,
+            "~ marks a time that is mostly probe cost (±{:.0}% of the {what} subtracted exceeds \
+             {:.0}% of it): its call count is exact, the time is not",
+            spread * 100.0,
             ferrofluid_profile::UNCERTAIN_SHARE * 100.0
         )
     })
 }
 
-/// `, probe cost subtracted N ms` for a thread's header, from the times of its tree's root;
-/// empty when the profile is not compensated.
+/// `, probe cost subtracted N ms` for a thread's header, from the times of its tree's root,
+/// with the part the probes measured of themselves when there is one; empty when the profile
+/// is not compensated.
 pub(crate) fn subtracted_note(profile: &Profile, root: &Times) -> String {
-    match profile.calibration {
-        Some(_) => format!(", probe cost subtracted {} ms", ms(root.total_overhead_ns)),
-        None => String::new(),
+    match (profile.calibration, root.total_probe_ns) {
+        (None, _) => String::new(),
+        (Some(_), 0) => format!(", probe cost subtracted {} ms", ms(root.total_overhead_ns)),
+        (Some(_), measured) => format!(
+            ", probe cost subtracted {} ms ({} ms of it measured by the probes)",
+            ms(root.total_overhead_ns + measured),
+            ms(measured)
+        ),
     }
 }
 
@@ -172,5 +184,32 @@ mod tests {
         assert_eq!(percent(5, 0), "0.0%");
         assert_eq!(ms_marked(1_234_567, true), "~1.235");
         assert_eq!(ms_marked(1_234_567, false), "1.235");
+    }
+
+    #[test]
+    fn the_subtracted_probe_cost_names_its_measured_part() {
+        let mut profile = Profile::default();
+        let root = Times {
+            total_overhead_ns: 1_500_000,
+            total_probe_ns: 2_500_000,
+            ..Times::default()
+        };
+        assert_eq!(subtracted_note(&profile, &root), "");
+        profile.calibration = Some(ferrofluid_profile::Calibration {
+            inner_ns: 10.0,
+            outer_ns: 11.0,
+        });
+        assert_eq!(
+            subtracted_note(&profile, &root),
+            ", probe cost subtracted 4.000 ms (2.500 ms of it measured by the probes)"
+        );
+        let calibrated_only = Times {
+            total_probe_ns: 0,
+            ..root
+        };
+        assert_eq!(
+            subtracted_note(&profile, &calibrated_only),
+            ", probe cost subtracted 1.500 ms"
+        );
     }
 }
