@@ -159,14 +159,20 @@ pub(crate) fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
 
-/// One line saying how times were obtained.
+/// One line saying how times were obtained. Call-subgraph probes measure themselves and
+/// calibrate the rest; code-region probes calibrate their whole pair.
 pub(crate) fn times_note(profile: &Profile) -> String {
-    match profile.calibration {
-        Some(c) => format!(
+    match (profile.calibration, &profile.regions) {
+        (Some(c), Some(_)) => format!(
             "compensated for probe overhead (inner {:.1} ns, outer {:.1} ns per call)",
             c.inner_ns, c.outer_ns
         ),
-        None => "measured, not compensated (no calibration)".to_owned(),
+        (Some(c), None) => format!(
+            "compensated for probe overhead (what each probe measured of itself, and inner \
+             {:.1} ns, outer {:.1} ns per call calibrated)",
+            c.inner_ns, c.outer_ns
+        ),
+        (None, _) => "measured, not compensated (no calibration)".to_owned(),
     }
 }
 
