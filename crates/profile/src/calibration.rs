@@ -111,8 +111,8 @@ pub const PROBE_SPREAD: f64 = 0.30;
 /// The same for the calibrated rest of probes that measure themselves (wall time): the calls
 /// into the probes and back. Smaller than a whole pair, but relatively less certain: in
 /// application code it came to 0.5-0.9 times the calibrated rest in the accuracy benchmark's
-/// tiny methods and 1.7-1.9 times in Lucene's subgraph, whose compiled callers spill their live
-/// values around every call into a probe (docs/PERFORMANCE.md, "Session 12").
+/// tiny methods and 1.7-1.9 times in Lucene's subgraph, whose code runs slower around each
+/// call into a probe than the calibration loop does (docs/PERFORMANCE.md, "Session 12").
 pub const REST_SPREAD: f64 = 1.0;
 
 /// A compensated time is marked uncertain when the uncertainty of the probe cost subtracted
