@@ -22,7 +22,11 @@ fn check(case: &str, file: &str, actual: &[u8]) {
     let path = data_dir().join(case).join(file);
     if blessing() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
+        // Written aside and renamed over the golden file: another test may be reading it
+        // (`golden_sample_cpu_folded_stacks` reads the sample's `input.json`).
+        let aside = path.with_file_name(format!("{file}.{}.tmp", std::process::id()));
+        std::fs::write(&aside, actual).unwrap();
+        std::fs::rename(&aside, &path).unwrap();
         return;
     }
     let expected = std::fs::read(&path)
