@@ -19,6 +19,8 @@ pub enum Mode {
     Root,
     /// The same, trivial methods left without probes (`--skip-trivial`).
     RootSkipTrivial,
+    /// The same, and the probes of short, frequent methods removed as it runs (`--adaptive`).
+    RootAdaptive,
     /// Code region around one method.
     Region,
     JfrDefault,
@@ -27,13 +29,14 @@ pub enum Mode {
     JvmtiEvents,
 }
 
-pub const ALL: [Mode; 10] = [
+pub const ALL: [Mode; 11] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
     Mode::LazyMain,
     Mode::Root,
     Mode::RootSkipTrivial,
+    Mode::RootAdaptive,
     Mode::Region,
     Mode::JfrDefault,
     Mode::JfrProfile,
@@ -49,6 +52,7 @@ impl Mode {
             Mode::LazyMain => "lazy-main",
             Mode::Root => "root",
             Mode::RootSkipTrivial => "root-skip-trivial",
+            Mode::RootAdaptive => "root-adaptive",
             Mode::Region => "region",
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
@@ -69,6 +73,7 @@ impl Mode {
                 | Mode::LazyMain
                 | Mode::Root
                 | Mode::RootSkipTrivial
+                | Mode::RootAdaptive
                 | Mode::Region
         )
     }
@@ -94,6 +99,14 @@ impl Mode {
             Mode::LazyMain => vec!["--scheme", "lazy", "--root", w.main_root],
             Mode::Root => vec!["--scheme", "lazy", "--root", w.root],
             Mode::RootSkipTrivial => vec!["--scheme", "lazy", "--root", w.root, "--skip-trivial"],
+            Mode::RootAdaptive => vec![
+                "--scheme",
+                "lazy",
+                "--root",
+                w.root,
+                "--skip-trivial",
+                "--adaptive",
+            ],
             Mode::Region => vec!["--region", w.region],
             _ => return None,
         };

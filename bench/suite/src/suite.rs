@@ -330,7 +330,9 @@ fn one_run(
     };
     let root_time = match mode {
         // Small profiles: one method's subgraph, or one region.
-        Mode::Root | Mode::RootSkipTrivial | Mode::Region if outcome.exit == Exit::Ok => {
+        Mode::Root | Mode::RootSkipTrivial | Mode::RootAdaptive | Mode::Region
+            if outcome.exit == Exit::Ok =>
+        {
             fs::read(dir.join("profile.json"))
                 .ok()
                 .and_then(|json| charged::root_time(&json, w.root))

@@ -157,11 +157,12 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
     }
 }
 
-const TIMED: [(Mode, &str); 9] = [
+const TIMED: [(Mode, &str); 10] = [
     (Mode::Total, "total"),
     (Mode::LazyMain, "lazy main"),
     (Mode::Root, "root ~10%"),
     (Mode::RootSkipTrivial, "root ~10%, skip trivial"),
+    (Mode::RootAdaptive, "root ~10%, skip trivial, adaptive"),
     (Mode::Region, "region"),
     (Mode::JfrDefault, "JFR default"),
     (Mode::JfrProfile, "JFR profile"),
@@ -197,8 +198,13 @@ fn geomean_of(values: &[f64]) -> Option<f64> {
 fn accuracy(s: &mut String, report: &Report) {
     let region_and_root = |w: &WorkloadResult| {
         let of = |mode| w.modes.get(&mode).and_then(ModeResult::root_time);
-        let (root, skip) = (of(Mode::Root), of(Mode::RootSkipTrivial));
-        Some((of(Mode::Region)?, root, skip)).filter(|_| root.is_some() || skip.is_some())
+        let (root, skip, adaptive) = (
+            of(Mode::Root),
+            of(Mode::RootSkipTrivial),
+            of(Mode::RootAdaptive),
+        );
+        Some((of(Mode::Region)?, root, skip, adaptive))
+            .filter(|_| root.is_some() || skip.is_some() || adaptive.is_some())
     };
     if !report
         .workloads
@@ -212,11 +218,11 @@ fn accuracy(s: &mut String, report: &Report) {
         "### Accuracy: charged time of the root / its time in code-region mode\n"
     );
     let _ = writeln!(s, "JFluid's Table 2 measure: the compensated total of the root method's invocations under `root ~10%` (lazy call subgraph profile) against their total in code-region mode (medians of the runs; region durations are compensated for the region probes only). `~`: the report marks the charged time as mostly probe cost. Different call counts mean the two modes did not see the same invocations.\n");
-    let _ = writeln!(s, "| workload | root calls (root / region) | region ms | charged ms | charged / region | measured / region | skip trivial: charged ms | charged / region |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| workload | root calls (root / region) | region ms | charged ms | charged / region | measured / region | skip trivial: charged ms | charged / region | adaptive: charged ms | charged / region |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
     for w in &report.workloads {
-        let Some((region, root, skip)) = region_and_root(w) else {
+        let Some((region, root, skip, adaptive)) = region_and_root(w) else {
             continue;
         };
         let ratio = |ns: u64| {
@@ -226,7 +232,7 @@ fn accuracy(s: &mut String, report: &Report) {
                 format!("{:.2}", ns as f64 / region.ns as f64)
             }
         };
-        let profiled = root.or(skip).unwrap_or_default();
+        let profiled = root.or(skip).or(adaptive).unwrap_or_default();
         let calls = if profiled.calls == region.calls {
             profiled.calls.to_string()
         } else {
@@ -239,10 +245,11 @@ fn accuracy(s: &mut String, report: &Report) {
             })
         };
         let ((root_ms, root_ratio), (skip_ms, skip_ratio)) = (charged(root), charged(skip));
+        let (adaptive_ms, adaptive_ratio) = charged(adaptive);
         let measured = root.map_or("–".into(), |t| ratio(t.measured_ns));
         let _ = writeln!(
             s,
-            "| {} | {calls} | {} | {root_ms} | {root_ratio} | {measured} | {skip_ms} | {skip_ratio} |",
+            "| {} | {calls} | {} | {root_ms} | {root_ratio} | {measured} | {skip_ms} | {skip_ratio} | {adaptive_ms} | {adaptive_ratio} |",
             w.workload.name,
             ms(region.ns),
         );
@@ -523,10 +530,10 @@ mod tests {
             "n/a (not built)"
         };
         // Wall: total 1.5x, lazy crashed, JVMTI over the cap (50 s / 10 s).
-        let wall = format!("| h2 | 10.00 s | 1.50x | **FAILED** (JVM crash, exit 134) | – | – | {region} | – | – | > cap (5.0x) | – |");
+        let wall = format!("| h2 | 10.00 s | 1.50x | **FAILED** (JVM crash, exit 134) | – | – | – | {region} | – | – | > cap (5.0x) | – |");
         assert!(s.contains(&wall), "{s}");
         // CPU: total 8 s / 4 s.
-        let cpu = format!("| h2 | 4.00 s | 2.00x | **FAILED** (JVM crash, exit 134) | – | – | {region} | – | – | > cap (5.0x) | – |");
+        let cpu = format!("| h2 | 4.00 s | 2.00x | **FAILED** (JVM crash, exit 134) | – | – | – | {region} | – | – | > cap (5.0x) | – |");
         assert!(s.contains(&cpu), "{s}");
         assert!(s.contains("| h2 | 30 / 20 (1.50) | – |"), "{s}");
         assert!(
@@ -576,6 +583,7 @@ mod tests {
                         ),
                         (Mode::Region, vec![timed(10_000_000, 7, false)]),
                         (Mode::RootSkipTrivial, vec![timed(11_500_000, 7, true)]),
+                        (Mode::RootAdaptive, vec![timed(10_500_000, 7, false)]),
                     ],
                 ),
                 result(
@@ -593,11 +601,11 @@ mod tests {
         let mut s = String::new();
         accuracy(&mut s, &report);
         assert!(
-            s.contains("| h2 | 7 | 10.0 | 12.0 | 1.20 | 2.40 | ~11.5 | 1.15 |\n"),
+            s.contains("| h2 | 7 | 10.0 | 12.0 | 1.20 | 2.40 | ~11.5 | 1.15 | 10.5 | 1.05 |\n"),
             "{s}"
         );
         assert!(
-            s.contains("| javac | **3 / 4** | 5.0 | ~5.0 | 1.00 | 2.00 | – | – |\n"),
+            s.contains("| javac | **3 / 4** | 5.0 | ~5.0 | 1.00 | 2.00 | – | – | – | – |\n"),
             "{s}"
         );
         assert!(!s.contains("| xalan"), "{s}");

@@ -129,7 +129,12 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         let stop = Arc::clone(&stop);
         std::thread::Builder::new()
             .name("ferrofluid-collector".into())
-            .spawn(move || collector::run(stop, duration_tick))
+            .spawn(move || {
+                collector::run(stop, || {
+                    duration_tick();
+                    crate::adaptive::tick(drop_probes);
+                })
+            })
     };
     let collector = match collector {
         Ok(c) => c,
@@ -193,24 +198,27 @@ fn wants_profile(opts: &AgentOptions) -> bool {
 }
 
 /// The plan of a session: the region methods alone in code-region mode (lazy, and no method is
-/// ever revealed), else the call subgraph of the roots. Sets the session's mode.
+/// ever revealed), else `plan`, the call subgraph of its roots. Sets the session's mode.
 fn session_config(
-    roots: Vec<ferrofluid_subgraph::MethodPattern>,
+    plan: ferrofluid_subgraph::PlanConfig,
     region: Vec<ferrofluid_subgraph::MethodPattern>,
     region_last: u32,
-    filter: ferrofluid_subgraph::ClassFilter,
-    scheme: ferrofluid_subgraph::Scheme,
     cpu: bool,
-    skip_trivial: bool,
 ) -> ferrofluid_subgraph::PlanConfig {
     crate::region::configure(!region.is_empty(), region_last);
     // Region mode times wall durations only (the options refuse `cpu` with `region`).
     crate::hooks::CPU.store(cpu && region.is_empty(), Ordering::SeqCst);
     if region.is_empty() {
-        plan_config(roots, filter, scheme, skip_trivial)
+        plan
     } else {
         // Region methods are roots, never skipped; nothing else is instrumented.
-        plan_config(region, filter, ferrofluid_subgraph::Scheme::Lazy, false)
+        plan_config(
+            region,
+            plan.filter,
+            ferrofluid_subgraph::Scheme::Lazy,
+            false,
+            false,
+        )
     }
 }
 
@@ -220,12 +228,14 @@ pub fn plan_config(
     filter: ferrofluid_subgraph::ClassFilter,
     scheme: ferrofluid_subgraph::Scheme,
     skip_trivial: bool,
+    adaptive: bool,
 ) -> ferrofluid_subgraph::PlanConfig {
     ferrofluid_subgraph::PlanConfig {
         roots,
         scheme,
         filter,
         skip_trivial,
+        adaptive,
     }
 }
 
@@ -237,15 +247,14 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     if !wants_profile(&opts) {
         return;
     }
-    let config = session_config(
+    let plan = plan_config(
         opts.roots.clone(),
-        opts.region.clone(),
-        opts.region_last(),
         opts.filter.clone(),
         opts.scheme,
-        opts.cpu,
         opts.skip_trivial,
+        opts.adaptive,
     );
+    let config = session_config(plan, opts.region.clone(), opts.region_last(), opts.cpu);
     let outcome = session::instrument_all(jvmti, env, config);
     for e in &outcome.errors {
         log::warn!("instrument: {e}");
@@ -289,6 +298,21 @@ fn duration_tick() {
         log::info!("duration elapsed: collection stopped");
         finish_collection();
     }
+}
+
+/// `adaptive`: drops the probes of `ids` from the collector thread, attached to the JVM for the
+/// retransformation; returns the ids dropped.
+fn drop_probes(ids: &[u32]) -> Vec<u32> {
+    let Some((vm, jvmti)) = state().as_ref().map(|r| (r.vm, r.jvmti)) else {
+        return Vec::new();
+    };
+    vm.with_attached_thread("ferrofluid-adaptive", |env| {
+        session::drop_probes(jvmti, env, ids)
+    })
+    .unwrap_or_else(|e| {
+        log::warn!("adaptive: attaching to the JVM: {e}");
+        Vec::new()
+    })
 }
 
 /// Stops collecting and writes the `file` option's profile, if any.
@@ -381,6 +405,7 @@ pub fn control(request: control::Request) -> control::Response {
             region_last,
             cpu,
             skip_trivial,
+            adaptive,
         } => {
             if !roots.is_empty() && !region.is_empty() {
                 return error(ferrofluid_protocol::OptionsError::RootAndRegion.to_string());
@@ -388,15 +413,13 @@ pub fn control(request: control::Request) -> control::Response {
             if cpu && !region.is_empty() {
                 return error(ferrofluid_protocol::OptionsError::CpuAndRegion.to_string());
             }
-            let config = session_config(
-                roots,
-                region,
-                region_last.unwrap_or(ferrofluid_protocol::DEFAULT_REGION_LAST),
-                ferrofluid_subgraph::ClassFilter { include, exclude },
-                scheme,
-                cpu,
-                skip_trivial,
-            );
+            if adaptive && !region.is_empty() {
+                return error(ferrofluid_protocol::OptionsError::AdaptiveAndRegion.to_string());
+            }
+            let filter = ferrofluid_subgraph::ClassFilter { include, exclude };
+            let plan = plan_config(roots, filter, scheme, skip_trivial, adaptive);
+            let region_last = region_last.unwrap_or(ferrofluid_protocol::DEFAULT_REGION_LAST);
+            let config = session_config(plan, region, region_last, cpu);
             with_java_thread(|jvmti, env| {
                 let outcome = session::instrument_all(jvmti, env, config);
                 outcome_reply(outcome, "instrument")

@@ -172,6 +172,33 @@ pub fn collecting() -> bool {
     hooks::COLLECTING.load(Ordering::SeqCst)
 }
 
+/// The global ids of the methods recorded so far that were called at least `min_calls` times
+/// and take less time than their probes ([`ferrofluid_profile::MethodTotals`]). The collector
+/// lock is taken one thread's tree at a time: a thread whose ring fills meanwhile waits for it.
+pub fn short_and_frequent(min_calls: u64) -> Vec<u32> {
+    let mut totals = ferrofluid_profile::MethodTotals::default();
+    for index in 0.. {
+        let c = lock(&COLLECTOR);
+        match c.as_ref().and_then(|c| c.recording.method_totals(index)) {
+            Some(t) => totals.add(t),
+            None => break,
+        }
+    }
+    let c = lock(&COLLECTOR);
+    let Some(c) = c.as_ref() else {
+        return Vec::new();
+    };
+    let short = totals.short_and_frequent(c.recording.calibration.as_ref(), min_calls);
+    if short.is_empty() {
+        return Vec::new();
+    }
+    c.ids
+        .iter()
+        .filter(|(_, m)| short.binary_search(m).is_ok())
+        .map(|(&id, _)| id)
+        .collect()
+}
+
 /// Events dropped since the last start.
 pub fn dropped() -> u64 {
     lock(&COLLECTOR).as_ref().map_or(0, |c| c.dropped)
@@ -185,6 +212,10 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
     profile.instrumented = crate::session::counts().0;
     profile.trivial_skipped = crate::session::trivial_skipped();
+    profile.probes_dropped = crate::session::dropped_ids()
+        .iter()
+        .filter_map(|id| c.ids.get(id).copied())
+        .collect();
     if crate::region::enabled() {
         profile.regions = Some(crate::region::snapshot(crate::session::method_name));
     }

@@ -9,6 +9,7 @@
 //! and returned as error codes, never printed into a running application; no lock is held across JVMTI
 //! calls that may load classes.
 
+mod adaptive;
 mod agent;
 #[allow(unsafe_code)]
 mod calibrate;

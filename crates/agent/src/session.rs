@@ -124,6 +124,43 @@ pub fn trivial_skipped() -> u64 {
         .map_or(0, |s| s.planner.counters().trivial_skipped as u64)
 }
 
+/// Whether the session drops the probes of short, frequent methods (`adaptive`).
+pub fn adaptive() -> bool {
+    lock(&SESSION)
+        .as_ref()
+        .is_some_and(|s| s.planner.config().adaptive && !crate::region::enabled())
+}
+
+/// The global ids of the methods whose probes were dropped ([`drop_probes`]).
+pub fn dropped_ids() -> Vec<u32> {
+    lock(&SESSION).as_ref().map_or_else(Vec::new, |s| {
+        s.planner.dropped().map(|pid| s.base + pid).collect()
+    })
+}
+
+/// Removes the probes of the methods with global ids `ids` (`adaptive`: called often, shorter
+/// than their probes) and retransforms their classes; roots keep theirs. Calls already running
+/// finish in the old code and still record their exits, so every recorded frame closes. Returns
+/// the ids dropped.
+pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
+    let _reveal = lock(&REVEAL);
+    let mut dropped = Vec::new();
+    plan_and_retransform(jvmti, env, "adaptive", |s| {
+        for &id in ids {
+            let Some(key) = id
+                .checked_sub(s.base)
+                .and_then(|pid| s.planner.drop_probes(pid))
+            else {
+                continue;
+            };
+            dropped.push(id);
+            s.pending.insert(key);
+        }
+        true
+    });
+    dropped
+}
+
 /// Logs how precise the subgraph was: methods instrumented, called, receiver sites, and the
 /// names most often instrumented but never called (what a better analysis would save).
 pub fn log_precision() {
@@ -306,6 +343,8 @@ impl Session {
     fn probe(&mut self, key: &ClassKey, bytes: &[u8]) -> Option<Vec<u8>> {
         let selection = self.planner.selection_for(key.0, &key.1)?;
         if selection.chosen().is_empty() {
+            // Its last probed methods were dropped (`adaptive`): back to its original bytes.
+            self.instrumented.remove(key);
             return None;
         }
         let options = ProbeOptions::new(ProbeKind::EntryExit);

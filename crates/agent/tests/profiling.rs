@@ -135,6 +135,7 @@ fn instrument_with(root: &str, scheme: &str, cpu: bool, skip_trivial: bool) -> R
         region_last: None,
         cpu,
         skip_trivial,
+        adaptive: false,
     }
 }
 
@@ -364,6 +365,7 @@ fn region_mode_while_attached() {
         region_last: Some(4),
         cpu: false,
         skip_trivial: false,
+        adaptive: false,
     };
     assert_eq!(client.request(&region).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

@@ -210,6 +210,7 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         region_last: None,
         cpu: false,
         skip_trivial: false,
+        adaptive: false,
     };
     assert_eq!(client.request(&instrument).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

@@ -63,6 +63,10 @@ pub struct MethodCounts {
     /// Methods left uninstrumented as trivial (`skip-trivial`); absent when none were.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trivial_skipped: u64,
+    /// Methods whose probes were removed while the program ran, as called often and shorter
+    /// than their probes (`adaptive`); absent when none were. Their nodes say so.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probes_dropped: u64,
 }
 
 /// One thread.
@@ -168,6 +172,11 @@ pub struct NodeDoc {
     /// The same for `cpu_ns`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub cpu_total_uncertain: bool,
+    /// The method's probes were removed while the program ran (`adaptive`): `calls` are
+    /// those before, and its later calls are in its callers' self time. Written only when
+    /// true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub probes_dropped: bool,
     /// Callees in order of first invocation.
     #[serde(default)]
     pub children: Vec<NodeDoc>,
@@ -212,6 +221,7 @@ impl Profile {
                 instrumented: self.instrumented,
                 called: self.called(),
                 trivial_skipped: self.trivial_skipped,
+                probes_dropped: self.probes_dropped.len() as u64,
             },
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,
@@ -290,6 +300,7 @@ impl Profile {
                 measured_cpu_ns: node.cpu_ns.filter(|_| cpu_compensated),
                 cpu_self_uncertain: cpu[id.index()].is_some_and(|c| c.self_uncertain()),
                 cpu_total_uncertain: cpu[id.index()].is_some_and(|c| c.total_uncertain()),
+                probes_dropped: matches!(node.kind, NodeKind::Method(m) if self.probes_dropped.contains(&m)),
                 children,
             });
         }
@@ -402,11 +413,17 @@ fn add_subtree(
                 })
             }
             NodeKindDoc::Overflow => NodeKind::Overflow,
-            NodeKindDoc::Method => NodeKind::Method(profile.methods.intern(MethodInfo::new(
-                doc.class.as_str(),
-                doc.method.as_str(),
-                doc.descriptor.as_str(),
-            ))),
+            NodeKindDoc::Method => {
+                let m = profile.methods.intern(MethodInfo::new(
+                    doc.class.as_str(),
+                    doc.method.as_str(),
+                    doc.descriptor.as_str(),
+                ));
+                if doc.probes_dropped {
+                    profile.probes_dropped.insert(m);
+                }
+                NodeKind::Method(m)
+            }
         };
         // Sum rather than duplicate, should a document list one context twice.
         let id = tree.child_or_insert(parent, kind);

@@ -35,6 +35,7 @@ pub mod profile;
 pub mod recorder;
 pub mod recording;
 pub mod region;
+pub mod totals;
 pub mod tree;
 
 pub use calibration::{
@@ -48,4 +49,5 @@ pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
 pub use recording::Recording;
 pub use region::{RegionStats, MODE_REGION};
+pub use totals::MethodTotals;
 pub use tree::{CallTree, Node, NodeId, NodeKind};

@@ -51,6 +51,10 @@ pub struct Profile {
     /// Methods left uninstrumented as trivial (the `skip-trivial` option): their time is in
     /// their callers' self time, their calls are not counted.
     pub trivial_skipped: u64,
+    /// Methods whose probes were removed while the program ran (the `adaptive` option): called
+    /// often and shorter than their probes. Their nodes count the calls before; later calls are
+    /// in their callers' self time.
+    pub probes_dropped: BTreeSet<MethodId>,
     /// Probe costs to subtract; `None` reports measured times.
     pub calibration: Option<Calibration>,
     /// The probe pair's thread CPU costs, subtracted from CPU times (`cpu` option); `None`

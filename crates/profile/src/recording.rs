@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use crate::calibration::Calibration;
-use crate::method::MethodTable;
+use crate::method::{MethodId, MethodTable};
 use crate::profile::{Profile, ThreadProfile};
 use crate::recorder::{Stamp, ThreadRecorder};
+use crate::totals::MethodTotals;
 
 #[derive(Clone, Debug)]
 struct ThreadSlot {
@@ -63,6 +64,31 @@ impl Recording {
         &mut self.threads[index].recorder
     }
 
+    /// Threads recorded so far.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Per-method totals of the `index`th thread recorded ([`MethodTotals`]), compensated with
+    /// the recording's calibration; `None` past the last. One thread at a time, so that a caller
+    /// holding a lock around the recording can let go of it between threads.
+    pub fn method_totals(&self, index: usize) -> Option<MethodTotals> {
+        let slot = self.threads.get(index)?;
+        Some(MethodTotals::of_tree(
+            slot.recorder.tree(),
+            self.calibration.as_ref(),
+        ))
+    }
+
+    /// [`MethodTotals::short_and_frequent`] over every thread.
+    pub fn short_and_frequent(&self, min_calls: u64) -> Vec<MethodId> {
+        let mut totals = MethodTotals::default();
+        for index in 0..self.threads.len() {
+            totals.add(self.method_totals(index).unwrap_or_default());
+        }
+        totals.short_and_frequent(self.calibration.as_ref(), min_calls)
+    }
+
     /// The profile as if every open frame ended at `at`; recording continues.
     pub fn snapshot(&self, at: Stamp) -> Profile {
         self.clone().finish(at)
@@ -95,6 +121,7 @@ impl Recording {
             methods: self.methods,
             instrumented: self.instrumented,
             trivial_skipped: 0,
+            probes_dropped: Default::default(),
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,
             threads,

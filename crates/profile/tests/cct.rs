@@ -678,3 +678,41 @@ fn wide_nodes_find_their_children_again() {
         assert_eq!((n.calls, n.total_ns), (2, 2 * i as u64 + 1));
     }
 }
+
+/// `adaptive`'s choice: methods called at least `min_calls` times whose compensated time per
+/// call is under a probe pair's cost (measured probe time per pair plus the calibrated rest).
+#[test]
+fn short_and_frequent_methods_take_less_than_their_probes() {
+    let (r, s, l, t) = (MethodId(0), MethodId(1), MethodId(2), MethodId(3));
+    let mut rec = ferrofluid_profile::Recording::new(100);
+    rec.calibration = Some(Calibration {
+        inner_ns: 2.0,
+        outer_ns: 3.0,
+    });
+    let th = rec.thread(1, "main");
+    // Every probe measures 10 ns of itself: 20 per pair, 25 with the rest.
+    let at = |t, probe| Stamp::wall(t).by_probe(probe);
+    let mut now = 0;
+    th.enter(r, at(now, 10));
+    let mut calls = |th: &mut ferrofluid_profile::ThreadRecorder, m, n, ns| {
+        for _ in 0..n {
+            now += 20;
+            th.enter(m, at(now, 10));
+            now += ns;
+            th.exit(m, at(now, 10)).unwrap();
+        }
+    };
+    // s: 30 measured per call, less its entry probe's 10 and the inner 2: 18 < 25.
+    calls(th, s, 12, 30);
+    // l: 488 per call.
+    calls(th, l, 12, 500);
+    // t: as short as s, but called 5 times only.
+    calls(th, t, 5, 30);
+    th.exit(r, at(now + 20, 10)).unwrap();
+    assert_eq!(rec.short_and_frequent(10), [s]);
+    assert_eq!(rec.short_and_frequent(5), [s, t]);
+    // Without calibration nothing is compensated: s's 30 measured per call exceed the 20 its
+    // probes measured per pair.
+    rec.calibration = None;
+    assert_eq!(rec.short_and_frequent(5), Vec::<MethodId>::new());
+}

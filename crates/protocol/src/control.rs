@@ -101,6 +101,10 @@ pub enum Request {
         /// (false) in older tools' requests.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         skip_trivial: bool,
+        /// Remove the probes of methods found short and frequent as they run (the `adaptive`
+        /// agent option). Absent (false) in older tools' requests.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        adaptive: bool,
     },
     /// Restore every instrumented class to its original bytes.
     Deinstrument,
@@ -327,6 +331,7 @@ mod tests {
             region_last,
             cpu,
             skip_trivial,
+            adaptive,
             ..
         } = r
         else {
@@ -336,6 +341,7 @@ mod tests {
         assert_eq!(region_last, None);
         assert!(!cpu);
         assert!(!skip_trivial);
+        assert!(!adaptive);
     }
 
     #[test]
@@ -354,6 +360,7 @@ mod tests {
                 region_last: None,
                 cpu: false,
                 skip_trivial: false,
+                adaptive: false,
             },
             Request::Instrument {
                 roots: vec![],
@@ -364,6 +371,7 @@ mod tests {
                 region_last: Some(10),
                 cpu: false,
                 skip_trivial: false,
+                adaptive: false,
             },
             Request::Deinstrument,
             Request::Start,
@@ -423,11 +431,12 @@ mod tests {
             region_last,
             cpu: true,
             skip_trivial: true,
+            adaptive: true,
         };
         roundtrip(&with_cpu);
         assert!(serde_json::to_string(&with_cpu)
             .unwrap()
-            .ends_with(r#""scheme":"eager","cpu":true,"skip_trivial":true}"#));
+            .ends_with(r#""scheme":"eager","cpu":true,"skip_trivial":true,"adaptive":true}"#));
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub const KEYS: &[&str] = &[
     "scheme",
     "cpu",
     "skip-trivial",
+    "adaptive",
     "file",
     "duration",
     "log",
@@ -59,6 +60,10 @@ pub struct AgentOptions {
     /// Leave trivial methods (accessor-sized, no loop, no call) uninstrumented, roots excepted:
     /// their time counts in their callers' self time (`skip-trivial=true`; default false).
     pub skip_trivial: bool,
+    /// Remove, as the program runs, the probes of methods called often that take less time than
+    /// their own probes: their later calls count in their callers' self time
+    /// (`adaptive=true`; default false).
+    pub adaptive: bool,
     /// Where the agent writes the profile when profiling stops (JSON).
     pub file: Option<PathBuf>,
     /// Stop profiling this long after it started.
@@ -90,6 +95,8 @@ pub enum OptionsError {
     RegionLastWithoutRegion,
     #[error("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only")]
     CpuAndRegion,
+    #[error("agent options `adaptive` and `region` exclude each other: code-region mode has no probes to remove")]
+    AdaptiveAndRegion,
 }
 
 const PATH_REASON: &str = "expected a non-empty path without commas";
@@ -139,6 +146,7 @@ impl FromStr for AgentOptions {
         let mut seen_scheme = false;
         let mut seen_cpu = false;
         let mut seen_skip_trivial = false;
+        let mut seen_adaptive = false;
         // The JVM passes NULL or "" for no options; stray empty items (`a=1,,b=2`) are tolerated.
         for item in s.split(',').filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -220,6 +228,12 @@ impl FromStr for AgentOptions {
                     }
                     opts.skip_trivial = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
                 }
+                "adaptive" => {
+                    if std::mem::replace(&mut seen_adaptive, true) {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    opts.adaptive = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
+                }
                 "duration" => {
                     if opts.duration.is_some() {
                         return Err(OptionsError::Duplicate { key });
@@ -257,6 +271,9 @@ impl fmt::Display for AgentOptions {
         if self.skip_trivial {
             items.push("skip-trivial=true".into());
         }
+        if self.adaptive {
+            items.push("adaptive=true".into());
+        }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
@@ -284,6 +301,9 @@ impl AgentOptions {
         }
         if self.cpu && !self.region.is_empty() {
             return Err(OptionsError::CpuAndRegion);
+        }
+        if self.adaptive && !self.region.is_empty() {
+            return Err(OptionsError::AdaptiveAndRegion);
         }
         Ok(())
     }
@@ -389,6 +409,12 @@ mod tests {
                 AgentOptions { roots: vec![root("A::b")], skip_trivial: true, ..d() },
                 "root=A::b,skip-trivial=true",
             ),
+            ("adaptive=false", d(), ""),
+            (
+                "adaptive=true,skip-trivial=true,root=A::b",
+                AgentOptions { roots: vec![root("A::b")], skip_trivial: true, adaptive: true, ..d() },
+                "root=A::b,skip-trivial=true,adaptive=true",
+            ),
             (
                 "file=r.json,region-last=7,region=demo.Work::step(I)V,region=B::*",
                 AgentOptions {
@@ -419,7 +445,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, skip-trivial, file, duration, log, socket";
+        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -465,6 +491,12 @@ mod tests {
             (
                 "skip-trivial=true,skip-trivial=false",
                 "agent option `skip-trivial` given twice".into(),
+            ),
+            ("adaptive=on", "bad value `on` for agent option `adaptive`: expected true or false".into()),
+            ("adaptive=true,adaptive=true", "agent option `adaptive` given twice".into()),
+            (
+                "region=C::d,adaptive=true",
+                "agent options `adaptive` and `region` exclude each other: code-region mode has no probes to remove".into(),
             ),
             (
                 "region=C::d,cpu=true",

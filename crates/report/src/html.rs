@@ -8,7 +8,7 @@ use std::io::Write;
 use ferrofluid_profile::{hot_spots_with_cpu, NodeId, NodeKind, Profile, ThreadProfile};
 
 use crate::view::{
-    cpu_ms, cpu_note, label, ms, ms_marked, percent, sorted_children, subtracted_note,
+    cpu_ms, cpu_note, ms, ms_marked, percent, row_label, sorted_children, subtracted_note,
     thread_cpu_note, times_note, uncertainty_note,
 };
 use crate::{flame, Report, ReportError, Weight};
@@ -172,7 +172,7 @@ impl HtmlReport {
         }
         s.push_str("</tr></thead>\n<tbody>\n");
         for spot in hot_spots_with_cpu(&tree, &times, &profile.cpu_times(&tree)) {
-            let name = escape(&label(profile, spot.kind, ""));
+            let name = escape(&row_label(profile, spot.kind, ""));
             let pct = if grand == 0 {
                 0.0
             } else {
@@ -308,7 +308,7 @@ impl HtmlReport {
                         ms_marked(t.total_ns, t.total_uncertain()),
                         ms_marked(t.self_ns, t.self_uncertain()),
                         node.calls,
-                        escape(&label(profile, node.kind, &thread.name))
+                        escape(&row_label(profile, node.kind, &thread.name))
                     );
                     let leaf = node.children().is_empty() || node.kind == NodeKind::Overflow;
                     if leaf {

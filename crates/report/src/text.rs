@@ -5,7 +5,7 @@ use std::io::Write;
 use ferrofluid_profile::{hot_spots_with_cpu, NodeId, NodeKind, Profile, ThreadProfile};
 
 use crate::view::{
-    cpu_ms, cpu_note, label, ms, ms_marked, percent, sorted_children, subtracted_note,
+    cpu_ms, cpu_note, ms, ms_marked, percent, row_label, sorted_children, subtracted_note,
     thread_cpu_note, times_note, uncertainty_note,
 };
 use crate::{Report, ReportError};
@@ -111,7 +111,7 @@ impl TextReport {
                         spot.cpu.is_some_and(|c| c.total_uncertain())
                     )
                 ),
-                label(profile, spot.kind, "")
+                row_label(profile, spot.kind, "")
             )?;
         }
         if spots.len() > self.max_hot_spots {
@@ -241,7 +241,7 @@ impl TextReport {
                             cpu[id.index()].is_some_and(|c| c.total_uncertain())
                         )),
                         node.calls,
-                        label(profile, node.kind, &thread.name)
+                        row_label(profile, node.kind, &thread.name)
                     )?;
                     if node.kind != NodeKind::Overflow {
                         push_children(&mut stack, id, depth + 1);

@@ -18,6 +18,19 @@ pub(crate) fn label(profile: &Profile, kind: NodeKind, thread: &str) -> String {
     }
 }
 
+/// [`label`] in call trees and hot-spot tables, where a method whose probes were removed as
+/// the program ran (`adaptive`) says so: its calls are those before, and its later time is in
+/// its callers' self time. Frame names (flame graphs, folded stacks) stay plain.
+pub(crate) fn row_label(profile: &Profile, kind: NodeKind, thread: &str) -> String {
+    let plain = label(profile, kind, thread);
+    match kind {
+        NodeKind::Method(m) if profile.probes_dropped.contains(&m) => {
+            format!("{plain} (probes removed)")
+        }
+        _ => plain,
+    }
+}
+
 /// `com.acme.Foo.bar` (no descriptor), the usual flame-graph frame name.
 pub(crate) fn frame(profile: &Profile, kind: NodeKind, thread: &str) -> String {
     match kind {
@@ -55,7 +68,8 @@ pub(crate) fn sorted_children(
 }
 
 /// ns as milliseconds with three decimals.
-/// "N instrumented, M called", and the trivial methods left to their callers if any were.
+/// "N instrumented, M called", and the methods left to their callers if any were: trivial
+/// ones (`skip-trivial`), and short, frequent ones whose probes were removed (`adaptive`).
 pub(crate) fn methods_note(profile: &Profile) -> String {
     let mut note = format!(
         "{} instrumented, {} called",
@@ -67,6 +81,15 @@ pub(crate) fn methods_note(profile: &Profile) -> String {
             note,
             "; {} trivial left uninstrumented (their time is their callers' self time)",
             profile.trivial_skipped
+        );
+    }
+    if !profile.probes_dropped.is_empty() {
+        let _ = write!(
+            note,
+            "; {} called often and shorter than their probes had them removed as the program ran \
+             (marked \"probes removed\": their calls are those before, their later time is their \
+             callers' self time)",
+            profile.probes_dropped.len()
         );
     }
     note

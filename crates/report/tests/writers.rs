@@ -114,3 +114,42 @@ fn html_is_one_self_contained_page() {
         html.matches("</details>").count()
     );
 }
+
+/// A method whose probes `adaptive` removed is named so in trees and hot spots (text, HTML) and
+/// in the methods line; frame names of flame graphs and folded stacks stay plain; the JSON
+/// document keeps the mark through a round trip.
+#[test]
+fn methods_whose_probes_were_removed_say_so_where_rows_are_listed() {
+    let mut p = small();
+    let a = p.methods.insert("A", "a", "()V");
+    p.probes_dropped.insert(a);
+    let mut all = TextReport::default();
+    all.cutoff = 0.0;
+    let text = render(&p, &all);
+    assert!(text.contains(
+        "methods: 4 instrumented, 4 called; 1 called often and shorter than their probes had \
+         them removed as the program ran (marked \"probes removed\": their calls are those \
+         before, their later time is their callers' self time)\n"
+    ));
+    assert!(
+        text.contains("  60.0%        6.000        5.980          1    A.a()V (probes removed)\n")
+    );
+    assert_eq!(text.matches("(probes removed)").count(), 2, "{text}");
+    let html = render(&p, &ferrofluid_report::html::HtmlReport::default());
+    assert!(html.contains("A.a()V (probes removed)"));
+    let folded = render(&p, &CollapsedReport::default());
+    assert!(!folded.contains("probes removed"), "{folded}");
+    let doc = serde_json::to_value(p.to_document()).unwrap();
+    assert_eq!(doc["methods"]["probes_dropped"], 1);
+    let node_a = &doc["threads"][0]["root"]["children"][0]["children"][0];
+    assert_eq!(
+        (&node_a["method"], &node_a["probes_dropped"]),
+        (&"a".into(), &true.into())
+    );
+    assert!(doc["threads"][0]["root"]["children"][0]
+        .get("probes_dropped")
+        .is_none());
+    let back = Profile::from_document(&p.to_document()).unwrap();
+    assert_eq!(back.probes_dropped.len(), 1);
+    assert_eq!(back.to_document(), p.to_document());
+}

@@ -99,6 +99,10 @@ pub struct PlanConfig {
     /// their few nanoseconds count in their callers' self time, where no probe cost has to be
     /// subtracted, and they are not counted. Off by default: every call is counted.
     pub skip_trivial: bool,
+    /// Remove the probes of methods that turn out, as the program runs, to be called often and
+    /// to take less time than their own probes ([`Planner::drop_probes`]; the agent decides
+    /// which). Off by default: every call is counted.
+    pub adaptive: bool,
 }
 
 impl PlanConfig {
@@ -222,6 +226,9 @@ pub struct Planner {
     invoked_count: usize,
     /// Methods left out as trivial.
     trivial_skipped: HashSet<MethodKey>,
+    /// Chosen methods whose probes were removed ([`Planner::drop_probes`]): they keep their
+    /// ids (and are never chosen again) but are no longer selected.
+    dropped: HashSet<MethodId>,
     /// Methods whose call sites were followed.
     scanned: HashSet<MethodKey>,
     /// Methods whose certain calls were followed ahead of their first invocation (lazy).
@@ -273,6 +280,7 @@ impl Planner {
             invoked: Vec::new(),
             invoked_count: 0,
             trivial_skipped: HashSet::new(),
+            dropped: HashSet::new(),
             scanned: HashSet::new(),
             looked_ahead: HashSet::new(),
             followed: HashSet::new(),
@@ -557,6 +565,32 @@ impl Planner {
         })
     }
 
+    /// Removes the probes of chosen method `id` from the next retransformation of its class,
+    /// for good (it is never chosen again): the agent found it called often and shorter than its
+    /// probes. Returns the class to retransform (loader, internal name); `None` for a root, an
+    /// unknown id or one already dropped. Its calls no longer followed stay as revealed so far.
+    pub fn drop_probes(&mut self, id: MethodId) -> Option<(LoaderId, String)> {
+        let key = *self.ids.get(id as usize)?;
+        let class = self.registry.class(key.class);
+        let m = self.registry.method(key);
+        let s = |sym| self.registry.strings.resolve(sym);
+        let (name, method, descriptor) = (s(class.name), s(m.name), s(m.descriptor));
+        let root = self
+            .config
+            .roots
+            .iter()
+            .any(|r| r.matches(name, method, descriptor));
+        if root || !self.dropped.insert(id) {
+            return None;
+        }
+        Some((class.loader, name.to_owned()))
+    }
+
+    /// Methods whose probes were dropped ([`Planner::drop_probes`]), in no particular order.
+    pub fn dropped(&self) -> impl Iterator<Item = MethodId> + '_ {
+        self.dropped.iter().copied()
+    }
+
     /// Root patterns that have not matched any method of a loaded class yet (worth a
     /// warning: a typo, or a class not loaded so far).
     pub fn unmatched_roots(&self) -> Vec<&MethodPattern> {
@@ -603,8 +637,12 @@ impl Planner {
         &self.registry
     }
 
+    /// The id of `key` if it is chosen and keeps its probes.
     pub(crate) fn chosen(&self, key: MethodKey) -> Option<MethodId> {
-        self.id_of.get(&key).copied()
+        self.id_of
+            .get(&key)
+            .copied()
+            .filter(|id| !self.dropped.contains(id))
     }
 
     fn on_loaded(&mut self, cid: ClassId) {

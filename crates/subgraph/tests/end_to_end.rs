@@ -141,6 +141,7 @@ fn lazy(root: &str) -> Planner {
         scheme: Scheme::Lazy,
         filter: ClassFilter::default(),
         skip_trivial: false,
+        adaptive: false,
     })
 }
 

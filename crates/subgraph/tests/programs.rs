@@ -12,6 +12,7 @@ fn config(root: &str, scheme: Scheme, filter: ClassFilter) -> PlanConfig {
         scheme,
         filter,
         skip_trivial: false,
+        adaptive: false,
     }
 }
 
@@ -55,6 +56,7 @@ fn fig4_skipping_trivial_methods_leaves_out_h_but_not_a_trivial_root() {
     let run = compile_and_run("fig4", "Fig4");
     let skip = |root| PlanConfig {
         skip_trivial: true,
+        adaptive: false,
         ..config(root, Scheme::Lazy, ClassFilter::default())
     };
     let mut p = Planner::new(skip("Fig4::f"));
@@ -79,6 +81,7 @@ fn fig4_skipping_trivial_methods_leaves_out_h_but_not_a_trivial_root() {
     let mut p = Planner::new(PlanConfig {
         roots: vec![],
         skip_trivial: true,
+        adaptive: false,
         ..config("Fig4::f", Scheme::Total, only_fig4)
     });
     let b = run.load_all(&mut p, &[]);

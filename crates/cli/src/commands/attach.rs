@@ -42,6 +42,12 @@ pub struct AgentFlags {
     /// has to be subtracted, and their calls are not counted. Roots are always instrumented.
     #[arg(long)]
     pub skip_trivial: bool,
+    /// Remove, as the program runs, the probes of methods called at least 10000 times that take
+    /// less time than their own probes (YourKit calls this adaptive tracing): their later calls
+    /// count in their callers' self time and are not counted, which cuts the probe cost that
+    /// compensation can only estimate. Reports list the methods. Roots always keep their probes.
+    #[arg(long)]
+    pub adaptive: bool,
     /// File the agent writes the profile to when profiling stops.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -88,6 +94,7 @@ impl AgentFlags {
             scheme: self.scheme.unwrap_or_default(),
             cpu: self.cpu,
             skip_trivial: self.skip_trivial,
+            adaptive: self.adaptive,
             file: self.file.clone(),
             duration: self.duration,
             log: self.log.clone(),
@@ -235,6 +242,7 @@ fn profile_session(
         region_last: options.region_last,
         cpu: options.cpu,
         skip_trivial: options.skip_trivial,
+        adaptive: options.adaptive,
     };
     // Methods the engine could not patch are reported, and the rest is profiled anyway.
     if let Err(e) = expect_ok(client, &instrument) {

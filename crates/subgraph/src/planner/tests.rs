@@ -31,6 +31,7 @@ fn config(roots: &[&str], scheme: Scheme) -> PlanConfig {
         scheme,
         filter: ClassFilter::default(),
         skip_trivial: false,
+        adaptive: false,
     }
 }
 
@@ -485,6 +486,36 @@ fn selection_gives_the_class_its_chosen_ids() {
 }
 
 #[test]
+fn a_dropped_method_leaves_the_selection_for_good_and_a_root_never_does() {
+    let (mut p, _) = loaded(Scheme::Lazy, &["Fig4::f"], &[object(), fig4()]);
+    p.first_invocation(id(&p, "Fig4", "f")).unwrap();
+    let (f, g, h) = (
+        id(&p, "Fig4", "f"),
+        id(&p, "Fig4", "g"),
+        id(&p, "Fig4", "h"),
+    );
+    assert_eq!(p.drop_probes(h), Some((BOOTSTRAP, "Fig4".to_owned())));
+    // Once only; never a root; never an unknown id.
+    assert_eq!(p.drop_probes(h), None);
+    assert_eq!(p.drop_probes(f), None);
+    assert_eq!(p.drop_probes(9999), None);
+    assert_eq!(p.dropped().collect::<Vec<_>>(), [h]);
+    let chosen = |p: &mut Planner| -> Vec<String> {
+        let sel = p.selection_for(BOOTSTRAP, "Fig4").unwrap();
+        sel.chosen()
+            .into_iter()
+            .map(|(_, n, _)| n.to_owned())
+            .collect()
+    };
+    assert_eq!(chosen(&mut p), ["f", "g"]);
+    // It keeps its id, and revealing it again (g's first call reaches h) chooses nothing.
+    assert_eq!(p.id_of(BOOTSTRAP, "Fig4", "h", V), Some(h));
+    assert!(p.first_invocation(g).unwrap().is_empty());
+    assert_eq!(chosen(&mut p), ["f", "g"]);
+    assert_eq!(p.counters().instrumented, 3);
+}
+
+#[test]
 fn two_loaders_resolve_calls_to_their_own_class() {
     let mut p = Planner::new(config(&["app.Main::run"], Scheme::Eager));
     p.set_loader_parent(1, BOOTSTRAP);
@@ -756,6 +787,7 @@ fn deferred_calls_that_would_reveal_nothing_get_no_site() {
     ];
     let mut p = Planner::new(PlanConfig {
         skip_trivial: true,
+        adaptive: false,
         ..config(&["Loop::run", "Loop::again"], Scheme::Lazy)
     });
     for c in &classes {
@@ -799,6 +831,7 @@ fn a_virtual_call_whose_targets_are_all_decided_is_no_receiver_site() {
     for skip_trivial in [false, true] {
         let mut p = Planner::new(PlanConfig {
             skip_trivial,
+            adaptive: false,
             ..config(&["Main::run"], Scheme::Lazy)
         });
         for c in &classes {

@@ -1,0 +1,91 @@
+//! The `adaptive` option: as the program runs, the probes of methods that are called often and
+//! take less time than their own probes are removed (YourKit's "adaptive tracing", JProfiler's
+//! "overhead hot spots", done without a restart). In real programs most probe pairs are of such
+//! methods (accessors that are not trivial enough for `skip-trivial`, small lookups): 69-94% of
+//! them in the suite's workloads (docs/PERFORMANCE.md, "Session 13"), and their probes' cost is
+//! what compensation can only estimate. Their later calls count in their callers' self time, as
+//! the time of trivial methods does.
+//!
+//! The collector thread looks now and then ([`tick`]); the decision is the profile crate's
+//! (`MethodTotals::short_and_frequent`, summed one thread at a time), the removal the
+//! session's (`session::drop_probes`).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The first look at the recording, after collection starts, and the interval after a look
+/// that dropped nothing.
+const FIRST: Duration = Duration::from_millis(500);
+/// Each retransformation costs the application a safepoint and sends the compiled code of the
+/// class (and of the code that inlined it) back to the interpreter, so after each round of
+/// drops the next look waits twice as long, up to this: a long run has a few rounds, most of
+/// them early, where most of the probe cost is saved.
+const LONGEST: Duration = Duration::from_secs(8);
+
+/// Calls a method must have made before its probes may go: enough for its average to mean
+/// something, few enough that the probes go early in a long run (a few milliseconds of probes).
+pub const MIN_CALLS: u64 = 10_000;
+
+/// When to look next, and the interval after the next round of drops.
+struct Schedule {
+    next: Instant,
+    backoff: Duration,
+}
+
+static SCHEDULE: Mutex<Option<Schedule>> = Mutex::new(None);
+
+/// Collector tick: while an adaptive session collects, drops the probes of the methods found
+/// short and frequent since the last look, with `remove` (which retransforms on a thread attached
+/// to the JVM), and logs them.
+pub fn tick(remove: impl FnOnce(&[u32]) -> Vec<u32>) {
+    let now = Instant::now();
+    {
+        let mut schedule = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner());
+        if !crate::collector::collecting() {
+            *schedule = None;
+            return;
+        }
+        let s = schedule.get_or_insert(Schedule {
+            next: now + FIRST,
+            backoff: FIRST,
+        });
+        if now < s.next {
+            return;
+        }
+        s.next = now + FIRST;
+    }
+    if !crate::session::adaptive() {
+        return;
+    }
+    let already = crate::session::dropped_ids();
+    let wanted: Vec<u32> = crate::collector::short_and_frequent(MIN_CALLS)
+        .into_iter()
+        .filter(|id| !already.contains(id))
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let dropped = remove(&wanted);
+    if dropped.is_empty() {
+        return;
+    }
+    if let Some(s) = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        s.backoff = (s.backoff * 2).min(LONGEST);
+        s.next = Instant::now() + s.backoff;
+    }
+    let names: Vec<String> = dropped
+        .iter()
+        .map(|&id| match crate::session::method_name(id) {
+            Some((class, name, descriptor)) => {
+                format!("{}.{name}{descriptor}", class.replace('/', "."))
+            }
+            None => format!("method#{id}"),
+        })
+        .collect();
+    log::info!(
+        "adaptive: removed the probes of {} methods called at least {MIN_CALLS} times and \
+         shorter than their probes: {}",
+        dropped.len(),
+        names.join(", ")
+    );
+}
