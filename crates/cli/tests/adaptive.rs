@@ -60,8 +60,8 @@ fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
     assert!(
         log.contains(
             "adaptive: removed the probes of 1 methods called at least 10000 times and shorter \
-             than their probes: Adaptive.small(I)I"
-        ),
+             than their probes (found in "
+        ) && log.contains(" ms): Adaptive.small(I)I\n"),
         "{log}"
     );
 }

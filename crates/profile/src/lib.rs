@@ -49,5 +49,5 @@ pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
 pub use recording::Recording;
 pub use region::{RegionStats, MODE_REGION};
-pub use totals::MethodTotals;
+pub use totals::{MethodTotals, TreeTotals};
 pub use tree::{CallTree, Node, NodeId, NodeKind};

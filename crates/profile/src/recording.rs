@@ -8,6 +8,7 @@ use crate::method::{MethodId, MethodTable};
 use crate::profile::{Profile, ThreadProfile};
 use crate::recorder::{Stamp, ThreadRecorder};
 use crate::totals::MethodTotals;
+use crate::tree::CallTree;
 
 #[derive(Clone, Debug)]
 struct ThreadSlot {
@@ -69,22 +70,20 @@ impl Recording {
         self.threads.len()
     }
 
-    /// Per-method totals of the `index`th thread recorded ([`MethodTotals`]), compensated with
-    /// the recording's calibration; `None` past the last. One thread at a time, so that a caller
-    /// holding a lock around the recording can let go of it between threads.
-    pub fn method_totals(&self, index: usize) -> Option<MethodTotals> {
-        let slot = self.threads.get(index)?;
-        Some(MethodTotals::of_tree(
-            slot.recorder.tree(),
-            self.calibration.as_ref(),
-        ))
+    /// The tree so far of the `index`th thread recorded (open frames not counted yet);
+    /// `None` past the last.
+    pub fn thread_tree(&self, index: usize) -> Option<&CallTree> {
+        Some(self.threads.get(index)?.recorder.tree())
     }
 
     /// [`MethodTotals::short_and_frequent`] over every thread.
     pub fn short_and_frequent(&self, min_calls: u64) -> Vec<MethodId> {
         let mut totals = MethodTotals::default();
-        for index in 0..self.threads.len() {
-            totals.add(self.method_totals(index).unwrap_or_default());
+        for slot in &self.threads {
+            totals.add(MethodTotals::of_tree(
+                slot.recorder.tree(),
+                self.calibration.as_ref(),
+            ));
         }
         totals.short_and_frequent(self.calibration.as_ref(), min_calls)
     }
