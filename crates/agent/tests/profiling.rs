@@ -290,6 +290,54 @@ fn skip_trivial_while_attached() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// `adaptive` over the control socket (`ferrofluid attach --adaptive`): once `h` has run 10,000
+/// times it loses its probes, and its counts stop where they were; `f` and `g` keep theirs
+/// exact, before and after.
+#[test]
+fn adaptive_while_attached() {
+    let (mut jvm, mut client, dir) = attached("adaptive");
+    let mut request = instrument("Fig4::f", "lazy");
+    if let Request::Instrument { adaptive, .. } = &mut request {
+        *adaptive = true;
+    }
+    assert_eq!(client.request(&request).unwrap(), Response::Ok);
+    assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
+    // 13,000 calls of h, in milliseconds: the collector's first look comes later.
+    jvm.run_f(200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let before = loop {
+        let profile = snapshot(&mut client);
+        if profile["methods"]["probes_dropped"] == 1 {
+            break profile;
+        }
+        assert!(Instant::now() < deadline, "no probes dropped: {profile}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(call_paths(&before), fig4_paths(200), "{before}");
+    jvm.run_f(2);
+    let after = snapshot(&mut client);
+    let expected = paths(&[
+        ("Fig4.f", 202),
+        ("Fig4.f/Fig4.h", 2000),
+        ("Fig4.f/Fig4.g", 2020),
+        ("Fig4.f/Fig4.g/Fig4.h", 11000),
+    ]);
+    assert_eq!(call_paths(&after), expected, "{after}");
+    let f = &after["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["root"]["children"][0]["method"] == "f")
+        .unwrap()["root"]["children"][0];
+    let flagged = |n: &Value| n["probes_dropped"] == true;
+    for child in f["children"].as_array().unwrap() {
+        assert_eq!(flagged(child), child["method"] == "h", "{child}");
+    }
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    assert!(jvm.alive());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Thread CPU time over the control socket (`ferrofluid attach --cpu`): every node has a CPU
 /// time no larger than its measured wall time, the counts stay exact, and a second session
 /// without `cpu` on the same JVM has none.
