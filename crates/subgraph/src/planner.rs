@@ -568,7 +568,7 @@ impl Planner {
     /// Removes the probes of chosen method `id` from the next retransformation of its class,
     /// for good (it is never chosen again): the agent found it called often and shorter than its
     /// probes. Returns the class to retransform (loader, internal name); `None` for a root, an
-    /// unknown id or one already dropped. Its calls no longer followed stay as revealed so far.
+    /// unknown id or one already dropped. Calls it makes that were not revealed yet stay so.
     pub fn drop_probes(&mut self, id: MethodId) -> Option<(LoaderId, String)> {
         let key = *self.ids.get(id as usize)?;
         let class = self.registry.class(key.class);
