@@ -72,7 +72,9 @@ impl MethodTotals {
 /// measured total less what the probes of its subtree measured of themselves and the
 /// calibrated rest of its own calls (inner) and of every call below it (inner and outer).
 /// Unlike [`crate::node_times`] no self time is clamped at zero, and a recursive method counts
-/// at every level, which only makes it look longer. A tree is only appended to, with children
+/// at every level, which only makes it look longer. (Counting only its outermost calls, as hot
+/// spots do, was tried: while that outer call is still running its node has no time yet, and
+/// its finished inner calls would make a long recursion look short.) A tree is only appended to, with children
 /// after their parents, so nodes added between steps are left for the next look and counters
 /// that grew meanwhile are read as they are then.
 #[derive(Clone, Debug)]
