@@ -124,11 +124,12 @@ pub fn trivial_skipped() -> u64 {
         .map_or(0, |s| s.planner.counters().trivial_skipped as u64)
 }
 
-/// Whether the session drops the probes of short, frequent methods (`adaptive`).
+/// Whether the session drops the probes of short, frequent methods (`adaptive`; never in
+/// code-region mode, whose plan leaves it off).
 pub fn adaptive() -> bool {
     lock(&SESSION)
         .as_ref()
-        .is_some_and(|s| s.planner.config().adaptive && !crate::region::enabled())
+        .is_some_and(|s| s.planner.config().adaptive)
 }
 
 /// The global ids of the methods whose probes were dropped ([`drop_probes`]).

@@ -65,11 +65,6 @@ impl Recording {
         &mut self.threads[index].recorder
     }
 
-    /// Threads recorded so far.
-    pub fn thread_count(&self) -> usize {
-        self.threads.len()
-    }
-
     /// The tree so far of the `index`th thread recorded (open frames not counted yet);
     /// `None` past the last.
     pub fn thread_tree(&self, index: usize) -> Option<&CallTree> {
