@@ -19,6 +19,8 @@ mod entry;
 #[allow(unsafe_code)]
 mod flags;
 #[allow(unsafe_code)]
+mod handles;
+#[allow(unsafe_code)]
 pub mod hooks;
 #[allow(unsafe_code)]
 mod jni_intercept;

@@ -18,7 +18,8 @@
 //! Two receivers are read further. A hidden class (a lambda proxy made outside every root), which
 //! the planner never saw: the method the site calls is read from the JVM (its bytecode and
 //! constant pool) and what it calls is revealed. A method handle at an `invokeExact`/`invoke`
-//! site: its target is revealed at each invocation not seen yet, as the class says nothing.
+//! site: what it runs is revealed at each invocation not seen yet, as the class says nothing
+//! ([`crate::handles`]).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -38,9 +39,6 @@ thread_local! {
     static SEEN: RefCell<HashSet<(u32, i64)>> = RefCell::new(HashSet::new());
     /// Receiver sites that invoke method handles.
     static HANDLE_SITES: RefCell<HashSet<u32>> = RefCell::new(HashSet::new());
-    /// Tags of method-handle classes without a `member` (bound and adapted handles): asking
-    /// again would raise `NoSuchFieldError` again.
-    static HANDLES_WITHOUT_MEMBER: RefCell<HashSet<i64>> = RefCell::new(HashSet::new());
 }
 
 /// Tags given to receiver classes, from 1 (0 means untagged).
@@ -96,19 +94,16 @@ fn reveal(
     tag: i64,
     site: u32,
 ) {
+    if is_handle_site(site) {
+        // What runs depends on the handle, not its class: no per-class memory (nor the lock
+        // that names tagged classes), every invocation inside a root comes here (a tag on the
+        // handle says it is done).
+        crate::handles::invoked(jvmti, jni, receiver);
+        return;
+    }
     let Some((tag, key)) = tagged(jvmti, jni, class, tag) else {
         return;
     };
-    if is_handle_site(site) {
-        // What runs depends on the handle, not its class: no per-class memory, every
-        // invocation inside a root comes here (a tag on the handle's target says it is done).
-        if !HANDLES_WITHOUT_MEMBER.with(|h| h.borrow().contains(&tag))
-            && !crate::reveal::handle_invoked(jvmti, jni, receiver)
-        {
-            HANDLES_WITHOUT_MEMBER.with(|h| h.borrow_mut().insert(tag));
-        }
-        return;
-    }
     let hidden = is_hidden(&key.1)
         .then(|| session::receiver_site_call(site))
         .flatten()

@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::MethodSite;
-use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti, MethodId, Object};
+use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
 use ferrofluid_subgraph::{CallKind, CallSite};
 
 use crate::hooks;
@@ -393,29 +393,8 @@ fn reveal_method(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
     jni.delete_local_ref(class.as_object());
 }
 
-/// A method handle is about to be invoked at a receiver site inside a root (the planner's
-/// `is_handle_site`): the target of a direct handle (its `member`) is revealed, unless this
-/// session did already (the `MemberName` then carries a JVMTI tag naming the session). False
-/// when the handle's class has no `member` field (a bound or adapted handle, whose target is
-/// buried in its lambda form: not seen, docs/subgraph.md).
-pub fn handle_invoked(jvmti: Jvmti, jni: &JniEnv<'_>, handle: Object<'_>) -> bool {
-    let member = match jni.object_field(handle, c"member", c"Ljava/lang/invoke/MemberName;") {
-        Ok(Some(member)) => member,
-        Ok(None) => return true,
-        Err(_) => return false,
-    };
-    // Receiver classes are tagged from 1 up: negative tags cannot collide with them.
-    let done = -1 - i64::from(hooks::GENERATION.load(Ordering::Acquire));
-    if jvmti.tag(member).ok() != Some(done) {
-        reveal_member(jni, member);
-        let _ = jvmti.set_tag(member, done);
-    }
-    jni.delete_local_ref(member);
-    true
-}
-
 /// The method of a `java.lang.invoke.MemberName` (fields are not calls).
-fn reveal_member(jni: &JniEnv<'_>, member: Object<'_>) {
+pub fn reveal_member(jni: &JniEnv<'_>, member: Object<'_>) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };

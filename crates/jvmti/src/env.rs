@@ -6,7 +6,7 @@ use std::ptr::{null_mut, NonNull};
 use crate::buf::JvmtiBuf;
 use crate::error::{check, Error, Result};
 use crate::jni::JniEnv;
-use crate::refs::{Class, MethodId, Object};
+use crate::refs::{Class, FieldId, MethodId, Object};
 use crate::sys;
 
 /// Calls a JVMTI function through the environment's table, turning its `jvmtiError` into `Result<()>`
@@ -41,6 +41,23 @@ pub struct MethodName {
     pub name: String,
     /// JVM descriptor, e.g. `(I)Ljava/lang/String;`.
     pub signature: String,
+}
+
+/// A field a class declares, as `GetClassFields`, `GetFieldName` and `GetFieldModifiers` say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub id: FieldId,
+    pub name: String,
+    /// Type descriptor, e.g. `Ljava/lang/Object;`.
+    pub signature: String,
+    pub is_static: bool,
+}
+
+impl Field {
+    /// Whether the field holds a reference (an object or an array).
+    pub fn is_reference(&self) -> bool {
+        matches!(self.signature.as_bytes().first(), Some(b'L' | b'['))
+    }
 }
 
 /// What `GetThreadInfo` says about a thread.
@@ -156,6 +173,41 @@ impl Jvmti {
         unsafe { jvmti!(self, GetClassMethods(class.as_raw(), &mut n, &mut ptr)) }?;
         // SAFETY: JVMTI allocated `n` jmethodIDs; MethodId is repr(transparent).
         Ok(unsafe { JvmtiBuf::from_raw(self, ptr.cast::<MethodId>(), n as usize) })
+    }
+
+    /// The fields a class declares, not those it inherits (the class must be prepared).
+    pub fn fields(self, class: Class<'_>) -> Result<Vec<Field>> {
+        let (mut n, mut ptr) = (0, null_mut());
+        // SAFETY: live class reference and two out-pointers.
+        unsafe { jvmti!(self, GetClassFields(class.as_raw(), &mut n, &mut ptr)) }?;
+        // SAFETY: JVMTI allocated `n` jfieldIDs; FieldId is repr(transparent).
+        let ids = unsafe { JvmtiBuf::from_raw(self, ptr.cast::<FieldId>(), n as usize) };
+        let mut fields = Vec::with_capacity(ids.len());
+        for &id in ids.iter() {
+            let (mut name, mut sig, mut modifiers) = (null_mut(), null_mut(), 0);
+            // SAFETY: the class's own field ID; the generic-signature out-pointer may be null.
+            unsafe {
+                jvmti!(
+                    self,
+                    GetFieldName(class.as_raw(), id.as_raw(), &mut name, &mut sig, null_mut())
+                )
+            }?;
+            let (name, signature) = (self.take_string(name), self.take_string(sig));
+            // SAFETY: as above, and one out-pointer.
+            unsafe {
+                jvmti!(
+                    self,
+                    GetFieldModifiers(class.as_raw(), id.as_raw(), &mut modifiers)
+                )
+            }?;
+            fields.push(Field {
+                id,
+                name,
+                signature,
+                is_static: modifiers & 0x0008 != 0,
+            });
+        }
+        Ok(fields)
     }
 
     /// The bytecode of a method (capability `can_get_bytecodes`), constant-pool indexes as in

@@ -530,6 +530,48 @@ impl<'a> JniEnv<'a> {
         Ok((!value.is_null()).then(|| unsafe { Object::from_raw(value) }))
     }
 
+    /// `GetSuperclass`: `None` for `java.lang.Object`, interfaces and primitive types.
+    pub fn superclass(&self, class: Class<'_>) -> Option<Class<'a>> {
+        let f = jni_fn!(self, GetSuperclass)?;
+        // SAFETY: valid env and a live class reference.
+        let superclass = unsafe { f(self.raw.as_ptr(), class.as_raw()) };
+        // SAFETY: null or a local reference to a class.
+        unsafe { Class::from_nullable(superclass) }
+    }
+
+    /// `IsInstanceOf`: whether `obj` is an instance of `class` (or of a subclass).
+    pub fn is_instance_of(&self, obj: Object<'_>, class: Class<'_>) -> bool {
+        let Some(f) = jni_fn!(self, IsInstanceOf) else {
+            return false;
+        };
+        // SAFETY: valid env, a live object and a live class reference.
+        unsafe { f(self.raw.as_ptr(), obj.as_raw(), class.as_raw()) != 0 }
+    }
+
+    /// The value of `field`, an instance field of reference type that `declaring` declares, in
+    /// `obj` (`GetObjectField`; runs no Java code). A null value is `Ok(None)`; a static or
+    /// primitive field, or an `obj` that is no `declaring`, is an error.
+    ///
+    /// # Safety
+    /// `field` must be one [`crate::Jvmti::fields`] returned for `declaring`.
+    pub unsafe fn reference_field(
+        &self,
+        obj: Object<'_>,
+        declaring: Class<'_>,
+        field: &crate::Field,
+    ) -> Result<Option<Object<'a>>> {
+        let function = "GetObjectField";
+        if field.is_static || !field.is_reference() || !self.is_instance_of(obj, declaring) {
+            return Err(Error::Jni { function });
+        }
+        let get = jni_fn!(self, GetObjectField).ok_or(Error::Jni { function })?;
+        // SAFETY: `declaring` declares `field` (the caller's promise), checked above to be an
+        // instance field of reference type of a class `obj` is an instance of.
+        let value = unsafe { get(self.raw.as_ptr(), obj.as_raw(), field.id.as_raw()) };
+        // SAFETY: null or a local reference GetObjectField returned.
+        Ok(unsafe { Object::from_nullable(value) })
+    }
+
     /// The elements of the object array `array` (`GetArrayLength`, `GetObjectArrayElement`), as
     /// local references (`None` for null elements).
     pub fn object_array_elements(&self, array: Object<'_>) -> Result<Vec<Option<Object<'a>>>> {

@@ -49,9 +49,9 @@ mod monitor;
 mod refs;
 
 pub use buf::JvmtiBuf;
-pub use env::{AgentThreadFn, ClassDefinition, Jvmti, MethodName, ThreadInfo};
+pub use env::{AgentThreadFn, ClassDefinition, Field, Jvmti, MethodName, ThreadInfo};
 pub use error::{error_name, Error, Result};
 pub use guard::ffi_guard;
 pub use jni::{JavaVm, JniEnv};
 pub use monitor::{MonitorGuard, RawMonitor};
-pub use refs::{Class, MethodId, Object};
+pub use refs::{Class, FieldId, MethodId, Object};

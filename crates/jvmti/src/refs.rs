@@ -60,6 +60,23 @@ impl<'a> Class<'a> {
     }
 }
 
+/// A `jfieldID` (the same in JNI and JVMTI): valid for as long as its class is loaded, on any
+/// thread.
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldId(sys::jfieldID);
+
+// SAFETY: a jfieldID is an opaque, immutable handle that JNI/JVMTI accept from any thread.
+unsafe impl Send for FieldId {}
+// SAFETY: as above; it is never dereferenced on the Rust side.
+unsafe impl Sync for FieldId {}
+
+impl FieldId {
+    pub fn as_raw(self) -> sys::jfieldID {
+        self.0
+    }
+}
+
 /// A `jmethodID`: valid for as long as its class is loaded, on any thread, so it carries no frame.
 #[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -160,6 +160,44 @@ fn classes_methods_and_names() {
     });
 }
 
+#[test]
+fn fields_superclasses_and_reference_fields() {
+    with_env("fields", |jvmti, env| {
+        let thread_class = env.find_class("java/lang/Thread").unwrap();
+        let thread = env.new_thread("field-reader").unwrap();
+        let fields = jvmti.fields(thread_class).unwrap();
+        let field = |name: &str| fields.iter().find(|f| f.name == name).unwrap();
+        let name = field("name");
+        assert_eq!(name.signature, "Ljava/lang/String;");
+        assert!(!name.is_static && name.is_reference());
+        let priority = field("priority");
+        assert!(!priority.is_reference());
+        let statics: Vec<_> = fields.iter().filter(|f| f.is_static).collect();
+        assert!(!statics.is_empty());
+
+        // SAFETY: each field is one `fields` returned for `thread_class`.
+        let read = |obj, f| unsafe { env.reference_field(obj, thread_class, f) };
+        let value = read(thread, name).unwrap().expect("a named thread");
+        assert_eq!(env.string_utf(value).unwrap(), "field-reader");
+        let refused = Err(Error::Jni {
+            function: "GetObjectField",
+        });
+        assert_eq!(read(thread, priority), refused);
+        assert_eq!(read(thread, statics[0]), refused);
+        // Not a Thread: refused before any JNI call.
+        assert!(!env.is_instance_of(value, thread_class));
+        assert_eq!(read(value, name), refused);
+
+        let object = env.superclass(thread_class).unwrap();
+        assert_eq!(
+            jvmti.class_signature(object).unwrap().0,
+            "Ljava/lang/Object;"
+        );
+        assert!(env.is_instance_of(thread, object));
+        assert!(env.superclass(object).is_none());
+    });
+}
+
 static HOOKED: Mutex<Vec<(String, usize, [u8; 4])>> = Mutex::new(Vec::new());
 
 unsafe extern "C" fn hook(

@@ -157,11 +157,16 @@ class LamOut {
 }
 
 // Method handles made outside the root (in the static initialiser) and invoked inside it: a
-// direct one twice, and a bound one (its target is not seen, so it counts in run's self time).
+// direct one twice, then bound and adapted ones (the agent walks them down to the methods
+// they run: the target, and a filter): insertArguments, filterReturnValue, asType,
+// asVarargsCollector.
 class HndOut {
     static int n;
     static final java.lang.invoke.MethodHandle TWICE;
     static final java.lang.invoke.MethodHandle ADD_TO;
+    static final java.lang.invoke.MethodHandle NEG_INC;
+    static final java.lang.invoke.MethodHandle THRICE_BOXED;
+    static final java.lang.invoke.MethodHandle SUM;
 
     static {
         try {
@@ -171,6 +176,14 @@ class HndOut {
             var add = lookup.findStatic(HndOut.class, "add",
                 java.lang.invoke.MethodType.methodType(int.class, int.class, int.class));
             ADD_TO = java.lang.invoke.MethodHandles.insertArguments(add, 0, 5);
+            NEG_INC = java.lang.invoke.MethodHandles.filterReturnValue(
+                lookup.findStatic(HndOut.class, "inc", intToInt),
+                lookup.findStatic(HndOut.class, "neg", intToInt));
+            THRICE_BOXED = lookup.findStatic(HndOut.class, "thrice", intToInt)
+                .asType(java.lang.invoke.MethodType.methodType(Integer.class, Integer.class));
+            SUM = lookup.findStatic(HndOut.class, "sum",
+                    java.lang.invoke.MethodType.methodType(int.class, int[].class))
+                .asVarargsCollector(int[].class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -181,12 +194,29 @@ class HndOut {
             n += (int) TWICE.invokeExact(i);
             n += (int) TWICE.invokeExact(i + 1);
             n += (int) ADD_TO.invokeExact(i);
+            n += (int) NEG_INC.invokeExact(i);
+            n += (Integer) THRICE_BOXED.invokeExact((Integer) i);
+            n += (int) SUM.invoke(i, 1);
         }
     }
 
     static int twice(int x) { return 2 * x; }
 
     static int add(int a, int b) { return a + b; }
+
+    static int inc(int x) { return x + 1; }
+
+    static int neg(int x) { return -x; }
+
+    static int thrice(int x) { return 3 * x; }
+
+    static int sum(int... xs) {
+        int s = 0;
+        for (int x : xs) {
+            s += x;
+        }
+        return s;
+    }
 }
 
 // A virtual call with five loaded targets (a receiver site): only the two classes whose
