@@ -54,7 +54,7 @@ pub mod registry;
 mod selection;
 
 pub use error::{PatternError, PatternErrorKind, SubgraphError};
-pub use model::{CallKind, CallSite, ClassModel, MethodModel};
+pub use model::{CallKind, CallSite, ClassModel, Lambda, MethodModel};
 pub use pattern::{ClassFilter, ClassPattern, MethodPattern};
 pub use planner::{
     Batch, ClassBatch, Counters, Initialization, MethodId, MethodInfo, PlanConfig, Planner, Scheme,

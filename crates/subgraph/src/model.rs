@@ -150,6 +150,21 @@ pub struct ClassModel<'a> {
     /// their descriptors), each once: the JVM implements them with hidden classes, which no
     /// class-hierarchy analysis sees.
     pub lambda_interfaces: Vec<Cow<'a, str>>,
+    /// Its `LambdaMetafactory` `invokedynamic` sites, each once: under `eager` a call of the
+    /// interface method reaches their implementation methods through a hidden class.
+    pub lambdas: Vec<Lambda<'a>>,
+}
+
+/// A lambda or method reference a class makes: the hidden class implementing `interface`
+/// runs `target` when its `method` is called.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Lambda<'a> {
+    /// Internal name of the functional interface.
+    pub interface: Cow<'a, str>,
+    /// The interface method the lambda implements (the `invokedynamic`'s name).
+    pub method: Cow<'a, str>,
+    /// The implementation method, as the call the hidden class makes.
+    pub target: CallSite<'a>,
 }
 
 /// `java/lang/invoke/LambdaMetafactory`: its bootstraps turn an `invokedynamic`
@@ -172,7 +187,26 @@ impl<'a> ClassModel<'a> {
             access,
             methods,
             lambda_interfaces: Vec::new(),
+            lambdas: Vec::new(),
         }
+    }
+
+    /// The same class, also making a lambda of `interface` whose `method` runs `target`.
+    pub fn with_lambda(
+        mut self,
+        interface: &'a str,
+        method: &'a str,
+        target: CallSite<'a>,
+    ) -> Self {
+        if !self.lambda_interfaces.iter().any(|i| i == interface) {
+            self.lambda_interfaces.push(Cow::Borrowed(interface));
+        }
+        self.lambdas.push(Lambda {
+            interface: Cow::Borrowed(interface),
+            method: Cow::Borrowed(method),
+            target,
+        });
+        self
     }
 
     /// The same class, also making lambdas of these interfaces.
@@ -230,13 +264,21 @@ impl<'a> ClassModel<'a> {
                 trivial: refs.trivial && member.access & access::SYNCHRONIZED == 0,
             });
         }
+        let lambdas = lambdas(cp, &bootstraps)?;
+        let mut lambda_interfaces: Vec<Cow<'a, str>> = Vec::new();
+        for lambda in &lambdas {
+            if !lambda_interfaces.contains(&lambda.interface) {
+                lambda_interfaces.push(lambda.interface.clone());
+            }
+        }
         Ok(ClassModel {
             name,
             super_name: class.super_name()?,
             interfaces,
             access: class.access,
             methods,
-            lambda_interfaces: lambda_interfaces(cp, &bootstraps)?,
+            lambda_interfaces,
+            lambdas,
         })
     }
 }
@@ -429,27 +471,23 @@ fn call_of<'a>(
     })
 }
 
-/// The interfaces the lambda `invokedynamic` entries of `cp` produce, each once.
-fn lambda_interfaces<'a>(
+/// The lambda `invokedynamic` entries of `cp`, each once.
+fn lambdas<'a>(
     cp: &ConstantPool<'a>,
     bootstraps: &[Option<u16>],
-) -> Result<Vec<Cow<'a, str>>, SubgraphError> {
-    let mut out: Vec<Cow<'a, str>> = Vec::new();
+) -> Result<Vec<Lambda<'a>>, SubgraphError> {
+    let mut out: Vec<Lambda<'a>> = Vec::new();
     for index in 1..cp.count() {
         if cp.tag(index) != Some(constant_pool::tag::INVOKE_DYNAMIC) {
             continue;
         }
-        let Constant::InvokeDynamic {
-            bootstrap,
-            name_and_type,
-        } = cp.get(index)?
-        else {
+        let Constant::InvokeDynamic { name_and_type, .. } = cp.get(index)? else {
             continue;
         };
-        if !matches!(bootstraps.get(bootstrap as usize), Some(Some(_))) {
+        let Some(target) = lambda_target(cp, index, bootstraps)? else {
             continue;
-        }
-        let (_, descriptor) = cp.name_and_type(name_and_type)?;
+        };
+        let (method, descriptor) = cp.name_and_type(name_and_type)?;
         let returned = |d: &str| {
             let (_, r) = d.rsplit_once(')')?;
             Some(r.strip_prefix('L')?.strip_suffix(';')?.len())
@@ -459,8 +497,16 @@ fn lambda_interfaces<'a>(
             Cow::Borrowed(d) => Cow::Borrowed(&d[d.len() - 1 - len..d.len() - 1]),
             Cow::Owned(d) => Cow::Owned(d[d.len() - 1 - len..d.len() - 1].to_owned()),
         });
-        if let Some(interface) = interface.filter(|i| !out.contains(i)) {
-            out.push(interface);
+        let Some(interface) = interface else {
+            continue;
+        };
+        let lambda = Lambda {
+            interface,
+            method,
+            target,
+        };
+        if !out.contains(&lambda) {
+            out.push(lambda);
         }
     }
     Ok(out)

@@ -246,6 +246,9 @@ pub struct Planner {
     /// Virtual methods `(name, descriptor)` called on a class of this name: overrides in
     /// subclasses loaded later are reachable too.
     reachable_virtual: HashMap<Sym, BTreeSet<(Sym, Sym)>>,
+    /// Interface methods `(interface, name)` followed under `eager`: lambdas of them, made
+    /// anywhere, run their implementation methods (a hidden class no CHA sees).
+    lambda_calls: HashSet<(Sym, Sym)>,
     /// Whether each root pattern matched a method of a loaded class.
     root_hits: Vec<bool>,
     /// Registered classes not yet planned.
@@ -288,6 +291,7 @@ impl Planner {
             pending_count: 0,
             pending_fields: HashMap::new(),
             reachable_virtual: HashMap::new(),
+            lambda_calls: HashSet::new(),
             root_hits,
             unplanned: Vec::new(),
             uninitialized: HashSet::new(),
@@ -676,6 +680,9 @@ impl Planner {
         for key in matching {
             self.select_root(key);
         }
+        if self.scheme == Scheme::Eager && !self.lambda_calls.is_empty() {
+            self.lambdas_made(cid);
+        }
         // Call sites and static field accesses that named this class before it was loaded.
         if let Some(sites) = self.pending.remove(&name) {
             self.pending_count -= sites.len();
@@ -894,6 +901,49 @@ impl Planner {
             self.select(k);
             if !call.kind.is_virtual() && self.may_initialize(k) {
                 self.initializes(k.class);
+            }
+        }
+        if self.scheme == Scheme::Eager && call.kind == CallKind::Interface {
+            self.follow_lambdas(cid, name);
+        }
+    }
+
+    /// Under `eager`, an interface call of `method` on `interface` (loaded) also reaches the
+    /// lambdas made of it, or of its subinterfaces, anywhere, even in code outside the
+    /// closure (a `static final` comparator made at startup): their implementation methods
+    /// are followed as calls from the classes making them. (Under `lazy` such a call is a
+    /// receiver site, which sees the hidden class when it runs.) Lambdas registered later
+    /// are followed when their class loads ([`Planner::lambdas_made`]).
+    fn follow_lambdas(&mut self, interface: ClassId, method: Sym) {
+        for t in self.registry.subtypes_of(interface) {
+            let name = self.registry.class(t).name;
+            if !self.registry.is_lambda_interface(name) || !self.lambda_calls.insert((name, method))
+            {
+                continue;
+            }
+            for (loader, call) in self.registry.lambdas(name, method).to_vec() {
+                self.follow(loader, call);
+            }
+        }
+    }
+
+    /// Under `eager`: the lambdas class `cid` makes of interface methods already followed.
+    fn lambdas_made(&mut self, cid: ClassId) {
+        let c = self.registry.class(cid);
+        let (loader, lambdas) = (c.loader, c.lambdas.to_vec());
+        for (interface, method, call) in lambdas {
+            let followed = self.lambda_calls.contains(&(interface, method))
+                || self
+                    .registry
+                    .resolve_class(loader, interface)
+                    .is_some_and(|i| {
+                        self.registry.supertypes_of(i).iter().any(|&s| {
+                            let name = self.registry.class(s).name;
+                            self.lambda_calls.contains(&(name, method))
+                        })
+                    });
+            if followed {
+                self.follow(loader, call);
             }
         }
     }

@@ -91,6 +91,8 @@ pub(crate) struct ClassRec {
     /// (`crate::model::MethodModel::static_fields`), sorted, no duplicates. Kept per class, as
     /// most methods have none.
     static_fields: Box<[(u32, Sym)]>,
+    /// `(interface, method, implementation)` of the lambdas it makes.
+    pub(crate) lambdas: Box<[(Sym, Sym, Call)]>,
 }
 
 impl ClassRec {
@@ -131,6 +133,9 @@ pub(crate) struct Registry {
     call_sites: usize,
     /// Interfaces some registered class makes lambdas of (`ClassModel::lambda_interfaces`).
     lambda_interfaces: HashSet<Sym>,
+    /// (interface, method) -> the implementation methods of the lambdas registered classes
+    /// make of it (`ClassModel::lambdas`), as calls from their class's loader.
+    lambdas: HashMap<(Sym, Sym), Vec<(LoaderId, Call)>>,
     /// Entries of all classes' `static_fields`.
     static_fields: usize,
     methods: usize,
@@ -157,6 +162,14 @@ impl Registry {
         self.lambda_interfaces.contains(&name)
     }
 
+    /// The implementation methods of the lambdas registered classes make of `interface` whose
+    /// `method` runs them, with the loader of the class making each.
+    pub(crate) fn lambdas(&self, interface: Sym, method: Sym) -> &[(LoaderId, Call)] {
+        self.lambdas
+            .get(&(interface, method))
+            .map_or(&[], |v| v.as_slice())
+    }
+
     pub(crate) fn add(&mut self, loader: LoaderId, model: &ClassModel<'_>) -> Option<ClassId> {
         let name = self.strings.intern(&model.name);
         if self.by_key.contains_key(&(loader, name)) {
@@ -166,6 +179,23 @@ impl Registry {
         for interface in &model.lambda_interfaces {
             let interface = self.strings.intern(interface);
             self.lambda_interfaces.insert(interface);
+        }
+        let mut lambdas = Vec::with_capacity(model.lambdas.len());
+        for lambda in &model.lambdas {
+            let key = (
+                self.strings.intern(&lambda.interface),
+                self.strings.intern(&lambda.method),
+            );
+            let t = &lambda.target;
+            let call = Call {
+                kind: t.kind,
+                target: self.intern_ref(&t.class, &t.name, &t.descriptor),
+            };
+            let made = self.lambdas.entry(key).or_default();
+            if !made.contains(&(loader, call)) {
+                made.push((loader, call));
+            }
+            lambdas.push((key.0, key.1, call));
         }
         let mut static_fields = Vec::new();
         let methods: Box<[MethodRec]> = model
@@ -227,6 +257,7 @@ impl Registry {
             subtypes: Vec::new(),
             methods,
             static_fields: static_fields.into_boxed_slice(),
+            lambdas: lambdas.into_boxed_slice(),
         });
         self.by_key.insert((loader, name), id);
         self.by_name.entry(name).or_default().push(id);

@@ -1,5 +1,5 @@
 //! What the planner needs for lambdas made outside a root (docs/subgraph.md, "Lambdas and
-//! method handles made outside a root"): the interfaces a class makes lambdas of, and the calls
+//! method handles made outside a root"): the lambdas a class makes and their interfaces, and the calls
 //! of a method read from its bytecode and constant pool alone, as JVMTI gives them for a hidden
 //! class.
 
@@ -15,7 +15,7 @@ fn compiled() -> Vec<u8> {
 }
 
 #[test]
-fn a_class_lists_the_interfaces_it_makes_lambdas_of_once_each() {
+fn a_class_lists_its_lambdas_and_their_interfaces_once_each() {
     let bytes = compiled();
     let class = ClassModel::parse(&bytes).unwrap();
     let mut interfaces: Vec<&str> = class.lambda_interfaces.iter().map(|i| i.as_ref()).collect();
@@ -24,6 +24,29 @@ fn a_class_lists_the_interfaces_it_makes_lambdas_of_once_each() {
         interfaces,
         ["java/lang/Runnable", "java/util/function/IntUnaryOperator"]
     );
+    // Each lambda: the interface method its hidden class implements, and what that runs.
+    let mut lambdas: Vec<_> = class
+        .lambdas
+        .iter()
+        .map(|l| {
+            let t = &l.target;
+            (
+                format!("{}.{}", l.interface, l.method),
+                format!("{:?} {}.{}{}", t.kind, t.class, t.name, t.descriptor),
+            )
+        })
+        .collect();
+    lambdas.sort_unstable();
+    let expected = [
+        ("java/lang/Runnable.run", "Static Makes.lambda$static$0()V"),
+        ("java/lang/Runnable.run", "Static Makes.lambda$static$1()V"),
+        (
+            "java/util/function/IntUnaryOperator.applyAsInt",
+            "Static Makes.twice(I)I",
+        ),
+    ]
+    .map(|(a, b)| (a.to_owned(), b.to_owned()));
+    assert_eq!(lambdas, expected);
 }
 
 #[test]

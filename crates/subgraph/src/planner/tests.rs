@@ -928,6 +928,84 @@ fn a_call_on_a_lambda_interface_is_a_receiver_site_and_a_hidden_receiver_reveals
     assert_eq!(p.receiver_site_call(9), None);
 }
 
+/// `name` makes a lambda of `interface` whose `go` runs `name.lambda$0`, which calls `h`.
+fn lambda_maker(name: &'static str, interface: &'static str) -> ClassModel<'static> {
+    ClassModel::new(
+        name,
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![
+            method(
+                "lambda$0",
+                PRIVATE | STATIC,
+                vec![call(CallKind::Static, name, "h")],
+            ),
+            method("h", STATIC, vec![]),
+        ],
+    )
+    .with_lambda(
+        interface,
+        "go",
+        CallSite::new(CallKind::Static, name, "lambda$0", V),
+    )
+}
+
+#[test]
+fn under_eager_an_interface_call_reaches_the_lambdas_made_of_it_anywhere() {
+    let sub = ClassModel::new(
+        "SubFn",
+        None,
+        &["Fn"],
+        PUBLIC | INTERFACE | ABSTRACT,
+        vec![],
+    );
+    let classes = [
+        object(),
+        go_interface("Fn"),
+        sub,
+        go_interface("Other"),
+        lambda_maker("Maker", "Fn"),
+        lambda_maker("SubMaker", "SubFn"),
+        lambda_maker("OtherMaker", "Other"),
+        main_calling_go("Fn"),
+    ];
+    // No code in the closure makes these lambdas; the call on `Fn.go` reaches them anyway,
+    // those of its subinterface too, not those of an interface never called.
+    let (mut p, b) = loaded(Scheme::Eager, &["Main::run"], &classes);
+    assert_eq!(
+        sorted(names(&p, &b)),
+        [
+            "Main.run",
+            "Maker.h",
+            "Maker.lambda$0",
+            "SubMaker.h",
+            "SubMaker.lambda$0"
+        ]
+    );
+    // A class loaded later making a lambda of `Fn`, of its subinterface, of `Other`.
+    for (maker, interface) in [
+        ("Later", "Fn"),
+        ("SubLater", "SubFn"),
+        ("OtherLater", "Other"),
+    ] {
+        assert!(p.add_model(BOOTSTRAP, &lambda_maker(maker, interface)));
+    }
+    let b = p.plan();
+    assert_eq!(
+        sorted(names(&p, &b)),
+        [
+            "Later.h",
+            "Later.lambda$0",
+            "SubLater.h",
+            "SubLater.lambda$0"
+        ]
+    );
+    // Under `lazy` the call is a receiver site: the hidden class is seen when it reaches it.
+    let (p, b) = loaded(Scheme::Lazy, &["Main::run"], &classes);
+    assert_eq!(names(&p, &b), ["Main.run"]);
+}
+
 #[test]
 fn a_method_handle_invocation_is_a_handle_site() {
     use ferrofluid_classfile::Invoke;
