@@ -859,20 +859,7 @@ fn a_virtual_call_whose_targets_are_all_decided_is_no_receiver_site() {
 /// `Main.run` calls `Fn.go`, which one loaded class implements; `Maker` makes lambdas of `Fn`
 /// (hidden classes CHA never sees), whose body is `Maker.lambda$0`.
 fn lambda_classes(makes_lambdas: bool) -> Vec<ClassModel<'static>> {
-    let maker = ClassModel::new(
-        "Maker",
-        Some("java/lang/Object"),
-        &[],
-        PUBLIC,
-        vec![
-            method(
-                "lambda$0",
-                PRIVATE | STATIC,
-                vec![call(CallKind::Static, "Maker", "h")],
-            ),
-            method("h", STATIC, vec![]),
-        ],
-    );
+    let maker = maker_of_lambda_bodies("Maker");
     vec![
         object(),
         go_interface("Fn"),
@@ -928,8 +915,8 @@ fn a_call_on_a_lambda_interface_is_a_receiver_site_and_a_hidden_receiver_reveals
     assert_eq!(p.receiver_site_call(9), None);
 }
 
-/// `name` makes a lambda of `interface` whose `go` runs `name.lambda$0`, which calls `h`.
-fn lambda_maker(name: &'static str, interface: &'static str) -> ClassModel<'static> {
+/// `name`, with a lambda body `lambda$0` that calls `h`.
+fn maker_of_lambda_bodies(name: &'static str) -> ClassModel<'static> {
     ClassModel::new(
         name,
         Some("java/lang/Object"),
@@ -944,7 +931,11 @@ fn lambda_maker(name: &'static str, interface: &'static str) -> ClassModel<'stat
             method("h", STATIC, vec![]),
         ],
     )
-    .with_lambda(
+}
+
+/// `name` makes a lambda of `interface` whose `go` runs `name.lambda$0`, which calls `h`.
+fn lambda_maker(name: &'static str, interface: &'static str) -> ClassModel<'static> {
+    maker_of_lambda_bodies(name).with_lambda(
         interface,
         "go",
         CallSite::new(CallKind::Static, name, "lambda$0", V),
