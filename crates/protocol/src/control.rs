@@ -283,6 +283,18 @@ mod tests {
 
     #[test]
     fn deep_snapshots_cross_the_wire() {
+        // serde_json recurses per level, and unoptimised builds take kilobytes of stack per
+        // level: more than a test thread's 2 MiB (the CLI's main thread has 8 MiB, and
+        // release builds need a fraction of this).
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(deep_snapshot_round_trip)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn deep_snapshot_round_trip() {
         // Deeper than any agent tree (1,025 levels, two JSON levels each).
         let levels = 1_500;
         let mut profile = serde_json::json!({});
