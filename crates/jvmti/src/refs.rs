@@ -60,41 +60,43 @@ impl<'a> Class<'a> {
     }
 }
 
-/// A `jfieldID` (the same in JNI and JVMTI): valid for as long as its class is loaded, on any
-/// thread.
-#[repr(transparent)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FieldId(sys::jfieldID);
+/// A JVM ID type (`jmethodID`, `jfieldID`): an opaque handle valid for as long as its class is
+/// loaded, on any thread, so it carries no frame.
+macro_rules! jvm_id {
+    ($(#[$doc:meta])* $name:ident, $raw:ty) => {
+        $(#[$doc])*
+        #[repr(transparent)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct $name($raw);
 
-// SAFETY: a jfieldID is an opaque, immutable handle that JNI/JVMTI accept from any thread.
-unsafe impl Send for FieldId {}
-// SAFETY: as above; it is never dereferenced on the Rust side.
-unsafe impl Sync for FieldId {}
+        // SAFETY: an opaque, immutable handle that JNI/JVMTI accept from any thread.
+        unsafe impl Send for $name {}
+        // SAFETY: as above; it is never dereferenced on the Rust side.
+        unsafe impl Sync for $name {}
 
-impl FieldId {
-    pub fn as_raw(self) -> sys::jfieldID {
-        self.0
-    }
+        impl $name {
+            pub fn as_raw(self) -> $raw {
+                self.0
+            }
+        }
+    };
 }
 
-/// A `jmethodID`: valid for as long as its class is loaded, on any thread, so it carries no frame.
-#[repr(transparent)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MethodId(sys::jmethodID);
-
-// SAFETY: a jmethodID is an opaque, immutable handle that JNI/JVMTI accept from any thread.
-unsafe impl Send for MethodId {}
-// SAFETY: as above; it is never dereferenced on the Rust side.
-unsafe impl Sync for MethodId {}
+jvm_id!(
+    /// A `jfieldID` (the same in JNI and JVMTI).
+    FieldId,
+    sys::jfieldID
+);
+jvm_id!(
+    /// A `jmethodID`.
+    MethodId,
+    sys::jmethodID
+);
 
 impl MethodId {
     /// # Safety
     /// `raw` must be a method ID handed out by the JVM, of a class that is still loaded when used.
     pub unsafe fn from_raw(raw: sys::jmethodID) -> Self {
         MethodId(raw)
-    }
-
-    pub fn as_raw(self) -> sys::jmethodID {
-        self.0
     }
 }

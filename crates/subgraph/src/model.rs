@@ -146,12 +146,10 @@ pub struct ClassModel<'a> {
     pub access: u16,
     /// Methods in file order.
     pub methods: Vec<MethodModel<'a>>,
-    /// Interfaces its `LambdaMetafactory` `invokedynamic` sites produce (the return types of
-    /// their descriptors), each once: the JVM implements them with hidden classes, which no
-    /// class-hierarchy analysis sees.
-    pub lambda_interfaces: Vec<Cow<'a, str>>,
-    /// Its `LambdaMetafactory` `invokedynamic` sites, each once: under `eager` a call of the
-    /// interface method reaches their implementation methods through a hidden class.
+    /// Its `LambdaMetafactory` `invokedynamic` sites, each once. The JVM implements their
+    /// interfaces with hidden classes, which no class-hierarchy analysis sees: under `lazy` a
+    /// call on such an interface is a receiver site, under `eager` it reaches their
+    /// implementation methods.
     pub lambdas: Vec<Lambda<'a>>,
 }
 
@@ -186,7 +184,6 @@ impl<'a> ClassModel<'a> {
             interfaces: interfaces.iter().map(|&i| Cow::Borrowed(i)).collect(),
             access,
             methods,
-            lambda_interfaces: Vec::new(),
             lambdas: Vec::new(),
         }
     }
@@ -198,9 +195,6 @@ impl<'a> ClassModel<'a> {
         method: &'a str,
         target: CallSite<'a>,
     ) -> Self {
-        if !self.lambda_interfaces.iter().any(|i| i == interface) {
-            self.lambda_interfaces.push(Cow::Borrowed(interface));
-        }
         self.lambdas.push(Lambda {
             interface: Cow::Borrowed(interface),
             method: Cow::Borrowed(method),
@@ -209,11 +203,15 @@ impl<'a> ClassModel<'a> {
         self
     }
 
-    /// The same class, also making lambdas of these interfaces.
-    pub fn with_lambda_interfaces(mut self, interfaces: &[&'a str]) -> Self {
-        self.lambda_interfaces
-            .extend(interfaces.iter().map(|&i| Cow::Borrowed(i)));
-        self
+    /// The interfaces it makes lambdas of, each once.
+    pub fn lambda_interfaces(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for lambda in &self.lambdas {
+            if !out.contains(&lambda.interface.as_ref()) {
+                out.push(&lambda.interface);
+            }
+        }
+        out
     }
 
     /// Whether this is an interface.
@@ -264,21 +262,13 @@ impl<'a> ClassModel<'a> {
                 trivial: refs.trivial && member.access & access::SYNCHRONIZED == 0,
             });
         }
-        let lambdas = lambdas(cp, &bootstraps)?;
-        let mut lambda_interfaces: Vec<Cow<'a, str>> = Vec::new();
-        for lambda in &lambdas {
-            if !lambda_interfaces.contains(&lambda.interface) {
-                lambda_interfaces.push(lambda.interface.clone());
-            }
-        }
         Ok(ClassModel {
             name,
             super_name: class.super_name()?,
             interfaces,
             access: class.access,
             methods,
-            lambda_interfaces,
-            lambdas,
+            lambdas: lambdas(cp, &bootstraps)?,
         })
     }
 }

@@ -131,7 +131,7 @@ pub(crate) struct Registry {
     /// Classes waiting for a supertype of this name to be registered.
     unlinked: HashMap<Sym, Vec<ClassId>>,
     call_sites: usize,
-    /// Interfaces some registered class makes lambdas of (`ClassModel::lambda_interfaces`).
+    /// Interfaces some registered class makes lambdas of (`ClassModel::lambdas`).
     lambda_interfaces: HashSet<Sym>,
     /// (interface, method) -> the implementation methods of the lambdas registered classes
     /// make of it (`ClassModel::lambdas`), as calls from their class's loader.
@@ -176,16 +176,13 @@ impl Registry {
             return None;
         }
         let id = ClassId(u32::try_from(self.classes.len()).expect("fewer than 2^32 classes"));
-        for interface in &model.lambda_interfaces {
-            let interface = self.strings.intern(interface);
-            self.lambda_interfaces.insert(interface);
-        }
         let mut lambdas = Vec::with_capacity(model.lambdas.len());
         for lambda in &model.lambdas {
             let key = (
                 self.strings.intern(&lambda.interface),
                 self.strings.intern(&lambda.method),
             );
+            self.lambda_interfaces.insert(key.0);
             let t = &lambda.target;
             let call = Call {
                 kind: t.kind,

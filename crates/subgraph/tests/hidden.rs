@@ -18,7 +18,7 @@ fn compiled() -> Vec<u8> {
 fn a_class_lists_its_lambdas_and_their_interfaces_once_each() {
     let bytes = compiled();
     let class = ClassModel::parse(&bytes).unwrap();
-    let mut interfaces: Vec<&str> = class.lambda_interfaces.iter().map(|i| i.as_ref()).collect();
+    let mut interfaces = class.lambda_interfaces();
     interfaces.sort_unstable();
     assert_eq!(
         interfaces,

@@ -871,7 +871,11 @@ fn lambda_classes(makes_lambdas: bool) -> Vec<ClassModel<'static>> {
             vec![method("go", PUBLIC, vec![])],
         ),
         if makes_lambdas {
-            maker.with_lambda_interfaces(&["Fn"])
+            maker.with_lambda(
+                "Fn",
+                "go",
+                CallSite::new(CallKind::Static, "Maker", "lambda$0", V),
+            )
         } else {
             maker
         },
