@@ -158,6 +158,15 @@ pub fn ticker_line(i: u64) -> String {
     format!("{i} {c}")
 }
 
+/// Whether `cpu` ns of thread CPU time fits in an interval of `wall` ns. The two come from
+/// different kernel clocks (`CLOCK_THREAD_CPUTIME_ID` and the TSC or `CLOCK_MONOTONIC`), which
+/// disagree by tens of µs: with no agent loaded, the JVM's own `getCurrentThreadCpuTime` and
+/// `nanoTime` around a 50 ms spin gave CPU up to 38 µs above wall in 10 of 30 runs on the
+/// development VM (a KVM guest; docs/PERFORMANCE.md, "Thread CPU time"). Allows 50 µs plus 0.1%.
+pub fn cpu_fits_wall(cpu: u64, wall: u64) -> bool {
+    cpu <= wall + wall / 1000 + 50_000
+}
+
 /// Parses a profile JSON document (the agent's `file=` output, `ferrofluid run -o`) of any
 /// nesting depth: serde_json's default limit of 128 levels rejects a call tree deeper than about
 /// 64 frames, so the limit is off and the recursion runs on a stack that grows on the heap (as
