@@ -8,7 +8,8 @@
 //!
 //! The collector thread looks now and then ([`tick`]); the decision is the profile crate's
 //! (`MethodTotals::short_and_frequent`, over trees read a step at a time), the removal the
-//! session's (`session::drop_probes`).
+//! session's (`session::drop_probes`): in Java, entries first, exits once no invocation entered
+//! before the drop can still be running (`collector::quiet_drops`, checked every [`FIRST`]).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -18,10 +19,10 @@ use std::time::{Duration, Instant};
 /// but on the accuracy benchmark a method whose calls started later kept its probes a second
 /// longer: the `graded` root went from 0.97-1.07 to 1.09-1.18.)
 const FIRST: Duration = Duration::from_millis(500);
-/// Each retransformation costs the application a safepoint and sends the compiled code of the
-/// class (and of the code that inlined it) back to the interpreter, so after each round of
-/// drops the next look waits twice as long, up to this: a long run has a few rounds, most of
-/// them early, where most of the probe cost is saved.
+/// After each round of drops the next look waits twice as long, up to this: a long run has a
+/// few rounds, most of them early, where most of the probe cost is saved. (A look reads every
+/// tree, some ms of the collector's time; with a hooks class of an older agent each round also
+/// retransforms.)
 const LONGEST: Duration = Duration::from_secs(8);
 
 /// Calls a method must have made before its probes may go: enough for its average to mean
@@ -32,16 +33,22 @@ pub const MIN_CALLS: u64 = 10_000;
 struct Schedule {
     next: Instant,
     backoff: Duration,
+    /// When to check `dropping` next.
+    next_quiet: Instant,
+    /// Methods dropped whose exits still reach the agent, with the wall time ([`crate::hooks::now`])
+    /// just after their drop.
+    dropping: Vec<(u32, u64)>,
 }
 
 static SCHEDULE: Mutex<Option<Schedule>> = Mutex::new(None);
 
 /// Collector tick: while an adaptive session collects, drops the probes of the methods found
-/// short and frequent since the last look, with `remove` (which retransforms on a thread attached
-/// to the JVM), and logs them.
-pub fn tick(remove: impl FnOnce(&[u32]) -> Vec<u32>) {
+/// short and frequent since the last look and ends the exits of earlier drops in Java once they
+/// are quiet, with `act(drop, quiet)` (on a thread attached to the JVM; returns the ids dropped),
+/// and logs the drops.
+pub fn tick(act: impl FnOnce(&[u32], &[u32]) -> Vec<u32>) {
     let now = Instant::now();
-    {
+    let (look, dropping) = {
         let mut schedule = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner());
         if !crate::collector::collecting() {
             *schedule = None;
@@ -50,32 +57,66 @@ pub fn tick(remove: impl FnOnce(&[u32]) -> Vec<u32>) {
         let s = schedule.get_or_insert(Schedule {
             next: now + FIRST,
             backoff: FIRST,
+            next_quiet: now + FIRST,
+            dropping: Vec::new(),
         });
-        if now < s.next {
+        let look = now >= s.next;
+        if look {
+            s.next = now + FIRST;
+        }
+        let quiet = now >= s.next_quiet && !s.dropping.is_empty();
+        if quiet {
+            s.next_quiet = now + FIRST;
+        }
+        if !look && !quiet {
             return;
         }
-        s.next = now + FIRST;
-    }
+        (
+            look,
+            if quiet {
+                s.dropping.clone()
+            } else {
+                Vec::new()
+            },
+        )
+    };
     if !crate::session::adaptive() {
         return;
     }
-    let already = crate::session::dropped_ids();
+    let quiet = crate::collector::quiet_drops(&dropping);
+    let mut wanted = Vec::new();
     let looking = Instant::now();
-    let wanted: Vec<u32> = crate::collector::short_and_frequent(MIN_CALLS)
-        .into_iter()
-        .filter(|id| !already.contains(id))
-        .collect();
+    if look {
+        let already = crate::session::dropped_ids();
+        wanted = crate::collector::short_and_frequent(MIN_CALLS)
+            .into_iter()
+            .filter(|id| !already.contains(id))
+            .collect();
+    }
     let looked = looking.elapsed();
-    if wanted.is_empty() {
+    if wanted.is_empty() && quiet.is_empty() {
         return;
     }
-    let dropped = remove(&wanted);
+    let dropped = act(&wanted, &quiet);
+    let at = crate::hooks::now();
+    if let Some(s) = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        s.dropping.retain(|(id, _)| !quiet.contains(id));
+        if crate::site_flags::can_drop() {
+            s.dropping.extend(dropped.iter().map(|&id| (id, at)));
+        }
+        if !dropped.is_empty() {
+            s.backoff = (s.backoff * 2).min(LONGEST);
+            s.next = Instant::now() + s.backoff;
+        }
+    }
+    if !quiet.is_empty() {
+        log::info!(
+            "adaptive: the exits of {} dropped methods now end in Java",
+            quiet.len()
+        );
+    }
     if dropped.is_empty() {
         return;
-    }
-    if let Some(s) = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        s.backoff = (s.backoff * 2).min(LONGEST);
-        s.next = Instant::now() + s.backoff;
     }
     let names: Vec<String> = dropped
         .iter()

@@ -300,13 +300,17 @@ fn duration_tick() {
     }
 }
 
-/// `adaptive`: drops the probes of `ids` from the collector thread, attached to the JVM for the
-/// retransformation; returns the ids dropped.
-fn drop_probes(ids: &[u32]) -> Vec<u32> {
+/// `adaptive`: from the collector thread, attached to the JVM, drops the probes of `ids` and
+/// ends the exits of `quiet` in Java; returns the ids dropped.
+fn drop_probes(ids: &[u32], quiet: &[u32]) -> Vec<u32> {
     let Some((vm, jvmti)) = state().as_ref().map(|r| (r.vm, r.jvmti)) else {
         return Vec::new();
     };
     vm.with_attached_thread("ferrofluid-adaptive", |env| {
+        session::quiet_probes(env, quiet);
+        if ids.is_empty() {
+            return Vec::new();
+        }
         session::drop_probes(jvmti, env, ids)
     })
     .unwrap_or_else(|e| {

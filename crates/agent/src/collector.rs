@@ -93,19 +93,23 @@ impl Collector {
             *seen = drops;
         }
         if !events.is_empty() {
-            let mapped: Vec<(Kind, ferrofluid_profile::MethodId, Stamp)> = events
+            let mapped: Vec<(Kind, u32, ferrofluid_profile::MethodId, Stamp)> = events
                 .iter()
                 .map(|&(e, cpu)| {
                     let at = stamp(e.ns, cpu).by_probe(hooks::ticks_to_ns(e.probe_ticks.into()));
-                    (e.kind, self.method(e.id), at)
+                    (e.kind, e.id, self.method(e.id), at)
                 })
                 .collect();
             let rec = self.recording.thread(ring.thread_id, &ring.thread_name);
-            for (kind, m, at) in mapped {
+            for (kind, id, m, at) in mapped {
                 match kind {
                     Kind::Enter => rec.enter(m, at),
                     // An exit with no open frame (the thread was inside a root before collection
                     // started) is counted by the recorder and otherwise ignored.
+                    // A method whose probes were dropped: only invocations entered before.
+                    Kind::Exit if crate::flags::get(id) & crate::flags::DROPPED != 0 => {
+                        rec.exit_if_innermost(m, at);
+                    }
                     Kind::Exit => {
                         let _ = rec.exit(m, at);
                     }
@@ -170,6 +174,21 @@ pub fn stop() {
 
 pub fn collecting() -> bool {
     hooks::COLLECTING.load(Ordering::SeqCst)
+}
+
+/// Of `drops` (global method id, wall time just after its probes were dropped), the ids whose
+/// exits may return in Java from now on: no invocation entered before the drop can still be
+/// open or unseen ([`ferrofluid_profile::Recording::quiet_since`]).
+pub fn quiet_drops(drops: &[(u32, u64)]) -> Vec<u32> {
+    let c = lock(&COLLECTOR);
+    let Some(c) = c.as_ref() else {
+        return Vec::new();
+    };
+    drops
+        .iter()
+        .filter(|&&(id, at)| c.recording.quiet_since(c.ids.get(&id).copied(), at))
+        .map(|&(id, _)| id)
+        .collect()
 }
 
 /// The global ids of the methods recorded so far that were called at least `min_calls` times

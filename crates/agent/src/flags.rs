@@ -9,6 +9,9 @@ pub const ACTIVE: u8 = 1;
 pub const ROOT: u8 = 2;
 /// Its first invocation was handled (lazy revelation done).
 pub const INVOKED: u8 = 4;
+/// `adaptive` dropped the method's probes (`site_flags::drop_probes`): its entries are no
+/// longer recorded; an exit is, for an invocation entered before (the collector tells).
+pub const DROPPED: u8 = 8;
 /// Code-region mode: the probes only time the method's outermost invocations (`region.rs`).
 pub const REGION: u8 = 16;
 

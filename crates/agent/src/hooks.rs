@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
 
-use crate::flags::{self, ACTIVE, INVOKED, REGION, ROOT};
+use crate::flags::{self, ACTIVE, DROPPED, INVOKED, REGION, ROOT};
 use crate::ring::{Event, Kind, ProbeStart, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
@@ -366,7 +366,7 @@ impl Local {
 fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
     let id = method_id(id as u32);
     let f = flags::get(id);
-    if f & ACTIVE == 0 {
+    if f & (ACTIVE | DROPPED) != ACTIVE {
         return;
     }
     if f & REGION != 0 {

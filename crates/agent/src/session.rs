@@ -139,11 +139,56 @@ pub fn dropped_ids() -> Vec<u32> {
     })
 }
 
-/// Removes the probes of the methods with global ids `ids` (`adaptive`: called often, shorter
-/// than their probes) and retransforms their classes; roots keep theirs. Calls already running
-/// finish in the old code and still record their exits, so every recorded frame closes. Returns
-/// the ids dropped.
+/// Drops the probes of the methods with global ids `ids` (`adaptive`: called often, shorter
+/// than their probes); roots keep theirs. Returns the ids dropped.
+///
+/// In Java, without retransforming: a retransformation sends the compiled code of the class,
+/// and of every method that inlined one of its methods, back to the interpreter, which on real
+/// programs cost more than the probes saved (docs/PERFORMANCE.md, "Session 15"). The method's
+/// native flag [`flags::DROPPED`] is set first, so that no entry is recorded from then on, then
+/// `Hooks.dropped[id] = 1`, so that entries return in Java. Its exits still reach the agent,
+/// which records those of invocations entered before, until [`quiet_probes`] ends them in Java
+/// too. Its probes go for good when its class is retransformed for another reason (the planner
+/// no longer selects it). With a hooks class from an older agent (no `dropped`), retransforms.
 pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
+    if !crate::site_flags::can_drop() {
+        return retransform_without(jvmti, env, ids);
+    }
+    let dropped: Vec<u32> = {
+        let mut session = lock(&SESSION);
+        let Some(s) = session.as_mut() else {
+            return Vec::new();
+        };
+        ids.iter()
+            .copied()
+            .filter(|&id| {
+                id.checked_sub(s.base)
+                    .and_then(|pid| s.planner.drop_probes(pid))
+                    .is_some()
+            })
+            .collect()
+    };
+    for &id in &dropped {
+        flags::set(id, flags::DROPPED);
+    }
+    std::sync::atomic::fence(Ordering::SeqCst);
+    for &id in &dropped {
+        crate::site_flags::drop_probes(env, id, 1);
+    }
+    dropped
+}
+
+/// Methods dropped by [`drop_probes`] whose exits may now end in Java (`Hooks.dropped[id] = 2`):
+/// no invocation entered before the drop can still be running (`collector::quiet_drops`).
+pub fn quiet_probes(env: &JniEnv<'_>, ids: &[u32]) {
+    for &id in ids {
+        crate::site_flags::drop_probes(env, id, 2);
+    }
+}
+
+/// [`drop_probes`] by retransformation. Calls already running finish in the old code and still
+/// record their exits, so every recorded frame closes.
+fn retransform_without(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
     let _reveal = lock(&REVEAL);
     let mut dropped = Vec::new();
     plan_and_retransform(jvmti, env, "adaptive", |s| {

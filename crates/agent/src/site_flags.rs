@@ -17,6 +17,10 @@
 //! the old entries, up to [`MAX_SEEN`] sites, and is dropped at a session's end (which also
 //! lets the classes go).
 //!
+//! **`dropped`** is a `byte[]` indexed by global method id: the level to which `adaptive` dropped
+//! the method's probes (1: its entry probe returns in Java; 2: its exit probes too). It grows and
+//! is dropped with the session like `fired`, up to [`MAX_METHODS`] ids.
+//!
 //! **`active`** is nonzero while some thread is inside a root's extent. A thread inside one must
 //! never see 0 (its deferred sites would not reveal their calls); a stale 1 while nobody is inside
 //! only costs native calls that return at once. The count of threads inside lives in [`STATE`]
@@ -39,6 +43,8 @@ use ferrofluid_jvmti::{sys, Class, JniEnv};
 
 /// Site ids from here on are never flagged in `fired` (they take the native path).
 pub const MAX_SITES: usize = 1 << 22;
+/// Method ids from here on never get a `dropped` level (their probes stay).
+pub const MAX_METHODS: usize = 1 << 22;
 /// Receiver site ids from here on never get a `seen` entry (at most 1 MiB of references).
 pub const MAX_SEEN: usize = 1 << 17;
 
@@ -61,9 +67,8 @@ fn epoch(state: u64) -> u32 {
 static LOCK: Mutex<Fields> = Mutex::new(Fields {
     class: 0,
     active: 0,
-    fired: 0,
-    array: 0,
-    flags: Vec::new(),
+    fired: Bytes::EMPTY,
+    dropped: Bytes::EMPTY,
     seen: 0,
     class_class: 0,
     seen_array: 0,
@@ -76,12 +81,10 @@ struct Fields {
     class: usize,
     /// `jfieldID` of `active`.
     active: usize,
-    /// `jfieldID` of `fired`.
-    fired: usize,
-    /// Global reference to the current `fired` array, 0 if none.
-    array: usize,
-    /// What the array holds (its length is the array's).
-    flags: Vec<u8>,
+    /// `fired`.
+    fired: Bytes,
+    /// `dropped` (its `field` 0 when the class has none: defined by an older agent).
+    dropped: Bytes,
     /// `jfieldID` of `seen`, 0 when the class has none (defined by an older agent).
     seen: usize,
     /// Global reference to `java.lang.Class`, the element class of `seen`.
@@ -90,6 +93,66 @@ struct Fields {
     seen_array: usize,
     /// Its length.
     seen_len: usize,
+}
+
+/// A static `byte[]` field of the hooks class and the array it holds.
+struct Bytes {
+    /// `jfieldID` of the field, 0 when unknown.
+    field: usize,
+    /// Global reference to the current array, 0 if none.
+    array: usize,
+    /// What the array holds (its length is the array's).
+    values: Vec<u8>,
+}
+
+impl Bytes {
+    const EMPTY: Bytes = Bytes {
+        field: 0,
+        array: 0,
+        values: Vec::new(),
+    };
+
+    /// Drops the array: the field is null.
+    fn clear(&mut self, env: &JniEnv<'_>, class: Class<'_>) {
+        if self.field != 0 && publish_array(env, class, self.field, &mut self.array, None) {
+            self.values = Vec::new();
+        }
+    }
+
+    /// `array[index] = value`, growing the array first (to a power of two up to `max`) if
+    /// needed. False if the JVM refused or `index` is beyond `max`.
+    fn set(
+        &mut self,
+        env: &JniEnv<'_>,
+        class: Class<'_>,
+        index: usize,
+        value: u8,
+        max: usize,
+    ) -> bool {
+        if self.field == 0 || index >= max {
+            return false;
+        }
+        if index >= self.values.len() {
+            let len = (index + 1).next_power_of_two().clamp(1024, max);
+            let mut values = self.values.clone();
+            values.resize(len, 0);
+            values[index] = value;
+            let Ok(array) = env.new_byte_array(len, &values) else {
+                log::warn!("hooks flags: no array of {len} bytes");
+                return false;
+            };
+            let published = publish_array(env, class, self.field, &mut self.array, Some(array));
+            env.delete_local_ref(array);
+            if published {
+                self.values = values;
+            }
+            return published;
+        }
+        self.values[index] = value;
+        // SAFETY: a global reference to the current array, alive while stored.
+        let array = unsafe { ferrofluid_jvmti::Object::from_raw(self.array as sys::jobject) };
+        env.set_byte_array_region(array, index, &[value]).is_ok()
+    }
 }
 
 impl Fields {
@@ -122,7 +185,10 @@ pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
         let Ok(global) = env.new_global_ref(class.as_object()) else {
             return false;
         };
-        (f.class, f.active, f.fired) = (global as usize, active as usize, fired as usize);
+        (f.class, f.active, f.fired.field) = (global as usize, active as usize, fired as usize);
+        if let Ok(dropped) = env.static_field_id(class, c"dropped", c"[B") {
+            f.dropped.field = dropped as usize;
+        }
         let seen = env.static_field_id(class, c"seen", c"[Ljava/lang/Class;");
         let class_class = env.find_class("java/lang/Class").and_then(|c| {
             let global = env.new_global_ref(c.as_object());
@@ -133,8 +199,7 @@ pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
             (f.seen, f.class_class) = (seen as usize, class_class as usize);
         }
     }
-    clear_fired(env, &mut f);
-    clear_seen(env, &mut f);
+    clear_arrays(env, &mut f);
     // `active` as the count says (a thread may be inside already, calibrating).
     let state = STATE.load(Ordering::Acquire);
     if state & PUBLISHED == 0 && state & LOW != 0 {
@@ -165,8 +230,7 @@ pub fn reset(env: &JniEnv<'_>) {
     STATE.store(u64::from(next) << EPOCH_SHIFT, Ordering::SeqCst);
     // SAFETY: `active` is the static int field of `class`.
     let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 0) };
-    clear_fired(env, &mut f);
-    clear_seen(env, &mut f);
+    clear_arrays(env, &mut f);
 }
 
 /// Points the static array field `field` of `class` at `array` (through a new global
@@ -257,47 +321,37 @@ pub fn remember_receiver(env: &JniEnv<'_>, site: u32, receiver: Class<'_>) {
     let _ = env.set_object_array_element(array, site, receiver.as_object());
 }
 
-fn clear_fired(env: &JniEnv<'_>, f: &mut Fields) {
+fn clear_arrays(env: &JniEnv<'_>, f: &mut Fields) {
     let Some(class) = f.class() else {
         return;
     };
-    if publish_array(env, class, f.fired, &mut f.array, None) {
-        f.flags = Vec::new();
-    }
+    f.fired.clear(env, class);
+    f.dropped.clear(env, class);
+    clear_seen(env, f);
 }
 
 /// Deferred site `site` has fired: its calls are instrumented. Sets `fired[site] = 1`, growing
 /// the array first if needed.
 pub fn mark(env: &JniEnv<'_>, site: u32) {
-    let site = site as usize;
-    if site >= MAX_SITES {
-        return;
+    let mut f = lock();
+    if let Some(class) = f.class() {
+        f.fired.set(env, class, site as usize, 1, MAX_SITES);
     }
+}
+
+/// Whether probes can be dropped in Java (the hooks class has `dropped`).
+pub fn can_drop() -> bool {
+    lock().dropped.field != 0
+}
+
+/// `adaptive` dropped method `id`'s probes to `level` (1: its entry returns in Java, 2: every
+/// probe). False if the array could not hold it.
+pub fn drop_probes(env: &JniEnv<'_>, id: u32, level: u8) -> bool {
     let mut f = lock();
     let Some(class) = f.class() else {
-        return;
+        return false;
     };
-    if site >= f.flags.len() {
-        let len = (site + 1).next_power_of_two().clamp(1024, MAX_SITES);
-        let mut flags = std::mem::take(&mut f.flags);
-        flags.resize(len, 0);
-        flags[site] = 1;
-        let Ok(array) = env.new_byte_array(len, &flags) else {
-            log::warn!("site flags: no array of {len} bytes");
-            return;
-        };
-        let fired = f.fired;
-        let published = publish_array(env, class, fired, &mut f.array, Some(array));
-        env.delete_local_ref(array);
-        if published {
-            f.flags = flags;
-        }
-        return;
-    }
-    f.flags[site] = 1;
-    // SAFETY: a global reference to the current array, alive while stored.
-    let array = unsafe { ferrofluid_jvmti::Object::from_raw(f.array as sys::jobject) };
-    let _ = env.set_byte_array_region(array, site, &[1]);
+    f.dropped.set(env, class, id as usize, level, MAX_METHODS)
 }
 
 /// Sets `active` to 1 until the session ends ([`reset`]), as if a thread were inside a root for

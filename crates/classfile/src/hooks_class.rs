@@ -10,7 +10,15 @@
 //! // such methods' ids as `~id`.
 //! public static void enter(int id) {
 //!     if (active == 0 && id >= 0) return;
-//!     enter0(id);               // native; exit and unwind call exit0
+//!     enterInRoot(id);          // exit and unwind call exitInRoot
+//! }
+//! // dropped[id]: the method's probes were dropped (`adaptive`): 1, its enter returns here;
+//! // 2, once no invocation recorded before the drop can still be running, its exit too.
+//! public static byte[] dropped;
+//! public static void enterInRoot(int id) {
+//!     byte[] d = dropped;
+//!     if (id >= 0 && d != null && id < d.length && d[id] != 0) return;
+//!     enter0(id);               // native; exitInRoot calls exit0, returns if d[id] >= 2
 //! }
 //! public static void site(int site) {
 //!     if (active == 0) return;
@@ -31,8 +39,9 @@
 //! }
 //! ```
 //!
-//! The gate and `site` bodies are 16 and 32 bytes of bytecode, under the 35 bytes up to which
-//! C1 and C2 inline any call; `receiver`'s 44 are inlined where the call is hot (C2 inlines up
+//! The gate, `enterInRoot`/`exitInRoot` and `site` bodies are 16, 30/31 and 32 bytes of
+//! bytecode, under the 35 bytes up to which C1 and C2 inline any call (the dropped check is a
+//! method of its own to stay under it); `receiver`'s 44 are inlined where the call is hot (C2 inlines up
 //! to 325 bytes there), a plain Java call elsewhere. None throws: the gates and `site` are
 //! never given a negative id, `receiver` indexes `seen` only with a site in its bounds and
 //! calls `getClass` only on a non-null receiver (a call on null throws at its own site, as
@@ -57,6 +66,12 @@ pub const FIRED_FIELD: &str = "fired";
 pub const ENTER_NATIVE: &str = "enter0";
 /// The native `(I)V` that the Java bodies of the exit and unwind hooks call.
 pub const EXIT_NATIVE: &str = "exit0";
+/// The static `byte[]` field of per-method levels of dropped probes, which the agent sets.
+pub const DROPPED_FIELD: &str = "dropped";
+/// The Java method the enter gate calls inside a root: returns if the probes were dropped.
+pub const ENTER_IN_ROOT: &str = "enterInRoot";
+/// The Java method the exit and unwind gates call inside a root.
+pub const EXIT_IN_ROOT: &str = "exitInRoot";
 /// The static `Class[]` field of receiver classes per site, which the agent fills.
 pub const SEEN_FIELD: &str = "seen";
 /// The native `(Ljava/lang/Object;I)V` that the Java bodies of `receiver` and `site` call.
@@ -71,6 +86,8 @@ const ASTORE_1: u8 = 0x4c;
 const ASTORE_2: u8 = 0x4d;
 const IFNE: u8 = 0x9a;
 const IFLT: u8 = 0x9b;
+const ICONST_2: u8 = 0x05;
+const IF_ICMPLT: u8 = 0xa1;
 const IF_ICMPGE: u8 = 0xa2;
 const IF_ACMPEQ: u8 = 0xa5;
 
@@ -116,8 +133,9 @@ impl Pool {
 }
 
 /// Builds the hooks class for `hooks`: every hook method as `public static native`, except
-/// `enter`, `exit`, `unwind`, `site` and `receiver` (see the module's doc), the natives those
-/// call, and the static fields `active`, `fired` and `seen`.
+/// `enter`, `exit`, `unwind`, `enterInRoot`, `exitInRoot`, `site` and `receiver` (see the
+/// module's doc), the natives those call, and the static fields `active`, `fired`, `seen` and
+/// `dropped`.
 pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let mut pool = Pool::default();
     let this_class = pool.class(&hooks.class);
@@ -152,17 +170,25 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         let (name, desc) = (pool.utf8("getClass"), pool.utf8("()Ljava/lang/Class;"));
         pool.member(10, object, name, desc)
     };
+    let dropped_name = pool.utf8(DROPPED_FIELD);
+    let dropped = pool.member(9, this_class, dropped_name, bytes_desc);
     let enter0_ref = pool.member(10, this_class, enter0.0, enter0.1);
     let exit0_ref = pool.member(10, this_class, exit0.0, exit0.1);
     let receiver = pool.member(10, this_class, receiver0.0, receiver0.1);
     let byte_array = pool.class("[B");
+    let in_root = [
+        (pool.utf8(ENTER_IN_ROOT), enter0_ref, DropLevel::Enter),
+        (pool.utf8(EXIT_IN_ROOT), exit0_ref, DropLevel::Exit),
+    ];
+    let enter_in_root = pool.member(10, this_class, in_root[0].0, int_void);
+    let exit_in_root = pool.member(10, this_class, in_root[1].0, int_void);
     let mut gated = Vec::new();
-    for (m, native) in [
-        (&hooks.enter, enter0_ref),
-        (&hooks.exit, exit0_ref),
-        (&hooks.unwind, exit0_ref),
+    for (m, next) in [
+        (&hooks.enter, enter_in_root),
+        (&hooks.exit, exit_in_root),
+        (&hooks.unwind, exit_in_root),
     ] {
-        gated.push((pool.utf8(&m.name), pool.utf8(&m.descriptor), native));
+        gated.push((pool.utf8(&m.name), pool.utf8(&m.descriptor), next));
     }
     let (site_name, site_desc) = (
         pool.utf8(&hooks.site.name),
@@ -183,18 +209,19 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     b.put_u16(this_class);
     b.put_u16(super_class);
     b.put_u16(0); // interfaces
-    b.put_u16(3); // fields
+    b.put_u16(4); // fields
     for (name, desc) in [
         (active_name, int),
         (fired_name, bytes_desc),
         (seen_name, classes_desc),
+        (dropped_name, bytes_desc),
     ] {
         b.put_u16(PUBLIC | STATIC);
         b.put_u16(name);
         b.put_u16(desc);
         b.put_u16(0);
     }
-    b.put_u16((natives.len() + gated.len() + 2) as u16);
+    b.put_u16((natives.len() + gated.len() + in_root.len() + 2) as u16);
     for (name, desc) in natives {
         b.put_u16(PUBLIC | STATIC | NATIVE);
         b.put_u16(name);
@@ -207,15 +234,23 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     };
     // The gate's one frame: at GATE_SLOW_AT, locals [int] and an empty stack (same_frame).
     let gate_frames = [0, 1, GATE_SLOW_AT as u8];
-    for (name, desc, native) in gated {
+    for (name, desc, next) in gated {
         java.write(
             &mut b,
             name,
             desc,
-            &gate_code(active, native),
+            &gate_code(active, next),
             1,
             &gate_frames,
         );
+    }
+    for (name, native, level) in in_root {
+        let code = in_root_code(dropped, native, level);
+        let slow_at = in_root_slow_at(level);
+        // At the native call the entry frame again, locals [int] (same_frame): `d`, stored on
+        // some paths, is not used there.
+        let frames = [0, 1, slow_at as u8];
+        java.write(&mut b, name, int_void, &code, 2, &frames);
     }
     // StackMapTable: at SLOW_AT (26) locals [int, byte[]] (append_frame, 1 local); at RETURN_AT
     // (31) locals [int] again (chop_frame of 1, offset_delta 31 - 26 - 1).
@@ -288,10 +323,10 @@ fn to(from: u16, target: u16) -> [u8; 2] {
 const GATE_SLOW_AT: u16 = 11;
 
 /// The body of `enter`, `exit` and `unwind` (see the module's doc), with the pool indices of
-/// `active` and of the native it calls.
-fn gate_code(active: u16, native: u16) -> Vec<u8> {
+/// `active` and of the method it calls inside a root.
+fn gate_code(active: u16, next: u16) -> Vec<u8> {
     let [ah, al] = active.to_be_bytes();
-    let [nh, nl] = native.to_be_bytes();
+    let [nh, nl] = next.to_be_bytes();
     let [s3h, s3l] = to(3, GATE_SLOW_AT);
     let [s7h, s7l] = to(7, GATE_SLOW_AT);
     #[rustfmt::skip]
@@ -306,6 +341,64 @@ fn gate_code(active: u16, native: u16) -> Vec<u8> {
         RETURN,                 // 15
     ];
     debug_assert_eq!(code[GATE_SLOW_AT as usize], ILOAD_0);
+    code
+}
+
+/// Which probe an `…InRoot` body serves: the level of `dropped[id]` at which it returns in Java.
+#[derive(Clone, Copy)]
+enum DropLevel {
+    /// Returns at any level (1 or 2).
+    Enter,
+    /// Returns at level 2 and above.
+    Exit,
+}
+
+/// Offset of the native call in [`in_root_code`].
+fn in_root_slow_at(level: DropLevel) -> u16 {
+    match level {
+        DropLevel::Enter => 25,
+        DropLevel::Exit => 26,
+    }
+}
+
+/// The body of `enterInRoot` or `exitInRoot` (see the module's doc), with the pool indices of
+/// `dropped` and of the native it calls.
+fn in_root_code(dropped: u16, native: u16, level: DropLevel) -> Vec<u8> {
+    let slow = in_root_slow_at(level);
+    let [dh, dl] = dropped.to_be_bytes();
+    let [nh, nl] = native.to_be_bytes();
+    let [s1h, s1l] = to(1, slow);
+    let [s9h, s9l] = to(9, slow);
+    let [s15h, s15l] = to(15, slow);
+    #[rustfmt::skip]
+    let mut code = vec![
+        ILOAD_0,                // 0
+        IFLT, s1h, s1l,         // 1: a root or a region: never dropped
+        GETSTATIC, dh, dl,      // 4: dropped
+        ASTORE_1,               // 7
+        ALOAD_1,                // 8
+        IFNULL, s9h, s9l,       // 9
+        ILOAD_0,                // 12
+        ALOAD_1,                // 13
+        ARRAYLENGTH,            // 14
+        IF_ICMPGE, s15h, s15l,  // 15
+        ALOAD_1,                // 18
+        ILOAD_0,                // 19
+        BALOAD,                 // 20
+    ];
+    match level {
+        DropLevel::Enter => {
+            let [h, l] = to(21, slow);
+            code.extend([IFEQ, h, l]); // 21: not dropped: the agent records
+        }
+        DropLevel::Exit => {
+            let [h, l] = to(22, slow);
+            code.extend([ICONST_2, IF_ICMPLT, h, l]); // 21: below 2: the agent decides
+        }
+    }
+    code.push(RETURN); // dropped: return
+    debug_assert_eq!(code.len(), slow as usize);
+    code.extend([ILOAD_0, INVOKESTATIC, nh, nl, RETURN]);
     code
 }
 
@@ -416,14 +509,14 @@ mod tests {
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 14);
+        assert_eq!(c.methods.len(), 16);
         for m in &c.methods[..9] {
             assert_eq!(m.access, 0x0109);
         }
         for m in &c.methods[9..] {
             assert_eq!(m.access, 0x0009);
         }
-        assert_eq!(c.fields.len(), 3);
+        assert_eq!(c.fields.len(), 4);
         let names: Vec<_> = c
             .methods
             .iter()
@@ -444,6 +537,8 @@ mod tests {
                 "enter",
                 "exit",
                 "unwind",
+                "enterInRoot",
+                "exitInRoot",
                 "site",
                 "receiver"
             ]

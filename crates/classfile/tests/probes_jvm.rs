@@ -583,12 +583,15 @@ fn the_generated_site_hook_verifies_and_checks_its_flags_in_java() {
 }
 
 /// The Java bodies of `enter`, `exit` and `unwind` return at once while `active` is 0 unless the
-/// id is negative (a root or region, passed as `~id`), and call the natives otherwise,
-/// interpreted and compiled alike.
+/// id is negative (a root or region, passed as `~id`), and inside a root when the method's
+/// probes were dropped (`dropped[id]`: 1 ends `enter` in Java, 2 every probe), and call the
+/// natives otherwise, interpreted and compiled alike.
 #[test]
-fn the_generated_entry_exit_hooks_return_in_java_outside_roots() {
-    let each = "java native java java native native native";
-    let expected = format!("{each} | {each} | {each}\n");
+fn the_generated_entry_exit_hooks_return_in_java_outside_roots_and_when_dropped() {
+    let outside = "java native java java native native native";
+    let enter = format!("{outside} / java java native native native native");
+    let exit = format!("{outside} / native java native native native native");
+    let expected = format!("{enter} | {exit} | {exit}\n");
     for out in run_against_generated_hooks("gate_hook", "GateHook") {
         assert_eq!(out, expected);
     }

@@ -64,4 +64,10 @@ fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
         ) && log.contains(" ms): Adaptive.small(I)I\n"),
         "{log}"
     );
+    // Dropped in Java (`Hooks.dropped`): entries at once, exits once no call of `small` entered
+    // before the drop could still be running.
+    assert!(
+        log.contains("adaptive: the exits of 1 dropped methods now end in Java\n"),
+        "{log}"
+    );
 }

@@ -85,6 +85,8 @@ pub struct ThreadRecorder {
     /// open frames' starts): where frames still open end in CPU time when they are closed by
     /// a stamp without it (a snapshot, or the end, seen from another thread).
     last_cpu: Option<u64>,
+    /// The wall time of the latest enter or exit event.
+    last_wall: u64,
 }
 
 impl Default for ThreadRecorder {
@@ -108,6 +110,7 @@ impl ThreadRecorder {
             unmatched_exits: 0,
             wide: HashMap::new(),
             last_cpu: None,
+            last_wall: 0,
         }
     }
 
@@ -119,6 +122,16 @@ impl ThreadRecorder {
     /// Invocations counted in overflow nodes so far.
     pub fn overflow_calls(&self) -> u64 {
         self.overflow_calls
+    }
+
+    /// Whether an invocation of `method` is open (entered, not exited yet).
+    pub fn is_open(&self, method: MethodId) -> bool {
+        self.stack.iter().any(|f| f.method == method)
+    }
+
+    /// The wall time of the latest enter or exit event (0 before any).
+    pub fn last_wall_ns(&self) -> u64 {
+        self.last_wall
     }
 
     /// Exit events that matched no open frame (ignored).
@@ -190,6 +203,19 @@ impl ThreadRecorder {
         Ok(())
     }
 
+    /// The exit probe of a method whose probes were being dropped while it ran: closes the
+    /// innermost frame if it is `method`'s (an invocation recorded before the drop) and
+    /// ignores the exit otherwise (one whose entry was not recorded). Returns whether it
+    /// closed a frame.
+    pub fn exit_if_innermost(&mut self, method: MethodId, at: Stamp) -> bool {
+        if self.stack.last().is_none_or(|f| f.method != method) {
+            self.saw(at);
+            return false;
+        }
+        let _ = self.exit(method, at);
+        true
+    }
+
     /// Exception caught in the frame at `depth` (1 = outermost frame): closes every frame
     /// above it at `at`.
     pub fn unwind_to(&mut self, depth: usize, at: Stamp) {
@@ -224,6 +250,7 @@ impl ThreadRecorder {
     }
 
     fn saw(&mut self, at: Stamp) {
+        self.last_wall = self.last_wall.max(at.wall_ns);
         if at.cpu_ns.is_some() {
             self.last_cpu = at.cpu_ns;
         }

@@ -71,6 +71,19 @@ impl Recording {
         Some(self.threads.get(index)?.recorder.tree())
     }
 
+    /// Whether no invocation of `method` entered before wall time `since` can still open or
+    /// close unseen: every thread is either outside every frame, or has an event at or after
+    /// `since` and no open frame of `method`. (A thread's events arrive in time order, so an
+    /// entry stamped before `since` arrived before such an event. A thread outside every frame
+    /// would have entered a root first, before `since` as well.) `method`: `None` when no event
+    /// of it was ever seen.
+    pub fn quiet_since(&self, method: Option<MethodId>, since: u64) -> bool {
+        self.threads.iter().all(|slot| {
+            let r = &slot.recorder;
+            r.depth() == 0 || (r.last_wall_ns() >= since && method.is_none_or(|m| !r.is_open(m)))
+        })
+    }
+
     /// [`MethodTotals::short_and_frequent`] over every thread.
     pub fn short_and_frequent(&self, min_calls: u64) -> Vec<MethodId> {
         let mut totals = MethodTotals::default();

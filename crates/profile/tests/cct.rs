@@ -414,6 +414,58 @@ fn unmatched_exit_is_reported_and_counted() {
     assert_eq!(rec.depth(), 1);
 }
 
+/// A method whose probes are being dropped (`adaptive`): its exit closes the innermost frame
+/// only if that frame is its own (an invocation entered before the drop); otherwise, even with
+/// an outer frame of it open (a recursive call entered after the drop), it is ignored and not
+/// counted as unmatched.
+#[test]
+fn an_exit_of_a_dropping_method_closes_only_its_innermost_frame() {
+    let (f, d) = (MethodId(0), MethodId(1));
+    let mut rec = ThreadRecorder::new(10);
+    rec.enter(f, Stamp::wall(0));
+    rec.enter(d, Stamp::wall(10));
+    // A nested call of d whose entry was dropped: its exit is ignored.
+    assert!(rec.exit_if_innermost(d, Stamp::wall(12)) && rec.depth() == 1);
+    assert!(!rec.exit_if_innermost(d, Stamp::wall(20)));
+    assert!(!rec.exit_if_innermost(d, Stamp::wall(25)));
+    assert_eq!(
+        (rec.depth(), rec.unmatched_exits(), rec.last_wall_ns()),
+        (1, 0, 25)
+    );
+    assert!(!rec.is_open(d) && rec.is_open(f));
+    rec.exit(f, Stamp::wall(30)).unwrap();
+    let tree = rec.finish(Stamp::wall(30));
+    let fnode = tree.node(tree.root()).children()[0];
+    let dnode = tree.node(fnode).children()[0];
+    assert_eq!((tree.node(fnode).calls, tree.node(dnode).calls), (1, 1));
+    assert_eq!(tree.node(dnode).total_ns, 2);
+}
+
+/// When the exits of a dropped method may stop reaching the recorder: once every thread is
+/// outside every frame, or has an event at or after the drop and no open frame of the method.
+#[test]
+fn a_dropped_method_is_quiet_once_every_thread_moved_past_the_drop_without_it_open() {
+    let (f, d) = (MethodId(0), MethodId(1));
+    let mut r = ferrofluid_profile::Recording::new(100);
+    r.thread(1, "a").enter(f, Stamp::wall(0));
+    r.thread(1, "a").enter(d, Stamp::wall(5));
+    r.thread(2, "b").enter(f, Stamp::wall(3));
+    r.thread(3, "idle");
+    let drop_at = 10;
+    // a has d open; b has seen nothing since the drop (it may be about to record d's entry).
+    assert!(!r.quiet_since(Some(d), drop_at));
+    r.thread(1, "a").exit(d, Stamp::wall(12)).unwrap();
+    assert!(!r.quiet_since(Some(d), drop_at));
+    r.thread(2, "b").exit(f, Stamp::wall(11)).unwrap();
+    assert!(r.quiet_since(Some(d), drop_at));
+    // b, back inside f with no event since: quiet only for a later drop once it moves on.
+    r.thread(2, "b").enter(f, Stamp::wall(13));
+    assert!(r.quiet_since(Some(d), drop_at) && !r.quiet_since(None, 14));
+    r.thread(1, "a").exit(f, Stamp::wall(14)).unwrap();
+    r.thread(2, "b").enter(d, Stamp::wall(15));
+    assert!(!r.quiet_since(Some(d), 14) && r.quiet_since(None, 14));
+}
+
 #[test]
 fn node_budget_overflows_into_a_visible_node() {
     // Budget 2: f and f->g get nodes; f->h and everything under it go to f's overflow
