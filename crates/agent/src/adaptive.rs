@@ -9,7 +9,7 @@
 //! The collector thread looks now and then ([`tick`]); the decision is the profile crate's
 //! (`MethodTotals::short_and_frequent`, over trees read a step at a time), the removal the
 //! session's (`session::drop_probes`): in Java, entries first, exits once no invocation entered
-//! before the drop can still be running (`collector::quiet_drops`, checked every [`FIRST`]).
+//! before the drop can still be running (`collector::quiet_drops`, checked on every tick).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -33,8 +33,6 @@ pub const MIN_CALLS: u64 = 10_000;
 struct Schedule {
     next: Instant,
     backoff: Duration,
-    /// When to check `dropping` next.
-    next_quiet: Instant,
     /// Methods dropped whose exits still reach the agent, with the wall time ([`crate::hooks::now`])
     /// just after their drop.
     dropping: Vec<(u32, u64)>,
@@ -57,17 +55,14 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32]) -> Vec<u32>) {
         let s = schedule.get_or_insert(Schedule {
             next: now + FIRST,
             backoff: FIRST,
-            next_quiet: now + FIRST,
             dropping: Vec::new(),
         });
         let look = now >= s.next;
         if look {
             s.next = now + FIRST;
         }
-        let quiet = now >= s.next_quiet && !s.dropping.is_empty();
-        if quiet {
-            s.next_quiet = now + FIRST;
-        }
+        // Every tick: until then each call of the method costs a JNI call it does not measure.
+        let quiet = !s.dropping.is_empty();
         if !look && !quiet {
             return;
         }
