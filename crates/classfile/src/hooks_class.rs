@@ -353,6 +353,30 @@ enum DropLevel {
     Exit,
 }
 
+/// Appends the load of `flags[arg 0]` from the static `byte[]` field `field`, via local 1 (17
+/// bytes): branches to `slow` when the array is null or the index beyond it (an index is never
+/// negative here), else leaves the element on the stack.
+fn push_flag_load(code: &mut Vec<u8>, field: u16, slow: u16) {
+    let at = code.len() as u16;
+    let [fh, fl] = field.to_be_bytes();
+    let [nh, nl] = to(at + 5, slow);
+    let [bh, bl] = to(at + 11, slow);
+    #[rustfmt::skip]
+    code.extend([
+        GETSTATIC, fh, fl,      // +0: the array
+        ASTORE_1,               // +3
+        ALOAD_1,                // +4
+        IFNULL, nh, nl,         // +5
+        ILOAD_0,                // +8
+        ALOAD_1,                // +9
+        ARRAYLENGTH,            // +10
+        IF_ICMPGE, bh, bl,      // +11
+        ALOAD_1,                // +14
+        ILOAD_0,                // +15
+        BALOAD,                 // +16
+    ]);
+}
+
 /// Offset of the native call in [`in_root_code`].
 fn in_root_slow_at(level: DropLevel) -> u16 {
     match level {
@@ -365,27 +389,14 @@ fn in_root_slow_at(level: DropLevel) -> u16 {
 /// `dropped` and of the native it calls.
 fn in_root_code(dropped: u16, native: u16, level: DropLevel) -> Vec<u8> {
     let slow = in_root_slow_at(level);
-    let [dh, dl] = dropped.to_be_bytes();
     let [nh, nl] = native.to_be_bytes();
     let [s1h, s1l] = to(1, slow);
-    let [s9h, s9l] = to(9, slow);
-    let [s15h, s15l] = to(15, slow);
     #[rustfmt::skip]
     let mut code = vec![
         ILOAD_0,                // 0
         IFLT, s1h, s1l,         // 1: a root or a region: never dropped
-        GETSTATIC, dh, dl,      // 4: dropped
-        ASTORE_1,               // 7
-        ALOAD_1,                // 8
-        IFNULL, s9h, s9l,       // 9
-        ILOAD_0,                // 12
-        ALOAD_1,                // 13
-        ARRAYLENGTH,            // 14
-        IF_ICMPGE, s15h, s15l,  // 15
-        ALOAD_1,                // 18
-        ILOAD_0,                // 19
-        BALOAD,                 // 20
     ];
+    push_flag_load(&mut code, dropped, slow); // 4: dropped[id]
     match level {
         DropLevel::Enter => {
             let [h, l] = to(21, slow);
@@ -410,33 +421,23 @@ const RETURN_AT: u16 = 31;
 /// the native `receiver(Object, int)`.
 fn site_code(active: u16, fired: u16, receiver: u16) -> Vec<u8> {
     let [ah, al] = active.to_be_bytes();
-    let [fh, fl] = fired.to_be_bytes();
     let [rh, rl] = receiver.to_be_bytes();
     let [r3h, r3l] = to(3, RETURN_AT);
-    let [s11h, s11l] = to(11, SLOW_AT);
-    let [s17h, s17l] = to(17, SLOW_AT);
     let [r23h, r23l] = to(23, RETURN_AT);
     #[rustfmt::skip]
-    let code = vec![
+    let mut code = vec![
         GETSTATIC, ah, al,      // 0: active
         IFEQ, r3h, r3l,         // 3: outside every root: return
-        GETSTATIC, fh, fl,      // 6: fired
-        ASTORE_1,               // 9
-        ALOAD_1,                // 10
-        IFNULL, s11h, s11l,     // 11
-        ILOAD_0,                // 14
-        ALOAD_1,                // 15
-        ARRAYLENGTH,            // 16
-        IF_ICMPGE, s17h, s17l,  // 17
-        ALOAD_1,                // 20
-        ILOAD_0,                // 21
-        BALOAD,                 // 22
+    ];
+    push_flag_load(&mut code, fired, SLOW_AT); // 6: fired[site]
+    #[rustfmt::skip]
+    code.extend([
         IFNE, r23h, r23l,       // 23: fired: return
         ACONST_NULL,            // 26: SLOW_AT
         ILOAD_0,                // 27
         INVOKESTATIC, rh, rl,   // 28: receiver(null, site)
         RETURN,                 // 31: RETURN_AT
-    ];
+    ]);
     debug_assert_eq!(
         (code[SLOW_AT as usize], code[RETURN_AT as usize]),
         (ACONST_NULL, RETURN)
