@@ -11,6 +11,7 @@
 //! session's (`session::drop_probes`): in Java, entries first, exits once no invocation entered
 //! before the drop can still be running (`collector::quiet_drops`, checked on every tick).
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,50 @@ const LONGEST: Duration = Duration::from_secs(8);
 /// something, few enough that the probes go early in a long run (a few milliseconds of probes).
 pub const MIN_CALLS: u64 = 10_000;
 
+/// What the gates of a method dropped in Java cost per call, against none once its class is
+/// retransformed without its probes: `crates/cli/tests/java/Adaptive.java`'s 1-ns method
+/// costs ~3.5 ns per call dropped in Java, ~1 ns retransformed (docs/PERFORMANCE.md,
+/// "Session 15").
+const GATES_NS: f64 = 2.5;
+
+/// The share of the time inside roots that the gates of a class's methods dropped in one
+/// round must be expected to cost for the class to be retransformed as well. A
+/// retransformation sends back to the interpreter every compiled method that inlined one of
+/// the class's methods, a one-off cost that a class this busy repays. In the suite's four
+/// workloads no class came near (at most 1.6%, java.nio.Buffer in Lucene), in the accuracy
+/// benchmark one did (3.6%, docs/PERFORMANCE.md, "Session 16").
+const RETRANSFORM_SHARE: f64 = 0.02;
+
+/// Of `short` (global id, calls so far) about to be dropped, the methods whose classes
+/// (`class_of`) are worth retransforming, with the share of `root_ns` their gates would cost:
+/// at least [`RETRANSFORM_SHARE`] of the time spent inside roots over the same calls. None
+/// while no root call has ended. Ascending ids.
+fn costly_gates(
+    short: &[(u32, u64)],
+    root_ns: u64,
+    class_of: impl Fn(u32) -> Option<String>,
+) -> Vec<(String, f64, Vec<u32>)> {
+    if root_ns == 0 {
+        return Vec::new();
+    }
+    let mut by_class: BTreeMap<String, (u64, Vec<u32>)> = BTreeMap::new();
+    for &(id, calls) in short {
+        if let Some(class) = class_of(id) {
+            let entry = by_class.entry(class).or_default();
+            entry.0 += calls;
+            entry.1.push(id);
+        }
+    }
+    by_class
+        .into_iter()
+        .map(|(class, (calls, mut ids))| {
+            ids.sort_unstable();
+            (class, calls as f64 * GATES_NS / root_ns as f64, ids)
+        })
+        .filter(|&(_, share, _)| share >= RETRANSFORM_SHARE)
+        .collect()
+}
+
 /// When to look next, and the interval after the next round of drops.
 struct Schedule {
     next: Instant,
@@ -42,9 +87,10 @@ static SCHEDULE: Mutex<Option<Schedule>> = Mutex::new(None);
 
 /// Collector tick: while an adaptive session collects, drops the probes of the methods found
 /// short and frequent since the last look and ends the exits of earlier drops in Java once they
-/// are quiet, with `act(drop, quiet)` (on a thread attached to the JVM; returns the ids dropped),
-/// and logs the drops.
-pub fn tick(act: impl FnOnce(&[u32], &[u32]) -> Vec<u32>) {
+/// are quiet, with `act(drop, quiet, retransform)` (on a thread attached to the JVM; returns the
+/// ids dropped; `retransform`, a part of `drop`, also has its classes retransformed), and logs
+/// the drops.
+pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
     let now = Instant::now();
     let (look, dropping) = {
         let mut schedule = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner());
@@ -80,19 +126,33 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32]) -> Vec<u32>) {
     }
     let quiet = crate::collector::quiet_drops(&dropping);
     let mut wanted = Vec::new();
+    let mut hot = Vec::new();
     let looking = Instant::now();
     if look {
         let already = crate::session::dropped_ids();
-        wanted = crate::collector::short_and_frequent(MIN_CALLS)
+        let (short, root_ns) = crate::collector::short_and_frequent(MIN_CALLS);
+        let short: Vec<(u32, u64)> = short
             .into_iter()
-            .filter(|id| !already.contains(id))
+            .filter(|(id, _)| !already.contains(id))
             .collect();
+        wanted = short.iter().map(|&(id, _)| id).collect();
+        let class_of = |id| crate::session::method_name(id).map(|(class, _, _)| class);
+        for (class, share, ids) in costly_gates(&short, root_ns, class_of) {
+            log::info!(
+                "adaptive: the gates of {} methods of {} to drop would cost {:.1}% of the time \
+                 inside roots: retransforming the class",
+                ids.len(),
+                class.replace('/', "."),
+                share * 100.0
+            );
+            hot.extend(ids);
+        }
     }
     let looked = looking.elapsed();
     if wanted.is_empty() && quiet.is_empty() {
         return;
     }
-    let dropped = act(&wanted, &quiet);
+    let dropped = act(&wanted, &quiet, &hot);
     let at = crate::hooks::now();
     if let Some(s) = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
         s.dropping.retain(|(id, _)| !quiet.contains(id));
@@ -129,4 +189,28 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32]) -> Vec<u32>) {
         looked.as_secs_f64() * 1e3,
         names.join(", ")
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_class_is_retransformed_when_its_dropped_methods_gates_would_cost_enough() {
+        let class_of = |id: u32| Some(if id < 10 { "A" } else { "B" }.to_owned());
+        // 1 s inside roots: 2% is 8 M calls at 2.5 ns. A: 5 M + 3 M calls, B: 7.9 M.
+        let short = [(3, 5_000_000), (1, 3_000_000), (10, 7_900_000)];
+        let hot = costly_gates(&short, 1_000_000_000, class_of);
+        assert_eq!(hot.len(), 1);
+        let (class, share, ids) = &hot[0];
+        assert_eq!(class, "A");
+        assert!((share - 0.02).abs() < 1e-12, "{share}");
+        assert_eq!(ids, &[1, 3]);
+        // Twice the time inside roots: A's gates are 1% of it.
+        assert!(costly_gates(&short, 2_000_000_000, class_of).is_empty());
+        // No root call has ended: nothing to weigh the calls against.
+        assert!(costly_gates(&short, 0, class_of).is_empty());
+        // A method whose class is unknown counts for none.
+        assert!(costly_gates(&short, 1_000_000_000, |_| None).is_empty());
+    }
 }

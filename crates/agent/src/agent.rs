@@ -300,9 +300,10 @@ fn duration_tick() {
     }
 }
 
-/// `adaptive`: from the collector thread, attached to the JVM, drops the probes of `ids` and
-/// ends the exits of `quiet` in Java; returns the ids dropped.
-fn drop_probes(ids: &[u32], quiet: &[u32]) -> Vec<u32> {
+/// `adaptive`: from the collector thread, attached to the JVM, drops the probes of `ids`,
+/// retransforms the classes of those also in `hot`, and ends the exits of `quiet` in Java;
+/// returns the ids dropped.
+fn drop_probes(ids: &[u32], quiet: &[u32], hot: &[u32]) -> Vec<u32> {
     let Some((vm, jvmti)) = state().as_ref().map(|r| (r.vm, r.jvmti)) else {
         return Vec::new();
     };
@@ -311,7 +312,20 @@ fn drop_probes(ids: &[u32], quiet: &[u32]) -> Vec<u32> {
         if ids.is_empty() {
             return Vec::new();
         }
-        session::drop_probes(jvmti, env, ids)
+        let dropped = session::drop_probes(jvmti, env, ids);
+        let hot: Vec<u32> = dropped
+            .iter()
+            .copied()
+            .filter(|id| hot.contains(id))
+            .collect();
+        if !hot.is_empty() && crate::site_flags::can_drop() {
+            let classes = session::retransform_dropped(jvmti, env, &hot);
+            log::info!(
+                "adaptive: retransformed {classes} classes without the gates of {} dropped methods",
+                hot.len()
+            );
+        }
+        dropped
     })
     .unwrap_or_else(|e| {
         log::warn!("adaptive: attaching to the JVM: {e}");

@@ -192,17 +192,18 @@ pub fn quiet_drops(drops: &[(u32, u64)]) -> Vec<u32> {
 }
 
 /// The global ids of the methods recorded so far that were called at least `min_calls` times
-/// and take less time than their probes ([`ferrofluid_profile::MethodTotals`]). The trees are
+/// and take less time than their probes ([`ferrofluid_profile::MethodTotals`]), with their calls;
+/// and the time spent inside roots so far (compensated, of the calls that ended). The trees are
 /// read under the collector lock, which a thread whose ring fills waits for: a few thousand
 /// nodes at a time ([`TOTALS_STEP`]), letting go in between.
-pub fn short_and_frequent(min_calls: u64) -> Vec<u32> {
+pub fn short_and_frequent(min_calls: u64) -> (Vec<(u32, u64)>, u64) {
     let mut totals = ferrofluid_profile::MethodTotals::default();
     for index in 0.. {
         let mut pass = None;
         loop {
             let c = lock(&COLLECTOR);
             let Some(rec) = c.as_ref().map(|c| &c.recording) else {
-                return Vec::new();
+                return (Vec::new(), 0);
             };
             let Some(tree) = rec.thread_tree(index) else {
                 break;
@@ -219,17 +220,21 @@ pub fn short_and_frequent(min_calls: u64) -> Vec<u32> {
     }
     let c = lock(&COLLECTOR);
     let Some(c) = c.as_ref() else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let short = totals.short_and_frequent(c.recording.calibration.as_ref(), min_calls);
     if short.is_empty() {
-        return Vec::new();
+        return (Vec::new(), totals.root_ns());
     }
-    c.ids
+    let ids = c
+        .ids
         .iter()
-        .filter(|(_, m)| short.binary_search(m).is_ok())
-        .map(|(&id, _)| id)
-        .collect()
+        .filter_map(|(&id, m)| {
+            let at = short.binary_search_by_key(m, |&(m, _)| m).ok()?;
+            Some((id, short[at].1))
+        })
+        .collect();
+    (ids, totals.root_ns())
 }
 
 /// Tree nodes [`short_and_frequent`] reads per taking of the collector lock: well under a

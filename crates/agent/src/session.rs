@@ -186,6 +186,25 @@ pub fn quiet_probes(env: &JniEnv<'_>, ids: &[u32]) {
     }
 }
 
+/// Retransforms the classes of dropped methods `ids` (global ids, [`drop_probes`] done), so
+/// that their gates go too: a dropped method still runs them in Java, a few ns per call, which
+/// for a method called millions of times a second outweighs the deoptimisation a
+/// retransformation costs (`adaptive::RETRANSFORM_RATE`). Returns how many classes.
+pub fn retransform_dropped(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> usize {
+    let _reveal = lock(&REVEAL);
+    let mut classes = 0;
+    plan_and_retransform(jvmti, env, "adaptive", |s| {
+        for &id in ids {
+            let Some(m) = id.checked_sub(s.base).and_then(|pid| s.planner.method(pid)) else {
+                continue;
+            };
+            classes += usize::from(s.pending.insert((m.loader, m.class.to_owned())));
+        }
+        true
+    });
+    classes
+}
+
 /// [`drop_probes`] by retransformation. Calls already running finish in the old code and still
 /// record their exits, so every recorded frame closes.
 fn retransform_without(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {

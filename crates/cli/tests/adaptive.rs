@@ -5,12 +5,13 @@
 use serde_json::Value;
 
 mod common;
-use common::{compile, run_java, thread};
+use common::{compile, run_java_with, thread};
 use ferrofluid_testkit::read_profile_json;
 
-#[test]
-fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
-    let dir = compile("Adaptive.java", "adaptive");
+/// Runs `Adaptive` with `big` doing `big_iterations` per round; checks what every adaptive run
+/// must show, and returns the agent's log.
+fn run_adaptive(tag: &str, big_iterations: &str) -> String {
+    let dir = compile("Adaptive.java", tag);
     let out = dir.join("adaptive.json");
     let log = dir.join("agent.log");
     let flags = [
@@ -22,7 +23,7 @@ fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
         "--log",
         log.to_str().unwrap(),
     ];
-    let output = run_java(&flags, &out, &dir, "Adaptive");
+    let output = run_java_with(&flags, &out, &dir, "Adaptive", &[big_iterations]);
     let rounds: u64 = String::from_utf8_lossy(&output.stdout)
         .trim()
         .parse()
@@ -68,6 +69,33 @@ fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
     // before the drop could still be running.
     assert!(
         log.contains("adaptive: the exits of 1 dropped methods now end in Java\n"),
+        "{log}"
+    );
+    log
+}
+
+/// `big` runs ~0.2 ms a round, `small` 20,000 times: dropped in Java, `small`'s gates would
+/// cost a large share of the round, so its class is retransformed too.
+#[test]
+fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
+    let log = run_adaptive("adaptive", "200000");
+    assert!(
+        log.contains("adaptive: the gates of 1 methods of Adaptive to drop would cost ")
+            && log.contains("% of the time inside roots: retransforming the class\n")
+            && log.contains(
+                "adaptive: retransformed 1 classes without the gates of 1 dropped methods\n"
+            ),
+        "{log}"
+    );
+}
+
+/// With `big` ~50 times longer, the gates would cost well under 2% of the round: the class is
+/// not retransformed, the probes return in Java.
+#[test]
+fn a_class_whose_dropped_gates_cost_little_is_not_retransformed() {
+    let log = run_adaptive("adaptive-long", "10000000");
+    assert!(
+        !log.contains("retransforming the class") && !log.contains("adaptive: retransformed"),
         "{log}"
     );
 }

@@ -85,7 +85,7 @@ impl Recording {
     }
 
     /// [`MethodTotals::short_and_frequent`] over every thread.
-    pub fn short_and_frequent(&self, min_calls: u64) -> Vec<MethodId> {
+    pub fn short_and_frequent(&self, min_calls: u64) -> Vec<(MethodId, u64)> {
         let mut totals = MethodTotals::default();
         for slot in &self.threads {
             totals.add(MethodTotals::of_tree(

@@ -13,6 +13,8 @@ use crate::tree::{CallTree, NodeKind};
 pub struct MethodTotals {
     pairs: u64,
     probe_ns: u64,
+    /// Compensated time of the outermost recorded calls: the time spent inside roots.
+    root_ns: u64,
     methods: BTreeMap<MethodId, (u64, u64)>,
 }
 
@@ -30,10 +32,16 @@ impl MethodTotals {
         self.methods.get(&m).copied()
     }
 
+    /// Compensated time spent inside roots (by the outermost calls that ended), over threads.
+    pub fn root_ns(&self) -> u64 {
+        self.root_ns
+    }
+
     /// Adds another thread's totals.
     pub fn add(&mut self, other: MethodTotals) {
         self.pairs += other.pairs;
         self.probe_ns += other.probe_ns;
+        self.root_ns += other.root_ns;
         for (m, (calls, total_ns)) in other.methods {
             let sum = self.methods.entry(m).or_default();
             sum.0 += calls;
@@ -45,12 +53,12 @@ impl MethodTotals {
     /// included, than a probe pair costs: what the probes measured of themselves per pair on
     /// average, plus the calibrated rest of `calibration`. Their probes cost more than they do,
     /// so compensation subtracts mostly estimates there (`adaptive` removes their probes).
-    /// Ascending ids.
+    /// Ascending ids, each with its calls.
     pub fn short_and_frequent(
         &self,
         calibration: Option<&Calibration>,
         min_calls: u64,
-    ) -> Vec<MethodId> {
+    ) -> Vec<(MethodId, u64)> {
         if self.pairs == 0 {
             return Vec::new();
         }
@@ -61,7 +69,7 @@ impl MethodTotals {
             .filter(|&(_, &(calls, total_ns))| {
                 calls >= min_calls.max(1) && (total_ns as f64) < pair_ns * calls as f64
             })
-            .map(|(&m, _)| m)
+            .map(|(&m, &(calls, _))| (m, calls))
             .collect()
     }
 }
@@ -86,6 +94,7 @@ pub struct TreeTotals {
     by_method: Vec<(u64, u64)>,
     pairs: u64,
     probe_ns: u64,
+    root_ns: u64,
 }
 
 impl TreeTotals {
@@ -97,6 +106,7 @@ impl TreeTotals {
             by_method: Vec::new(),
             pairs: 0,
             probe_ns: 0,
+            root_ns: 0,
         }
     }
 
@@ -129,6 +139,12 @@ impl TreeTotals {
                 }
                 self.by_method[at].0 += node.calls;
                 self.by_method[at].1 += total;
+                let outermost = node
+                    .parent()
+                    .is_some_and(|p| matches!(tree.node(p).kind, NodeKind::Thread));
+                if outermost {
+                    self.root_ns += total;
+                }
             }
             if let Some(parent) = node.parent() {
                 let calls = match node.kind {
@@ -149,6 +165,7 @@ impl TreeTotals {
         MethodTotals {
             pairs: self.pairs,
             probe_ns: self.probe_ns,
+            root_ns: self.root_ns,
             methods: self
                 .by_method
                 .into_iter()
@@ -198,9 +215,14 @@ mod tests {
         // p: 70 - 30 (its entry, s's entry and exit) - 2 (inner) - 5 (s's pair).
         assert_eq!(totals.of_method(p), Some((12, 12 * 33)));
         // A pair: 490 ns measured over 25 pairs, plus 5: 24.6 ns. p is longer, s shorter.
-        assert_eq!(totals.short_and_frequent(Some(&cal), 10), [s]);
+        assert_eq!(totals.short_and_frequent(Some(&cal), 10), [(s, 12)]);
+        // Inside roots: r's compensated total, nothing of its callees counted again.
+        let (_, r_total) = totals.of_method(r).unwrap();
+        assert!(r_total > 0 && r_total < 970, "{r_total}");
+        assert_eq!(totals.root_ns(), r_total);
         let mut twice = totals.clone();
         twice.add(totals);
         assert_eq!(twice.of_method(p), Some((24, 24 * 33)));
+        assert_eq!(twice.root_ns(), 2 * r_total);
     }
 }

@@ -761,10 +761,10 @@ fn short_and_frequent_methods_take_less_than_their_probes() {
     // t: as short as s, but called 5 times only.
     calls(th, t, 5, 30);
     th.exit(r, at(now + 20, 10)).unwrap();
-    assert_eq!(rec.short_and_frequent(10), [s]);
-    assert_eq!(rec.short_and_frequent(5), [s, t]);
+    assert_eq!(rec.short_and_frequent(10), [(s, 12)]);
+    assert_eq!(rec.short_and_frequent(5), [(s, 12), (t, 5)]);
     // Without calibration nothing is compensated: s's 30 measured per call exceed the 20 its
     // probes measured per pair.
     rec.calibration = None;
-    assert_eq!(rec.short_and_frequent(5), Vec::<MethodId>::new());
+    assert_eq!(rec.short_and_frequent(5), []);
 }

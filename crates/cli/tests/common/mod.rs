@@ -30,6 +30,11 @@ pub fn compile(source: &str, tag: &str) -> PathBuf {
 /// `ferrofluid run --agent AGENT FLAGS -o OUT -- java -cp DIR MAIN` on JDK 17; panics with its
 /// stderr unless it succeeds.
 pub fn run_java(flags: &[&str], out: &Path, dir: &Path, main: &str) -> Output {
+    run_java_with(flags, out, dir, main, &[])
+}
+
+/// [`run_java`] with the program's arguments `args`.
+pub fn run_java_with(flags: &[&str], out: &Path, dir: &Path, main: &str, args: &[&str]) -> Output {
     let output = ferrofluid()
         .arg("run")
         .arg("--agent")
@@ -42,6 +47,7 @@ pub fn run_java(flags: &[&str], out: &Path, dir: &Path, main: &str) -> Output {
         .arg("-cp")
         .arg(dir)
         .arg(main)
+        .args(args)
         .output()
         .unwrap();
     assert!(

@@ -1,4 +1,8 @@
-/** `--adaptive`: `small` is called often and is far shorter than its probes; `big` is not. */
+/**
+ * `--adaptive`: `small` is called often and is far shorter than its probes; `big` is not. The
+ * argument is `big`'s iterations per round (200000 by default): the longer it runs, the smaller
+ * the share of the round that `small`'s gates would cost once dropped.
+ */
 public class Adaptive {
     static int sink;
 
@@ -19,19 +23,20 @@ public class Adaptive {
         return s;
     }
 
-    static void round() {
+    static void round(int bigIterations) {
         for (int i = 0; i < 20_000; i++) {
             sink += small(i);
         }
-        sink += big(200_000);
+        sink += big(bigIterations);
     }
 
     public static void main(String[] args) {
+        int bigIterations = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
         // Long enough for the agent's first looks (half a second after collection starts).
         long end = System.nanoTime() + 2_500_000_000L;
         int rounds = 0;
         while (System.nanoTime() < end) {
-            round();
+            round(bigIterations);
             rounds++;
         }
         System.out.println(rounds);
