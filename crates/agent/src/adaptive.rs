@@ -74,6 +74,23 @@ fn costly_gates(
         .collect()
 }
 
+/// How long after its drop a method's exits may keep reaching the agent, a JNI call each,
+/// before its class is retransformed instead (the exits of calls already running stay with
+/// the old code). A drop is quiet within milliseconds unless some thread stays inside a root
+/// without recording anything, blocked there or, under `scheme=total`, waiting in any
+/// instrumented method; there the exits would go on costing until the program ends.
+const QUIET_WAIT_NS: u64 = 1_000_000_000;
+
+/// Of `dropping` (id, wall time of its drop), those not in `quiet` dropped at least
+/// [`QUIET_WAIT_NS`] before `now`.
+fn stale_drops(dropping: &[(u32, u64)], quiet: &[u32], now: u64) -> Vec<u32> {
+    dropping
+        .iter()
+        .filter(|&&(id, at)| !quiet.contains(&id) && now.saturating_sub(at) >= QUIET_WAIT_NS)
+        .map(|&(id, _)| id)
+        .collect()
+}
+
 /// When to look next, and the interval after the next round of drops.
 struct Schedule {
     next: Instant,
@@ -88,8 +105,8 @@ static SCHEDULE: Mutex<Option<Schedule>> = Mutex::new(None);
 /// Collector tick: while an adaptive session collects, drops the probes of the methods found
 /// short and frequent since the last look and ends the exits of earlier drops in Java once they
 /// are quiet, with `act(drop, quiet, retransform)` (on a thread attached to the JVM; returns the
-/// ids dropped; `retransform`, a part of `drop`, also has its classes retransformed), and logs
-/// the drops.
+/// ids dropped; `retransform`, methods of `drop` or dropped earlier, also have their classes
+/// retransformed), and logs the drops.
 pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
     let now = Instant::now();
     let (look, dropping) = {
@@ -125,8 +142,9 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
         return;
     }
     let quiet = crate::collector::quiet_drops(&dropping);
+    let stale = stale_drops(&dropping, &quiet, crate::hooks::now());
     let mut wanted = Vec::new();
-    let mut hot = Vec::new();
+    let mut retransform = stale.clone();
     let looking = Instant::now();
     if look {
         let already = crate::session::dropped_ids();
@@ -137,7 +155,13 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
             .collect();
         wanted = short.iter().map(|&(id, _)| id).collect();
         let class_of = |id| crate::session::method_name(id).map(|(class, _, _)| class);
-        for (class, share, ids) in costly_gates(&short, root_ns, class_of) {
+        // Otherwise every drop retransforms anyway.
+        let costly = if crate::session::drops_in_java() {
+            costly_gates(&short, root_ns, class_of)
+        } else {
+            Vec::new()
+        };
+        for (class, share, ids) in costly {
             log::info!(
                 "adaptive: the gates of {} methods of {} to drop would cost {:.1}% of the time \
                  inside roots: retransforming the class",
@@ -145,18 +169,19 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
                 class.replace('/', "."),
                 share * 100.0
             );
-            hot.extend(ids);
+            retransform.extend(ids);
         }
     }
     let looked = looking.elapsed();
-    if wanted.is_empty() && quiet.is_empty() {
+    if wanted.is_empty() && quiet.is_empty() && stale.is_empty() {
         return;
     }
-    let dropped = act(&wanted, &quiet, &hot);
+    let dropped = act(&wanted, &quiet, &retransform);
     let at = crate::hooks::now();
     if let Some(s) = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        s.dropping.retain(|(id, _)| !quiet.contains(id));
-        if crate::site_flags::can_drop() {
+        s.dropping
+            .retain(|(id, _)| !quiet.contains(id) && !stale.contains(id));
+        if crate::session::drops_in_java() {
             s.dropping.extend(dropped.iter().map(|&id| (id, at)));
         }
         if !dropped.is_empty() {
@@ -168,6 +193,14 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
         log::info!(
             "adaptive: the exits of {} dropped methods now end in Java",
             quiet.len()
+        );
+    }
+    if !stale.is_empty() {
+        log::info!(
+            "adaptive: {} dropped methods were not quiet after {} ms (a thread stays inside a \
+             root without recording anything): their classes retransformed",
+            stale.len(),
+            QUIET_WAIT_NS / 1_000_000
         );
     }
     if dropped.is_empty() {
@@ -212,5 +245,14 @@ mod tests {
         assert!(costly_gates(&short, 0, class_of).is_empty());
         // A method whose class is unknown counts for none.
         assert!(costly_gates(&short, 1_000_000_000, |_| None).is_empty());
+    }
+
+    #[test]
+    fn a_drop_not_quiet_within_the_wait_is_stale() {
+        let dropping = [(1, 0), (2, 0), (3, 500_000_000)];
+        // 2 is quiet; 3 was dropped half a second later.
+        assert_eq!(stale_drops(&dropping, &[2], QUIET_WAIT_NS), [1]);
+        assert!(stale_drops(&dropping, &[2], QUIET_WAIT_NS - 1).is_empty());
+        assert_eq!(stale_drops(&dropping, &[], 2 * QUIET_WAIT_NS), [1, 2, 3]);
     }
 }

@@ -300,29 +300,30 @@ fn duration_tick() {
     }
 }
 
-/// `adaptive`: from the collector thread, attached to the JVM, drops the probes of `ids`,
-/// retransforms the classes of those also in `hot`, and ends the exits of `quiet` in Java;
-/// returns the ids dropped.
-fn drop_probes(ids: &[u32], quiet: &[u32], hot: &[u32]) -> Vec<u32> {
+/// `adaptive`: from the collector thread, attached to the JVM, drops the probes of `ids`, ends
+/// the exits of `quiet` in Java, and retransforms the classes of `retransform` (methods of `ids`
+/// or dropped before); returns the ids dropped.
+fn drop_probes(ids: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32> {
     let Some((vm, jvmti)) = state().as_ref().map(|r| (r.vm, r.jvmti)) else {
         return Vec::new();
     };
     vm.with_attached_thread("ferrofluid-adaptive", |env| {
         session::quiet_probes(env, quiet);
-        if ids.is_empty() {
-            return Vec::new();
-        }
-        let dropped = session::drop_probes(jvmti, env, ids);
-        let hot: Vec<u32> = dropped
+        let dropped = if ids.is_empty() {
+            Vec::new()
+        } else {
+            session::drop_probes(jvmti, env, ids)
+        };
+        let retransform: Vec<u32> = retransform
             .iter()
             .copied()
-            .filter(|id| hot.contains(id))
+            .filter(|id| !ids.contains(id) || dropped.contains(id))
             .collect();
-        if !hot.is_empty() && crate::site_flags::can_drop() {
-            let classes = session::retransform_dropped(jvmti, env, &hot);
+        if !retransform.is_empty() && session::drops_in_java() {
+            let classes = session::retransform_dropped(jvmti, env, &retransform);
             log::info!(
                 "adaptive: retransformed {classes} classes without the gates of {} dropped methods",
-                hot.len()
+                retransform.len()
             );
         }
         dropped

@@ -149,9 +149,9 @@ pub fn dropped_ids() -> Vec<u32> {
 /// `Hooks.dropped[id] = 1`, so that entries return in Java. Its exits still reach the agent,
 /// which records those of invocations entered before, until [`quiet_probes`] ends them in Java
 /// too. Its probes go for good when its class is retransformed for another reason (the planner
-/// no longer selects it). With a hooks class from an older agent (no `dropped`), retransforms.
+/// no longer selects it). Retransforms instead where [`drops_in_java`] is false.
 pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
-    if !crate::site_flags::can_drop() {
+    if !drops_in_java() {
         return retransform_without(jvmti, env, ids);
     }
     let dropped: Vec<u32> = {
@@ -176,6 +176,15 @@ pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
         crate::site_flags::drop_probes(env, id, 1);
     }
     dropped
+}
+
+/// Whether [`drop_probes`] drops in Java. Not with a hooks class from an older agent (no
+/// `dropped`), and not with no root: there every instrumented frame counts in the thread's
+/// depth (`hooks::ALL_THREADS`), which a dropped method's entry would no longer raise while the
+/// exits of its calls, still reaching the agent until the drop is quiet, would lower it, and
+/// the thread, its depth run down to zero, would stop recording its exits.
+pub fn drops_in_java() -> bool {
+    crate::site_flags::can_drop() && !hooks::ALL_THREADS.load(Ordering::SeqCst)
 }
 
 /// Methods dropped by [`drop_probes`] whose exits may now end in Java (`Hooks.dropped[id] = 2`):

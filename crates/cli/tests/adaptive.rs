@@ -8,22 +8,25 @@ mod common;
 use common::{compile, run_java_with, thread};
 use ferrofluid_testkit::read_profile_json;
 
-/// Runs `Adaptive` with `big` doing `big_iterations` per round; checks what every adaptive run
-/// must show, and returns the agent's log.
-fn run_adaptive(tag: &str, big_iterations: &str) -> String {
+/// Runs `Adaptive ARGS` (`big`'s iterations per round, maybe `hold`) with root `round` (and
+/// `hold`); checks what every adaptive run must show, and returns the profile and the agent's
+/// log.
+fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
     let dir = compile("Adaptive.java", tag);
     let out = dir.join("adaptive.json");
     let log = dir.join("agent.log");
     let flags = [
         "--root",
         "Adaptive::round",
+        "--root",
+        "Adaptive::hold",
         "--include",
         "Adaptive",
         "--adaptive",
         "--log",
         log.to_str().unwrap(),
     ];
-    let output = run_java_with(&flags, &out, &dir, "Adaptive", &[big_iterations]);
+    let output = run_java_with(&flags, &out, &dir, "Adaptive", args);
     let rounds: u64 = String::from_utf8_lossy(&output.stdout)
         .trim()
         .parse()
@@ -65,20 +68,24 @@ fn run_adaptive(tag: &str, big_iterations: &str) -> String {
         ) && log.contains(" ms): Adaptive.small(I)I\n"),
         "{log}"
     );
-    // Dropped in Java (`Hooks.dropped`): entries at once, exits once no call of `small` entered
-    // before the drop could still be running.
+    (doc, log)
+}
+
+/// Dropped in Java (`Hooks.dropped`): entries at once, exits once no call of `small` entered
+/// before the drop could still be running.
+fn assert_quiet(log: &str) {
     assert!(
         log.contains("adaptive: the exits of 1 dropped methods now end in Java\n"),
         "{log}"
     );
-    log
 }
 
 /// `big` runs ~0.2 ms a round, `small` 20,000 times: dropped in Java, `small`'s gates would
 /// cost a large share of the round, so its class is retransformed too.
 #[test]
 fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
-    let log = run_adaptive("adaptive", "200000");
+    let (_, log) = run_adaptive("adaptive", &["200000"]);
+    assert_quiet(&log);
     assert!(
         log.contains("adaptive: the gates of 1 methods of Adaptive to drop would cost ")
             && log.contains("% of the time inside roots: retransforming the class\n")
@@ -93,9 +100,95 @@ fn short_frequent_methods_lose_their_probes_as_the_program_runs() {
 /// not retransformed, the probes return in Java.
 #[test]
 fn a_class_whose_dropped_gates_cost_little_is_not_retransformed() {
-    let log = run_adaptive("adaptive-long", "10000000");
+    let (_, log) = run_adaptive("adaptive-long", &["10000000"]);
+    assert_quiet(&log);
     assert!(
         !log.contains("retransforming the class") && !log.contains("adaptive: retransformed"),
+        "{log}"
+    );
+}
+
+/// A thread sleeps inside a root the whole run: `small`'s drop can never be quiet (that thread
+/// might have entered `small` before the drop, unseen), so after a second its class is
+/// retransformed instead, and its exits stop reaching the agent.
+#[test]
+fn a_drop_held_back_by_a_blocked_root_thread_retransforms_after_a_second() {
+    let (doc, log) = run_adaptive("adaptive-hold", &["10000000", "hold"]);
+    let holder = thread(&doc, "holder");
+    let holds = holder["root"]["children"].as_array().unwrap();
+    assert_eq!(holds.len(), 1, "{holder}");
+    assert_eq!(holds[0]["method"], "hold");
+    assert_eq!(holds[0]["calls"], 1);
+    assert!(!log.contains("now end in Java"), "{log}");
+    assert!(
+        log.contains(
+            "adaptive: 1 dropped methods were not quiet after 1000 ms (a thread stays inside a \
+             root without recording anything): their classes retransformed\n"
+        ) && log
+            .contains("adaptive: retransformed 1 classes without the gates of 1 dropped methods\n"),
+        "{log}"
+    );
+}
+
+/// With no root (`--scheme total`) every instrumented frame counts in the thread's depth, so
+/// the probes are dropped by retransforming: dropped in Java, the exits of `small` would lower
+/// a depth its entries no longer raised, and `round`'s exits would be lost (session 16: `round`
+/// nested in itself, 211 + 1 + 9918 calls deep, instead of 10130 calls under `main`).
+#[test]
+fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
+    let dir = compile("Adaptive.java", "adaptive-total");
+    let out = dir.join("adaptive.json");
+    let log = dir.join("agent.log");
+    let flags = [
+        "--scheme",
+        "total",
+        "--include",
+        "Adaptive",
+        "--adaptive",
+        "--log",
+        log.to_str().unwrap(),
+    ];
+    let output = run_java_with(&flags, &out, &dir, "Adaptive", &[]);
+    let rounds: u64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["methods"]["probes_dropped"], 1, "{}", doc["methods"]);
+    let main_thread = thread(&doc, "main");
+    assert!(
+        main_thread.get("unmatched_exits").is_none(),
+        "{main_thread}"
+    );
+    assert!(main_thread.get("overflow_calls").is_none(), "{main_thread}");
+    let main = &main_thread["root"]["children"][0];
+    assert_eq!(main["method"], "main", "{main_thread}");
+    let children = main["children"].as_array().unwrap();
+    assert_eq!(children.len(), 1, "{main}");
+    let round = &children[0];
+    assert_eq!(round["method"], "round");
+    assert_eq!(round["calls"], rounds);
+    let names: Vec<&str> = round["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{round}");
+    assert!(
+        names.contains(&"small") && names.contains(&"big"),
+        "{round}"
+    );
+    let big = round["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["method"] == "big")
+        .unwrap();
+    assert_eq!(big["calls"], rounds);
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains(" ms): Adaptive.small(I)I\n") && !log.contains("now end in Java"),
         "{log}"
     );
 }

@@ -1,7 +1,8 @@
 /**
  * `--adaptive`: `small` is called often and is far shorter than its probes; `big` is not. The
  * argument is `big`'s iterations per round (200000 by default): the longer it runs, the smaller
- * the share of the round that `small`'s gates would cost once dropped.
+ * the share of the round that `small`'s gates would cost once dropped. With a second argument
+ * `hold`, a thread sits in `hold` (sleeping) for the whole run.
  */
 public class Adaptive {
     static int sink;
@@ -30,14 +31,35 @@ public class Adaptive {
         sink += big(bigIterations);
     }
 
-    public static void main(String[] args) {
+    static void hold(long until) throws InterruptedException {
+        Thread.sleep(Math.max(0, (until - System.nanoTime()) / 1_000_000));
+    }
+
+    public static void main(String[] args) throws InterruptedException {
         int bigIterations = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
         // Long enough for the agent's first looks (half a second after collection starts).
         long end = System.nanoTime() + 2_500_000_000L;
+        Thread holder = null;
+        if (args.length > 1 && args[1].equals("hold")) {
+            holder = new Thread("holder") {
+                @Override
+                public void run() {
+                    try {
+                        hold(end + 100_000_000L);
+                    } catch (InterruptedException e) {
+                        throw new RuntimeException(e);
+                    }
+                }
+            };
+            holder.start();
+        }
         int rounds = 0;
         while (System.nanoTime() < end) {
             round(bigIterations);
             rounds++;
+        }
+        if (holder != null) {
+            holder.join();
         }
         System.out.println(rounds);
     }
