@@ -2,16 +2,28 @@
 //! than its probes are removed while the program runs; the rest of the tree keeps exact counts
 //! and every frame closes.
 
+use std::sync::{Mutex, MutexGuard};
+
 use serde_json::Value;
 
 mod common;
 use common::{compile, run_java_with, thread};
 use ferrofluid_testkit::read_profile_json;
 
+/// One profiled JVM at a time: each keeps a core busy, its compiler and collector threads
+/// beside it, and two at once on a 2-CPU machine can starve a collector until a ring fills and
+/// events are dropped, which the tests check never happens.
+static ONE_JVM: Mutex<()> = Mutex::new(());
+
+fn one_jvm() -> MutexGuard<'static, ()> {
+    ONE_JVM.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Runs `Adaptive ARGS` (`big`'s iterations per round, maybe `hold`) with root `round` (and
 /// `hold`); checks what every adaptive run must show, and returns the profile and the agent's
 /// log.
 fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
+    let _one = one_jvm();
     let dir = compile("Adaptive.java", tag);
     let out = dir.join("adaptive.json");
     let log = dir.join("agent.log");
@@ -136,6 +148,7 @@ fn a_drop_held_back_by_a_blocked_root_thread_retransforms_after_a_second() {
 /// nested in itself, 211 + 1 + 9918 calls deep, instead of 10130 calls under `main`).
 #[test]
 fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
+    let _one = one_jvm();
     let dir = compile("Adaptive.java", "adaptive-total");
     let out = dir.join("adaptive.json");
     let log = dir.join("agent.log");
