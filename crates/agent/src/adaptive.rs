@@ -182,7 +182,14 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
         s.dropping
             .retain(|(id, _)| !quiet.contains(id) && !stale.contains(id));
         if crate::session::drops_in_java() {
-            s.dropping.extend(dropped.iter().map(|&id| (id, at)));
+            // A class retransformed with the drop has no gates left to quiet but in the calls
+            // already running, and must not be retransformed again as stale.
+            s.dropping.extend(
+                dropped
+                    .iter()
+                    .filter(|id| !retransform.contains(id))
+                    .map(|&id| (id, at)),
+            );
         }
         if !dropped.is_empty() {
             s.backoff = (s.backoff * 2).min(LONGEST);
