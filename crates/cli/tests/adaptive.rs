@@ -19,32 +19,42 @@ fn one_jvm() -> MutexGuard<'static, ()> {
     ONE_JVM.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Runs `Adaptive ARGS` (`big`'s iterations per round, maybe `hold`) with root `round` (and
-/// `hold`); checks what every adaptive run must show, and returns the profile and the agent's
-/// log.
-fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
+/// `ferrofluid run FLAGS --include Adaptive --adaptive` on `Adaptive ARGS`, one JVM at a time:
+/// the profile (with one method's probes dropped), the agent's log and the program's rounds.
+fn profile(tag: &str, flags: &[&str], args: &[&str]) -> (Value, String, u64) {
     let _one = one_jvm();
     let dir = compile("Adaptive.java", tag);
     let out = dir.join("adaptive.json");
     let log = dir.join("agent.log");
-    let flags = [
-        "--root",
-        "Adaptive::round",
-        "--root",
-        "Adaptive::hold",
-        "--include",
-        "Adaptive",
-        "--adaptive",
-        "--log",
-        log.to_str().unwrap(),
-    ];
-    let output = run_java_with(&flags, &out, &dir, "Adaptive", args);
+    let mut all = flags.to_vec();
+    all.extend(["--include", "Adaptive", "--adaptive", "--log"]);
+    all.push(log.to_str().unwrap());
+    let output = run_java_with(&all, &out, &dir, "Adaptive", args);
     let rounds: u64 = String::from_utf8_lossy(&output.stdout)
         .trim()
         .parse()
         .unwrap();
     let doc = read_profile_json(&out);
     assert_eq!(doc["methods"]["probes_dropped"], 1, "{}", doc["methods"]);
+    (doc, std::fs::read_to_string(&log).unwrap(), rounds)
+}
+
+/// The child of `node` for method `name`.
+fn child<'a>(node: &'a Value, name: &str) -> &'a Value {
+    node["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["method"] == name)
+        .unwrap_or_else(|| panic!("no {name} under {node}"))
+}
+
+/// Runs `Adaptive ARGS` (`big`'s iterations per round, maybe `hold`) with root `round` (and
+/// `hold`); checks what every adaptive run must show, and returns the profile and the agent's
+/// log.
+fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
+    let roots = ["--root", "Adaptive::round", "--root", "Adaptive::hold"];
+    let (doc, log, rounds) = profile(tag, &roots, args);
     let main = thread(&doc, "main");
     assert!(main.get("unmatched_exits").is_none(), "{main}");
     assert!(main.get("dropped_events").is_none(), "{main}");
@@ -52,19 +62,11 @@ fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
     assert_eq!(roots.len(), 1, "{main}");
     let round = &roots[0];
     assert_eq!(round["calls"], rounds);
-    let child = |name: &str| -> &Value {
-        round["children"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["method"] == name)
-            .unwrap_or_else(|| panic!("no {name} under round: {round}"))
-    };
     // `big` keeps its probes: one exact call per round.
-    assert_eq!(child("big")["calls"], rounds);
-    assert!(child("big").get("probes_dropped").is_none());
+    assert_eq!(child(round, "big")["calls"], rounds);
+    assert!(child(round, "big").get("probes_dropped").is_none());
     // `small` lost them after at least 10000 calls, before the program ended.
-    let small = child("small");
+    let small = child(round, "small");
     assert_eq!(small["probes_dropped"], true, "{small}");
     let calls = small["calls"].as_u64().unwrap();
     assert!(
@@ -72,7 +74,6 @@ fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
         "{calls} of {} calls",
         rounds * 20_000
     );
-    let log = std::fs::read_to_string(&log).unwrap();
     assert!(
         log.contains(
             "adaptive: removed the probes of 1 methods called at least 10000 times and shorter \
@@ -149,26 +150,7 @@ fn a_drop_held_back_by_a_blocked_root_thread_retransforms_after_a_second() {
 /// nested in itself, 211 + 1 + 9918 calls deep, instead of 10130 calls under `main`).
 #[test]
 fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
-    let _one = one_jvm();
-    let dir = compile("Adaptive.java", "adaptive-total");
-    let out = dir.join("adaptive.json");
-    let log = dir.join("agent.log");
-    let flags = [
-        "--scheme",
-        "total",
-        "--include",
-        "Adaptive",
-        "--adaptive",
-        "--log",
-        log.to_str().unwrap(),
-    ];
-    let output = run_java_with(&flags, &out, &dir, "Adaptive", &[]);
-    let rounds: u64 = String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .parse()
-        .unwrap();
-    let doc = read_profile_json(&out);
-    assert_eq!(doc["methods"]["probes_dropped"], 1, "{}", doc["methods"]);
+    let (doc, log, rounds) = profile("adaptive-total", &["--scheme", "total"], &[]);
     let main_thread = thread(&doc, "main");
     assert!(
         main_thread.get("unmatched_exits").is_none(),
@@ -193,14 +175,7 @@ fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
         names.contains(&"small") && names.contains(&"big"),
         "{round}"
     );
-    let big = round["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["method"] == "big")
-        .unwrap();
-    assert_eq!(big["calls"], rounds);
-    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(child(round, "big")["calls"], rounds);
     assert!(
         log.contains(" ms): Adaptive.small(I)I\n") && !log.contains("now end in Java"),
         "{log}"
