@@ -9,7 +9,9 @@
 //! The collector thread looks now and then ([`tick`]); the decision is the profile crate's
 //! (`MethodTotals::short_and_frequent`, over trees read a step at a time), the removal the
 //! session's (`session::drop_probes`): in Java, entries first, exits once no invocation entered
-//! before the drop can still be running (`collector::quiet_drops`, checked on every tick).
+//! before the drop can still be running (`collector::quiet_drops`, checked on every tick). A
+//! class is retransformed without them as well where the gates left in Java would cost too much
+//! ([`costly_gates`]) or a drop stays unquiet ([`stale_drops`]).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -77,8 +79,8 @@ fn costly_gates(
 /// How long after its drop a method's exits may keep reaching the agent, a JNI call each,
 /// before its class is retransformed instead (the exits of calls already running stay with
 /// the old code). A drop is quiet within milliseconds unless some thread stays inside a root
-/// without recording anything, blocked there or, under `scheme=total`, waiting in any
-/// instrumented method; there the exits would go on costing until the program ends.
+/// without recording anything (blocked there); then the exits would go on costing until that
+/// thread moves.
 const QUIET_WAIT_NS: u64 = 1_000_000_000;
 
 /// Of `dropping` (id, wall time of its drop), those not in `quiet` dropped at least
