@@ -151,9 +151,6 @@ pub fn dropped_ids() -> Vec<u32> {
 /// too. Its probes go for good when its class is retransformed for another reason (the planner
 /// no longer selects it). Retransforms instead where [`drops_in_java`] is false.
 pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
-    if !drops_in_java() {
-        return retransform_without(jvmti, env, ids);
-    }
     let dropped: Vec<u32> = {
         let mut session = lock(&SESSION);
         let Some(s) = session.as_mut() else {
@@ -168,6 +165,12 @@ pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
             })
             .collect()
     };
+    if !drops_in_java() {
+        // Calls already running finish in the old code and still record their exits, so every
+        // recorded frame closes.
+        retransform_dropped(jvmti, env, &dropped);
+        return dropped;
+    }
     for &id in &dropped {
         flags::set(id, flags::DROPPED);
     }
@@ -195,10 +198,11 @@ pub fn quiet_probes(env: &JniEnv<'_>, ids: &[u32]) {
     }
 }
 
-/// Retransforms the classes of dropped methods `ids` (global ids, [`drop_probes`] done), so
-/// that their gates go too: a dropped method still runs them in Java, a few ns per call, which
-/// for a method called millions of times a second outweighs the deoptimisation a
-/// retransformation costs (`adaptive::RETRANSFORM_RATE`). Returns how many classes.
+/// Retransforms the classes of dropped methods `ids` (global ids, taken out of the planner's
+/// selection by [`drop_probes`]), so that their probes go from the bytes, gates included: a
+/// method dropped in Java still runs them, a few ns per call, which for a busy class outweighs
+/// the deoptimisation a retransformation costs (`adaptive::costly_gates`). Returns how many
+/// classes.
 pub fn retransform_dropped(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> usize {
     let _reveal = lock(&REVEAL);
     let mut classes = 0;
@@ -212,27 +216,6 @@ pub fn retransform_dropped(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> usize
         true
     });
     classes
-}
-
-/// [`drop_probes`] by retransformation. Calls already running finish in the old code and still
-/// record their exits, so every recorded frame closes.
-fn retransform_without(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
-    let _reveal = lock(&REVEAL);
-    let mut dropped = Vec::new();
-    plan_and_retransform(jvmti, env, "adaptive", |s| {
-        for &id in ids {
-            let Some(key) = id
-                .checked_sub(s.base)
-                .and_then(|pid| s.planner.drop_probes(pid))
-            else {
-                continue;
-            };
-            dropped.push(id);
-            s.pending.insert(key);
-        }
-        true
-    });
-    dropped
 }
 
 /// Logs how precise the subgraph was: methods instrumented, called, receiver sites, and the

@@ -36,6 +36,16 @@ fn compile(tag: &str) -> PathBuf {
     dir
 }
 
+/// The child of profile node `node` for method `name`.
+fn child<'a>(node: &'a Value, name: &str) -> &'a Value {
+    node["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["method"] == name)
+        .unwrap_or_else(|| panic!("no {name} under {node}"))
+}
+
 /// `Fig4.sink` after `calls` calls of `f` (65 calls of `h` each).
 fn expected_sink(calls: u64) -> i64 {
     (0..calls * 65).fold(0i64, |s, _| s.wrapping_mul(31).wrapping_add(7))
@@ -337,16 +347,8 @@ fn adaptive_while_attached() {
         .unwrap()["root"]["children"][0];
     let flagged = |n: &Value| n["probes_dropped"] == true;
     assert!(!flagged(f), "{f}");
-    let child = |name: &str| {
-        f["children"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["method"] == name)
-            .unwrap()
-    };
-    assert!(flagged(child("h")), "{f}");
-    let g_dropped = flagged(child("g"));
+    assert!(flagged(child(f, "h")), "{f}");
+    let g_dropped = flagged(child(f, "g"));
     assert_eq!(dropped(&after), 1 + u64::from(g_dropped), "{after}");
     let h_calls: u64 = call_paths(&before)
         .iter()
@@ -583,16 +585,7 @@ fn times_mostly_made_of_probe_cost_are_marked() {
         "{profile}"
     );
     let run = &profile["threads"][0]["root"]["children"][0];
-    let node = |name: &str| {
-        run["children"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["method"] == name)
-            .unwrap()
-            .clone()
-    };
-    let (tiny, spin) = (node("tiny"), node("spin"));
+    let (tiny, spin) = (child(run, "tiny"), child(run, "spin"));
     // tiny's probes cost tens of ns per call, its body about one: its time is marked.
     assert_eq!(tiny["self_uncertain"], true, "{tiny}\n{log}");
     assert!(tiny["overhead_ns"].as_u64().unwrap() > 200_000, "{tiny}");
@@ -601,7 +594,7 @@ fn times_mostly_made_of_probe_cost_are_marked() {
     assert!(spin.get("total_uncertain").is_none(), "{spin}");
     assert!(spin["self_ns"].as_u64().unwrap() > 1_000_000, "{spin}");
     // run's subtree: the probe cost subtracted is the sum of its nodes'.
-    let sum: u64 = [run, &tiny, &spin]
+    let sum: u64 = [run, tiny, spin]
         .iter()
         .map(|n| n["overhead_ns"].as_u64().unwrap())
         .sum();

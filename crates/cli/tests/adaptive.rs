@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 
 mod common;
-use common::{compile, run_java_with, thread};
+use common::{child, child_names, compile, run_java_with, thread};
 use ferrofluid_testkit::read_profile_json;
 
 /// One profiled JVM at a time: each keeps a core busy, its compiler and collector threads
@@ -37,16 +37,6 @@ fn profile(tag: &str, flags: &[&str], args: &[&str]) -> (Value, String, u64) {
     let doc = read_profile_json(&out);
     assert_eq!(doc["methods"]["probes_dropped"], 1, "{}", doc["methods"]);
     (doc, std::fs::read_to_string(&log).unwrap(), rounds)
-}
-
-/// The child of `node` for method `name`.
-fn child<'a>(node: &'a Value, name: &str) -> &'a Value {
-    node["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["method"] == name)
-        .unwrap_or_else(|| panic!("no {name} under {node}"))
 }
 
 /// Runs `Adaptive ARGS` (`big`'s iterations per round, maybe `hold`) with root `round` (and
@@ -164,12 +154,7 @@ fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
     let round = &children[0];
     assert_eq!(round["method"], "round");
     assert_eq!(round["calls"], rounds);
-    let names: Vec<&str> = round["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["method"].as_str().unwrap())
-        .collect();
+    let names = child_names(round);
     assert_eq!(names.len(), 2, "{round}");
     assert!(
         names.contains(&"small") && names.contains(&"big"),

@@ -7,17 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{compile, ferrofluid, run_java, thread};
+use common::{child, compile, ferrofluid, run_java, thread};
 use ferrofluid_testkit::{cpu_fits_wall, read_profile_json};
-
-fn child<'a>(node: &'a Value, method: &str) -> &'a Value {
-    node["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["method"] == method)
-        .unwrap_or_else(|| panic!("no {method} under {}", node["method"]))
-}
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))

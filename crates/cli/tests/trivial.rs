@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{compile, run_java, thread};
+use common::{child_names, compile, run_java, thread};
 use ferrofluid_testkit::read_profile_json;
 
 /// `(method, calls)` of a node and of its children, which must be leaves.
@@ -39,12 +39,7 @@ fn trivial_methods_are_left_to_their_callers() {
     assert_eq!(doc["methods"]["instrumented"], 4, "{}", doc["methods"]);
     assert!(doc["methods"].get("trivial_skipped").is_none());
     let f = main_thread(&doc);
-    let names: Vec<&str> = f["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["method"].as_str().unwrap())
-        .collect();
+    let names = child_names(f);
     assert_eq!(names.len(), 3, "h, g and getX under f: {f}");
 
     let skip = [&flags[..], &["--skip-trivial"]].concat();

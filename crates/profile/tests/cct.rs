@@ -424,8 +424,9 @@ fn an_exit_of_a_dropping_method_closes_only_its_innermost_frame() {
     let mut rec = ThreadRecorder::new(10);
     rec.enter(f, Stamp::wall(0));
     rec.enter(d, Stamp::wall(10));
-    // A nested call of d whose entry was dropped: its exit is ignored.
+    // d's own invocation, entered before the drop, closes.
     assert!(rec.exit_if_innermost(d, Stamp::wall(12)) && rec.depth() == 1);
+    // Calls of d whose entries were dropped: their exits are ignored.
     assert!(!rec.exit_if_innermost(d, Stamp::wall(20)));
     assert!(!rec.exit_if_innermost(d, Stamp::wall(25)));
     assert_eq!(

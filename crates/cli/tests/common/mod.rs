@@ -77,3 +77,18 @@ pub fn entry<'a>(
         .find(|e| e[key] == value)
         .unwrap_or_else(|| panic!("no {list} entry with {key} {value} in {doc}"))
 }
+
+/// The child of profile node `node` for method `name`.
+pub fn child<'a>(node: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    entry(node, "children", "method", name)
+}
+
+/// The method names of profile node `node`'s children, in order.
+pub fn child_names(node: &serde_json::Value) -> Vec<&str> {
+    node["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect()
+}
