@@ -2,14 +2,13 @@
 //! by `Agent_OnUnload`. The library stays loaded between attaches (the JVM never unloads an agent), so
 //! all state lives in one global slot that is either `None` (dormant) or the running agent.
 
-use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use ferrofluid_jvmti::{JavaVm, Jvmti};
-use ferrofluid_protocol::{control, AgentOptions, OptionsError};
+use ferrofluid_protocol::{control, socket_path, AgentOptions, OptionsError};
 
 use crate::{collector, jvm, logger, private_dir, server, session};
 
@@ -109,7 +108,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     };
     // A socket left by an earlier agent of this same pid (detach removes it, a crash may not).
     let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket).map_err(io("control socket", &socket))?;
+    let listener = socket_path::bind(&socket).map_err(io("control socket", &socket))?;
     private_dir::make_owner_only(&socket).map_err(io("control socket", &socket))?;
     listener
         .set_nonblocking(true)

@@ -137,10 +137,13 @@ fn option_typo_fails_the_load_and_leaves_the_jvm_alone() {
 
 #[test]
 fn loads_at_startup_with_options() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+    let outer = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("ff-startup-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let socket = dir.join("ctl.sock");
+    let _ = std::fs::remove_dir_all(&outer);
+    std::fs::create_dir_all(&outer).unwrap();
+    // Longer than `sockaddr_un` holds wherever the checkout is: bound and reached all the same.
+    let socket = outer.join("d".repeat(100)).join("ctl.sock");
+    assert!(socket.as_os_str().len() > 108);
     let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("ff-startup-{}.log", std::process::id()));
     let arg = format!(
@@ -163,7 +166,7 @@ fn loads_at_startup_with_options() {
     assert!(std::fs::read_to_string(&log)
         .unwrap()
         .contains("detached; agent dormant"));
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&outer);
     let _ = std::fs::remove_file(&log);
 }
 

@@ -195,7 +195,7 @@ pub struct Client {
 impl Client {
     /// Connects and performs the version handshake.
     pub fn connect(path: &std::path::Path) -> Result<Client, FrameError> {
-        let mut stream = std::os::unix::net::UnixStream::connect(path)?;
+        let mut stream = crate::socket_path::connect(path)?;
         // A wedged agent must not hang the tool forever.
         stream.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
         write_frame(

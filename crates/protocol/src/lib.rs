@@ -6,10 +6,12 @@
 //!   prints them with `Display`. Documented in `docs/agent-options.md`.
 //! - [`control`]: the versioned request/response messages of the control socket and their
 //!   length-prefixed JSON framing.
+//! - [`socket_path`]: binding and reaching that socket at a path of any length.
 
 pub mod control;
 mod duration;
 mod options;
+pub mod socket_path;
 
 pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
