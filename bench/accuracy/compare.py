@@ -118,7 +118,8 @@ def main():
               f"{pair:.1f} ns in tinyCaller, "
               f"{cal.get('inner_ns', 0) + cal.get('outer_ns', 0):.1f} ns calibrated")
     else:
-        print("probe pair: not measured (tiny has no probes: --skip-trivial)")
+        print("probe pair: not measured (tiny has no probes: --skip-trivial, or --adaptive removed "
+              "them during a warm-up)")
     # Where compensation holds: the same work split into methods of ~10 ns to ~1 us per call.
     print()
     print(f"{'graded phase (callee)':26} {'true':>10} {'ferrofluid':>10} {'error':>8} "
@@ -127,10 +128,13 @@ def main():
         # The caller's total holds the callee's: the phase is the caller's total alone.
         c = graded[caller][0]
         m = graded[caller][1]
-        calls = graded[callee][2]
+        # A callee whose probes `--adaptive` removed in the warm-up has no node after the reset:
+        # its calls are in its caller's self time, and its pairs are not counted (`-`).
+        calls = graded[callee][2] if callee in graded else None
         err = errors[phase] = (c - true[phase]) * 100.0 / true[phase]
+        per_call = f"{true[phase] / calls:8.1f}" if calls else f"{'-':>8}"
         print(f"{phase + ' (' + callee + ')':26} {ms(true[phase])} {shown(c, marks[phase])} {err:+7.1f}% {ms(m)} "
-              f"{true[phase] / calls:8.1f} {calls:10d}")
+              f"{per_call} {calls if calls else '-':>10}")
     g = graded["graded"][0] / true["graded"]
     errors["graded"] = (g - 1) * 100
     print(f"{'root (graded), charged':26} {ms(true['graded'])} {shown(graded['graded'][0], marks['graded'])} "

@@ -454,6 +454,16 @@ pub fn control(request: control::Request) -> control::Response {
             finish_collection();
             Response::Ok
         }
+        Request::Reset => {
+            if !collector::restart() {
+                return error("collection was never started".into());
+            }
+            if crate::region::enabled() {
+                crate::region::restart();
+            }
+            log::info!("reset: the data collected so far was discarded");
+            Response::Ok
+        }
         Request::Snapshot => match collector::snapshot_json() {
             Ok(profile) => Response::Snapshot { profile },
             Err(e) => error(e),

@@ -298,6 +298,20 @@ pub fn write_file(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Discards what was collected so far and goes on collecting ([`Recording::restart`]): calls
+/// in flight count their time from now on. False if collection was never started.
+pub fn restart() -> bool {
+    let mut c = lock(&COLLECTOR);
+    let Some(c) = c.as_mut() else {
+        return false;
+    };
+    c.drain();
+    c.recording.restart(Stamp::wall(hooks::now()));
+    c.dropped = 0;
+    c.dropped_by_thread.clear();
+    true
+}
+
 /// Forgets everything collected (detach).
 pub fn reset() {
     hooks::COLLECTING.store(false, Ordering::SeqCst);

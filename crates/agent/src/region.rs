@@ -307,6 +307,12 @@ pub fn start(calibration: Option<&Calibration>) {
     let (inner, outer) = calibration.map_or((0.0, 0.0), |c| (c.inner_ns, c.outer_ns));
     INNER_NS.store(inner.to_bits(), Ordering::SeqCst);
     PAIR_NS.store((inner + outer).to_bits(), Ordering::SeqCst);
+    restart();
+}
+
+/// Discards the durations recorded so far, keeping the calibration: invocations that began
+/// before are not counted when they end (a region's duration is its whole invocation).
+pub fn restart() {
     let mut registry = lock(&REGISTRY);
     registry.live.clear();
     registry.retired = ThreadStats::default();

@@ -270,6 +270,39 @@ impl ThreadRecorder {
         self.tree
     }
 
+    /// Forgets what was recorded before `at` (a reset of the profile): the tree keeps only the
+    /// path of the frames still open, with nothing counted, and those frames are timed from
+    /// `at`. From then on the tree holds exactly what happens after `at`: a call in flight
+    /// counts the time it spends after `at`, not the call itself (it began before).
+    pub fn restart(&mut self, at: Stamp) {
+        let mut tree = CallTree::new();
+        let mut node = NodeId::ROOT;
+        let mut method_nodes = 0;
+        let cpu_now = at.cpu_ns.or(self.last_cpu);
+        for frame in &mut self.stack {
+            // Frames inside an overflow frame share its node.
+            if frame.timed {
+                let kind = self.tree.node(frame.node).kind;
+                node = tree.add_child(node, kind);
+                if kind != NodeKind::Overflow {
+                    method_nodes += 1;
+                }
+            }
+            frame.node = node;
+            frame.enter = Stamp {
+                wall_ns: at.wall_ns,
+                cpu_ns: frame.enter.cpu_ns.and(cpu_now),
+                probe_ns: 0,
+            };
+        }
+        self.tree = tree;
+        self.method_nodes = method_nodes;
+        self.overflow_calls = 0;
+        self.unmatched_exits = 0;
+        self.wide.clear();
+        self.last_cpu = cpu_now;
+    }
+
     /// The tree as if every open frame ended at `at`, leaving the recorder untouched:
     /// a snapshot while the program runs.
     pub fn snapshot(&self, at: Stamp) -> CallTree {

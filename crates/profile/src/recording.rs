@@ -96,6 +96,22 @@ impl Recording {
         totals.short_and_frequent(self.calibration.as_ref(), min_calls)
     }
 
+    /// Forgets what was recorded before `at` ([`ThreadRecorder::restart`]): threads outside
+    /// every frame are dropped, the others keep only their open frames, timed from `at`. The
+    /// method table and the calibrations stay.
+    pub fn restart(&mut self, at: Stamp) {
+        self.threads.retain(|slot| slot.recorder.depth() > 0);
+        for slot in &mut self.threads {
+            slot.recorder.restart(at);
+        }
+        self.by_id = self
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| (slot.id, i))
+            .collect();
+    }
+
     /// The profile as if every open frame ended at `at`; recording continues.
     pub fn snapshot(&self, at: Stamp) -> Profile {
         self.clone().finish(at)

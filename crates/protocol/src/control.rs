@@ -62,7 +62,7 @@ mod as_strings {
 }
 
 /// Version of the messages below.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// Largest accepted frame (bytes of JSON): snapshots of big call trees fit, garbage lengths do not.
 pub const MAX_FRAME: u32 = 64 << 20;
 
@@ -114,6 +114,9 @@ pub enum Request {
     Stop,
     /// The data collected so far, without stopping.
     Snapshot,
+    /// Discard the data collected so far and go on collecting (a warm-up left out): calls in
+    /// flight count their time from now on, not their call. Added in version 2.
+    Reset,
     /// Remove all instrumentation and events, stop the agent's threads, close this connection; the
     /// library stays loaded and dormant until the next attach.
     Detach,
@@ -389,6 +392,7 @@ mod tests {
             Request::Start,
             Request::Stop,
             Request::Snapshot,
+            Request::Reset,
             Request::Detach,
         ];
         for r in &requests {

@@ -127,7 +127,9 @@ impl AgentFlags {
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
-    ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html"
+    ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html\n  \
+    ferrofluid attach 4242 --root com.acme.Report::render --warmup 10s --duration 30s -o profile.html\n  \
+    ferrofluid attach 4242 --reset"
 )]
 pub struct AttachArgs {
     /// Process id of the JVM (see `ferrofluid list`).
@@ -142,6 +144,15 @@ pub struct AttachArgs {
     /// Detach the agent after connecting: it removes everything it did and goes dormant.
     #[arg(long)]
     pub detach: bool,
+    /// With -o: discard what is collected in this first stretch of profiling (lazy revelation's
+    /// retransformations and the recompilations they cause), then profile for --duration.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "output")]
+    pub warmup: Option<Duration>,
+    /// Discard what the agent already running in the JVM has collected so far, and let it go on
+    /// (a warm-up left out of a profile started by `ferrofluid run`, `-agentpath` or another
+    /// `ferrofluid attach`). Calls in flight count their time from the reset on.
+    #[arg(long, conflicts_with_all = ["detach", "output", "warmup", "root", "region"])]
+    pub reset: bool,
     /// Seconds to wait for the JVM's attach listener.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub timeout: u64,
@@ -165,6 +176,9 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     let socket = socket_path(args.pid, options.socket.as_deref())?;
+    if args.reset {
+        return reset(args.pid, &socket);
+    }
     let (mut client, how) = match Client::connect(&socket) {
         Ok(client) => (client, "reconnected to"),
         Err(_) => {
@@ -197,7 +211,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     if profiling && !args.detach {
-        let profile = profile_session(&mut client, &session)?;
+        let profile = profile_session(&mut client, &session, args.warmup)?;
         write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -218,6 +232,21 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--reset`: the agent must be running already; loading one would have nothing to reset.
+fn reset(pid: u32, socket: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let mut client = Client::connect(socket).map_err(|e| {
+        format!(
+            "no ferrofluid agent answers in JVM {pid} ({}: {e}); --reset clears the data of a profile already running",
+            socket.display()
+        )
+    })?;
+    expect_ok(&mut client, &Request::Reset)?;
+    out(&format!(
+        "ferrofluid: the agent in JVM {pid} discarded the data collected so far and goes on profiling\n"
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// One request that must be answered `Ok`.
 fn expect_ok(client: &mut Client, request: &Request) -> Result<(), String> {
     match client.request(request).map_err(|e| e.to_string())? {
@@ -232,6 +261,7 @@ fn expect_ok(client: &mut Client, request: &Request) -> Result<(), String> {
 fn profile_session(
     client: &mut Client,
     options: &AgentOptions,
+    warmup: Option<Duration>,
 ) -> Result<ferrofluid_profile::Profile, Box<dyn std::error::Error>> {
     let instrument = Request::Instrument {
         roots: options.roots.clone(),
@@ -258,6 +288,13 @@ fn profile_session(
         let roots: Vec<String> = options.roots.iter().map(ToString::to_string).collect();
         roots.join(", ")
     };
+    if let Some(w) = warmup {
+        eprintln!(
+            "ferrofluid: warming up {what} for {w:?} (what is collected meanwhile is discarded)"
+        );
+        std::thread::sleep(w);
+        expect_ok(client, &Request::Reset)?;
+    }
     match options.duration {
         Some(d) => {
             eprintln!("ferrofluid: profiling {what} for {d:?}");

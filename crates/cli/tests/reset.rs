@@ -1,0 +1,218 @@
+//! `ferrofluid attach PID --reset` on a profile started by `ferrofluid run`: what was collected
+//! before is gone, a call in flight counts its time from the reset but not its call, and what
+//! follows is counted exactly; in code-region mode too. And `--reset` without an agent.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+mod common;
+use common::{agent, child, child_names, compile, ferrofluid};
+use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+
+/// Runs `Warm` under `ferrofluid run FLAGS`, resets the profile when the program says it is warm,
+/// lets it finish; returns the profile, the program's last line and what `--reset` printed.
+fn run_with_reset(flags: &[&str], tag: &str) -> (Value, String, String) {
+    let dir = compile("Warm.java", tag);
+    let (go, out) = (dir.join("go"), dir.join("out.json"));
+    let mut run = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Warm")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut warm = String::new();
+    stdout.read_line(&mut warm).unwrap();
+    let pid = warm.trim().strip_prefix("warm ").map(str::to_owned);
+    let reset = pid.map(|pid| {
+        ferrofluid()
+            .args(["attach", &pid, "--reset"])
+            .output()
+            .unwrap()
+    });
+    // Let the program end before asserting anything, so no JVM is left waiting.
+    std::fs::write(&go, "").unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = run.wait().unwrap();
+    let mut stderr = String::new();
+    run.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "ferrofluid run failed: {stderr}");
+    let reset = reset.unwrap_or_else(|| panic!("no `warm PID` line but {warm:?}"));
+    assert!(
+        reset.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reset.stderr)
+    );
+    let profile = read_profile_json(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        profile,
+        rest,
+        String::from_utf8_lossy(&reset.stdout).into_owned(),
+    )
+}
+
+fn calls(node: &Value) -> u64 {
+    node["calls"].as_u64().unwrap()
+}
+
+#[test]
+fn after_a_reset_the_tree_holds_exactly_what_followed_it() {
+    let flags = [
+        "--root",
+        "Warm::work",
+        "--root",
+        "Warm::hold",
+        "--include",
+        "Warm",
+    ];
+    let (doc, rest, said) = run_with_reset(&flags, "reset-tree");
+    assert_eq!(rest, "sink 244\n");
+    assert!(
+        said.starts_with("ferrofluid: the agent in JVM ")
+            && said.ends_with(" discarded the data collected so far and goes on profiling\n"),
+        "{said}"
+    );
+    let threads = doc["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{doc}");
+    let main = &threads[0]["root"];
+    assert_eq!(child_names(main), ["hold", "work"]);
+    // `hold` was in flight: its time after the reset, not its call; its `work` came after.
+    let hold = child(main, "hold");
+    assert_eq!(calls(hold), 0);
+    assert!(hold["total_ns"].as_u64().unwrap() > 0);
+    assert_eq!(calls(child(hold, "work")), 1);
+    assert_eq!(calls(child(child(hold, "work"), "step")), 2);
+    // The five warm-up calls of `work` are gone; the three after the reset are there.
+    let work = child(main, "work");
+    assert_eq!(calls(work), 3);
+    assert_eq!(calls(child(work, "step")), 12);
+    assert_eq!(child_names(work), ["step"]);
+}
+
+#[test]
+fn a_reset_in_region_mode_counts_the_invocations_begun_after_it() {
+    let (doc, rest, _) = run_with_reset(&["--region", "Warm::work"], "reset-region");
+    assert_eq!(rest, "sink 244\n");
+    let work = common::entry(&doc, "regions", "method", "work");
+    // One inside `hold`, three after it; none of the five before the reset.
+    assert_eq!(work["count"], 4, "{doc}");
+}
+
+#[test]
+fn reset_without_an_agent_says_so_and_loads_none() {
+    let dir = compile("Warm.java", "reset-none");
+    let go = dir.join("go");
+    let mut java = std::process::Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Warm")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut warm = String::new();
+    BufReader::new(java.stdout.take().unwrap())
+        .read_line(&mut warm)
+        .unwrap();
+    let pid = java.id().to_string();
+    let out = ferrofluid()
+        .args(["attach", &pid, "--reset"])
+        .output()
+        .unwrap();
+    std::fs::write(&go, "").unwrap();
+    assert!(java.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "ferrofluid: error: no ferrofluid agent answers in JVM {pid} ("
+        )) && err.ends_with("; --reset clears the data of a profile already running\n")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
+    let dir = compile("Rounds.java", "reset-warmup");
+    let (stop, out, log) = (
+        dir.join("stop"),
+        dir.join("out.json"),
+        dir.join("agent.log"),
+    );
+    let mut java = std::process::Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Rounds")
+        .arg(&stop)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(java.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    let attach = ferrofluid()
+        .arg("attach")
+        .arg(java.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "Rounds::round", "--include", "Rounds"])
+        .args(["--warmup", "500ms", "--duration", "1s", "--log"])
+        .arg(&log)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    std::fs::write(&stop, "").unwrap();
+    assert!(java.wait().unwrap().success());
+    let stderr = String::from_utf8_lossy(&attach.stderr);
+    assert!(attach.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "ferrofluid: warming up Rounds::round for 500ms (what is collected meanwhile is discarded)\n"
+        ),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        log.matches("reset: the data collected so far was discarded")
+            .count(),
+        1,
+        "{log}"
+    );
+    let doc = read_profile_json(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+    let main = &common::thread(&doc, "main")["root"];
+    let round = child(main, "round");
+    let rounds = calls(round);
+    // About 1 s of rounds every millisecond or so, whatever the round in flight at the reset.
+    assert!(rounds > 50, "{doc}");
+    // A `round` in flight at the reset is not counted, its `work` is if it began after.
+    let work = child(round, "work");
+    assert!(calls(work) == rounds || calls(work) == rounds + 1, "{doc}");
+    // Ten `step`s per counted `work`, and those of a `work` in flight that came after the reset
+    // (at most nine: a `step` in flight is not counted either).
+    assert_eq!(calls(child(work, "step")) / 10, calls(work), "{doc}");
+}
