@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
@@ -71,6 +71,23 @@ fn run_with_reset(flags: &[&str], tag: &str) -> (Value, String, String) {
     )
 }
 
+/// `java -cp DIR MAIN ARG` without the agent, once it has printed its first line.
+fn java_started(dir: &Path, main: &str, arg: &Path) -> Child {
+    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(dir)
+        .arg(main)
+        .arg(arg)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(java.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    java
+}
+
 fn calls(node: &Value) -> u64 {
     node["calls"].as_u64().unwrap()
 }
@@ -122,18 +139,7 @@ fn a_reset_in_region_mode_counts_the_invocations_begun_after_it() {
 fn reset_without_an_agent_says_so_and_loads_none() {
     let dir = compile("Warm.java", "reset-none");
     let go = dir.join("go");
-    let mut java = std::process::Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Warm")
-        .arg(&go)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut warm = String::new();
-    BufReader::new(java.stdout.take().unwrap())
-        .read_line(&mut warm)
-        .unwrap();
+    let mut java = java_started(&dir, "Warm", &go);
     let pid = java.id().to_string();
     let out = ferrofluid()
         .args(["attach", &pid, "--reset"])
@@ -161,18 +167,7 @@ fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
         dir.join("out.json"),
         dir.join("agent.log"),
     );
-    let mut java = std::process::Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Rounds")
-        .arg(&stop)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ready = String::new();
-    BufReader::new(java.stdout.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
+    let mut java = java_started(&dir, "Rounds", &stop);
     let attach = ferrofluid()
         .arg("attach")
         .arg(java.id().to_string())
