@@ -47,18 +47,21 @@ mod tests {
     use super::*;
     use std::io::{Read, Write};
 
-    fn deep_dir(tag: &str) -> PathBuf {
-        let mut dir = std::env::temp_dir().join(format!("ff-sock-{tag}-{}", std::process::id()));
+    /// A fresh directory whose path is longer than `sockaddr_un` holds, and the top one of it
+    /// made here (to remove).
+    fn deep_dir(tag: &str) -> (PathBuf, PathBuf) {
+        let top = std::env::temp_dir().join(format!("ff-sock-{tag}-{}", std::process::id()));
+        let mut dir = top.clone();
         while dir.as_os_str().len() < 150 {
             dir.push("a-directory-deep-enough");
         }
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        (top, dir)
     }
 
     #[test]
     fn a_socket_path_longer_than_sun_path_is_bound_and_reached() {
-        let dir = deep_dir("long");
+        let (top, dir) = deep_dir("long");
         let path = dir.join("control.sock");
         assert!(path.as_os_str().len() > SUN_PATH_MAX);
         // What std alone does with it: the failure this module exists for.
@@ -73,21 +76,18 @@ mod tests {
         let mut got = [0; 4];
         served.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"ping");
-        let _ = std::fs::remove_dir_all(
-            std::env::temp_dir().join(format!("ff-sock-long-{}", std::process::id())),
-        );
+        let _ = std::fs::remove_dir_all(top);
     }
 
     #[test]
     fn a_long_path_whose_directory_is_missing_fails_as_not_found() {
-        let dir = deep_dir("missing").join("gone");
+        let (top, dir) = deep_dir("missing");
+        let dir = dir.join("gone");
         let err = bind(&dir.join("control.sock")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
         let err = connect(&dir.join("control.sock")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
-        let _ = std::fs::remove_dir_all(
-            std::env::temp_dir().join(format!("ff-sock-missing-{}", std::process::id())),
-        );
+        let _ = std::fs::remove_dir_all(top);
     }
 
     #[test]
