@@ -38,6 +38,15 @@ class IsoBroken {
     }
 }
 
+/** Its static initialiser fails before the root runs: in error state before it is profiled. */
+class IsoBrokenEarly {
+    static int base = Integer.parseInt("not a number either");
+
+    static int value() {
+        return base;
+    }
+}
+
 /** Callees next to the failing classes. */
 class IsoGood {
     static int twice(int i) {
@@ -55,10 +64,11 @@ class IsoOther {
 
 /**
  * A program with classes that cannot link or initialise, for failure isolation. It loads
- * `IsoUnlinkable` (which fails to link) before the profiler attaches, prints `ready PID`, waits
- * for the file named by its first argument, then calls the root `work` three times, each call
- * trying the failing classes and calling the good ones; it prints `worked SUM` and waits for the
- * file named by its second argument (at most a minute each, so that a failed test leaves no JVM).
+ * `IsoUnlinkable` (which fails to link) and `IsoBrokenEarly` (whose initialiser fails) before
+ * the profiler attaches, prints `ready PID`, waits for the file named by its first argument,
+ * then calls the root `work` three times, each call trying the failing classes and calling the
+ * good ones; it prints `worked SUM failures N` and waits for the file named by its second
+ * argument (at most a minute each, so that a failed test leaves no JVM behind).
  */
 public class Isolate {
     static int failures;
@@ -83,6 +93,11 @@ public class Isolate {
         } catch (LinkageError e) {
             failures++;
         }
+        try {
+            other.sum += IsoBrokenEarly.value();
+        } catch (LinkageError e) {
+            failures++;
+        }
         return other.sum;
     }
 
@@ -95,6 +110,11 @@ public class Isolate {
     public static void main(String[] args) throws Exception {
         try {
             Class.forName("IsoUnlinkable");
+        } catch (LinkageError e) {
+            failures++;
+        }
+        try {
+            IsoBrokenEarly.value();
         } catch (LinkageError e) {
             failures++;
         }
