@@ -788,6 +788,13 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     for key in &refused.in_error {
         log::info!("{}: {IN_ERROR}", key.1);
     }
+    log::info!(
+        "of {} loaded classes whose bytes were unknown, {} not linked wait for their ClassPrepare \
+         and {} in error state are left alone",
+        unknown.len(),
+        refused.unlinked.len(),
+        refused.in_error.len()
+    );
     for (key, e) in refused.failed {
         record_failed(&key.1, ClassPhase::Instrument, e, false);
     }
