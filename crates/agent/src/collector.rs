@@ -254,6 +254,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
     profile.instrumented = crate::session::counts().0;
     profile.trivial_skipped = crate::session::trivial_skipped();
+    profile.failed_classes = crate::session::failed_classes();
     profile.probes_dropped = crate::session::dropped_ids()
         .iter()
         .filter_map(|id| c.ids.get(id).copied())

@@ -152,5 +152,6 @@ fn status(info: &Info) -> Status {
         instrumented_methods: crate::session::counts().0,
         dropped_events: crate::collector::dropped(),
         attach_count: agent::attach_count(),
+        failed_classes: crate::session::failed_classes(),
     }
 }

@@ -17,6 +17,7 @@ use ferrofluid_classfile::{
     instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
 };
 use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti};
+use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
     ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
 };
@@ -98,6 +99,17 @@ static NAMES: Mutex<Option<HashMap<u32, MethodName>>> = Mutex::new(None);
 /// Classes ever instrumented, whose retransformations are logged with a digest of their bytes.
 static TRACED: Mutex<Option<HashSet<ClassKey>>> = Mutex::new(None);
 
+/// Classes the current (or last) session could not instrument or restore, or left alone because
+/// none of their code can run, in the order met: for the profile and `status`. Cleared when a
+/// session starts; bounded by [`MAX_FAILED`].
+static FAILED: Mutex<Vec<FailedClass>> = Mutex::new(Vec::new());
+const MAX_FAILED: usize = 1000;
+
+/// Instrumented classes that were not linked when their session ended: retransforming them
+/// would make the JVM link them first (and fail again if their linking failed), so their
+/// probes are removed at their ClassPrepare, if it comes while the agent is attached.
+static RESTORE_AT_PREPARE: Mutex<BTreeSet<ClassKey>> = Mutex::new(BTreeSet::new());
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -106,6 +118,36 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub fn method_name(id: u32) -> Option<MethodName> {
     lock(&NAMES).as_ref()?.get(&id).cloned()
 }
+
+/// Classes the current (or last) session could not instrument or restore ([`FAILED`]).
+pub fn failed_classes() -> Vec<FailedClass> {
+    lock(&FAILED).clone()
+}
+
+/// Logs a class that could not be instrumented or restored, and lists it for the profile.
+fn record_failed(class: &str, phase: ClassPhase, error: String, skipped: bool) {
+    let what = match (phase, skipped) {
+        (ClassPhase::Instrument, false) => "not instrumented",
+        (ClassPhase::Restore, false) => "not restored",
+        (ClassPhase::Instrument, true) => "not instrumented (skipped)",
+        (ClassPhase::Restore, true) => "not restored (skipped)",
+    };
+    log::warn!("{what}: {class}: {error}");
+    let mut failed = lock(&FAILED);
+    if failed.len() < MAX_FAILED {
+        ferrofluid_profile::merge_failed(
+            &mut failed,
+            [FailedClass::new(class, phase, error, skipped)],
+        );
+    }
+}
+
+/// Why a class in error state is not retransformed (RetransformClasses refuses it with
+/// `JVMTI_ERROR_INVALID_CLASS` without trying; none of its code can run).
+const IN_ERROR: &str = "in error state: its static initialiser failed";
+/// Why an unlinked class is not restored now (none of its code can run before it links; its
+/// probes are removed at its ClassPrepare if that comes while the agent is attached).
+const NOT_LINKED: &str = "not linked: its linking failed, or nothing used it yet";
 
 /// Number of methods carrying probes and classes patched in the current session.
 pub fn counts() -> (u64, u64) {
@@ -427,9 +469,12 @@ impl Session {
                 out.bytes
             }
             Err(e) => {
-                let e = format!("{}: {e}", key.1);
-                log::warn!("class left original: {e}");
-                self.failures.push(e);
+                record_failed(
+                    &key.1,
+                    ClassPhase::Instrument,
+                    format!("the class file could not be instrumented, so it kept its original bytes: {e}"),
+                    false,
+                );
                 None
             }
         }
@@ -553,19 +598,36 @@ pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
         return;
     };
     remember(env, &key, class);
+    // Instrumented by a session that ended before the class linked: restored now (or given
+    // the probes of the current session), before its code can run.
+    let restore = lock(&RESTORE_AT_PREPARE).remove(&key);
     // Methods chosen while the class was loaded but not prepared (it could not be
     // retransformed then), or chosen in other classes by a class-load hook (which cannot
     // retransform): instrumented now, before code of the class can run.
-    let due = lock(&SESSION).as_mut().is_some_and(|s| {
-        if s.unprepared.remove(&key) {
-            s.pending.insert(key.clone());
+    let due = match lock(&SESSION).as_mut() {
+        Some(s) => {
+            if s.unprepared.remove(&key) || restore {
+                s.pending.insert(key.clone());
+            }
+            !s.pending.is_empty()
         }
-        !s.pending.is_empty()
-    });
+        None => {
+            if restore {
+                let refused = retransform(jvmti, env, std::slice::from_ref(&key));
+                let error = refused.failed.first().map(|(_, e)| e.as_str());
+                log::info!(
+                    "{}: linked after its session ended: {}",
+                    key.1,
+                    error.map_or("probes removed".to_owned(), |e| format!(
+                        "still carries probes: {e}"
+                    ))
+                );
+            }
+            false
+        }
+    };
     if due {
-        for e in flush_pending(jvmti, env) {
-            log::warn!("instrumenting at class preparation: {e}");
-        }
+        flush_pending(jvmti, env);
     }
     let instrumented = lock(&SESSION)
         .as_ref()
@@ -603,6 +665,7 @@ fn remember(env: &JniEnv<'_>, key: &ClassKey, class: Class<'_>) {
 pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Outcome {
     let mut outcome = deinstrument_all(jvmti, env);
     outcome.errors.clear();
+    lock(&FAILED).clear();
     crate::jvm::read_hooks_module_all(jvmti, env);
     let all = config.roots.is_empty();
     // Code-region mode times the region methods alone and reveals nothing.
@@ -717,9 +780,26 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     hooks::ALL_THREADS.store(all, Ordering::SeqCst);
     *lock(&SESSION) = Some(session);
     // Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
-    // bytes to the planner, which instruments them in the same hook if it chooses them.
-    let mut errors = retransform(jvmti, env, &unknown);
-    errors.extend(flush_pending(jvmti, env));
+    // bytes to the planner, which instruments them in the same hook if it chooses them. Those not
+    // linked show them at their ClassPrepare; those in error state never (no plan chose them, so
+    // they are only logged).
+    let refused = retransform(jvmti, env, &unknown);
+    set_aside(jvmti, env, &refused.unlinked);
+    for key in &refused.in_error {
+        log::info!("{}: {IN_ERROR}", key.1);
+    }
+    log::info!(
+        "of {} loaded classes whose bytes were unknown, {} not linked wait for their ClassPrepare \
+         and {} in error state are left alone",
+        unknown.len(),
+        refused.unlinked.len(),
+        refused.in_error.len()
+    );
+    for (key, e) in refused.failed {
+        record_failed(&key.1, ClassPhase::Instrument, e, false);
+    }
+    flush_pending(jvmti, env);
+    let mut errors = Vec::new();
     let mut session = lock(&SESSION);
     if let Some(s) = session.as_mut() {
         errors.append(&mut s.failures);
@@ -743,9 +823,9 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
 }
 
 /// Retransforms the classes queued by the session until nothing new is queued. A queued class
-/// that is not prepared yet waits for its ClassPrepare (`Session::unprepared`).
-fn flush_pending(jvmti: Jvmti, env: &JniEnv<'_>) -> Vec<String> {
-    let mut errors = Vec::new();
+/// that is not prepared yet waits for its ClassPrepare (`Session::unprepared`); one that cannot
+/// be retransformed is listed ([`FAILED`]) and the others proceed.
+fn flush_pending(jvmti: Jvmti, env: &JniEnv<'_>) {
     for _ in 0..64 {
         let pending: Vec<ClassKey> = match lock(&SESSION).as_mut() {
             Some(s) => {
@@ -759,14 +839,53 @@ fn flush_pending(jvmti: Jvmti, env: &JniEnv<'_>) -> Vec<String> {
                 s.unprepared.extend(unprepared);
                 ready
             }
-            None => return errors,
+            None => return,
         };
         if pending.is_empty() {
             break;
         }
-        errors.extend(retransform(jvmti, env, &pending));
+        let refused = retransform(jvmti, env, &pending);
+        set_aside(jvmti, env, &refused.unlinked);
+        for key in refused.in_error {
+            record_failed(&key.1, ClassPhase::Instrument, IN_ERROR.to_owned(), true);
+        }
+        for (key, e) in refused.failed {
+            record_failed(&key.1, ClassPhase::Instrument, e, false);
+        }
     }
-    errors
+}
+
+/// Classes [`retransform`] found not linked wait for their ClassPrepare
+/// (`Session::unprepared`). Their status is read again under the session lock, which
+/// `class_prepared` takes after the JVM marks a class linked: one linked since it was found
+/// unlinked (whose ClassPrepare may have come and gone) is queued again instead.
+fn set_aside(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) {
+    if keys.is_empty() {
+        return;
+    }
+    let mut session = lock(&SESSION);
+    let Some(s) = session.as_mut() else {
+        return;
+    };
+    for key in keys {
+        if status_of(jvmti, env, key).is_some_and(|st| st & sys::JVMTI_CLASS_STATUS_PREPARED != 0) {
+            s.pending.insert(key.clone());
+        } else {
+            s.unprepared.insert(key.clone());
+        }
+    }
+}
+
+/// The JVMTI class status of `key`, if it is still loaded.
+fn status_of(jvmti: Jvmti, env: &JniEnv<'_>, key: &ClassKey) -> Option<u32> {
+    let weak = *lock(&CLASSES).as_ref()?.refs.get(key)?;
+    // SAFETY: a weak global reference created by `remember`, deleted only by `forget_all`.
+    let obj = unsafe { env.upgrade_weak(weak as sys::jweak) }?;
+    // SAFETY: the weak reference was made from a class.
+    let class = unsafe { Class::from_raw(obj.as_raw()) };
+    let status = jvmti.class_status(class).ok();
+    env.delete_local_ref(class.as_object());
+    status.map(|st| st as u32)
 }
 
 /// Ends the session: every patched class is retransformed with no hook answer, which restores the
@@ -790,27 +909,82 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
         .union(&session.gated)
         .cloned()
         .collect();
-    let errors = retransform(jvmti, env, &classes);
-    log::info!("deinstrumented {} classes", classes.len());
+    let refused = retransform(jvmti, env, &classes);
+    for key in &refused.in_error {
+        record_failed(&key.1, ClassPhase::Restore, IN_ERROR.to_owned(), true);
+    }
+    let mut failed = refused.in_error.len() + refused.failed.len();
+    for (key, e) in refused.failed {
+        record_failed(&key.1, ClassPhase::Restore, e, false);
+    }
+    if !refused.unlinked.is_empty() {
+        lock(&RESTORE_AT_PREPARE).extend(refused.unlinked.iter().cloned());
+        // One linked since it was found unlinked may have had its ClassPrepare already.
+        let linked: Vec<ClassKey> = refused
+            .unlinked
+            .iter()
+            .filter(|k| {
+                status_of(jvmti, env, k)
+                    .is_some_and(|st| st & sys::JVMTI_CLASS_STATUS_PREPARED != 0)
+                    && lock(&RESTORE_AT_PREPARE).remove(*k)
+            })
+            .cloned()
+            .collect();
+        let again = retransform(jvmti, env, &linked);
+        for (key, e) in again.failed {
+            record_failed(&key.1, ClassPhase::Restore, e, false);
+            failed += 1;
+        }
+        for key in refused.unlinked.iter().filter(|k| !linked.contains(k)) {
+            record_failed(&key.1, ClassPhase::Restore, NOT_LINKED.to_owned(), true);
+            failed += 1;
+        }
+    }
+    log::info!(
+        "deinstrumented {} classes ({failed} not restored)",
+        classes.len()
+    );
     Outcome {
         classes: session.instrumented.len(),
         methods: count as usize,
-        errors,
+        errors: Vec::new(),
     }
 }
 
-/// Retransforms `keys` in batches; a failing batch is retried class by class so one bad class
-/// names itself and does not hold back the rest.
-pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<String> {
-    let mut errors = Vec::new();
+/// What [`retransform`] left as it was.
+#[derive(Debug, Default)]
+pub struct Refused {
+    /// Classes not linked: RetransformClasses would have the JVM link them first, which fails
+    /// again for a class whose linking failed (`JVMTI_ERROR_INVALID_CLASS`, the whole call with
+    /// it) and links any other before the program does. None of their code can run before they
+    /// link, and their ClassPrepare says when they do.
+    pub unlinked: Vec<ClassKey>,
+    /// Classes in error state (a static initialiser that failed), which RetransformClasses
+    /// refuses (`JVMTI_ERROR_INVALID_CLASS`, the whole call with them).
+    pub in_error: Vec<ClassKey>,
+    /// Classes whose retransformation failed, with the error.
+    pub failed: Vec<(ClassKey, String)>,
+}
+
+/// Retransforms `keys` in batches, except the classes the JVM cannot take ([`Refused`]); a
+/// failing batch is retried without the classes that fail ([`isolate_failures`]), so one bad
+/// class names itself and holds back none of the others.
+pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Refused {
+    let mut refused = Refused::default();
     for chunk in keys.chunks(RETRANSFORM_BATCH) {
         let weak: Vec<(ClassKey, usize)> = {
             let classes = lock(&CLASSES);
+            let refs = classes.as_ref().map(|c| &c.refs);
             chunk
                 .iter()
-                .filter_map(|k| {
-                    let w = classes.as_ref()?.refs.get(k)?;
-                    Some((k.clone(), *w))
+                .filter_map(|k| match refs.and_then(|r| r.get(k)) {
+                    Some(w) => Some((k.clone(), *w)),
+                    None => {
+                        // Never prepared (a class instrumented as it loaded, whose linking
+                        // has not happened or failed): no reference to it yet.
+                        refused.unlinked.push(k.clone());
+                        None
+                    }
                 })
                 .collect()
         };
@@ -820,33 +994,77 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<Str
             // (they are deleted only by `forget_all`, after the environment stops retransforming).
             if let Some(obj) = unsafe { env.upgrade_weak(w as sys::jweak) } {
                 // SAFETY: the weak reference was made from a class.
-                locals.push((key, unsafe { Class::from_raw(obj.as_raw()) }));
+                let class = unsafe { Class::from_raw(obj.as_raw()) };
+                // Unknown status: tried, and isolated if it fails.
+                let status = jvmti
+                    .class_status(class)
+                    .map_or(sys::JVMTI_CLASS_STATUS_PREPARED, |st| st as u32);
+                if status & sys::JVMTI_CLASS_STATUS_ERROR != 0 {
+                    refused.in_error.push(key);
+                } else if status & sys::JVMTI_CLASS_STATUS_PREPARED == 0 {
+                    refused.unlinked.push(key);
+                } else {
+                    locals.push((key, class));
+                    continue;
+                }
+                env.delete_local_ref(class.as_object());
             }
         }
-        let classes: Vec<Class<'_>> = locals.iter().map(|(_, c)| *c).collect();
-        let started = std::time::Instant::now();
-        let result = jvmti.retransform_classes(&classes);
-        RETRANSFORM_NS.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        RETRANSFORM_CALLS.fetch_add(1, Ordering::Relaxed);
-        RETRANSFORM_CLASSES.fetch_add(classes.len() as u64, Ordering::Relaxed);
-        if let Err(e) = result {
+        if locals.is_empty() {
+            continue;
+        }
+        let mut attempt = |part: &[(ClassKey, Class<'_>)]| {
+            let classes: Vec<Class<'_>> = part.iter().map(|(_, c)| *c).collect();
+            let started = std::time::Instant::now();
+            let result = jvmti.retransform_classes(&classes);
+            RETRANSFORM_NS.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            RETRANSFORM_CALLS.fetch_add(1, Ordering::Relaxed);
+            RETRANSFORM_CLASSES.fetch_add(classes.len() as u64, Ordering::Relaxed);
+            result.map_err(|e| e.to_string())
+        };
+        if let Err(e) = attempt(&locals) {
             log::warn!(
-                "retransforming {} classes: {e}; retrying one by one",
-                classes.len()
+                "retransforming {} classes: {e}; retrying without the failing ones",
+                locals.len()
             );
-            for (key, class) in &locals {
-                if let Err(e) = jvmti.retransform_classes(&[*class]) {
-                    let e = format!("{}: {e}", key.1);
-                    log::warn!("retransform failed: {e}");
-                    errors.push(e);
-                }
+            for (i, e) in isolate_failures(&locals, e, &mut attempt) {
+                refused.failed.push((locals[i].0.clone(), e));
             }
         }
         for (_, class) in locals {
             env.delete_local_ref(class.as_object());
         }
     }
-    errors
+    refused
+}
+
+/// The items of `items`, whose batch failed with `error`, that fail on their own, with their
+/// errors, in order; every other item ends up in a batch that succeeded. Found by halving: both
+/// halves are tried, and a failing half is halved again, so that one bad class among n costs
+/// about 2·log2(n) retransformations instead of n.
+pub(crate) fn isolate_failures<T, E>(
+    items: &[T],
+    error: E,
+    mut attempt: impl FnMut(&[T]) -> Result<(), E>,
+) -> Vec<(usize, E)> {
+    let mut failing = Vec::new();
+    let mut parts = vec![(0, items.len(), error)];
+    while let Some((start, end, error)) = parts.pop() {
+        if end - start <= 1 {
+            if end > start {
+                failing.push((start, error));
+            }
+            continue;
+        }
+        let middle = start + (end - start) / 2;
+        for (a, b) in [(start, middle), (middle, end)] {
+            if let Err(e) = attempt(&items[a..b]) {
+                parts.push((a, b, e));
+            }
+        }
+    }
+    failing.sort_by_key(|(i, _)| *i);
+    failing
 }
 
 /// Reveals method `name` `descriptor` of `class`, about to be called through reflection, a
@@ -913,9 +1131,8 @@ fn plan_and_retransform(
         !s.pending.is_empty()
     };
     if queued {
-        for e in flush_pending(jvmti, env) {
-            log::warn!("{what}: {e}");
-        }
+        log::debug!("{what}: retransforming");
+        flush_pending(jvmti, env);
     }
     true
 }
@@ -1043,4 +1260,57 @@ pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) 
         }
         true
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::isolate_failures;
+
+    /// `isolate_failures` over 0..n where the items of `bad` fail whatever batch they are in:
+    /// the failing items with their errors, and how many attempts it took.
+    fn isolate(n: usize, bad: &[usize]) -> (Vec<(usize, String)>, usize, Vec<usize>) {
+        let items: Vec<usize> = (0..n).collect();
+        let mut attempts = 0;
+        let mut done = Vec::new();
+        let failing = isolate_failures(&items, "whole batch".to_owned(), |part| {
+            attempts += 1;
+            match part.iter().find(|i| bad.contains(i)) {
+                Some(i) => Err(format!("class {i}")),
+                None => {
+                    done.extend_from_slice(part);
+                    Ok(())
+                }
+            }
+        });
+        done.sort_unstable();
+        (failing, attempts, done)
+    }
+
+    #[test]
+    fn one_bad_class_in_a_batch_costs_a_few_halvings_and_holds_back_no_other() {
+        let (failing, attempts, done) = isolate(100, &[37]);
+        assert_eq!(failing, [(37, "class 37".to_owned())]);
+        // 2 per halving, 6 of them down to class 37 (100, 50, 25, 13, 6, 3, then 1 class);
+        // retrying class by class would take 100.
+        assert_eq!(attempts, 12);
+        let others: Vec<usize> = (0..100).filter(|&i| i != 37).collect();
+        assert_eq!(done, others);
+    }
+
+    #[test]
+    fn every_bad_class_is_named_in_order_and_the_rest_proceed() {
+        let (failing, _, done) = isolate(10, &[9, 0, 4]);
+        let names: Vec<usize> = failing.iter().map(|(i, _)| *i).collect();
+        assert_eq!(names, [0, 4, 9]);
+        assert_eq!(done, [1, 2, 3, 5, 6, 7, 8]);
+        // A batch of one failing class gets the error of the batch itself.
+        let (failing, attempts, _) = isolate(1, &[0]);
+        assert_eq!(
+            (failing, attempts),
+            (vec![(0, "whole batch".to_owned())], 0)
+        );
+        // A batch that failed while its halves succeed (a transient failure): none is named.
+        let (failing, attempts, done) = isolate(6, &[]);
+        assert_eq!((failing.len(), attempts, done.len()), (0, 2, 6));
+    }
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calibration::{node_times, Calibration};
 use crate::error::DocumentError;
+use crate::failed::FailedClass;
 use crate::method::MethodInfo;
 use crate::profile::{Profile, ThreadProfile};
 use crate::region::{RegionStats, MODE_REGION};
@@ -51,6 +52,9 @@ pub struct Document {
     /// Code-region mode (`"mode":"region"`): one entry per instrumented region method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regions: Option<Vec<RegionStats>>,
+    /// Classes that could not be instrumented or restored; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_classes: Vec<FailedClass>,
 }
 
 /// JFluid's tables 1-2: how precise the revealed subgraph was.
@@ -247,6 +251,7 @@ impl Profile {
                 })
                 .collect(),
             regions: self.regions.clone(),
+            failed_classes: self.failed_classes.clone(),
         }
     }
 
@@ -325,6 +330,7 @@ impl Profile {
             calibration: doc.calibration,
             cpu_calibration: doc.cpu_calibration,
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
+            failed_classes: doc.failed_classes.clone(),
             ..Profile::default()
         };
         for t in &doc.threads {

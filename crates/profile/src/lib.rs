@@ -29,6 +29,7 @@
 
 pub mod calibration;
 pub mod error;
+pub mod failed;
 pub mod json;
 pub mod method;
 pub mod profile;
@@ -43,6 +44,7 @@ pub use calibration::{
     CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,
 };
 pub use error::{DocumentError, EventError};
+pub use failed::{merge_failed, ClassPhase, FailedClass};
 pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};
 pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile};

@@ -65,6 +65,9 @@ pub struct Profile {
     /// Code-region mode: the region methods' measurements (then `threads` is empty and
     /// `calibration` is that of the region probes). `None`: a CPU profile.
     pub regions: Option<Vec<crate::region::RegionStats>>,
+    /// Classes that could not be instrumented or restored (or were skipped as none of their
+    /// code can run), in the order met.
+    pub failed_classes: Vec<crate::failed::FailedClass>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.

@@ -149,6 +149,7 @@ impl Recording {
             cpu_calibration: self.cpu_calibration,
             threads,
             regions: None,
+            failed_classes: Vec::new(),
         }
     }
 }

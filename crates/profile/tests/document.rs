@@ -130,3 +130,54 @@ fn foreign_documents_are_rejected_with_a_reason() {
         Err(DocumentError::NestedThreadNode { .. })
     ));
 }
+
+#[test]
+fn failed_classes_are_written_only_when_some_failed_and_read_back() {
+    use ferrofluid_profile::{ClassPhase, FailedClass};
+    let mut p = small_profile();
+    let mut bytes = Vec::new();
+    p.write_json(&mut bytes).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v.get("failed_classes"), None);
+    p.failed_classes = vec![
+        FailedClass::new(
+            "org/acme/Bad",
+            ClassPhase::Instrument,
+            "JVMTI RetransformClasses failed: JVMTI_ERROR_INVALID_CLASS (21)",
+            false,
+        ),
+        FailedClass::new(
+            "org.acme.Unlinked",
+            ClassPhase::Restore,
+            "never linked",
+            true,
+        ),
+    ];
+    let mut bytes = Vec::new();
+    p.write_json(&mut bytes).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        v["failed_classes"],
+        serde_json::json!([
+            {"class": "org.acme.Bad", "phase": "instrument",
+             "error": "JVMTI RetransformClasses failed: JVMTI_ERROR_INVALID_CLASS (21)"},
+            {"class": "org.acme.Unlinked", "phase": "restore", "error": "never linked",
+             "skipped": true},
+        ])
+    );
+    assert_eq!(
+        Profile::from_json_slice(&bytes).unwrap().failed_classes,
+        p.failed_classes
+    );
+}
+
+#[test]
+fn merged_failures_name_each_class_once_per_phase() {
+    use ferrofluid_profile::{merge_failed, ClassPhase, FailedClass};
+    let a = FailedClass::new("A", ClassPhase::Instrument, "x", false);
+    let a_again = FailedClass::new("A", ClassPhase::Instrument, "y", false);
+    let a_restore = FailedClass::new("A", ClassPhase::Restore, "z", false);
+    let mut list = vec![a.clone()];
+    merge_failed(&mut list, [a_again, a_restore.clone()]);
+    assert_eq!(list, [a, a_restore]);
+}

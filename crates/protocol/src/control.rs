@@ -161,6 +161,11 @@ pub struct Status {
     pub dropped_events: u64,
     /// How many times the agent has been attached (1 for the first `load`).
     pub attach_count: u64,
+    /// Classes the current (or last) session could not instrument or restore, or left alone
+    /// as none of their code can run: after `deinstrument`, its restore failures too. Absent
+    /// when none (and from older agents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_classes: Vec<ferrofluid_profile::FailedClass>,
 }
 
 /// Why a frame could not be read or written.
@@ -408,6 +413,15 @@ mod tests {
                 pid: 42,
                 collecting: true,
                 dropped_events: 3,
+                ..Default::default()
+            }),
+            Response::Status(Status {
+                failed_classes: vec![ferrofluid_profile::FailedClass::new(
+                    "a/B",
+                    ferrofluid_profile::ClassPhase::Restore,
+                    "JVMTI RetransformClasses failed: JVMTI_ERROR_INVALID_CLASS (21)",
+                    false,
+                )],
                 ..Default::default()
             }),
             Response::Ok,

@@ -144,6 +144,9 @@ impl HtmlReport {
         };
         row("Methods", crate::view::methods_note(profile));
         row("Threads", profile.threads.len().to_string());
+        for note in crate::view::failed_notes(profile) {
+            row("Classes", note);
+        }
         row("Total", format!("{} ms", ms(grand)));
         row("Times", times_note(profile));
         if let Some(note) = uncertainty_note(profile) {

@@ -46,6 +46,12 @@ use std::str::FromStr;
 use ferrofluid_profile::Profile;
 use thiserror::Error;
 
+/// The lines the report headers give the classes that could not be instrumented or restored
+/// (one per kind, naming the classes); empty when there are none.
+pub fn failed_class_notes(profile: &Profile) -> Vec<String> {
+    view::failed_notes(profile)
+}
+
 /// A report writer.
 pub trait Report {
     /// Writes the report of `profile` to `out`.

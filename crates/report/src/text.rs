@@ -39,6 +39,9 @@ impl Report for TextReport {
         writeln!(out, "ferrofluid CPU profile")?;
         writeln!(out, "methods: {}", crate::view::methods_note(profile))?;
         writeln!(out, "threads: {}", profile.threads.len())?;
+        for note in crate::view::failed_notes(profile) {
+            writeln!(out, "! {note}")?;
+        }
         let lost: u64 = profile.threads.iter().map(|t| t.dropped_events).sum();
         if lost > 0 {
             writeln!(

@@ -95,6 +95,82 @@ pub(crate) fn methods_note(profile: &Profile) -> String {
     note
 }
 
+/// How many names [`failed_notes`] lists per line before "and N more".
+const FAILED_NAMES: usize = 10;
+
+/// One line per kind of class failure, naming the classes: those that could not be
+/// instrumented or restored, and those left alone because none of their code can run.
+/// Empty when every class was handled.
+pub(crate) fn failed_notes(profile: &Profile) -> Vec<String> {
+    use ferrofluid_profile::ClassPhase;
+    let kinds = [
+        (
+            ClassPhase::Instrument,
+            false,
+            "could not be instrumented (calls into it are in its callers' self time)",
+            "could not be instrumented (calls into them are in their callers' self time)",
+        ),
+        (
+            ClassPhase::Restore,
+            false,
+            "could not be restored (it keeps probes that record nothing)",
+            "could not be restored (they keep probes that record nothing)",
+        ),
+        (
+            ClassPhase::Instrument,
+            true,
+            "was not instrumented, as none of its code can run",
+            "were not instrumented, as none of their code can run",
+        ),
+        (
+            ClassPhase::Restore,
+            true,
+            "was not restored, as none of its code can run",
+            "were not restored, as none of their code can run",
+        ),
+    ];
+    let mut notes = Vec::new();
+    for (phase, skipped, one, many) in kinds {
+        let failed: Vec<_> = profile
+            .failed_classes
+            .iter()
+            .filter(|f| f.phase == phase && f.skipped == skipped)
+            .collect();
+        if failed.is_empty() {
+            continue;
+        }
+        let (count, what) = if failed.len() == 1 {
+            ("1 class".to_owned(), one)
+        } else {
+            (format!("{} classes", failed.len()), many)
+        };
+        let mut note = format!("{count} {what}:");
+        for (i, f) in failed.iter().take(FAILED_NAMES).enumerate() {
+            let sep = if i == 0 { " " } else { ", " };
+            let _ = write!(note, "{sep}{} ({})", f.class, short_error(&f.error));
+        }
+        if failed.len() > FAILED_NAMES {
+            let _ = write!(note, " and {} more", failed.len() - FAILED_NAMES);
+        }
+        notes.push(note);
+    }
+    notes
+}
+
+/// A JVMTI error by its name alone (`JVMTI_ERROR_INVALID_CLASS`), any other error whole.
+fn short_error(error: &str) -> &str {
+    match error.find("JVMTI_ERROR_") {
+        Some(at) => {
+            let name = &error[at..];
+            let end = name
+                .find(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                .unwrap_or(name.len());
+            &name[..end]
+        }
+        None => error,
+    }
+}
+
 pub(crate) fn ms(ns: u64) -> String {
     let us = (ns + 500) / 1000;
     format!("{}.{:03}", us / 1000, us % 1000)

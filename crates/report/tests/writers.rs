@@ -153,3 +153,68 @@ fn methods_whose_probes_were_removed_say_so_where_rows_are_listed() {
     assert_eq!(back.probes_dropped.len(), 1);
     assert_eq!(back.to_document(), p.to_document());
 }
+
+/// Classes that could not be instrumented or restored, or were left alone, are named in the
+/// header of the text and HTML reports (one line per kind, JVMTI errors by their name), in
+/// code-region reports too; a profile without any has no such line.
+#[test]
+fn failed_classes_are_named_in_the_headers() {
+    use ferrofluid_profile::{ClassPhase, FailedClass};
+    let plain = render(&small(), &TextReport::default());
+    assert!(!plain.contains("! "), "{plain}");
+    let mut p = small();
+    p.failed_classes = vec![
+        FailedClass::new(
+            "org/eclipse/jetty/util/log/Slf4jLog",
+            ClassPhase::Instrument,
+            "JVMTI RetransformClasses failed: JVMTI_ERROR_INVALID_CLASS (21)",
+            false,
+        ),
+        FailedClass::new(
+            "a/Gone",
+            ClassPhase::Restore,
+            "never linked: its verification failed",
+            true,
+        ),
+        FailedClass::new(
+            "a/Worse",
+            ClassPhase::Restore,
+            "JVMTI RetransformClasses failed: JVMTI_ERROR_INTERNAL (113)",
+            false,
+        ),
+        FailedClass::new(
+            "a/Other",
+            ClassPhase::Restore,
+            "JVMTI RetransformClasses failed: JVMTI_ERROR_FAILS_VERIFICATION (62)",
+            false,
+        ),
+    ];
+    let text = render(&p, &TextReport::default());
+    let header: Vec<&str> = text.lines().take(6).collect();
+    assert_eq!(
+        header,
+        [
+            "ferrofluid CPU profile",
+            "methods: 4 instrumented, 4 called",
+            "threads: 1",
+            "! 1 class could not be instrumented (calls into it are in its callers' self time): \
+             org.eclipse.jetty.util.log.Slf4jLog (JVMTI_ERROR_INVALID_CLASS)",
+            "! 2 classes could not be restored (they keep probes that record nothing): \
+             a.Worse (JVMTI_ERROR_INTERNAL), a.Other (JVMTI_ERROR_FAILS_VERIFICATION)",
+            "! 1 class was not restored, as none of its code can run: \
+             a.Gone (never linked: its verification failed)",
+        ]
+    );
+    let html = render(&p, &*Format::Html.writer());
+    assert!(html.contains(
+        "<tr><td>Classes</td><td>1 class could not be instrumented (calls into it are in its \
+         callers&#39; self time): org.eclipse.jetty.util.log.Slf4jLog (JVMTI_ERROR_INVALID_CLASS)\
+         </td></tr>"
+    ));
+    p.regions = Some(Vec::new());
+    let region = render(&p, &TextReport::default());
+    assert!(region.contains(
+        "\nclasses: 1 class could not be instrumented (calls into it are in its callers' self \
+         time): org.eclipse.jetty.util.log.Slf4jLog (JVMTI_ERROR_INVALID_CLASS)\n"
+    ));
+}

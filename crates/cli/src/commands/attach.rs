@@ -317,8 +317,16 @@ fn profile_session(
             eprintln!("ferrofluid: warning: {n} events were dropped; the profile is inexact");
         }
     }
-    let profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
-    expect_ok(client, &Request::Deinstrument)?;
+    let mut profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
+    // A class that could not be restored must not cost the profile: said, and the agent still
+    // detaches.
+    if let Err(e) = expect_ok(client, &Request::Deinstrument) {
+        eprintln!("ferrofluid: warning: {e}");
+    }
+    // Restore failures come after the snapshot: the agent's status lists them.
+    if let Ok(Response::Status(status)) = client.request(&Request::Status) {
+        ferrofluid_profile::merge_failed(&mut profile.failed_classes, status.failed_classes);
+    }
     expect_ok(client, &Request::Detach)?;
     Ok(profile)
 }
@@ -378,6 +386,9 @@ pub(crate) fn write_report(
     use std::io::Write;
     if let Some(warning) = emptiness_warning(profile) {
         eprintln!("ferrofluid: warning: {warning}");
+    }
+    for note in ferrofluid_report::failed_class_notes(profile) {
+        eprintln!("ferrofluid: warning: {note}");
     }
     let writer = report_format(path)?.writer();
     let mut buf = Vec::new();

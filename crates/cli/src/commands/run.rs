@@ -67,6 +67,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let _ = std::fs::remove_file(&json);
         let profile = ferrofluid_profile::Profile::from_json_slice(&bytes?)?;
         write_report(&profile, &output)?;
+    } else if let Some(json) = &options.file {
+        // Written by the agent itself: its failed classes are said all the same.
+        let profile = std::fs::read(json)
+            .ok()
+            .and_then(|b| ferrofluid_profile::Profile::from_json_slice(&b).ok());
+        for note in profile
+            .iter()
+            .flat_map(ferrofluid_report::failed_class_notes)
+        {
+            eprintln!("ferrofluid: warning: {note}");
+        }
     }
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
