@@ -45,9 +45,9 @@ pub use calibration::{
 pub use error::{DocumentError, EventError};
 pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};
-pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile};
+pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile, Waiting};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
 pub use recording::Recording;
 pub use region::{RegionStats, MODE_REGION};
-pub use totals::{MethodTotals, TreeTotals};
+pub use totals::{IdleSpot, MethodTotals, ProfileTotals, ThreadTimes, TreeTotals};
 pub use tree::{CallTree, Node, NodeId, NodeKind};

@@ -71,6 +71,11 @@ impl Recording {
         Some(self.threads.get(index)?.recorder.tree())
     }
 
+    /// The node of thread `id`'s innermost open frame ([`ThreadRecorder::innermost`]).
+    pub fn innermost(&self, id: u64) -> Option<crate::tree::NodeId> {
+        self.threads[*self.by_id.get(&id)?].recorder.innermost()
+    }
+
     /// Whether no invocation of `method` entered before wall time `since` can still open or
     /// close unseen: every thread is either outside every frame, or has an event at or after
     /// `since` and no open frame of `method`. (A thread's events arrive in time order, so an
@@ -137,6 +142,7 @@ impl Recording {
                     overflow_calls,
                     unmatched_exits,
                     dropped_events: 0,
+                    waiting: None,
                 }
             })
             .collect();
