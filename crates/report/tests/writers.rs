@@ -373,3 +373,39 @@ fn idle_threads_are_listed_apart_from_the_hot_spots() {
     assert_eq!(back.threads[1].waiting, p.threads[1].waiting);
     assert_eq!(render(&back, &TextReport::default()), text);
 }
+
+/// Region `outer` (10 ms, 3 calls) ran region `inner` (4 ms of its 5 ms) inside it: folded
+/// stacks weigh `outer` by its 6 ms outside `inner`, so that the lines add up to the 11 ms spent
+/// inside regions, each nanosecond once.
+#[test]
+fn nested_regions_count_once_in_folded_stacks() {
+    use ferrofluid_profile::region::RegionStats;
+    let region = |method: &str, total_ns, nested_ns| RegionStats {
+        class: "R".into(),
+        method: method.into(),
+        descriptor: "()V".into(),
+        count: 3,
+        threads: 1,
+        total_ns,
+        nested_ns,
+        ..Default::default()
+    };
+    let p = Profile {
+        instrumented: 3,
+        regions: Some(vec![
+            region("outer", 10_000_000, 4_000_000),
+            region("inner", 5_000_000, 0),
+            // Nothing outside the regions nested in it: no line.
+            region("shell", 2_000_000, 2_000_000),
+        ]),
+        ..Profile::default()
+    };
+    assert_eq!(
+        render(&p, &CollapsedReport::default()),
+        "R.inner 5000000\nR.outer 6000000\n"
+    );
+    let doc = serde_json::to_value(p.to_document()).unwrap();
+    assert_eq!(doc["regions"][0]["nested_ns"], 4_000_000);
+    assert!(doc["regions"][1].get("nested_ns").is_none());
+    assert_eq!(Profile::from_document(&p.to_document()).unwrap(), p);
+}
