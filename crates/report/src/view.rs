@@ -38,7 +38,9 @@ pub(crate) fn row_label(profile: &Profile, kind: NodeKind, thread: &str) -> Stri
 pub(crate) fn tree_label(profile: &Profile, thread: &ThreadProfile, id: NodeId) -> String {
     let plain = row_label(profile, thread.tree.node(id).kind, &thread.name);
     match &thread.waiting {
-        Some(w) if w.node == Some(id) => format!("{plain} [idle: {} in {}]", w.state, w.frame),
+        Some(w) if w.node == Some(id) => {
+            format!("{plain} [idle: {} in {}]", how_blocked(&w.state), w.frame)
+        }
         _ => plain,
     }
 }
@@ -49,8 +51,18 @@ pub(crate) fn waiting_note(thread: &ThreadProfile) -> Option<String> {
     Some(format!(
         "idle: found {} in {} when the profile was taken (the self time of the node marked \
          [idle] is waiting)",
-        w.state, w.frame
+        how_blocked(&w.state),
+        w.frame
     ))
+}
+
+/// A thread's [`ferrofluid_profile::Waiting::state`] in words.
+fn how_blocked(state: &str) -> &str {
+    match state {
+        "blocked" => "blocked on a monitor",
+        "native" => "blocked in native code",
+        other => other,
+    }
 }
 
 /// The title of the hot-spots table, with the time it shares and where idle time went.
@@ -86,7 +98,7 @@ pub(crate) fn idle_line(profile: &Profile, spot: &IdleSpot) -> String {
     format!(
         "{} {} in {} (on top of the stack: {})",
         plural(spot.threads, "thread"),
-        spot.state,
+        how_blocked(&spot.state),
         label(profile, spot.kind, ""),
         spot.frame
     )

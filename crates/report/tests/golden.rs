@@ -83,6 +83,13 @@ fn golden_sample() {
     run_case("sample", common::sample());
 }
 
+/// Idle threads are listed apart from the hot spots; a method whose probes were removed and that
+/// no node shows is still counted.
+#[test]
+fn golden_idle() {
+    run_case("idle", common::idle());
+}
+
 /// The sample has CPU times: folded stacks weighted by them.
 #[test]
 fn golden_sample_cpu_folded_stacks() {
