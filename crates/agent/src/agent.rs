@@ -492,11 +492,13 @@ fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {
 
 /// Threads found blocked now ([`jvm::blocked_threads`]), read on the calling thread attached to
 /// the JVM; empty while dormant.
-pub fn blocked_threads() -> std::collections::HashMap<u64, (String, String)> {
+pub fn blocked_threads(
+    of: &std::collections::HashSet<u64>,
+) -> std::collections::HashMap<u64, (String, String)> {
     let Some(vm) = state().as_ref().map(|r| r.vm) else {
         return Default::default();
     };
-    vm.with_attached_thread("ferrofluid-snapshot", jvm::blocked_threads)
+    vm.with_attached_thread("ferrofluid-snapshot", |env| jvm::blocked_threads(env, of))
         .unwrap_or_else(|e| {
             log::warn!("reading thread states: {e}");
             Default::default()

@@ -252,7 +252,19 @@ pub fn dropped() -> u64 {
 /// found blocked ([`crate::jvm::blocked_threads`], read first: no lock is held across those
 /// JVMTI calls) is marked waiting in its innermost open frame.
 pub fn snapshot() -> Option<(Profile, u64)> {
-    let blocked = crate::agent::blocked_threads();
+    // Only threads inside a recorded frame can be waiting in one.
+    let inside: std::collections::HashSet<u64> = lock(&COLLECTOR)
+        .as_ref()?
+        .recording
+        .open_frames()
+        .into_iter()
+        .filter_map(|(_, id, node)| node.map(|_| id))
+        .collect();
+    let blocked = if inside.is_empty() {
+        HashMap::new()
+    } else {
+        crate::agent::blocked_threads(&inside)
+    };
     let mut c = lock(&COLLECTOR);
     let c = c.as_mut()?;
     c.drain();

@@ -209,12 +209,15 @@ fn java_thread_id(env: &JniEnv<'_>, thread: Object<'_>) -> Option<u64> {
     }
 }
 
-/// Threads found blocked now, by Java id: how they wait ([`ferrofluid_profile::Waiting::state`])
+/// Threads of `of` (Java ids) found blocked now, by Java id: how they wait ([`ferrofluid_profile::Waiting::state`])
 /// and the method on top of their stack (`java.lang.Object.wait`). Waiting (`Object.wait`),
 /// parked, sleeping and blocked on a monitor are JVMTI thread states; a thread running a native
 /// method is blocked only in one of [`BLOCKING_NATIVES`] (a socket read is "runnable" to the
 /// JVM). Empty where the JVM cannot say.
-pub fn blocked_threads(env: &JniEnv<'_>) -> HashMap<u64, (String, String)> {
+pub fn blocked_threads(
+    env: &JniEnv<'_>,
+    of: &std::collections::HashSet<u64>,
+) -> HashMap<u64, (String, String)> {
     let mut blocked = HashMap::new();
     let Some(jvmti) = jvmti() else {
         return blocked;
@@ -227,8 +230,10 @@ pub fn blocked_threads(env: &JniEnv<'_>) -> HashMap<u64, (String, String)> {
         }
     };
     for &thread in threads.iter() {
-        if let Some((id, how)) = blocked_thread(jvmti, env, thread) {
-            blocked.insert(id, how);
+        if let Some(id) = java_thread_id(env, thread).filter(|id| of.contains(id)) {
+            if let Some(how) = blocked_thread(jvmti, env, thread) {
+                blocked.insert(id, how);
+            }
         }
         env.delete_local_ref(thread);
     }
@@ -254,11 +259,7 @@ const BLOCKING_NATIVES: &[(&str, &str)] = &[
     ("java/lang/ProcessImpl", "waitForProcessExit"),
 ];
 
-fn blocked_thread(
-    jvmti: Jvmti,
-    env: &JniEnv<'_>,
-    thread: Object<'_>,
-) -> Option<(u64, (String, String))> {
+fn blocked_thread(jvmti: Jvmti, env: &JniEnv<'_>, thread: Object<'_>) -> Option<(String, String)> {
     let state = jvmti.thread_state(thread).ok()? as u32;
     let how = if state & sys::JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER != 0 {
         "blocked"
@@ -290,13 +291,9 @@ fn blocked_thread(
     {
         return None;
     }
-    let id = java_thread_id(env, thread)?;
     Some((
-        id,
-        (
-            how.to_owned(),
-            format!("{}.{}", class.replace('/', "."), name.name),
-        ),
+        how.to_owned(),
+        format!("{}.{}", class.replace('/', "."), name.name),
     ))
 }
 
