@@ -108,9 +108,9 @@ fn threads_carry_their_java_ids_and_blocked_ones_are_idle() {
         "{report}"
     );
     assert!(
-        report.contains(&format!(
+        report.contains(
             "  1 thread waiting in Idle.waitHere()V (on top of the stack: java.lang.Object.wait)\n"
-        )) && report.contains(
+        ) && report.contains(
             "  1 thread sleeping in Idle.sleepHere()V (on top of the stack: java.lang.Thread.sleep)\n"
         ),
         "{report}"

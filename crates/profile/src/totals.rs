@@ -139,7 +139,7 @@ impl Profile {
                 idle_ns,
             })
             .collect();
-        idle.sort_by(|a, b| b.idle_ns.cmp(&a.idle_ns));
+        idle.sort_by_key(|s| std::cmp::Reverse(s.idle_ns));
         ProfileTotals {
             total_ns: threads.iter().map(ThreadTimes::total_ns).sum(),
             idle_ns: threads.iter().map(|t| t.idle_ns).sum(),

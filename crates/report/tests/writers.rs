@@ -409,3 +409,40 @@ fn nested_regions_count_once_in_folded_stacks() {
     assert!(doc["regions"][1].get("nested_ns").is_none());
     assert_eq!(Profile::from_document(&p.to_document()).unwrap(), p);
 }
+
+/// The idle golden case's totals: two JDK threads' 820 ms of waiting apart from the 40.15 ms of
+/// work, and every thread's total in the sum.
+#[test]
+fn idle_jdk_threads_do_not_lead_the_hot_spots() {
+    let p = common::idle();
+    let totals = p.totals(false);
+    assert_eq!(
+        (totals.total_ns, totals.idle_ns, totals.hot_ns()),
+        (860_150_000, 820_000_000, 40_150_000)
+    );
+    assert_eq!(totals.idle_threads(), 2);
+    let idle: Vec<(u64, &str, &str)> = totals
+        .idle
+        .iter()
+        .map(|s| (s.idle_ns, s.state.as_str(), s.frame.as_str()))
+        .collect();
+    assert_eq!(
+        idle,
+        [
+            (510_000_000, "waiting", "java.lang.Object.wait"),
+            (
+                310_000_000,
+                "native",
+                "java.lang.ref.Reference.waitForReferencePendingList"
+            )
+        ]
+    );
+    // With idle time, `ReferenceQueue.remove` leads, as it did before idle time was told apart.
+    let name = |kind| match kind {
+        ferrofluid_profile::NodeKind::Method(m) => p.methods.get(m).unwrap().method.clone(),
+        other => format!("{other:?}"),
+    };
+    assert_eq!(name(p.hot_spots()[0].kind), "remove");
+    assert_eq!(name(totals.hot_spots[0].kind), "compute");
+    assert_eq!(totals.hot_spots[0].self_ns, 36_000_000);
+}
