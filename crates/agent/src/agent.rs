@@ -490,6 +490,21 @@ fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {
     }
 }
 
+/// Threads found blocked now ([`jvm::blocked_threads`]), read on the calling thread attached to
+/// the JVM; empty while dormant.
+pub fn blocked_threads(
+    of: &std::collections::HashSet<u64>,
+) -> std::collections::HashMap<u64, (String, String)> {
+    let Some(vm) = state().as_ref().map(|r| r.vm) else {
+        return Default::default();
+    };
+    vm.with_attached_thread("ferrofluid-snapshot", |env| jvm::blocked_threads(env, of))
+        .unwrap_or_else(|e| {
+            log::warn!("reading thread states: {e}");
+            Default::default()
+        })
+}
+
 /// Runs `f` on the calling (control) thread attached to the JVM, with the agent's environment.
 fn with_java_thread(
     f: impl FnOnce(Jvmti, &ferrofluid_jvmti::JniEnv<'_>) -> control::Response,

@@ -100,7 +100,9 @@ impl Collector {
                     (e.kind, e.id, self.method(e.id), at)
                 })
                 .collect();
-            let rec = self.recording.thread(ring.thread_id, &ring.thread_name);
+            let rec = self
+                .recording
+                .thread_of(ring.thread_id, ring.java_id, &ring.thread_name);
             for (kind, id, m, at) in mapped {
                 match kind {
                     Kind::Enter => rec.enter(m, at),
@@ -246,12 +248,38 @@ pub fn dropped() -> u64 {
     lock(&COLLECTOR).as_ref().map_or(0, |c| c.dropped)
 }
 
-/// The profile so far (open frames closed now); `None` if collection never started.
+/// The profile so far (open frames closed now); `None` if collection never started. A thread
+/// found blocked ([`crate::jvm::blocked_threads`], read first: no lock is held across those
+/// JVMTI calls) is marked waiting in its innermost open frame.
 pub fn snapshot() -> Option<(Profile, u64)> {
+    // Only threads inside a recorded frame can be waiting in one.
+    let inside: std::collections::HashSet<u64> = lock(&COLLECTOR)
+        .as_ref()?
+        .recording
+        .open_frames()
+        .into_iter()
+        .filter_map(|(_, id, node)| node.map(|_| id))
+        .collect();
+    let blocked = if inside.is_empty() {
+        HashMap::new()
+    } else {
+        crate::agent::blocked_threads(&inside)
+    };
     let mut c = lock(&COLLECTOR);
     let c = c.as_mut()?;
     c.drain();
+    let open = c.recording.open_frames();
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
+    for (t, (key, id, node)) in profile.threads.iter_mut().zip(open) {
+        t.dropped_events = c.dropped_by_thread.get(&key).copied().unwrap_or(0);
+        if let (Some((state, frame)), Some(node)) = (blocked.get(&id), node) {
+            t.waiting = Some(ferrofluid_profile::Waiting {
+                state: state.clone(),
+                frame: frame.clone(),
+                node: Some(node),
+            });
+        }
+    }
     profile.instrumented = crate::session::counts().0;
     profile.trivial_skipped = crate::session::trivial_skipped();
     profile.failed_classes = crate::session::failed_classes();
@@ -261,9 +289,6 @@ pub fn snapshot() -> Option<(Profile, u64)> {
         .collect();
     if crate::region::enabled() {
         profile.regions = Some(crate::region::snapshot(crate::session::method_name));
-    }
-    for t in &mut profile.threads {
-        t.dropped_events = c.dropped_by_thread.get(&t.id).copied().unwrap_or(0);
     }
     Some((profile, c.dropped))
 }

@@ -348,9 +348,16 @@ impl Local {
     #[cold]
     fn new_ring(&self, env: *mut sys::JNIEnv) -> Arc<Ring> {
         self.busy.set(true);
-        let name = crate::jvm::current_thread_name(env).unwrap_or_else(|| "?".to_owned());
+        let (java_id, name) = crate::jvm::current_thread_identity(env);
         self.busy.set(false);
-        let ring = Arc::new(Ring::new(NEXT_THREAD.fetch_add(1, Ordering::Relaxed), name));
+        let ring = Ring::new(
+            NEXT_THREAD.fetch_add(1, Ordering::Relaxed),
+            name.unwrap_or_else(|| "?".to_owned()),
+        );
+        let ring = Arc::new(match java_id {
+            Some(id) => ring.with_java_id(id),
+            None => ring,
+        });
         RINGS
             .lock()
             .unwrap_or_else(|p| p.into_inner())

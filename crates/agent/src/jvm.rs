@@ -1,6 +1,7 @@
 //! The agent's JVMTI environment: capabilities, event callbacks, the bootstrap hooks class and module
 //! readability. Every callback runs under `ffi_guard` and leaves the JVM as it found it on failure.
 
+use std::collections::HashMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
@@ -176,15 +177,124 @@ pub fn read_hooks_module(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
     }
 }
 
-/// The Java name of the current thread (hooks call this once per thread).
-pub fn current_thread_name(env: *mut sys::JNIEnv) -> Option<String> {
-    let jvmti = jvmti()?;
+/// The Java id (`Thread.getId()`, jcmd's `#N`) and name of the current thread (hooks call this
+/// once per thread); either `None` where it could not be read.
+pub fn current_thread_identity(env: *mut sys::JNIEnv) -> (Option<u64>, Option<String>) {
+    let Some(jvmti) = jvmti() else {
+        return (None, None);
+    };
     // SAFETY: the JNIEnv of the calling Java thread, valid for the current native call.
-    let env = unsafe { JniEnv::from_raw(env) }?;
-    let thread = jvmti.current_thread(&env).ok()?;
-    let info = jvmti.thread_info(&env, thread).ok();
+    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+        return (None, None);
+    };
+    let Ok(thread) = jvmti.current_thread(&env) else {
+        return (None, None);
+    };
+    let name = jvmti.thread_info(&env, thread).ok().map(|i| i.name);
+    let id = java_thread_id(&env, thread);
     env.delete_local_ref(thread);
-    info.map(|i| i.name)
+    (id, name)
+}
+
+/// `Thread.getId()` of `thread`, read from its `tid` field (no Java code runs: the method could
+/// carry probes).
+fn java_thread_id(env: &JniEnv<'_>, thread: Object<'_>) -> Option<u64> {
+    match env.long_field(thread, c"tid") {
+        Ok(id) if id > 0 => Some(id as u64),
+        Ok(_) => None,
+        Err(e) => {
+            log::debug!("reading a thread's id: {e}");
+            None
+        }
+    }
+}
+
+/// Threads of `of` (Java ids) found blocked now, by Java id: how they wait ([`ferrofluid_profile::Waiting::state`])
+/// and the method on top of their stack (`java.lang.Object.wait`). Waiting (`Object.wait`),
+/// parked, sleeping and blocked on a monitor are JVMTI thread states; a thread running a native
+/// method is blocked only in one of [`BLOCKING_NATIVES`] (a socket read is "runnable" to the
+/// JVM). Empty where the JVM cannot say.
+pub fn blocked_threads(
+    env: &JniEnv<'_>,
+    of: &std::collections::HashSet<u64>,
+) -> HashMap<u64, (String, String)> {
+    let mut blocked = HashMap::new();
+    let Some(jvmti) = jvmti() else {
+        return blocked;
+    };
+    let threads = match jvmti.all_threads(env) {
+        Ok(t) => t,
+        Err(e) => {
+            log::warn!("listing threads: {e}");
+            return blocked;
+        }
+    };
+    for &thread in threads.iter() {
+        if let Some(id) = java_thread_id(env, thread).filter(|id| of.contains(id)) {
+            if let Some(how) = blocked_thread(jvmti, env, thread) {
+                blocked.insert(id, how);
+            }
+        }
+        env.delete_local_ref(thread);
+    }
+    blocked
+}
+
+/// Native methods a thread waits in while the JVM calls it runnable: (class, method prefix).
+const BLOCKING_NATIVES: &[(&str, &str)] = &[
+    ("java/lang/ref/Reference", "waitForReferencePendingList"),
+    ("sun/nio/ch/EPoll", "wait"),
+    ("sun/nio/ch/Net", "poll"),
+    ("sun/nio/ch/Net", "accept"),
+    ("sun/nio/ch/Net", "connect"),
+    ("sun/nio/ch/NioSocketImpl", "park"),
+    ("sun/nio/ch/SocketDispatcher", "read"),
+    ("sun/nio/ch/DatagramDispatcher", "read"),
+    ("sun/nio/ch/DatagramChannelImpl", "receive"),
+    ("sun/nio/ch/ServerSocketChannelImpl", "accept"),
+    ("java/net/SocketInputStream", "socketRead"),
+    ("java/net/PlainSocketImpl", "socketAccept"),
+    ("java/io/FileInputStream", "read"),
+    ("java/lang/ProcessHandleImpl", "waitForProcessExit"),
+    ("java/lang/ProcessImpl", "waitForProcessExit"),
+];
+
+fn blocked_thread(jvmti: Jvmti, env: &JniEnv<'_>, thread: Object<'_>) -> Option<(String, String)> {
+    let state = jvmti.thread_state(thread).ok()? as u32;
+    let how = if state & sys::JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER != 0 {
+        "blocked"
+    } else if state & sys::JVMTI_THREAD_STATE_SLEEPING != 0 {
+        "sleeping"
+    } else if state & sys::JVMTI_THREAD_STATE_PARKED != 0 {
+        "parked"
+    } else if state & sys::JVMTI_THREAD_STATE_WAITING != 0 {
+        "waiting"
+    } else if state & sys::JVMTI_THREAD_STATE_IN_NATIVE != 0 {
+        "native"
+    } else {
+        return None;
+    };
+    let method = jvmti.top_frame(thread).ok()??;
+    let name = jvmti.method_name(method).ok()?;
+    let class = jvmti.method_declaring_class(env, method).ok()?;
+    let signature = jvmti.class_signature(class).map(|(s, _)| s);
+    env.delete_local_ref(class.as_object());
+    let signature = signature.ok()?;
+    let class = signature
+        .strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+        .unwrap_or(&signature);
+    if how == "native"
+        && !BLOCKING_NATIVES
+            .iter()
+            .any(|(c, m)| *c == class && name.name.starts_with(m))
+    {
+        return None;
+    }
+    Some((
+        how.to_owned(),
+        format!("{}.{}", class.replace('/', "."), name.name),
+    ))
 }
 
 unsafe extern "C" fn vm_init(

@@ -65,6 +65,8 @@ struct MethodStats {
     count: u64,
     threads: u64,
     total: u64,
+    /// Compensated time of other region methods' invocations nested directly inside.
+    nested: u64,
     raw_total: u64,
     min: u64,
     max: u64,
@@ -83,6 +85,7 @@ impl MethodStats {
             count: 0,
             threads: 0,
             total: 0,
+            nested: 0,
             raw_total: 0,
             min: u64::MAX,
             max: 0,
@@ -94,10 +97,11 @@ impl MethodStats {
         }
     }
 
-    fn record(&mut self, end: u64, raw: u64, comp: u64, keep: usize) {
+    fn record(&mut self, end: u64, raw: u64, comp: u64, nested: u64, keep: usize) {
         self.count += 1;
         self.threads = 1;
         self.total += comp;
+        self.nested += nested.min(comp);
         self.raw_total += raw;
         self.min = self.min.min(comp);
         self.max = self.max.max(comp);
@@ -117,6 +121,7 @@ impl MethodStats {
         self.count += other.count;
         self.threads += other.threads;
         self.total += other.total;
+        self.nested += other.nested;
         self.raw_total += other.raw_total;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
@@ -164,6 +169,9 @@ struct Open {
     start: u64,
     /// Region probe pairs that ran inside it (recursion, other region methods).
     nested: u32,
+    /// Compensated durations of the other region methods' invocations that ran directly inside
+    /// it (not inside one of those), ns.
+    regions_ns: u64,
 }
 
 struct Local {
@@ -196,7 +204,7 @@ impl Local {
         }
     }
 
-    fn record(&self, id: u32, end: u64, raw: u64, comp: u64) {
+    fn record(&self, id: u32, end: u64, raw: u64, comp: u64, nested: u64) {
         let epoch = EPOCH.load(Ordering::Acquire);
         let mut slot = self.stats.borrow_mut();
         let stats = match slot.as_ref() {
@@ -210,7 +218,7 @@ impl Local {
         };
         drop(slot);
         let keep = LAST_N.load(Ordering::Relaxed) as usize;
-        lock(&stats).method(id).record(end, raw, comp, keep);
+        lock(&stats).method(id).record(end, raw, comp, nested, keep);
     }
 }
 
@@ -234,6 +242,7 @@ pub fn enter(id: u32) {
                 depth: 1,
                 start: 0,
                 nested: 0,
+                regions_ns: 0,
             });
             let last = open.len() - 1;
             open[last].start = hooks::now();
@@ -256,18 +265,25 @@ pub fn exit(id: u32, start: u64) {
         if open[i].depth > 0 {
             return;
         }
-        let o = open.swap_remove(i);
-        drop(open);
+        // In order: the frame that encloses it is the last one left.
+        let o = open.remove(i);
         let raw = end.saturating_sub(o.start);
         if id == CALIBRATION_ID {
+            drop(open);
             l.calibration.set(l.calibration.get() + raw);
             return;
         }
+        let comp = compensate(raw, o.nested);
+        // Its time is inside the enclosing region's too: folded stacks count it once.
+        if let Some(outer) = open.last_mut() {
+            outer.regions_ns += comp;
+        }
+        drop(open);
         if !hooks::COLLECTING.load(Ordering::Relaxed) || o.start < START_NS.load(Ordering::Relaxed)
         {
             return;
         }
-        l.record(id, end, raw, compensate(raw, o.nested));
+        l.record(id, end, raw, comp, o.regions_ns);
     });
 }
 
@@ -374,6 +390,7 @@ fn stats_of(info: MethodInfo, s: &MethodStats) -> RegionStats {
         count: s.count,
         threads: s.threads,
         total_ns: s.total,
+        nested_ns: s.nested,
         min_ns: or0(s.min),
         max_ns: s.max,
         percentiles: percentiles(&s.hist, s.max),
@@ -437,7 +454,7 @@ mod tests {
     fn stats(durations: &[u64]) -> MethodStats {
         let mut s = MethodStats::new();
         for (i, d) in durations.iter().enumerate() {
-            s.record(i as u64, d + 10, *d, 3);
+            s.record(i as u64, d + 10, *d, 0, 3);
         }
         s
     }
@@ -491,12 +508,12 @@ mod tests {
     fn merging_threads_keeps_the_last_by_end_time() {
         let mut a = stats(&[5, 7]); // ends 0, 1
         let mut b = MethodStats::new();
-        b.record(5, 1, 1, 3);
-        b.record(0, 9, 9, 3);
+        b.record(5, 1, 1, 0, 3);
+        b.record(0, 9, 9, 5, 3);
         a.merge(&b, 3);
         assert_eq!(
-            (a.count, a.threads, a.total, a.min, a.max),
-            (4, 2, 22, 1, 9)
+            (a.count, a.threads, a.total, a.nested, a.min, a.max),
+            (4, 2, 22, 5, 1, 9)
         );
         let last: Vec<u64> = a.last.iter().map(|l| l.1).collect();
         assert_eq!(last, [9, 7, 1]);

@@ -110,9 +110,16 @@ pub struct Event {
 #[derive(Default)]
 struct Padded(AtomicUsize);
 
+/// Java thread ids count up from 1 and never come near this: ids from here on stand for threads
+/// whose Java id could not be read.
+pub const UNKNOWN_JAVA_ID: u64 = 1 << 62;
+
 pub struct Ring {
-    /// Recorder key of the thread.
+    /// Recorder key of the thread (one per ring: a thread gets a new ring per session).
     pub thread_id: u64,
+    /// The Java thread id (`Thread.getId()`), or [`UNKNOWN_JAVA_ID`] plus the key when it could
+    /// not be read.
+    pub java_id: u64,
     pub thread_name: String,
     slots: Box<[UnsafeCell<[u64; 2]>]>,
     /// Next slot the producer writes (only the producer stores it).
@@ -143,9 +150,15 @@ impl Ring {
         Self::with_capacity(thread_id, thread_name, RING_EVENTS)
     }
 
+    /// The same ring, of the Java thread `java_id`.
+    pub fn with_java_id(self, java_id: u64) -> Ring {
+        Ring { java_id, ..self }
+    }
+
     pub fn with_capacity(thread_id: u64, thread_name: String, events: usize) -> Ring {
         Ring {
             thread_id,
+            java_id: UNKNOWN_JAVA_ID + thread_id,
             thread_name,
             slots: (0..events.next_power_of_two())
                 .map(|_| UnsafeCell::new([0; 2]))

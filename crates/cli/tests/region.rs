@@ -113,6 +113,36 @@ fn counts_durations_threads_recursion_and_exceptions() {
         );
     }
     assert!(sleepy.get("uncertain").is_none(), "{sleepy}");
+    // `threaded` calls the region `quick`: that time is in both totals, and `threaded` says how
+    // much of its own is `quick`'s. No other region runs one inside it (`rec` re-enters only
+    // itself).
+    let threaded = region(&doc, "threaded");
+    let nested = u(&threaded["nested_ns"]);
+    assert!(
+        nested > 0 && nested < u(&threaded["total_ns"]),
+        "{threaded}"
+    );
+    assert!(nested <= u(&quick["total_ns"]), "{threaded} {quick}");
+    for method in ["sleepy", "quick", "rec", "thrower", "never"] {
+        assert!(region(&doc, method).get("nested_ns").is_none(), "{method}");
+    }
+    // Folded stacks count each nanosecond once: `threaded` without its `quick`s.
+    let folded = ferrofluid()
+        .arg("report")
+        .arg(&out)
+        .args(["--format", "collapsed"])
+        .output()
+        .unwrap();
+    let folded = String::from_utf8(folded.stdout).unwrap();
+    let expected: String = ["quick", "rec", "sleepy", "threaded", "thrower"]
+        .iter()
+        .map(|m| {
+            let r = region(&doc, m);
+            let own = u(&r["total_ns"]) - r["nested_ns"].as_u64().unwrap_or(0);
+            format!("Region.{m} {own}\n")
+        })
+        .collect();
+    assert_eq!(folded, expected);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -211,3 +211,70 @@ fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
     // (at most nine: a `step` in flight is not counted either).
     assert_eq!(calls(child(work, "step")) / 10, calls(work), "{doc}");
 }
+
+/// `attach --adaptive --warmup`: `step` (ten calls a round, far shorter than its probes) loses
+/// its probes during the warm-up, so no node of the profile shows it after the reset; the
+/// profile still counts it and names it, and the report's header says so.
+#[test]
+fn probes_removed_during_the_warmup_are_still_reported() {
+    let dir = compile("Rounds.java", "reset-adaptive");
+    let (stop, out, log) = (
+        dir.join("stop"),
+        dir.join("out.json"),
+        dir.join("agent.log"),
+    );
+    let mut java = java_started(&dir, "Rounds", &stop);
+    let attach = ferrofluid()
+        .arg("attach")
+        .arg(java.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args([
+            "--root",
+            "Rounds::round",
+            "--include",
+            "Rounds",
+            "--adaptive",
+        ])
+        .args(["--warmup", "4s", "--duration", "500ms", "--log"])
+        .arg(&log)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    std::fs::write(&stop, "").unwrap();
+    assert!(java.wait().unwrap().success());
+    assert!(
+        attach.status.success(),
+        "{}",
+        String::from_utf8_lossy(&attach.stderr)
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    let removed = log
+        .find("adaptive: removed the probes of 1 methods called at least 10000 times")
+        .unwrap_or_else(|| panic!("{log}"));
+    let reset = log
+        .find("reset: the data collected so far was discarded")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(removed < reset, "{log}");
+    assert!(log.contains(" ms): Rounds.step(I)V\n"), "{log}");
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["methods"]["probes_dropped"], 1, "{}", doc["methods"]);
+    assert_eq!(
+        doc["dropped_methods"],
+        serde_json::json!([{"class": "Rounds", "method": "step", "descriptor": "(I)V"}])
+    );
+    let main = &common::thread(&doc, "main")["root"];
+    let work = child(child(main, "round"), "work");
+    assert_eq!(child_names(work), Vec::<&str>::new(), "{doc}");
+    // The report made from the document says so.
+    let text = ferrofluid().arg("report").arg(&out).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "; 1 called often and shorter than their probes had them removed as the program ran"
+        ),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

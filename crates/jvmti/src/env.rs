@@ -417,6 +417,39 @@ impl Jvmti {
         })
     }
 
+    /// Every live thread (local references in the caller's frame).
+    pub fn all_threads<'a>(self, _env: &JniEnv<'a>) -> Result<JvmtiBuf<Object<'a>>> {
+        let (mut n, mut ptr) = (0, null_mut());
+        // SAFETY: two out-pointers; the thread is a Java thread (we hold its JniEnv).
+        unsafe { jvmti!(self, GetAllThreads(&mut n, &mut ptr)) }?;
+        // SAFETY: JVMTI allocated `n` jthread local refs; Object is repr(transparent) over jobject.
+        Ok(unsafe { JvmtiBuf::from_raw(self, ptr.cast::<Object<'a>>(), n as usize) })
+    }
+
+    /// `GetThreadState`: the `JVMTI_THREAD_STATE_*` bits of `thread`.
+    pub fn thread_state(self, thread: Object<'_>) -> Result<i32> {
+        let mut state = 0;
+        // SAFETY: live thread reference and one out-pointer.
+        unsafe { jvmti!(self, GetThreadState(thread.as_raw(), &mut state)) }?;
+        Ok(state)
+    }
+
+    /// The method on top of `thread`'s stack, `None` for an empty stack.
+    pub fn top_frame(self, thread: Object<'_>) -> Result<Option<MethodId>> {
+        let mut frame = sys::jvmtiFrameInfo::default();
+        let mut count = 0;
+        // SAFETY: live thread reference, a buffer of one frame and one out-pointer.
+        unsafe {
+            jvmti!(
+                self,
+                GetStackTrace(thread.as_raw(), 0, 1, &mut frame, &mut count)
+            )
+        }?;
+        // SAFETY: a method ID the JVM just returned for a frame of a live thread.
+        Ok((count > 0 && !frame.method.is_null())
+            .then(|| unsafe { MethodId::from_raw(frame.method) }))
+    }
+
     /// CPU time of the current thread in nanoseconds (needs `can_get_current_thread_cpu_time`).
     pub fn current_thread_cpu_time(self) -> Result<i64> {
         let mut ns = 0;

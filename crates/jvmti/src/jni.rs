@@ -530,6 +530,25 @@ impl<'a> JniEnv<'a> {
         Ok((!value.is_null()).then(|| unsafe { Object::from_raw(value) }))
     }
 
+    /// The instance field `name` of type `long` of `obj` (`GetFieldID` on its class, then
+    /// `GetLongField`; runs no Java code).
+    pub fn long_field(&self, obj: Object<'_>, name: &std::ffi::CStr) -> Result<i64> {
+        let function = "GetFieldID";
+        let class_of = jni_fn!(self, GetObjectClass).ok_or(Error::Jni { function })?;
+        let field_id = jni_fn!(self, GetFieldID).ok_or(Error::Jni { function })?;
+        let get = jni_fn!(self, GetLongField).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and live reference.
+        let class = unsafe { class_of(self.raw.as_ptr(), obj.as_raw()) };
+        self.non_null("GetObjectClass", class)?;
+        // SAFETY: valid env, class reference and NUL-terminated strings.
+        let field = unsafe { field_id(self.raw.as_ptr(), class, name.as_ptr(), c"J".as_ptr()) };
+        // SAFETY: `class` is the local reference GetObjectClass returned.
+        self.delete_local_ref(unsafe { Object::from_raw(class) });
+        self.non_null(function, field)?;
+        // SAFETY: `field` is an instance field of type long of `obj`'s class.
+        Ok(unsafe { get(self.raw.as_ptr(), obj.as_raw(), field) })
+    }
+
     /// `GetSuperclass`: `None` for `java.lang.Object`, interfaces and primitive types.
     pub fn superclass(&self, class: Class<'_>) -> Option<Class<'a>> {
         let f = jni_fn!(self, GetSuperclass)?;

@@ -10,7 +10,7 @@ use crate::calibration::{node_times, Calibration};
 use crate::error::DocumentError;
 use crate::failed::FailedClass;
 use crate::method::MethodInfo;
-use crate::profile::{Profile, ThreadProfile};
+use crate::profile::{Profile, ThreadProfile, Waiting};
 use crate::region::{RegionStats, MODE_REGION};
 use crate::tree::{CallTree, NodeId, NodeKind};
 
@@ -55,6 +55,30 @@ pub struct Document {
     /// Classes that could not be instrumented or restored; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_classes: Vec<FailedClass>,
+    /// Every method whose probes were removed while the program ran (`adaptive`), also those
+    /// no node shows (removed before a reset, never called since); absent when none were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_methods: Vec<MethodDoc>,
+}
+
+/// A method's name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MethodDoc {
+    /// Dotted class name.
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// JVM descriptor.
+    pub descriptor: String,
+}
+
+/// How a thread was found blocked when the profile was taken ([`Waiting`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingDoc {
+    /// `waiting`, `parked`, `sleeping`, `blocked` or `native`.
+    pub state: String,
+    /// The method on top of its stack, `java.lang.Object.wait`.
+    pub frame: String,
 }
 
 /// JFluid's tables 1-2: how precise the revealed subgraph was.
@@ -94,6 +118,10 @@ pub struct ThreadDoc {
     /// Events the profiler lost for this thread (its counts are then inexact).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_events: u64,
+    /// The thread was found blocked when the profile was taken: idle, waiting in the node
+    /// marked `waiting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<WaitingDoc>,
     /// The tree; written as a `"thread"` node.
     pub root: NodeDoc,
 }
@@ -181,6 +209,10 @@ pub struct NodeDoc {
     /// true.
     #[serde(default, skip_serializing_if = "is_false")]
     pub probes_dropped: bool,
+    /// Its thread was found blocked here (its `waiting`): `self_ns` is idle time, not work.
+    /// Written only when true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub waiting: bool,
     /// Callees in order of first invocation.
     #[serde(default)]
     pub children: Vec<NodeDoc>,
@@ -233,7 +265,7 @@ impl Profile {
                 .threads
                 .iter()
                 .map(|t| {
-                    let root = self.node_doc(&t.tree);
+                    let root = self.node_doc(&t.tree, t.waiting.as_ref().and_then(|w| w.node));
                     ThreadDoc {
                         name: t.name.clone(),
                         id: t.id,
@@ -246,16 +278,30 @@ impl Profile {
                         overflow_calls: t.overflow_calls,
                         unmatched_exits: t.unmatched_exits,
                         dropped_events: t.dropped_events,
+                        waiting: t.waiting.as_ref().map(|w| WaitingDoc {
+                            state: w.state.clone(),
+                            frame: w.frame.clone(),
+                        }),
                         root,
                     }
                 })
                 .collect(),
             regions: self.regions.clone(),
             failed_classes: self.failed_classes.clone(),
+            dropped_methods: self
+                .probes_dropped
+                .iter()
+                .filter_map(|&m| self.methods.get(m))
+                .map(|m| MethodDoc {
+                    class: m.class.clone(),
+                    method: m.method.clone(),
+                    descriptor: m.descriptor.clone(),
+                })
+                .collect(),
         }
     }
 
-    fn node_doc(&self, tree: &CallTree) -> NodeDoc {
+    fn node_doc(&self, tree: &CallTree, waiting: Option<NodeId>) -> NodeDoc {
         let times = node_times(tree, self.calibration.as_ref());
         let raw = node_times(tree, None);
         let cpu = self.cpu_times(tree);
@@ -306,6 +352,7 @@ impl Profile {
                 cpu_self_uncertain: cpu[id.index()].is_some_and(|c| c.self_uncertain()),
                 cpu_total_uncertain: cpu[id.index()].is_some_and(|c| c.total_uncertain()),
                 probes_dropped: matches!(node.kind, NodeKind::Method(m) if self.probes_dropped.contains(&m)),
+                waiting: waiting == Some(id),
                 children,
             });
         }
@@ -333,20 +380,34 @@ impl Profile {
             failed_classes: doc.failed_classes.clone(),
             ..Profile::default()
         };
+        // Methods no node names keep their ids after the trees' (which the writers' ties
+        // follow): the same profile reads back the same.
+        let mut waiting_nodes = Vec::with_capacity(doc.threads.len());
+        let mut trees = Vec::with_capacity(doc.threads.len());
         for t in &doc.threads {
             let mut tree = CallTree::new();
+            let mut waiting = None;
             if t.root.kind == NodeKindDoc::Thread {
                 fill_node(&mut tree, NodeId::ROOT, &t.root);
                 for child in &t.root.children {
-                    add_subtree(&mut profile, &mut tree, NodeId::ROOT, child, &t.name)?;
+                    waiting = add_subtree(&mut profile, &mut tree, NodeId::ROOT, child, &t.name)?
+                        .or(waiting);
                 }
             } else {
                 // A root that is a method: the thread node is implied.
-                add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name)?;
+                waiting = add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name)?;
                 let root_total = t.root.measured_total_ns.unwrap_or(t.root.total_ns);
                 tree.node_mut(NodeId::ROOT).total_ns = root_total;
                 tree.node_mut(NodeId::ROOT).cpu_ns = t.root.measured_cpu_ns.or(t.root.cpu_ns);
             }
+            waiting_nodes.push(waiting);
+            trees.push(tree);
+        }
+        for m in &doc.dropped_methods {
+            let id = profile.methods.insert(&m.class, &m.method, &m.descriptor);
+            profile.probes_dropped.insert(id);
+        }
+        for ((t, tree), waiting) in doc.threads.iter().zip(trees).zip(waiting_nodes) {
             // Measured, as the recorder gives it: the thread node's when the document has one.
             let cpu_ns = tree.node(NodeId::ROOT).cpu_ns.or(t.cpu_ns);
             profile.threads.push(ThreadProfile {
@@ -357,6 +418,11 @@ impl Profile {
                 overflow_calls: t.overflow_calls,
                 unmatched_exits: t.unmatched_exits,
                 dropped_events: t.dropped_events,
+                waiting: t.waiting.as_ref().map(|w| Waiting {
+                    state: w.state.clone(),
+                    frame: w.frame.clone(),
+                    node: waiting,
+                }),
             });
         }
         Ok(profile)
@@ -408,9 +474,10 @@ fn add_subtree(
     parent: NodeId,
     doc: &NodeDoc,
     thread: &str,
-) -> Result<(), DocumentError> {
+) -> Result<Option<NodeId>, DocumentError> {
     // Explicit stack: documents can be deeper than the native stack allows recursion.
     let mut stack = vec![(parent, doc)];
+    let mut waiting = None;
     while let Some((parent, doc)) = stack.pop() {
         let kind = match doc.kind {
             NodeKindDoc::Thread => {
@@ -434,11 +501,14 @@ fn add_subtree(
         // Sum rather than duplicate, should a document list one context twice.
         let id = tree.child_or_insert(parent, kind);
         fill_node(tree, id, doc);
+        if doc.waiting {
+            waiting = Some(id);
+        }
         for child in doc.children.iter().rev() {
             stack.push((id, child));
         }
     }
-    Ok(())
+    Ok(waiting)
 }
 
 fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc) {

@@ -4,7 +4,21 @@ use std::collections::BTreeSet;
 
 use crate::calibration::{node_cpu_times, node_times, Calibration, CpuTimes, Times};
 use crate::method::{MethodId, MethodTable};
-use crate::tree::{CallTree, NodeKind};
+use crate::tree::{CallTree, NodeId, NodeKind};
+
+/// How a thread was found blocked when the profile was taken: the evidence that the self time
+/// of its innermost recorded frame is waiting, not work (docs/decisions/0130-idle-threads.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// `waiting` (`Object.wait`), `parked` (`LockSupport.park`), `sleeping` (`Thread.sleep`),
+    /// `blocked` (entering a monitor) or `native` (in a native method known to block: a socket
+    /// read, accept, poll or epoll wait).
+    pub state: String,
+    /// The method on top of its stack, `java.lang.Object.wait`.
+    pub frame: String,
+    /// Its innermost recorded frame, whose self time is the wait; `None` when it had none.
+    pub node: Option<NodeId>,
+}
 
 /// One profiled thread.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +38,8 @@ pub struct ThreadProfile {
     /// Events the profiler lost (its buffer for this thread stayed full): when non-zero,
     /// this thread's counts and times are inexact.
     pub dropped_events: u64,
+    /// Set when the thread was found blocked when the profile was taken: it is idle there.
+    pub waiting: Option<Waiting>,
 }
 
 impl ThreadProfile {
@@ -37,6 +53,7 @@ impl ThreadProfile {
             overflow_calls: 0,
             unmatched_exits: 0,
             dropped_events: 0,
+            waiting: None,
         }
     }
 }
@@ -156,10 +173,10 @@ impl Profile {
     }
 
     /// Hot spots over all threads, by self time (descending), then calls (descending),
-    /// then method id; the overflow bucket, if any, sorts like a method.
+    /// then method id; the overflow bucket, if any, sorts like a method. Summed over the
+    /// threads' own trees, idle time included ([`Profile::totals`]).
     pub fn hot_spots(&self) -> Vec<HotSpot> {
-        let tree = self.merged();
-        hot_spots_with_cpu(&tree, &self.times(&tree), &self.cpu_times(&tree))
+        self.totals(true).hot_spots
     }
 }
 

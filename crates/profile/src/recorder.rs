@@ -129,6 +129,12 @@ impl ThreadRecorder {
         self.stack.iter().any(|f| f.method == method)
     }
 
+    /// The node of the innermost open frame, `None` outside every frame. It keeps its id in
+    /// the tree [`ThreadRecorder::finish`] returns.
+    pub fn innermost(&self) -> Option<NodeId> {
+        self.stack.last().map(|f| f.node)
+    }
+
     /// The wall time of the latest enter or exit event (0 before any).
     pub fn last_wall_ns(&self) -> u64 {
         self.last_wall

@@ -13,6 +13,9 @@ use crate::tree::CallTree;
 #[derive(Clone, Debug)]
 struct ThreadSlot {
     name: String,
+    /// The recorder's key.
+    key: u64,
+    /// The thread id reported.
     id: u64,
     recorder: ThreadRecorder,
 }
@@ -50,15 +53,22 @@ impl Recording {
     /// The recorder of thread `id`, created on first use with `name` (threads are
     /// reported in order of first use).
     pub fn thread(&mut self, id: u64, name: &str) -> &mut ThreadRecorder {
-        let index = match self.by_id.get(&id) {
+        self.thread_of(id, id, name)
+    }
+
+    /// The recorder keyed `key`, created on first use for the thread `id` named `name`: one
+    /// thread may have several keys (the agent gives a thread a new key per session).
+    pub fn thread_of(&mut self, key: u64, id: u64, name: &str) -> &mut ThreadRecorder {
+        let index = match self.by_id.get(&key) {
             Some(&i) => i,
             None => {
                 self.threads.push(ThreadSlot {
                     name: name.to_owned(),
+                    key,
                     id,
                     recorder: ThreadRecorder::new(self.max_nodes),
                 });
-                self.by_id.insert(id, self.threads.len() - 1);
+                self.by_id.insert(key, self.threads.len() - 1);
                 self.threads.len() - 1
             }
         };
@@ -69,6 +79,15 @@ impl Recording {
     /// `None` past the last.
     pub fn thread_tree(&self, index: usize) -> Option<&CallTree> {
         Some(self.threads.get(index)?.recorder.tree())
+    }
+
+    /// Per thread recorded, in the order of the profile's threads: its key, its id and the node
+    /// of its innermost open frame ([`ThreadRecorder::innermost`]).
+    pub fn open_frames(&self) -> Vec<(u64, u64, Option<crate::tree::NodeId>)> {
+        self.threads
+            .iter()
+            .map(|s| (s.key, s.id, s.recorder.innermost()))
+            .collect()
     }
 
     /// Whether no invocation of `method` entered before wall time `since` can still open or
@@ -108,7 +127,7 @@ impl Recording {
             .threads
             .iter()
             .enumerate()
-            .map(|(i, slot)| (slot.id, i))
+            .map(|(i, slot)| (slot.key, i))
             .collect();
     }
 
@@ -137,6 +156,7 @@ impl Recording {
                     overflow_calls,
                     unmatched_exits,
                     dropped_events: 0,
+                    waiting: None,
                 }
             })
             .collect();

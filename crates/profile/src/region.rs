@@ -62,6 +62,10 @@ pub struct RegionStats {
     pub threads: u64,
     /// Sum of the compensated durations, ns.
     pub total_ns: u64,
+    /// Of `total_ns`, the compensated time of other region methods' invocations that ran
+    /// directly inside these (they have their own `total_ns`); absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nested_ns: u64,
     /// Shortest compensated duration, ns (0 without invocations).
     pub min_ns: u64,
     /// Longest compensated duration, ns.
@@ -81,7 +85,17 @@ pub struct RegionStats {
     pub uncertain: bool,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 impl RegionStats {
+    /// The compensated time spent in these invocations outside other region methods, ns:
+    /// what a folded stack of this method alone weighs.
+    pub fn own_ns(&self) -> u64 {
+        self.total_ns.saturating_sub(self.nested_ns)
+    }
+
     /// Mean compensated duration, ns (0 without invocations).
     pub fn mean_ns(&self) -> u64 {
         self.total_ns.checked_div(self.count).unwrap_or(0)

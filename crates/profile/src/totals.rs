@@ -1,11 +1,202 @@
-//! Calls and compensated time per method over threads, and the `adaptive` option's choice of the
-//! methods whose probes cost more than they do.
+//! The totals every report shows ([`ProfileTotals`]: one computation, so that no two writers
+//! can disagree), and calls and compensated time per method over threads for the `adaptive`
+//! option's choice of the methods whose probes cost more than they do.
 
 use std::collections::BTreeMap;
 
-use crate::calibration::Calibration;
+use crate::calibration::{Calibration, CpuTimes, Times};
 use crate::method::MethodId;
-use crate::tree::{CallTree, NodeKind};
+use crate::profile::{hot_spots_with_cpu, HotSpot, Profile};
+use crate::tree::{CallTree, NodeId, NodeKind};
+
+/// One thread's times as the reports show them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadTimes {
+    /// Compensated times of every node of its tree ([`Profile::times`]).
+    pub times: Vec<Times>,
+    /// CPU times of every node ([`Profile::cpu_times`]).
+    pub cpu: Vec<Option<CpuTimes>>,
+    /// Time it spent waiting where it was found blocked ([`crate::Waiting`]): the compensated
+    /// self time of that node; 0 for a thread not found blocked.
+    pub idle_ns: u64,
+}
+
+impl ThreadTimes {
+    /// The thread's total: what its call tree adds up to.
+    pub fn total_ns(&self) -> u64 {
+        self.times[NodeId::ROOT.index()].total_ns
+    }
+}
+
+/// One place where threads were found blocked, over the threads blocked there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleSpot {
+    /// The method whose self time is the wait (the innermost recorded frame).
+    pub kind: NodeKind,
+    /// How they wait ([`crate::Waiting::state`]).
+    pub state: String,
+    /// The method on top of their stacks.
+    pub frame: String,
+    /// Threads found blocked there.
+    pub threads: u64,
+    /// Their time waiting there (self time), ns.
+    pub idle_ns: u64,
+}
+
+/// The totals of a whole profile, computed once for every writer: the sum of the threads'
+/// totals (what their call trees add up to, and the flame graph's width), and hot spots summed
+/// over the threads' own trees, so that their self times add up to that sum. (Hot spots of the
+/// threads merged into one tree first were tried: compensation clamps a negative self time at
+/// zero per node, and a merged node's noise partly cancels out, so they added up to less than
+/// the call trees did.) Idle time, the self time of the node where a thread was found blocked,
+/// is left out of the hot spots unless asked for and listed apart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileTotals {
+    /// Per thread of [`Profile::threads`], in order.
+    pub threads: Vec<ThreadTimes>,
+    /// The sum of the threads' totals, ns.
+    pub total_ns: u64,
+    /// Of it, time threads spent waiting where they were found blocked, ns.
+    pub idle_ns: u64,
+    /// Whether the hot spots include idle time.
+    pub idle_included: bool,
+    /// By self time (descending), then calls (descending), then method id.
+    pub hot_spots: Vec<HotSpot>,
+    /// Where threads were found blocked, longest wait first (then by method and frame).
+    pub idle: Vec<IdleSpot>,
+}
+
+impl ProfileTotals {
+    /// The time the hot spots share: the total, less idle time unless included.
+    pub fn hot_ns(&self) -> u64 {
+        if self.idle_included {
+            self.total_ns
+        } else {
+            self.total_ns - self.idle_ns
+        }
+    }
+
+    /// Threads found blocked, with a wait recorded.
+    pub fn idle_threads(&self) -> u64 {
+        self.idle.iter().map(|s| s.threads).sum()
+    }
+}
+
+impl Profile {
+    /// The totals of this profile ([`ProfileTotals`]); hot spots with idle time when
+    /// `include_idle`.
+    pub fn totals(&self, include_idle: bool) -> ProfileTotals {
+        let mut by_kind: BTreeMap<(u8, MethodId), HotSpot> = BTreeMap::new();
+        let mut idle: BTreeMap<(NodeKind, String, String), (u64, u64)> = BTreeMap::new();
+        let mut threads = Vec::with_capacity(self.threads.len());
+        for thread in &self.threads {
+            let tree = &thread.tree;
+            let times = self.times(tree);
+            let cpu = self.cpu_times(tree);
+            let waiting = thread
+                .waiting
+                .as_ref()
+                .and_then(|w| Some((w, w.node.filter(|n| n.index() < tree.len())?)));
+            let idle_ns = waiting.map_or(0, |(_, n)| times[n.index()].self_ns);
+            let spots = match waiting {
+                Some((w, node)) if idle_ns > 0 => {
+                    let sum = idle
+                        .entry((tree.node(node).kind, w.state.clone(), w.frame.clone()))
+                        .or_default();
+                    sum.0 += 1;
+                    sum.1 += idle_ns;
+                    if include_idle {
+                        hot_spots_with_cpu(tree, &times, &cpu)
+                    } else {
+                        hot_spots_with_cpu(tree, &without_wait(tree, &times, node), &cpu)
+                    }
+                }
+                _ => hot_spots_with_cpu(tree, &times, &cpu),
+            };
+            for spot in spots {
+                add_spot(&mut by_kind, spot);
+            }
+            threads.push(ThreadTimes {
+                times,
+                cpu,
+                idle_ns,
+            });
+        }
+        let mut hot_spots: Vec<HotSpot> = by_kind.into_values().collect();
+        hot_spots.sort_by(|a, b| {
+            b.self_ns
+                .cmp(&a.self_ns)
+                .then(b.calls.cmp(&a.calls))
+                .then(spot_key(a.kind).cmp(&spot_key(b.kind)))
+        });
+        let mut idle: Vec<IdleSpot> = idle
+            .into_iter()
+            .map(|((kind, state, frame), (threads, idle_ns))| IdleSpot {
+                kind,
+                state,
+                frame,
+                threads,
+                idle_ns,
+            })
+            .collect();
+        idle.sort_by_key(|s| std::cmp::Reverse(s.idle_ns));
+        ProfileTotals {
+            total_ns: threads.iter().map(ThreadTimes::total_ns).sum(),
+            idle_ns: threads.iter().map(|t| t.idle_ns).sum(),
+            idle_included: include_idle,
+            threads,
+            hot_spots,
+            idle,
+        }
+    }
+}
+
+/// `times` with the self time of `node` (a wait) taken out of it and of its ancestors' totals.
+fn without_wait(tree: &CallTree, times: &[Times], node: NodeId) -> Vec<Times> {
+    let mut busy = times.to_vec();
+    let wait = busy[node.index()].self_ns;
+    busy[node.index()].self_ns = 0;
+    let mut at = Some(node);
+    while let Some(n) = at {
+        busy[n.index()].total_ns -= wait;
+        at = tree.node(n).parent();
+    }
+    busy
+}
+
+fn spot_key(kind: NodeKind) -> (u8, MethodId) {
+    match kind {
+        NodeKind::Method(m) => (0, m),
+        NodeKind::Overflow => (1, MethodId(0)),
+        NodeKind::Thread => (2, MethodId(0)),
+    }
+}
+
+fn add_spot(by_kind: &mut BTreeMap<(u8, MethodId), HotSpot>, spot: HotSpot) {
+    use std::collections::btree_map::Entry;
+    match by_kind.entry(spot_key(spot.kind)) {
+        Entry::Vacant(v) => {
+            v.insert(spot);
+        }
+        Entry::Occupied(mut o) => {
+            let sum = o.get_mut();
+            sum.self_ns += spot.self_ns;
+            sum.total_ns += spot.total_ns;
+            sum.calls += spot.calls;
+            sum.overhead_ns += spot.overhead_ns;
+            sum.total_overhead_ns += spot.total_overhead_ns;
+            sum.cpu = match (sum.cpu, spot.cpu) {
+                (Some(a), Some(b)) => Some(CpuTimes {
+                    total_ns: a.total_ns + b.total_ns,
+                    self_ns: a.self_ns + b.self_ns,
+                    overhead_ns: a.overhead_ns + b.overhead_ns,
+                    total_overhead_ns: a.total_overhead_ns + b.total_overhead_ns,
+                }),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+}
 
 /// Per method, invocations and compensated time including callees, summed over the trees
 /// added; with all their probe pairs and what the probes measured of themselves.

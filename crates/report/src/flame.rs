@@ -80,19 +80,26 @@ pub(crate) fn svg(profile: &Profile, weight: Weight) -> String {
             }
             let kind = tree.node(id).kind;
             let name = frame(profile, kind, &thread.name);
+            // Where its thread was found blocked: its self time is waiting, drawn cold.
+            let idle = thread.waiting.as_ref().is_some_and(|w| w.node == Some(id));
             let tip = format!(
-                "{} — {} ms, {}; self {} ms; {} calls",
+                "{} — {} ms, {}; self {} ms{}; {} calls",
                 label(profile, kind, &thread.name),
                 ms(times[id.index()].total_ns),
                 percent(times[id.index()].total_ns, grand),
                 ms(times[id.index()].self_ns),
+                if idle { " (idle: waiting)" } else { "" },
                 tree.node(id).calls
             );
             rects.push(Rect {
                 depth,
                 x,
                 w,
-                fill: color(kind, &name),
+                fill: if idle {
+                    IDLE_FILL.to_owned()
+                } else {
+                    color(kind, &name)
+                },
                 name,
                 tip,
             });
@@ -155,6 +162,9 @@ fn truncate(name: &str, chars: usize) -> String {
         t
     }
 }
+
+/// The colour of a frame where its thread was found blocked: cold, unlike every other frame.
+const IDLE_FILL: &str = "rgb(150,180,215)";
 
 /// Warm colours as in flamegraph.pl, derived from the frame name so they are stable.
 fn color(kind: NodeKind, name: &str) -> String {

@@ -5,11 +5,12 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use ferrofluid_profile::{hot_spots_with_cpu, NodeId, NodeKind, Profile, ThreadProfile};
+use ferrofluid_profile::{NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, ThreadTimes};
 
 use crate::view::{
-    cpu_ms, cpu_note, ms, ms_marked, percent, row_label, sorted_children, subtracted_note,
-    thread_cpu_note, times_note, uncertainty_note,
+    cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
+    sorted_children, subtracted_note, thread_cpu_note, times_note, tree_label, uncertainty_note,
+    waiting_note,
 };
 use crate::{flame, Report, ReportError, Weight};
 
@@ -24,6 +25,19 @@ pub struct HtmlReport {
     pub cutoff: f64,
     /// Tree nodes at or above this fraction start expanded.
     pub open_above: f64,
+    /// Rank the time of threads found blocked (idle) with the rest in the hot spots, instead
+    /// of listing it apart.
+    pub include_idle: bool,
+}
+
+impl HtmlReport {
+    /// The same report, with idle time ranked in the hot spots when `include`.
+    pub fn with_idle(self, include: bool) -> Self {
+        Self {
+            include_idle: include,
+            ..self
+        }
+    }
 }
 
 impl Default for HtmlReport {
@@ -32,6 +46,7 @@ impl Default for HtmlReport {
             title: "ferrofluid CPU profile".to_owned(),
             cutoff: 0.0005,
             open_above: 0.05,
+            include_idle: false,
         }
     }
 }
@@ -107,7 +122,8 @@ impl Report for HtmlReport {
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <title>{title}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
         );
-        self.summary(profile, &mut s);
+        let totals = profile.totals(self.include_idle);
+        self.summary(profile, &totals, &mut s);
         s.push_str("<h2 id=\"flame\">Flame graph</h2>\n");
         s.push_str("<p>Width: time including callees. Hover a frame for details.</p>\n");
         s.push_str(&flame::svg(profile, Weight::Wall));
@@ -120,10 +136,10 @@ impl Report for HtmlReport {
             s.push_str(&flame::svg(profile, Weight::Cpu));
             s.push('\n');
         }
-        self.hot_spots(profile, &mut s);
+        self.hot_spots(profile, &totals, &mut s);
         s.push_str("<h2 id=\"tree\">Call tree</h2>\n");
-        for thread in &profile.threads {
-            self.tree(profile, thread, &mut s);
+        for (thread, times) in profile.threads.iter().zip(&totals.threads) {
+            self.tree(profile, thread, times, &mut s);
         }
         let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
         out.write_all(s.as_bytes())?;
@@ -132,12 +148,8 @@ impl Report for HtmlReport {
 }
 
 impl HtmlReport {
-    fn summary(&self, profile: &Profile, s: &mut String) {
-        let grand: u64 = profile
-            .threads
-            .iter()
-            .map(|t| profile.times(&t.tree)[0].total_ns)
-            .sum();
+    fn summary(&self, profile: &Profile, totals: &ProfileTotals, s: &mut String) {
+        let grand = totals.total_ns;
         s.push_str("<table class=\"summary\">\n");
         let mut row = |k: &str, v: String| {
             let _ = writeln!(s, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
@@ -148,6 +160,16 @@ impl HtmlReport {
             row("Classes", note);
         }
         row("Total", format!("{} ms", ms(grand)));
+        if totals.idle_ns > 0 {
+            row(
+                "Idle",
+                format!(
+                    "{} ms in {} found blocked when the profile was taken",
+                    ms(totals.idle_ns),
+                    crate::view::plural(totals.idle_threads(), "thread")
+                ),
+            );
+        }
         row("Times", times_note(profile));
         if let Some(note) = uncertainty_note(profile) {
             row("", note);
@@ -158,12 +180,25 @@ impl HtmlReport {
         s.push_str("</table>\n");
     }
 
-    fn hot_spots(&self, profile: &Profile, s: &mut String) {
-        let tree = profile.merged();
-        let times = profile.times(&tree);
-        let grand = times[0].total_ns;
+    fn hot_spots(&self, profile: &Profile, totals: &ProfileTotals, s: &mut String) {
+        let grand = totals.hot_ns();
         let cpu = profile.has_cpu();
-        s.push_str("<h2 id=\"hot\">Hot spots</h2>\n<p>All threads. Click a column to sort.</p>\n");
+        let title = if totals.idle.is_empty() {
+            "All threads".to_owned()
+        } else {
+            let title = hot_spots_title(totals);
+            upper_first(
+                title
+                    .strip_prefix("Hot spots (")
+                    .and_then(|t| t.strip_suffix(')'))
+                    .unwrap_or(&title),
+            )
+        };
+        let _ = writeln!(
+            s,
+            "<h2 id=\"hot\">Hot spots</h2>\n<p>{}. Click a column to sort.</p>",
+            escape(&title)
+        );
         s.push_str(
             "<table class=\"hot\">\n<thead><tr><th class=\"m\">Method</th>\
              <th data-num=\"1\" class=\"desc\">Self ms</th><th data-num=\"1\">Self %</th>\
@@ -174,7 +209,7 @@ impl HtmlReport {
             s.push_str("<th data-num=\"1\">Self CPU ms</th><th data-num=\"1\">CPU ms</th>");
         }
         s.push_str("</tr></thead>\n<tbody>\n");
-        for spot in hot_spots_with_cpu(&tree, &times, &profile.cpu_times(&tree)) {
+        for spot in &totals.hot_spots {
             let name = escape(&row_label(profile, spot.kind, ""));
             let pct = if grand == 0 {
                 0.0
@@ -216,12 +251,42 @@ impl HtmlReport {
             );
         }
         s.push_str("</tbody>\n</table>\n");
+        if !totals.idle.is_empty() {
+            let _ = writeln!(
+                s,
+                "<h2 id=\"idle\">Idle</h2>\n<p>Threads found blocked when the profile was taken, \
+                 by time waiting ({}).</p>\n<table class=\"hot\">\n<thead><tr>\
+                 <th data-num=\"1\" class=\"desc\">Idle ms</th><th class=\"m\">Where</th>\
+                 </tr></thead>\n<tbody>",
+                if totals.idle_included {
+                    "ranked in the hot spots above too"
+                } else {
+                    "left out of the hot spots above"
+                }
+            );
+            for spot in &totals.idle {
+                let line = escape(&idle_line(profile, spot));
+                let _ = writeln!(
+                    s,
+                    "<tr><td data-v=\"{}\">{}</td><td class=\"m\" data-v=\"{line}\">{line}</td></tr>",
+                    spot.idle_ns,
+                    ms(spot.idle_ns)
+                );
+            }
+            s.push_str("</tbody>\n</table>\n");
+        }
     }
 
-    fn tree(&self, profile: &Profile, thread: &ThreadProfile, s: &mut String) {
+    fn tree(
+        &self,
+        profile: &Profile,
+        thread: &ThreadProfile,
+        thread_times: &ThreadTimes,
+        s: &mut String,
+    ) {
         let tree = &thread.tree;
-        let times = profile.times(tree);
-        let cpu = profile.cpu_times(tree);
+        let times = &thread_times.times;
+        let cpu = &thread_times.cpu;
         let whole = times[0].total_ns;
         let limit = (self.cutoff * whole as f64).ceil() as u64;
         let open_limit = self.open_above * whole as f64;
@@ -232,9 +297,12 @@ impl HtmlReport {
             thread.id,
             ms(whole)
         );
-        s.push_str(&thread_cpu_note(thread, &cpu));
+        s.push_str(&thread_cpu_note(thread, cpu));
         s.push_str(&subtracted_note(profile, &times[0]));
         s.push_str("</summary>\n");
+        if let Some(note) = waiting_note(thread) {
+            let _ = writeln!(s, "<div class=\"warn\">{}</div>", escape(&note));
+        }
         if thread.overflow_calls > 0 {
             let _ = writeln!(
                 s,
@@ -264,7 +332,7 @@ impl HtmlReport {
         }
         let mut stack = vec![Item::Close];
         let children = |id: NodeId, stack: &mut Vec<Item>| {
-            let kids = sorted_children(profile, tree, id, &times);
+            let kids = sorted_children(profile, tree, id, times);
             let hidden: Vec<NodeId> = kids
                 .iter()
                 .copied()
@@ -311,7 +379,7 @@ impl HtmlReport {
                         ms_marked(t.total_ns, t.total_uncertain()),
                         ms_marked(t.self_ns, t.self_uncertain()),
                         node.calls,
-                        escape(&row_label(profile, node.kind, &thread.name))
+                        escape(&tree_label(profile, thread, id))
                     );
                     let leaf = node.children().is_empty() || node.kind == NodeKind::Overflow;
                     if leaf {
@@ -331,6 +399,14 @@ impl HtmlReport {
         }
         s.push_str("</div>\n");
     }
+}
+
+/// `text` with its first letter in upper case.
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
 }
 
 #[cfg(test)]

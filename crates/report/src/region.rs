@@ -218,17 +218,19 @@ pub(crate) fn html(profile: &Profile, regions: &[RegionStats], s: &mut String) {
     }
 }
 
-/// Folded-stacks lines: one per region method with invocations, valued by its total.
+/// Folded-stacks lines: one per region method with invocations, valued by its total less the
+/// time of other region methods that ran inside it, which have their own lines: a line's value
+/// is counted once, and the lines add up to the time spent inside regions.
 pub(crate) fn collapsed(regions: &[RegionStats]) -> String {
     let mut lines: Vec<String> = regions
         .iter()
-        .filter(|r| r.count > 0)
+        .filter(|r| r.count > 0 && r.own_ns() > 0)
         .map(|r| {
             format!(
                 "{}.{} {}",
                 r.class.replace([';', '\n', '\r'], "_"),
                 r.method,
-                r.total_ns
+                r.own_ns()
             )
         })
         .collect();

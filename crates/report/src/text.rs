@@ -2,11 +2,12 @@
 
 use std::io::Write;
 
-use ferrofluid_profile::{hot_spots_with_cpu, NodeId, NodeKind, Profile, ThreadProfile};
+use ferrofluid_profile::{NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, ThreadTimes};
 
 use crate::view::{
-    cpu_ms, cpu_note, ms, ms_marked, percent, row_label, sorted_children, subtracted_note,
-    thread_cpu_note, times_note, uncertainty_note,
+    cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
+    sorted_children, subtracted_note, thread_cpu_note, times_note, tree_label, uncertainty_note,
+    waiting_note,
 };
 use crate::{Report, ReportError};
 
@@ -19,6 +20,9 @@ pub struct TextReport {
     pub cutoff: f64,
     /// Maximum number of hot-spot rows.
     pub max_hot_spots: usize,
+    /// Rank the time of threads found blocked (idle) with the rest in the hot spots, instead
+    /// of listing it apart.
+    pub include_idle: bool,
 }
 
 impl Default for TextReport {
@@ -26,6 +30,17 @@ impl Default for TextReport {
         Self {
             cutoff: 0.005,
             max_hot_spots: 30,
+            include_idle: false,
+        }
+    }
+}
+
+impl TextReport {
+    /// The same report, with idle time ranked in the hot spots when `include`.
+    pub fn with_idle(self, include: bool) -> Self {
+        Self {
+            include_idle: include,
+            ..self
         }
     }
 }
@@ -56,20 +71,24 @@ impl Report for TextReport {
         if let Some(note) = cpu_note(profile) {
             writeln!(out, "       {note}")?;
         }
-        self.write_hot_spots(profile, out)?;
-        for thread in &profile.threads {
-            self.write_tree(profile, thread, out)?;
+        let totals = profile.totals(self.include_idle);
+        self.write_hot_spots(profile, &totals, out)?;
+        for (thread, times) in profile.threads.iter().zip(&totals.threads) {
+            self.write_tree(profile, thread, times, out)?;
         }
         Ok(())
     }
 }
 
 impl TextReport {
-    fn write_hot_spots(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
-        let tree = profile.merged();
-        let times = profile.times(&tree);
-        let grand = times[tree.root().index()].total_ns;
-        let spots = hot_spots_with_cpu(&tree, &times, &profile.cpu_times(&tree));
+    fn write_hot_spots(
+        &self,
+        profile: &Profile,
+        totals: &ProfileTotals,
+        out: &mut dyn Write,
+    ) -> Result<(), ReportError> {
+        let grand = totals.hot_ns();
+        let spots = &totals.hot_spots;
         let cpu = profile.has_cpu();
         // The CPU columns, only for profiles with CPU times.
         let cpu_columns = |self_ns: &str, total_ns: &str| {
@@ -80,11 +99,7 @@ impl TextReport {
             }
         };
         writeln!(out)?;
-        writeln!(
-            out,
-            "Hot spots (all threads, by self time; {} ms in total)",
-            ms(grand)
-        )?;
+        writeln!(out, "{}", hot_spots_title(totals))?;
         writeln!(
             out,
             "{:>12} {:>7} {:>10} {:>12} {:>12}{}  method",
@@ -125,6 +140,26 @@ impl TextReport {
                 spots.len() - self.max_hot_spots
             )?;
         }
+        if !totals.idle.is_empty() {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "Idle: threads found blocked when the profile was taken ({}), by time waiting",
+                if totals.idle_included {
+                    "ranked in the hot spots above too"
+                } else {
+                    "left out of the hot spots above"
+                }
+            )?;
+            for spot in &totals.idle {
+                writeln!(
+                    out,
+                    "{:>12}  {}",
+                    ms(spot.idle_ns),
+                    idle_line(profile, spot)
+                )?;
+            }
+        }
         Ok(())
     }
 
@@ -132,11 +167,12 @@ impl TextReport {
         &self,
         profile: &Profile,
         thread: &ThreadProfile,
+        thread_times: &ThreadTimes,
         out: &mut dyn Write,
     ) -> Result<(), ReportError> {
         let tree = &thread.tree;
-        let times = profile.times(tree);
-        let cpu = profile.cpu_times(tree);
+        let times = &thread_times.times;
+        let cpu = &thread_times.cpu;
         let has_cpu = profile.has_cpu();
         let whole = times[tree.root().index()].total_ns;
         writeln!(out)?;
@@ -147,13 +183,16 @@ impl TextReport {
             thread.id,
             ms(whole)
         )?;
-        write!(out, "{}", thread_cpu_note(thread, &cpu))?;
+        write!(out, "{}", thread_cpu_note(thread, cpu))?;
         write!(
             out,
             "{}",
             subtracted_note(profile, &times[tree.root().index()])
         )?;
         writeln!(out)?;
+        if let Some(note) = waiting_note(thread) {
+            writeln!(out, "  {note}")?;
+        }
         if thread.overflow_calls > 0 {
             writeln!(
                 out,
@@ -196,7 +235,7 @@ impl TextReport {
         // Explicit stack of (node, depth); an `Err` item is a "hidden" summary line.
         let mut stack: Vec<(Result<NodeId, Hidden>, usize)> = Vec::new();
         let push_children = |stack: &mut Vec<_>, id: NodeId, depth: usize| {
-            let kids = sorted_children(profile, tree, id, &times);
+            let kids = sorted_children(profile, tree, id, times);
             let (shown, hidden): (Vec<NodeId>, Vec<NodeId>) = kids
                 .into_iter()
                 .partition(|c| times[c.index()].total_ns >= limit);
@@ -244,7 +283,7 @@ impl TextReport {
                             cpu[id.index()].is_some_and(|c| c.total_uncertain())
                         )),
                         node.calls,
-                        row_label(profile, node.kind, &thread.name)
+                        tree_label(profile, thread, id)
                     )?;
                     if node.kind != NodeKind::Overflow {
                         push_children(&mut stack, id, depth + 1);

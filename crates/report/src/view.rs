@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use ferrofluid_profile::{CallTree, CpuTimes, NodeId, NodeKind, Profile, ThreadProfile, Times};
+use ferrofluid_profile::{
+    CallTree, CpuTimes, IdleSpot, NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, Times,
+};
 
 /// `com.acme.Foo.bar(I)V` for methods; bracketed names for synthetic nodes.
 pub(crate) fn label(profile: &Profile, kind: NodeKind, thread: &str) -> String {
@@ -28,6 +30,86 @@ pub(crate) fn row_label(profile: &Profile, kind: NodeKind, thread: &str) -> Stri
             format!("{plain} (probes removed)")
         }
         _ => plain,
+    }
+}
+
+/// [`row_label`] of node `id` of `thread`'s tree, which says so where the thread was found
+/// blocked (its self time there is waiting).
+pub(crate) fn tree_label(profile: &Profile, thread: &ThreadProfile, id: NodeId) -> String {
+    let plain = row_label(profile, thread.tree.node(id).kind, &thread.name);
+    match &thread.waiting {
+        Some(w) if w.node == Some(id) => {
+            format!("{plain} [idle: {} in {}]", how_blocked(&w.state), w.frame)
+        }
+        _ => plain,
+    }
+}
+
+/// The line under a thread's call-tree header when it was found blocked.
+pub(crate) fn waiting_note(thread: &ThreadProfile) -> Option<String> {
+    let w = thread.waiting.as_ref()?;
+    Some(format!(
+        "idle: found {} in {} when the profile was taken (the self time of the node marked \
+         [idle] is waiting)",
+        how_blocked(&w.state),
+        w.frame
+    ))
+}
+
+/// A thread's [`ferrofluid_profile::Waiting::state`] in words.
+fn how_blocked(state: &str) -> &str {
+    match state {
+        "blocked" => "blocked on a monitor",
+        "native" => "blocked in native code",
+        other => other,
+    }
+}
+
+/// The title of the hot-spots table, with the time it shares and where idle time went.
+pub(crate) fn hot_spots_title(totals: &ProfileTotals) -> String {
+    if totals.idle.is_empty() {
+        return format!(
+            "Hot spots (all threads, by self time; {} ms in total)",
+            ms(totals.total_ns)
+        );
+    }
+    let idle = format!(
+        "{} ms idle in {}",
+        ms(totals.idle_ns),
+        plural(totals.idle_threads(), "blocked thread")
+    );
+    if totals.idle_included {
+        format!(
+            "Hot spots (all threads, by self time, idle time included; {} ms in total, {idle})",
+            ms(totals.total_ns)
+        )
+    } else {
+        format!(
+            "Hot spots (busy time of all threads, by self time; {} ms of {} ms in total; {idle}, \
+             listed below)",
+            ms(totals.hot_ns()),
+            ms(totals.total_ns)
+        )
+    }
+}
+
+/// One line of the idle list: `2 threads waiting in M (on top of the stack: F)`.
+pub(crate) fn idle_line(profile: &Profile, spot: &IdleSpot) -> String {
+    format!(
+        "{} {} in {} (on top of the stack: {})",
+        plural(spot.threads, "thread"),
+        how_blocked(&spot.state),
+        label(profile, spot.kind, ""),
+        spot.frame
+    )
+}
+
+/// `1 thread`, `2 threads`.
+pub(crate) fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 

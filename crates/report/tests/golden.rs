@@ -83,6 +83,13 @@ fn golden_sample() {
     run_case("sample", common::sample());
 }
 
+/// Idle threads are listed apart from the hot spots; a method whose probes were removed and that
+/// no node shows is still counted.
+#[test]
+fn golden_idle() {
+    run_case("idle", common::idle());
+}
+
 /// The sample has CPU times: folded stacks weighted by them.
 #[test]
 fn golden_sample_cpu_folded_stacks() {
@@ -102,7 +109,8 @@ fn golden_sample_cpu_folded_stacks() {
     assert!(none.is_empty(), "{}", String::from_utf8_lossy(&none));
 }
 
-/// A code-region profile: a 20 ms method with a few slow outliers, a method never called.
+/// A code-region profile: a 20 ms method with a few slow outliers, inside which a tiny region
+/// method ran all its calls, and a method never called.
 fn region() -> Profile {
     use ferrofluid_profile::region::{Bucket, Percentiles, RegionStats, Uncompensated};
     let step = RegionStats {
@@ -112,6 +120,7 @@ fn region() -> Profile {
         count: 12,
         threads: 2,
         total_ns: 262_000_000,
+        nested_ns: 45_000,
         min_ns: 20_050_000,
         max_ns: 41_000_000,
         percentiles: Percentiles {
@@ -146,6 +155,7 @@ fn region() -> Profile {
         count: 1000,
         threads: 1,
         total_ns: 45_000,
+        nested_ns: 0,
         min_ns: 30,
         max_ns: 900,
         percentiles: Percentiles {

@@ -76,7 +76,7 @@ fn keys(v: &Value, out: &mut BTreeSet<String>) {
 fn every_written_field_is_documented() {
     let md = schema_doc();
     let mut seen = BTreeSet::new();
-    for case in ["fig4", "sample", "region"] {
+    for case in ["fig4", "sample", "region", "idle"] {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/{case}/report.json"));
         let v = ferrofluid_testkit::read_profile_json(&path);

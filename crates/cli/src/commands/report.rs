@@ -27,6 +27,11 @@ pub struct ReportArgs {
     /// recorded with --cpu (HTML shows both flame graphs by itself).
     #[arg(long, value_enum, value_name = "W", default_value = "wall")]
     pub weight: WeightArg,
+    /// Rank the time of threads found blocked when the profile was taken (waiting, parked,
+    /// sleeping, blocked in a socket read...) in the hot spots with the rest, instead of
+    /// listing it apart (text and HTML).
+    #[arg(long)]
+    pub include_idle: bool,
 }
 
 /// Weights accepted by `--weight`.
@@ -151,6 +156,12 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
         source,
     })?;
     let writer: Box<dyn ferrofluid_report::Report> = match args.weight {
+        WeightArg::Wall if args.include_idle && format == Format::Text => {
+            Box::new(ferrofluid_report::text::TextReport::default().with_idle(true))
+        }
+        WeightArg::Wall if args.include_idle && format == Format::Html => {
+            Box::new(ferrofluid_report::html::HtmlReport::default().with_idle(true))
+        }
         WeightArg::Wall => format.writer(),
         WeightArg::Cpu if format != Format::Collapsed => return Err(ReportCmdError::WeightFormat),
         WeightArg::Cpu if !profile.has_cpu() => {

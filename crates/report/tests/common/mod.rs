@@ -193,3 +193,70 @@ pub fn sample() -> Profile {
 fn s_cpu_total(t: &ThreadProfile) -> u64 {
     t.tree.node(t.tree.root()).cpu_ns.unwrap_or(0)
 }
+
+/// A whole-program profile led by idle JDK threads, as JFluid-style profilers show them without
+/// telling: `main` works 40 ms (`run` → `compute`, 1,000 calls), "Finalizer" waits 510 ms in
+/// `ReferenceQueue.remove` (on top: `Object.wait`) and "Reference Handler" 310 ms in
+/// `processPendingReferences` (on top: the native `waitForReferencePendingList`), both found
+/// blocked when the profile was taken. One method had its probes removed before a reset and
+/// was not called since: no node shows it.
+pub fn idle() -> Profile {
+    const MS: u64 = 1_000_000;
+    let mut p = Profile::default();
+    let run = p.methods.insert("com.acme.Batch", "run", "()V");
+    let compute = p.methods.insert("com.acme.Batch", "compute", "(I)J");
+    let finalizer_run = p
+        .methods
+        .insert("java.lang.ref.Finalizer$FinalizerThread", "run", "()V");
+    let remove = p.methods.insert(
+        "java.lang.ref.ReferenceQueue",
+        "remove",
+        "(J)Ljava/lang/ref/Reference;",
+    );
+    let handler_run = p
+        .methods
+        .insert("java.lang.ref.Reference$ReferenceHandler", "run", "()V");
+    let pending = p
+        .methods
+        .insert("java.lang.ref.Reference", "processPendingReferences", "()V");
+    let gone = p.methods.insert("com.acme.Batch", "mask", "(I)I");
+    p.probes_dropped.insert(gone);
+
+    let mut main = Sim::new(100, false);
+    main.enter(run);
+    main.work(4 * MS);
+    for _ in 0..1000 {
+        main.leaf(compute, 36_000);
+    }
+    main.exit(run);
+    let (tree, _, _) = main.finish();
+    p.threads.push(ThreadProfile::new("main", 1, tree));
+
+    let blocked = |outer, inner, work: u64, wait: u64| {
+        let mut s = Sim::new(100, false);
+        s.enter(outer);
+        s.work(work);
+        s.enter(inner);
+        s.work(wait);
+        let node = s.rec.innermost();
+        (s.finish().0, node)
+    };
+    let (tree, node) = blocked(finalizer_run, remove, MS / 10, 510 * MS);
+    let mut finalizer = ThreadProfile::new("Finalizer", 3, tree);
+    finalizer.waiting = Some(ferrofluid_profile::Waiting {
+        state: "waiting".into(),
+        frame: "java.lang.Object.wait".into(),
+        node,
+    });
+    let (tree, node) = blocked(handler_run, pending, MS / 20, 310 * MS);
+    let mut handler = ThreadProfile::new("Reference Handler", 2, tree);
+    handler.waiting = Some(ferrofluid_profile::Waiting {
+        state: "native".into(),
+        frame: "java.lang.ref.Reference.waitForReferencePendingList".into(),
+        node,
+    });
+    p.threads.push(finalizer);
+    p.threads.push(handler);
+    p.instrumented = 7;
+    p
+}
