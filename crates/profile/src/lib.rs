@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod calibration;
+pub mod compensation;
 pub mod error;
 pub mod json;
 pub mod method;
@@ -39,9 +40,10 @@ pub mod totals;
 pub mod tree;
 
 pub use calibration::{
-    node_cpu_times, node_times, probe_dominated, rest_dominated, Calibration, CalibrationBatch,
-    CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,
+    compensate, node_cpu_times, node_times, probe_dominated, rest_dominated, Calibration,
+    CalibrationBatch, CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,
 };
+pub use compensation::{CalibrationStats, Calibrator, Unreliable};
 pub use error::{DocumentError, EventError};
 pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};

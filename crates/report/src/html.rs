@@ -152,6 +152,13 @@ impl HtmlReport {
         if let Some(note) = cpu_note(profile) {
             row("CPU times", note);
         }
+        for note in crate::view::unreliable_notes(profile) {
+            let _ = writeln!(
+                s,
+                "<tr><td></td><td class=\"warn\">{}</td></tr>",
+                escape(&note)
+            );
+        }
         s.push_str("</table>\n");
     }
 
@@ -230,7 +237,11 @@ impl HtmlReport {
             ms(whole)
         );
         s.push_str(&thread_cpu_note(thread, &cpu));
-        s.push_str(&subtracted_note(profile, &times[0]));
+        s.push_str(&subtracted_note(
+            profile,
+            &times[0],
+            tree.node(tree.root()).total_ns,
+        ));
         s.push_str("</summary>\n");
         if thread.overflow_calls > 0 {
             let _ = writeln!(

@@ -64,6 +64,11 @@ fn header(profile: &Profile) -> Vec<String> {
         ),
     ];
     lines.extend(uncertainty_note(profile).map(|note| format!("marks: {note}")));
+    lines.extend(
+        crate::view::unreliable_notes(profile)
+            .into_iter()
+            .map(|n| format!("! {n}")),
+    );
     lines
 }
 

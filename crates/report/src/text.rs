@@ -53,6 +53,9 @@ impl Report for TextReport {
         if let Some(note) = cpu_note(profile) {
             writeln!(out, "       {note}")?;
         }
+        for note in crate::view::unreliable_notes(profile) {
+            writeln!(out, "! {note}")?;
+        }
         self.write_hot_spots(profile, out)?;
         for thread in &profile.threads {
             self.write_tree(profile, thread, out)?;
@@ -148,7 +151,11 @@ impl TextReport {
         write!(
             out,
             "{}",
-            subtracted_note(profile, &times[tree.root().index()])
+            subtracted_note(
+                profile,
+                &times[tree.root().index()],
+                tree.node(tree.root()).total_ns
+            )
         )?;
         writeln!(out)?;
         if thread.overflow_calls > 0 {
