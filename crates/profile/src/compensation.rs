@@ -26,8 +26,11 @@ use crate::tree::{CallTree, NodeKind};
 /// (a few µs apart over a batch of milliseconds); one lost time slice is a millisecond or more.
 pub const DISTURBED_SHARE: f64 = 0.02;
 
-/// The fewest batches an estimate is made from. With fewer undisturbed ones, the least
-/// disturbed make up the number and the profile says the machine was loaded.
+/// The fewest batches an estimate is made from. With fewer undisturbed ones, the estimate is
+/// made from the cheapest `MIN_KEPT` batches of the pool and the profile says the machine was
+/// loaded: losing the CPU only ever adds time to a batch (a time slice spread over its pairs,
+/// or nothing when it fell inside a probe's own measured interval), so on a busy machine the
+/// cheapest batches are the ones it disturbed least.
 pub const MIN_KEPT: usize = 8;
 
 /// Batches kept in the pool (the most recent ones): with one batch every quarter second this
@@ -60,8 +63,8 @@ pub struct CalibrationStats {
     pub disturbed: u64,
     /// The share of all batches' wall time their thread spent off its CPU.
     pub off_cpu_share: f64,
-    /// Batches the estimate was made from (the most recent [`POOL`] undisturbed ones, or the
-    /// [`MIN_KEPT`] least disturbed).
+    /// Batches the estimate was made from (the undisturbed ones among the most recent
+    /// [`POOL`], or the [`MIN_KEPT`] cheapest of those).
     pub kept: u64,
     /// Quartiles of the kept batches' calibrated rest per pair (inner + outer), ns: first,
     /// median, third.
@@ -88,11 +91,9 @@ impl CalibrationBatch {
         self.off_cpu_ns as f64 > DISTURBED_SHARE * self.wall_ns as f64
     }
 
-    fn off_share(&self) -> f64 {
-        if self.wall_ns == 0 {
-            return 0.0;
-        }
-        self.off_cpu_ns as f64 / self.wall_ns as f64
+    /// The calibrated rest per pair it measured, ns.
+    fn per_pair(&self) -> f64 {
+        self.elapsed_ns as f64 / self.pairs.max(1) as f64
     }
 }
 
@@ -123,7 +124,7 @@ impl Calibrator {
     }
 
     /// The estimate: the median of the undisturbed batches in the pool, or, with fewer than
-    /// [`MIN_KEPT`] of them, of the [`MIN_KEPT`] least disturbed. `None` without a batch.
+    /// [`MIN_KEPT`] of them, of the [`MIN_KEPT`] cheapest. `None` without a batch.
     pub fn estimate(&self) -> Option<(Calibration, CalibrationStats)> {
         let mut kept: Vec<CalibrationBatch> = self
             .pool
@@ -133,7 +134,7 @@ impl Calibrator {
             .collect();
         if kept.len() < MIN_KEPT {
             let mut all: Vec<CalibrationBatch> = self.pool.iter().copied().collect();
-            all.sort_by(|a, b| a.off_share().total_cmp(&b.off_share()));
+            all.sort_by(|a, b| a.per_pair().total_cmp(&b.per_pair()));
             all.truncate(MIN_KEPT);
             kept = all;
         }

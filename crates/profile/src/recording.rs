@@ -68,6 +68,11 @@ impl Recording {
         &mut self.threads[index].recorder
     }
 
+    /// Whether thread `id` has a recorder.
+    pub fn has_thread(&self, id: u64) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
     /// The tree so far of the `index`th thread recorded (open frames not counted yet);
     /// `None` past the last.
     pub fn thread_tree(&self, index: usize) -> Option<&CallTree> {

@@ -70,45 +70,50 @@ fn batches_that_lost_their_cpu_are_left_out() {
 #[test]
 fn too_few_quiet_batches_say_the_machine_was_loaded() {
     let mut c = Calibrator::new();
-    // Five quiet batches, and twenty that lost 10%, 20%, ... of their time.
+    // Five quiet batches at 20 ns a pair; then, with the CPU shared with two busy processes,
+    // twenty that spent half their time off CPU: the first four lost it inside their probes'
+    // own measured intervals (which the calibration subtracts: 21-24 ns a pair), the others
+    // outside, so their pairs grew by 40 ns, 80 ns, ... (a slice or two spread over them).
     for _ in 0..5 {
         c.add(batch(20, 8, 1_000_000, 0));
     }
     for i in 1..=20u64 {
-        c.add(batch(20 + 10 * i, 8, 1_000_000, 100_000 * i.min(9)));
+        let pair = if i <= 4 {
+            20 + i
+        } else {
+            20 + 40 * (i % 3 + 1)
+        };
+        c.add(batch(pair, 8, 2_000_000, 1_000_000));
     }
     let (cal, stats) = c.estimate().unwrap();
-    // The MIN_KEPT least disturbed: the five quiet ones and those of 30, 40 and 50 ns.
+    // Fewer than MIN_KEPT undisturbed: the eight cheapest, 20 x 5, 21, 22, 23.
     assert_eq!(MIN_KEPT, 8);
     assert_eq!(stats.kept, 8);
-    assert_eq!(cal.inner_ns + cal.outer_ns, 20.0);
-    assert_eq!(stats.pair_ns, [20.0, 20.0, 32.5]);
+    assert_eq!((cal.inner_ns, cal.outer_ns), (8.0, 12.0));
+    // Ranks 1.75, 3.5 and 5.25 of 20, 20, 20, 20, 20, 21, 22, 23.
+    assert_eq!(stats.pair_ns, [20.0, 20.0, 21.25]);
     let verdict = calibration_verdict(&stats, Some(&cal), 40.0);
     assert_eq!(
         verdict,
-        [
-            Unreliable::Loaded {
-                batches: 25,
-                disturbed: 20,
-                // 100 µs times 1 + 2 + ... + 9, and 9 for each of the other eleven.
-                off_cpu_share: 14_400_000.0 / 25_000_000.0,
-            },
-            // (32.5 - 20) exceeds half of 20.
-            Unreliable::Disagree {
-                pair_ns: [20.0, 20.0, 32.5]
-            },
-        ]
+        [Unreliable::Loaded {
+            batches: 25,
+            disturbed: 20,
+            // 20 ms off CPU in 45 ms.
+            off_cpu_share: 20_000_000.0 / 45_000_000.0,
+        }]
     );
     assert_eq!(
         verdict[0].to_string(),
         "the machine was busy while calibrating (20 of 25 calibration batches lost their CPU, \
-         58% of their time off CPU)"
+         44% of their time off CPU)"
     );
-    assert_eq!(
-        verdict[1].to_string(),
-        "the calibration batches disagree (probe pair's rest 20.0 / 20.0 / 32.5 ns per call, \
-         quartiles)"
-    );
+    // With eight quiet batches the disturbed ones are left out and nothing is said.
+    for _ in 0..3 {
+        c.add(batch(20, 8, 1_000_000, 0));
+    }
+    let (cal, stats) = c.estimate().unwrap();
+    assert_eq!((cal.inner_ns, cal.outer_ns, stats.kept), (8.0, 12.0, 8));
+    assert_eq!(calibration_verdict(&stats, Some(&cal), 40.0), []);
 }
 
 #[test]
@@ -128,6 +133,14 @@ fn the_pool_keeps_the_most_recent_batches() {
 
 #[test]
 fn interquartile_range_over_half_the_median_is_disagreement() {
+    let disagree = Unreliable::Disagree {
+        pair_ns: [20.0, 20.0, 32.5],
+    };
+    assert_eq!(
+        disagree.to_string(),
+        "the calibration batches disagree (probe pair's rest 20.0 / 20.0 / 32.5 ns per call, \
+         quartiles)"
+    );
     let stats = |pair_ns| CalibrationStats {
         batches: 24,
         kept: 24,
