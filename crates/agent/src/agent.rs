@@ -271,21 +271,24 @@ fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
     let region = crate::region::enabled();
     let calibrated = if region {
         crate::calibrate::calibrate_region(env)
-            .map(|wall| crate::calibrate::Calibrated { wall, cpu: None })
     } else {
         crate::calibrate::calibrate(env)
     };
-    let (calibration, cpu_calibration) = match calibrated {
-        Ok(c) => (Some(c.wall), c.cpu),
+    let (calibration, cpu_calibration, stats) = match calibrated {
+        Ok(c) => (Some(c.wall), c.cpu, Some(c.stats)),
         Err(e) => {
             log::warn!("{e}; times will not be compensated");
-            (None, None)
+            (None, None, None)
         }
     };
     if region {
         crate::region::start(calibration.as_ref());
     }
-    collector::start(calibration, cpu_calibration);
+    let remeasure = calibration.is_some() && !region;
+    collector::start(calibration, cpu_calibration, stats);
+    if let (true, Some(vm)) = (remeasure, state().as_ref().map(|r| r.vm)) {
+        crate::calibrate::start_remeasuring(vm);
+    }
 }
 
 /// Collector tick: ends collection when the `duration` option's time is up.

@@ -92,6 +92,14 @@ impl Collector {
             *self.dropped_by_thread.entry(ring.thread_id).or_insert(0) += drops - *seen;
             *seen = drops;
         }
+        // Re-measuring the calibration during a profile records nothing: its probes' events
+        // (method ids below the sessions') are dropped, and so are its pauses, since its thread
+        // never gets a tree (`calibrate::start_remeasuring`).
+        events.retain(|(e, _)| e.kind == Kind::Adjust || e.id >= hooks::FIRST_SESSION_ID);
+        let calls = events.iter().any(|(e, _)| e.kind != Kind::Adjust);
+        if !calls && !self.recording.has_thread(ring.thread_id) {
+            events.clear();
+        }
         if !events.is_empty() {
             let mapped: Vec<(Kind, u32, ferrofluid_profile::MethodId, Stamp)> = events
                 .iter()
@@ -149,6 +157,7 @@ pub fn prepare() {
 pub fn start(
     calibration: Option<ferrofluid_profile::Calibration>,
     cpu_calibration: Option<ferrofluid_profile::Calibration>,
+    calibration_stats: Option<ferrofluid_profile::CalibrationStats>,
 ) {
     let mut c = lock(&COLLECTOR);
     if let Some(old) = c.as_mut() {
@@ -157,6 +166,7 @@ pub fn start(
     let mut fresh = Collector::new();
     fresh.recording.calibration = calibration;
     fresh.recording.cpu_calibration = cpu_calibration;
+    fresh.recording.calibration_stats = calibration_stats;
     // Rings count drops for their life; only drops from now on concern this recording.
     fresh.seen_drops = lock(&RINGS)
         .iter()
@@ -166,9 +176,22 @@ pub fn start(
     hooks::COLLECTING.store(true, Ordering::SeqCst);
 }
 
+/// The wall calibration measured again while collecting (`calibrate::start_remeasuring`):
+/// it replaces the recording's, with what it saw.
+pub fn calibrated(
+    calibration: ferrofluid_profile::Calibration,
+    stats: ferrofluid_profile::CalibrationStats,
+) {
+    if let Some(c) = lock(&COLLECTOR).as_mut() {
+        c.recording.calibration = Some(calibration);
+        c.recording.calibration_stats = Some(stats);
+    }
+}
+
 /// Stops collecting; the data stays for `snapshot`.
 pub fn stop() {
     hooks::COLLECTING.store(false, Ordering::SeqCst);
+    crate::calibrate::stop_remeasuring();
     if let Some(c) = lock(&COLLECTOR).as_mut() {
         c.drain();
     }
@@ -341,6 +364,7 @@ pub fn restart() -> bool {
 /// Forgets everything collected (detach).
 pub fn reset() {
     hooks::COLLECTING.store(false, Ordering::SeqCst);
+    crate::calibrate::stop_remeasuring();
     *lock(&COLLECTOR) = None;
 }
 
@@ -396,7 +420,7 @@ mod tests {
         crate::hooks::bench_method(root, true);
         crate::hooks::bench_method(leaf, false);
         crate::hooks::CPU.store(cpu, Ordering::SeqCst);
-        start(None, None);
+        start(None, None, None);
         let pairs = 3 * crate::ring::RING_EVENTS / 2;
         let name = format!("drain-test-{cpu}");
         std::thread::Builder::new()

@@ -69,6 +69,9 @@ struct Local {
     /// time its probes waited for room in a full ring, in thread CPU time.
     calibration_cpu: Cell<(u64, u64)>,
     calibration_cpu_waits: Cell<u64>,
+    /// Calibration: wall time its probes waited for room in the ring (yielding the CPU), which
+    /// is not the scheduler taking the CPU away.
+    calibration_waited: Cell<u64>,
     generation: Cell<u32>,
     /// The agent is working on this thread: probes are ignored.
     busy: Cell<bool>,
@@ -87,6 +90,7 @@ thread_local! {
             calibration_probes: Cell::new(0),
             calibration_cpu: Cell::new((0, 0)),
             calibration_cpu_waits: Cell::new(0),
+            calibration_waited: Cell::new(0),
             generation: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
@@ -594,9 +598,16 @@ fn push_reporting_waits(
         (None, None) => ring.push_within(event.kind, event.id, event.ns, wait, make_room),
         (None, Some(c)) => ring.push_with_cpu_within(event, c.word, wait, make_room),
     };
-    let paused = drained + ring.take_waited_ns();
+    let waited = ring.take_waited_ns();
+    let paused = drained + waited;
     if paused == 0 {
         return 0;
+    }
+    if event.id < FIRST_SESSION_ID && !matches!(event.kind, Kind::Adjust) {
+        let _ = LOCAL.try_with(|l| {
+            l.calibration_waited
+                .set(l.calibration_waited.get() + waited)
+        });
     }
     report_pause(ring, paused, cpu.map(|c| c.clock))
 }
@@ -658,6 +669,14 @@ pub fn agent_callback(env: *mut sys::JNIEnv, what: &'static str, work: impl FnOn
 pub fn take_calibration_cpu_waits() -> u64 {
     LOCAL
         .try_with(|l| l.calibration_cpu_waits.replace(0))
+        .unwrap_or(0)
+}
+
+/// Calibration: the wall time its probes waited for room in the ring since the last call (and
+/// resets it), on this thread.
+pub fn take_calibration_waited() -> u64 {
+    LOCAL
+        .try_with(|l| l.calibration_waited.replace(0))
         .unwrap_or(0)
 }
 

@@ -27,14 +27,19 @@ pub struct Calibration {
 }
 
 /// One calibration batch: `pairs` back-to-back entry/exit probe pairs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct CalibrationBatch {
     /// Number of probe pairs run.
     pub pairs: u64,
-    /// Wall time of the whole batch, ns.
+    /// Wall time of the whole batch less what its probes measured of themselves, ns.
     pub elapsed_ns: u64,
     /// Sum over pairs of (exit timestamp - entry timestamp), ns.
     pub inner_ns: u64,
+    /// Wall time of the whole batch, ns.
+    pub wall_ns: u64,
+    /// Of `wall_ns`, the time its thread was off its CPU (wall time less thread CPU time):
+    /// preempted, or stopped at a safepoint ([`crate::compensation::DISTURBED_SHARE`]).
+    pub off_cpu_ns: u64,
 }
 
 impl Calibration {
@@ -141,12 +146,13 @@ pub struct Times {
     /// Excluding callees, ns.
     pub self_ns: u64,
     /// Calibrated probe cost subtracted from the measured self time, ns (0 when not
-    /// compensated): an estimate, hence the uncertainty marks.
+    /// compensated): an estimate, hence the uncertainty marks. At most the measured self time
+    /// less `probe_ns` ([`compensate`]).
     pub overhead_ns: u64,
     /// Calibrated probe cost subtracted in the whole subtree (this node's and its callees'), ns.
     pub total_overhead_ns: u64,
     /// Probe time the probes measured themselves and that was subtracted from the measured
-    /// self time, ns (0 when not compensated).
+    /// self time, ns (0 when not compensated); at most the measured self time.
     pub probe_ns: u64,
     /// The same in the whole subtree, ns.
     pub total_probe_ns: u64,
@@ -195,8 +201,8 @@ impl CpuTimes {
 /// indexed by [`NodeId::index`].
 ///
 /// As [`node_times`], with the probe pair's CPU costs: each node's measured self CPU time
-/// (its `cpu_ns` less its children's) loses `calls * inner + outer_calls * outer`, clamped
-/// at zero, and totals are rebuilt bottom-up. Without `cpu_calibration` the measured values.
+/// (its `cpu_ns` less its children's) loses `calls * inner + outer_calls * outer`, at most
+/// all of it ([`compensate`]), and totals are rebuilt bottom-up. Without `cpu_calibration` the measured values.
 pub fn node_cpu_times(
     tree: &CallTree,
     cpu_calibration: Option<&Calibration>,
@@ -218,10 +224,10 @@ pub fn node_cpu_times(
                 )
             });
         let measured_self = measured.saturating_sub(children_measured);
+        // Never more than was measured: the cost subtracted is what the self time lost.
         let overhead =
             cpu_calibration.map_or(0.0, |cal| cal.overhead_ns(node.calls, node.outer_calls));
-        let self_ns = (measured_self as f64 - overhead).round().max(0.0) as u64;
-        let overhead_ns = overhead.round() as u64;
+        let (_, overhead_ns, self_ns) = compensate(measured_self, 0, overhead);
         times[id.index()] = Some(CpuTimes {
             total_ns: self_ns + children_total,
             self_ns,
@@ -235,8 +241,9 @@ pub fn node_cpu_times(
 /// Times of every node of `tree`, indexed by [`NodeId::index`].
 ///
 /// Without calibration these are the measured values. With it, each node's self time
-/// is compensated (its probes' measured time and the calibrated rest subtracted, clamped
-/// at zero: noise can make a tiny method look negative), and totals are rebuilt bottom-up
+/// is compensated (its probes' measured time and the calibrated rest subtracted, each at
+/// most what is left of the measured self time: noise, or a calibration made on a busy
+/// machine, can make a tiny method look negative; [`compensate`]), and totals are rebuilt bottom-up
 /// from compensated self times so that a parent's total always equals its self time plus
 /// its children's totals.
 pub fn node_times(tree: &CallTree, calibration: Option<&Calibration>) -> Vec<Times> {
@@ -254,10 +261,11 @@ pub fn node_times(tree: &CallTree, calibration: Option<&Calibration>) -> Vec<Tim
     // Reverse arena order: children (stored after parents) are done first.
     for id in tree.ids().rev() {
         let node = tree.node(id);
-        let overhead = cal.overhead_ns(node.calls, node.outer_calls);
-        let measured_self = tree.self_ns(id) as f64 - node.probe_ns as f64;
-        let self_ns = (measured_self - overhead).round().max(0.0) as u64;
-        let overhead_ns = overhead.round() as u64;
+        let (probe_ns, overhead_ns, self_ns) = compensate(
+            tree.self_ns(id),
+            node.probe_ns,
+            cal.overhead_ns(node.calls, node.outer_calls),
+        );
         let (children, children_overhead, children_probes) =
             node.children().iter().fold((0, 0, 0), |(t, o, p), c| {
                 let c = &times[c.index()];
@@ -272,11 +280,24 @@ pub fn node_times(tree: &CallTree, calibration: Option<&Calibration>) -> Vec<Tim
             self_ns,
             overhead_ns,
             total_overhead_ns: overhead_ns + children_overhead,
-            probe_ns: node.probe_ns,
-            total_probe_ns: node.probe_ns + children_probes,
+            probe_ns,
+            total_probe_ns: probe_ns + children_probes,
         };
     }
     times
+}
+
+/// One node's compensation: of `measured_self_ns`, what its probes measured of themselves
+/// (`probe_ns`) and then the calibrated `overhead_ns` are subtracted, each at most what is
+/// left, so that nothing subtracted exceeds what was measured and no self time is negative.
+/// Returns what was subtracted of each (the calibrated part rounded) and the self time left
+/// (rounded).
+pub fn compensate(measured_self_ns: u64, probe_ns: u64, overhead_ns: f64) -> (u64, u64, u64) {
+    let probe = probe_ns.min(measured_self_ns);
+    let left = measured_self_ns - probe;
+    let overhead = (overhead_ns.round().max(0.0) as u64).min(left);
+    let self_ns = ((left as f64 - overhead_ns).round().max(0.0) as u64).min(left);
+    (probe, overhead, self_ns)
 }
 
 /// Convenience: the times of one node (computes the whole tree; use [`node_times`]
@@ -294,6 +315,7 @@ mod tests {
             pairs,
             elapsed_ns,
             inner_ns,
+            ..CalibrationBatch::default()
         }
     }
 

@@ -7,6 +7,7 @@ use std::io;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{node_times, Calibration};
+use crate::compensation::CalibrationStats;
 use crate::error::DocumentError;
 use crate::failed::FailedClass;
 use crate::method::MethodInfo;
@@ -46,6 +47,10 @@ pub struct Document {
     /// The probe pair's thread CPU costs that were subtracted from CPU times, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_calibration: Option<Calibration>,
+    /// How far the compensation can be trusted: what the calibration saw and, when the
+    /// profile's compensation is unreliable, why. Absent when nothing is known or wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compensation: Option<CompensationDoc>,
     /// One entry per profiled thread (empty in code-region mode).
     #[serde(default)]
     pub threads: Vec<ThreadDoc>,
@@ -79,6 +84,18 @@ pub struct WaitingDoc {
     pub state: String,
     /// The method on top of its stack, `java.lang.Object.wait`.
     pub frame: String,
+}
+
+/// The document's `compensation` object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompensationDoc {
+    /// The calibration's batches, their spread and a cap applied.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationStats>,
+    /// Why the compensation is unreliable, one sentence with its numbers per reason
+    /// ([`crate::Unreliable`]); informative, a reader recomputes it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreliable: Vec<String>,
 }
 
 /// JFluid's tables 1-2: how precise the revealed subgraph was.
@@ -261,6 +278,16 @@ impl Profile {
             },
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,
+            compensation: {
+                let unreliable: Vec<String> =
+                    self.unreliable().iter().map(ToString::to_string).collect();
+                (self.calibration_stats.is_some() || !unreliable.is_empty()).then(|| {
+                    CompensationDoc {
+                        calibration: self.calibration_stats.clone(),
+                        unreliable,
+                    }
+                })
+            },
             threads: self
                 .threads
                 .iter()
@@ -376,6 +403,10 @@ impl Profile {
             trivial_skipped: doc.methods.trivial_skipped,
             calibration: doc.calibration,
             cpu_calibration: doc.cpu_calibration,
+            calibration_stats: doc
+                .compensation
+                .as_ref()
+                .and_then(|c| c.calibration.clone()),
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
             failed_classes: doc.failed_classes.clone(),
             ..Profile::default()

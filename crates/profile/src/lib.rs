@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod calibration;
+pub mod compensation;
 pub mod error;
 pub mod failed;
 pub mod json;
@@ -40,9 +41,10 @@ pub mod totals;
 pub mod tree;
 
 pub use calibration::{
-    node_cpu_times, node_times, probe_dominated, rest_dominated, Calibration, CalibrationBatch,
-    CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,
+    compensate, node_cpu_times, node_times, probe_dominated, rest_dominated, Calibration,
+    CalibrationBatch, CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,
 };
+pub use compensation::{CalibrationStats, Calibrator, Unreliable};
 pub use error::{DocumentError, EventError};
 pub use failed::{merge_failed, ClassPhase, FailedClass};
 pub use json::Document;

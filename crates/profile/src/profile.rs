@@ -77,6 +77,9 @@ pub struct Profile {
     /// The probe pair's thread CPU costs, subtracted from CPU times (`cpu` option); `None`
     /// reports measured CPU times.
     pub cpu_calibration: Option<Calibration>,
+    /// What the calibration saw (batches left out, their spread, a cap applied): what
+    /// [`Profile::unreliable`] judges the compensation by. `None`: not known.
+    pub calibration_stats: Option<crate::compensation::CalibrationStats>,
     /// Per-thread trees, in report order.
     pub threads: Vec<ThreadProfile>,
     /// Code-region mode: the region methods' measurements (then `threads` is empty and

@@ -31,6 +31,8 @@ pub struct Recording {
     pub calibration: Option<Calibration>,
     /// The probes' thread CPU costs, once calibrated (`cpu` option).
     pub cpu_calibration: Option<Calibration>,
+    /// What the calibration saw ([`crate::CalibrationStats`]).
+    pub calibration_stats: Option<crate::compensation::CalibrationStats>,
     max_nodes: usize,
     threads: Vec<ThreadSlot>,
     by_id: HashMap<u64, usize>,
@@ -44,6 +46,7 @@ impl Recording {
             instrumented: 0,
             calibration: None,
             cpu_calibration: None,
+            calibration_stats: None,
             max_nodes,
             threads: Vec::new(),
             by_id: HashMap::new(),
@@ -73,6 +76,11 @@ impl Recording {
             }
         };
         &mut self.threads[index].recorder
+    }
+
+    /// Whether thread `id` has a recorder.
+    pub fn has_thread(&self, id: u64) -> bool {
+        self.by_id.contains_key(&id)
     }
 
     /// The tree so far of the `index`th thread recorded (open frames not counted yet);
@@ -138,7 +146,8 @@ impl Recording {
 
     /// Closes every open frame at `at` and returns the profile. Frames still open get the
     /// wall time up to `at` and, unless `at` carries a CPU clock (which is one thread's), the
-    /// CPU time up to their thread's last probe ([`ThreadRecorder::finish`]).
+    /// CPU time up to their thread's last probe ([`ThreadRecorder::finish`]). The calibration
+    /// is capped by what the probes measured of themselves ([`Profile::cap_calibration`]).
     pub fn finish(self, at: Stamp) -> Profile {
         let threads = self
             .threads
@@ -160,16 +169,19 @@ impl Recording {
                 }
             })
             .collect();
-        Profile {
+        let mut profile = Profile {
             methods: self.methods,
             instrumented: self.instrumented,
             trivial_skipped: 0,
             probes_dropped: Default::default(),
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,
+            calibration_stats: self.calibration_stats,
             threads,
             regions: None,
             failed_classes: Vec::new(),
-        }
+        };
+        profile.cap_calibration();
+        profile
     }
 }

@@ -242,9 +242,12 @@ impl MethodTotals {
 
     /// Methods called at least `min_calls` times that take less time per call, callees
     /// included, than a probe pair costs: what the probes measured of themselves per pair on
-    /// average, plus the calibrated rest of `calibration`. Their probes cost more than they do,
-    /// so compensation subtracts mostly estimates there (`adaptive` removes their probes).
-    /// Ascending ids, each with its calls.
+    /// average, plus the calibrated rest of `calibration` (at most [`REST_CAP`] times the
+    /// measured part, as in profiles: [`Calibration::capped`]). Their probes cost more than
+    /// they do, so compensation subtracts mostly estimates there (`adaptive` removes their
+    /// probes). Ascending ids, each with its calls.
+    ///
+    /// [`REST_CAP`]: crate::compensation::REST_CAP
     pub fn short_and_frequent(
         &self,
         calibration: Option<&Calibration>,
@@ -253,8 +256,12 @@ impl MethodTotals {
         if self.pairs == 0 {
             return Vec::new();
         }
-        let rest = calibration.map_or(0.0, |c| c.inner_ns + c.outer_ns);
-        let pair_ns = self.probe_ns as f64 / self.pairs as f64 + rest;
+        let measured = self.probe_ns as f64 / self.pairs as f64;
+        let rest = calibration.map_or(0.0, |c| {
+            let c = c.capped(measured).unwrap_or(*c);
+            c.inner_ns + c.outer_ns
+        });
+        let pair_ns = measured + rest;
         self.methods
             .iter()
             .filter(|&(_, &(calls, total_ns))| {

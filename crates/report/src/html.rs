@@ -177,6 +177,13 @@ impl HtmlReport {
         if let Some(note) = cpu_note(profile) {
             row("CPU times", note);
         }
+        for note in crate::view::unreliable_notes(profile) {
+            let _ = writeln!(
+                s,
+                "<tr><td></td><td class=\"warn\">{}</td></tr>",
+                escape(&note)
+            );
+        }
         s.push_str("</table>\n");
     }
 
@@ -297,8 +304,12 @@ impl HtmlReport {
             thread.id,
             ms(whole)
         );
-        s.push_str(&thread_cpu_note(thread, cpu));
-        s.push_str(&subtracted_note(profile, &times[0]));
+        s.push_str(&thread_cpu_note(thread, &cpu));
+        s.push_str(&subtracted_note(
+            profile,
+            &times[0],
+            tree.node(tree.root()).total_ns,
+        ));
         s.push_str("</summary>\n");
         if let Some(note) = waiting_note(thread) {
             let _ = writeln!(s, "<div class=\"warn\">{}</div>", escape(&note));

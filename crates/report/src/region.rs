@@ -69,6 +69,11 @@ fn header(profile: &Profile) -> Vec<String> {
             .into_iter()
             .map(|note| format!("classes: {note}")),
     );
+    lines.extend(
+        crate::view::unreliable_notes(profile)
+            .into_iter()
+            .map(|n| format!("! {n}")),
+    );
     lines
 }
 

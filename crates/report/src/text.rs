@@ -71,6 +71,9 @@ impl Report for TextReport {
         if let Some(note) = cpu_note(profile) {
             writeln!(out, "       {note}")?;
         }
+        for note in crate::view::unreliable_notes(profile) {
+            writeln!(out, "! {note}")?;
+        }
         let totals = profile.totals(self.include_idle);
         self.write_hot_spots(profile, &totals, out)?;
         for (thread, times) in profile.threads.iter().zip(&totals.threads) {
@@ -187,7 +190,11 @@ impl TextReport {
         write!(
             out,
             "{}",
-            subtracted_note(profile, &times[tree.root().index()])
+            subtracted_note(
+                profile,
+                &times[tree.root().index()],
+                tree.node(tree.root()).total_ns
+            )
         )?;
         writeln!(out)?;
         if let Some(note) = waiting_note(thread) {

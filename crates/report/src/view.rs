@@ -287,17 +287,41 @@ pub(crate) fn uncertainty_note(profile: &Profile) -> Option<String> {
 
 /// `, probe cost subtracted N ms` for a thread's header, from the times of its tree's root,
 /// with the part the probes measured of themselves when there is one; empty when the profile
-/// is not compensated.
-pub(crate) fn subtracted_note(profile: &Profile, root: &Times) -> String {
-    match (profile.calibration, root.total_probe_ns) {
-        (None, _) => String::new(),
+/// is not compensated. When the calibrated part exceeds half of the thread's `measured_ns`
+/// ([`ferrofluid_profile::compensation::mostly_estimate`]), it says so with the share.
+pub(crate) fn subtracted_note(profile: &Profile, root: &Times, measured_ns: u64) -> String {
+    let mut note = match (profile.calibration, root.total_probe_ns) {
+        (None, _) => return String::new(),
         (Some(_), 0) => format!(", probe cost subtracted {} ms", ms(root.total_overhead_ns)),
         (Some(_), measured) => format!(
             ", probe cost subtracted {} ms ({} ms of it measured by the probes)",
             ms(root.total_overhead_ns + measured),
             ms(measured)
         ),
+    };
+    if ferrofluid_profile::compensation::mostly_estimate(root.total_overhead_ns, measured_ns) {
+        let _ = write!(
+            note,
+            " (unreliable: {} of the measured {} ms is calibrated estimate)",
+            percent(root.total_overhead_ns, measured_ns),
+            ms(measured_ns)
+        );
     }
+    note
+}
+
+/// One line per reason the profile's compensation is unreliable ([`Profile::unreliable`]),
+/// each `compensation unreliable: REASON`; none when it is not.
+pub(crate) fn unreliable_notes(profile: &Profile) -> Vec<String> {
+    profile
+        .unreliable()
+        .iter()
+        .map(|why| {
+            format!(
+                "compensation unreliable: {why}; compensated times may be off by more than the                  ~ marks say, counts are exact"
+            )
+        })
+        .collect()
 }
 
 /// [`ms_marked`] of an optional CPU time (marked when `uncertain`); `-` where none was
@@ -381,21 +405,27 @@ mod tests {
             total_probe_ns: 2_500_000,
             ..Times::default()
         };
-        assert_eq!(subtracted_note(&profile, &root), "");
+        assert_eq!(subtracted_note(&profile, &root, 10_000_000), "");
         profile.calibration = Some(ferrofluid_profile::Calibration {
             inner_ns: 10.0,
             outer_ns: 11.0,
         });
         assert_eq!(
-            subtracted_note(&profile, &root),
+            subtracted_note(&profile, &root, 10_000_000),
             ", probe cost subtracted 4.000 ms (2.500 ms of it measured by the probes)"
+        );
+        // 1.5 ms of calibrated rest in 2.9 ms measured: over half.
+        assert_eq!(
+            subtracted_note(&profile, &root, 2_900_000),
+            ", probe cost subtracted 4.000 ms (2.500 ms of it measured by the probes) \
+             (unreliable: 51.7% of the measured 2.900 ms is calibrated estimate)"
         );
         let calibrated_only = Times {
             total_probe_ns: 0,
             ..root
         };
         assert_eq!(
-            subtracted_note(&profile, &calibrated_only),
+            subtracted_note(&profile, &calibrated_only, 3_000_000),
             ", probe cost subtracted 1.500 ms"
         );
     }
