@@ -304,7 +304,7 @@ impl HtmlReport {
             thread.id,
             ms(whole)
         );
-        s.push_str(&thread_cpu_note(thread, &cpu));
+        s.push_str(&thread_cpu_note(thread, cpu));
         s.push_str(&subtracted_note(
             profile,
             &times[0],
