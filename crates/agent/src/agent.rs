@@ -57,6 +57,14 @@ fn options() -> Option<AgentOptions> {
 }
 
 static STATE: Mutex<Option<Running>> = Mutex::new(None);
+/// Held by a detach from start to end, and taken by `start`: an attach arriving while the agent
+/// is going dormant (its socket already gone) waits for it instead of starting a second agent
+/// beside the one being torn down. Never taken by class-loading callbacks.
+static LIFECYCLE: Mutex<()> = Mutex::new(());
+
+fn lifecycle() -> MutexGuard<'static, ()> {
+    LIFECYCLE.lock().unwrap_or_else(|p| p.into_inner())
+}
 static ATTACH_COUNT: AtomicU64 = AtomicU64::new(0);
 
 fn state() -> MutexGuard<'static, Option<Running>> {
@@ -73,6 +81,7 @@ pub fn attach_count() -> u64 {
 pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     ATTACH_COUNT.fetch_add(1, Ordering::SeqCst);
     let opts: AgentOptions = options.parse()?;
+    let _lifecycle = lifecycle();
     let mut slot = state();
     if let Some(running) = slot.as_ref() {
         log::info!(
@@ -365,6 +374,7 @@ pub fn on_vm_death() {
 /// Makes the agent dormant: no socket, no events, no capabilities. Called by the control thread
 /// itself when the tool asks to detach (so it does not join itself).
 pub fn detach() {
+    let _lifecycle = lifecycle();
     let Some(mut running) = state().take() else {
         return;
     };

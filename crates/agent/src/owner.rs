@@ -95,7 +95,7 @@ fn what(request: &Request) -> String {
 /// it the owner. `Err` is the reply's message.
 pub fn admit(conn: Conn, request: &Request, jvm_pid: u32) -> Result<(), String> {
     let mut s = state();
-    if s.dying {
+    if s.dying && !matches!(request, Request::Wait { .. }) {
         return Err(format!("JVM {jvm_pid} is exiting"));
     }
     let owner_conn = match &s.session {
@@ -160,7 +160,7 @@ pub fn closed(conn: Conn) {
             };
             claim.owner.orphaned = true;
             if !s.dying {
-                log::warn!(
+                log::info!(
                     "the tool that started this session (pid {}) disconnected without ending it; \
                      the probes are removed in {ORPHAN_GRACE_SECS} s unless a tool takes over",
                     claim.owner.pid
@@ -179,7 +179,7 @@ pub fn orphan_expired() -> bool {
     let mut s = state();
     match &s.session {
         Session::Orphaned(c, deadline) if !s.dying && Instant::now() >= *deadline => {
-            log::warn!(
+            log::info!(
                 "the tool that started this session (pid {}) is gone: removing the probes and \
                  going dormant",
                 c.owner.pid

@@ -54,8 +54,19 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
                         .name("ferrofluid-conn".into())
                         .spawn(move || {
                             ferrofluid_jvmti::ffi_guard("control connection", (), || {
-                                if let Err(e) = handle(stream, &stop, &info) {
-                                    log::warn!("control connection: {e}");
+                                match handle(stream, &stop, &info) {
+                                    Ok(()) => {}
+                                    // The tool went away mid-reply (killed): expected, and handled.
+                                    Err(FrameError::Io(e))
+                                        if matches!(
+                                            e.kind(),
+                                            io::ErrorKind::BrokenPipe
+                                                | io::ErrorKind::ConnectionReset
+                                        ) =>
+                                    {
+                                        log::info!("control connection: {e}");
+                                    }
+                                    Err(e) => log::warn!("control connection: {e}"),
                                 }
                             });
                             active.fetch_sub(1, Ordering::SeqCst);
