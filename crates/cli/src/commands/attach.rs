@@ -221,7 +221,8 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     if profiling && !args.detach {
-        let (profile, ending) = profile_session(&mut client, &session, args.warmup, args.pid)?;
+        let (profile, ending, unmatched) =
+            profile_session(&mut client, &session, args.warmup, args.pid)?;
         write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
         if let Ending::Exited = ending {
             eprintln!(
@@ -229,8 +230,9 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 args.pid
             );
         }
-        // Nothing was instrumented: the roots (or region) never matched a method.
-        return Ok(if profile.instrumented == 0 {
+        // No root (or region) pattern ever matched a method: nothing the user asked for ran.
+        let patterns = session.roots.len() + session.region.len();
+        return Ok(if patterns > 0 && unmatched == patterns {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -394,7 +396,7 @@ fn profile_session(
     options: &AgentOptions,
     warmup: Option<Duration>,
     pid: u32,
-) -> Result<(ferrofluid_profile::Profile, Ending), Box<dyn std::error::Error>> {
+) -> Result<(ferrofluid_profile::Profile, Ending, usize), Box<dyn std::error::Error>> {
     let interrupts = Interrupts::catch(Mode::Stop {
         again: format!(
             "interrupted again: quitting without a report; the agent in JVM {pid} removes its \
@@ -491,8 +493,16 @@ fn profile_session(
             interrupt::name(signal)
         );
     }
+    // Patterns that never matched: those unmatched at the start, unless the JVM exits (then
+    // any that matched later made the profile's threads).
+    let mut still_unmatched = unmatched.len();
     let value = match exited {
-        Some(value) => value,
+        Some(value) => {
+            if value["threads"].as_array().is_some_and(|t| !t.is_empty()) {
+                still_unmatched = 0;
+            }
+            value
+        }
         None => {
             if !unmatched.is_empty() {
                 if let Ok(Response::Status(status)) = client.request(&Request::Status) {
@@ -502,6 +512,7 @@ fn profile_session(
                             u.pattern
                         );
                     }
+                    still_unmatched = status.unmatched_roots.len();
                 }
             }
             expect_ok(client, &Request::Stop)?;
@@ -525,7 +536,7 @@ fn profile_session(
         }
     }
     let profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
-    Ok((profile, ending))
+    Ok((profile, ending, still_unmatched))
 }
 
 /// The report format of `path` (`-`: text).
