@@ -2,62 +2,102 @@
 //! method name, a class named without its package, a wrong descriptor. Used to say "did you
 //! mean ...?" within seconds instead of profiling nothing for the whole duration.
 
+use std::collections::HashMap;
+
+use crate::intern::Sym;
 use crate::pattern::MethodPattern;
-use crate::registry::Registry;
+use crate::registry::{ClassId, Registry};
 
 /// Up to `max` loaded methods (`com.acme.Server::handle`) whose names come closest to
-/// `pattern`, closest first.
+/// `pattern`, closest first. Allocation-free per class and cached per method name, since it runs
+/// under the agent's session lock over every loaded class.
 pub(crate) fn near_names(registry: &Registry, pattern: &MethodPattern, max: usize) -> Vec<String> {
-    let class_text = pattern.class().exact().map(|c| c.to_lowercase());
+    let class_text = pattern.class().exact();
     let simple_text = class_text.as_deref().map(simple);
-    let method_text = pattern.method_literal().map(|m| m.to_lowercase());
-    let mut found: Vec<(usize, String)> = Vec::new();
-    for class in &registry.classes {
+    let method_text = pattern.method_literal();
+    let mut scratch = Vec::new();
+    // Distance of each method name (interned) to the pattern's, once per name: a registry holds
+    // tens of thousands of classes but far fewer distinct method names.
+    let mut method_distances: HashMap<Sym, Option<usize>> = HashMap::new();
+    let mut found: Vec<(usize, ClassId, u32)> = Vec::new();
+    for (index, class) in registry.classes.iter().enumerate() {
         let name = registry.strings.resolve(class.name);
-        if name.contains("$$Lambda") {
-            continue;
-        }
-        let class_distance = if pattern.class().matches(name) {
+        let class_matches = pattern.class().matches(name);
+        let class_distance = if class_matches {
             0
         } else if let (Some(full), Some(short)) = (&class_text, simple_text) {
-            let lower = name.to_lowercase();
             // A class named without its package (or in the wrong one) costs one edit.
-            let d = distance(&lower, full).min(distance(simple(&lower), short) + 1);
-            if d > tolerance(short) {
-                continue;
+            let tolerance = tolerance(short);
+            let by_simple = within(simple(name), short, tolerance - 1, &mut scratch).map(|d| d + 1);
+            let d = match within(name, full, tolerance, &mut scratch) {
+                Some(d) => Some(by_simple.map_or(d, |s| s.min(d))),
+                None => by_simple,
+            };
+            match d {
+                Some(d) => d,
+                None => continue,
             }
-            d
         } else {
             continue;
         };
-        for method in class.methods.iter().filter(|m| m.has_code()) {
-            let m = registry.strings.resolve(method.name);
-            let descriptor = registry.strings.resolve(method.descriptor);
-            let (method_distance, shown) = if pattern.matches(name, m, descriptor) {
-                (0, m.to_owned())
-            } else if pattern.class().matches(name) && pattern.method_matches(m) {
-                // Only the descriptor differs: show the one the method has.
-                (1, format!("{m}{}", descriptor.replace('/', ".")))
-            } else if let Some(wanted) = &method_text {
-                let d = distance(&m.to_lowercase(), wanted);
-                if d > tolerance(wanted) {
-                    continue;
-                }
-                (d, m.to_owned())
-            } else if pattern.method_matches(m) {
-                (0, m.to_owned())
-            } else {
+        if name.contains("$$Lambda") {
+            continue;
+        }
+        for (m, method) in class.methods.iter().enumerate() {
+            if !method.has_code() {
                 continue;
+            }
+            // 0: the name matches (then only the descriptor can differ); else its distance.
+            let d = *method_distances.entry(method.name).or_insert_with(|| {
+                let method_name = registry.strings.resolve(method.name);
+                if pattern.method_matches(method_name) {
+                    Some(0)
+                } else {
+                    let wanted = method_text.as_deref()?;
+                    within(method_name, wanted, tolerance(wanted), &mut scratch)
+                }
+            });
+            let method_distance = match d {
+                // Only the descriptor differs: shown with the method's own.
+                Some(0) if class_matches => 1,
+                Some(d) => d,
+                None => continue,
             };
             let score = class_distance + method_distance;
             if score > 0 {
-                found.push((score, format!("{}::{shown}", name.replace('/', "."))));
+                found.push((score, ClassId(index as u32), m as u32));
             }
         }
     }
-    found.sort();
-    found.dedup_by(|a, b| a.1 == b.1);
-    found.into_iter().take(max).map(|(_, n)| n).collect()
+    found.sort_by_key(|&(score, class, method)| {
+        let c = &registry.classes[class.0 as usize];
+        (
+            score,
+            registry.strings.resolve(c.name),
+            registry.strings.resolve(c.methods[method as usize].name),
+        )
+    });
+    let mut names: Vec<String> = Vec::new();
+    for (_, class, method) in found {
+        let c = &registry.classes[class.0 as usize];
+        let name = registry.strings.resolve(c.name);
+        let rec = &c.methods[method as usize];
+        let method_name = registry.strings.resolve(rec.name);
+        let shown = if pattern.class().matches(name) && pattern.method_matches(method_name) {
+            let descriptor = registry.strings.resolve(rec.descriptor);
+            format!("{method_name}{}", descriptor.replace('/', "."))
+        } else {
+            method_name.to_owned()
+        };
+        let text = format!("{}::{shown}", name.replace('/', "."));
+        if !names.contains(&text) {
+            names.push(text);
+            if names.len() == max {
+                break;
+            }
+        }
+    }
+    names
 }
 
 /// The simple name of an internal class name.
@@ -67,31 +107,39 @@ fn simple(name: &str) -> &str {
 
 /// How many edits still make a name "near": one for short names, one more per five characters.
 fn tolerance(name: &str) -> usize {
-    1 + name.chars().count() / 5
+    1 + name.len() / 5
 }
 
-/// Edit distance counting a swap of two neighbours as one edit (optimal string alignment).
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > 8 {
-        return a.len().abs_diff(b.len());
+/// The distance of `a` to `b` ignoring ASCII case, if it is at most `limit`.
+fn within(a: &str, b: &str, limit: usize, scratch: &mut Vec<usize>) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
     }
+    let d = distance(a.as_bytes(), b.as_bytes(), scratch);
+    (d <= limit).then_some(d)
+}
+
+/// Edit distance counting a swap of two neighbours as one edit (optimal string alignment), on
+/// bytes ignoring ASCII case; `scratch` is reused between calls.
+fn distance(a: &[u8], b: &[u8], scratch: &mut Vec<usize>) -> usize {
     let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (i, row) in d.chunks_mut(w).enumerate() {
-        row[0] = i;
+    scratch.clear();
+    scratch.resize((a.len() + 1) * w, 0);
+    let d = scratch;
+    for i in 0..=a.len() {
+        d[i * w] = i;
     }
     for (j, cell) in d.iter_mut().take(w).enumerate() {
         *cell = j;
     }
+    let eq = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
     for i in 1..=a.len() {
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let cost = usize::from(!eq(a[i - 1], b[j - 1]));
             let mut v = (d[(i - 1) * w + j] + 1)
                 .min(d[i * w + j - 1] + 1)
                 .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+            if i > 1 && j > 1 && eq(a[i - 1], b[j - 2]) && eq(a[i - 2], b[j - 1]) {
                 v = v.min(d[(i - 2) * w + j - 2] + 1);
             }
             d[i * w + j] = v;
@@ -143,10 +191,13 @@ mod tests {
 
     #[test]
     fn distance_counts_swaps_once() {
-        assert_eq!(distance("server", "sevrer"), 1);
-        assert_eq!(distance("handle", "hadnle"), 1);
-        assert_eq!(distance("abc", "abc"), 0);
-        assert_eq!(distance("", "abc"), 3);
-        assert_eq!(distance("kitten", "sitting"), 3);
+        let d = |a: &str, b: &str| distance(a.as_bytes(), b.as_bytes(), &mut Vec::new());
+        assert_eq!(d("server", "sevrer"), 1);
+        assert_eq!(d("handle", "hadnle"), 1);
+        assert_eq!(d("Server", "server"), 0);
+        assert_eq!(d("abc", "abc"), 0);
+        assert_eq!(d("", "abc"), 3);
+        assert_eq!(d("kitten", "sitting"), 3);
+        assert_eq!(within("kitten", "sitting", 2, &mut Vec::new()), None);
     }
 }
