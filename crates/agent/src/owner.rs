@@ -95,7 +95,13 @@ fn what(request: &Request) -> String {
 /// it the owner. `Err` is the reply's message.
 pub fn admit(conn: Conn, request: &Request, jvm_pid: u32) -> Result<(), String> {
     let mut s = state();
-    if s.dying && !matches!(request, Request::Wait { .. }) {
+    // A dying VM is no place to retransform classes; reading what was collected is fine (a
+    // tool whose `--duration` ends just as the JVM exits still gets its profile).
+    let reads = matches!(
+        request,
+        Request::Wait { .. } | Request::Stop | Request::Snapshot
+    );
+    if s.dying && !reads {
         return Err(format!("JVM {jvm_pid} is exiting"));
     }
     let owner_conn = match &s.session {

@@ -50,12 +50,10 @@ impl Interrupts {
                         Mode::Stop { .. } => {}
                         Mode::Forward(child) => {
                             let child = child.load(Ordering::SeqCst);
-                            let from_child =
-                                origin.process.is_some_and(|p| p.pid as u32 == child);
+                            let from_child = origin.process.is_some_and(|p| p.pid as u32 == child);
                             // The terminal's signals (Ctrl-C, hangup) come from the kernel to the
                             // whole foreground group: the JVM has its own copy.
-                            if child != 0 && matches!(origin.cause, Cause::Sent(_)) && !from_child
-                            {
+                            if child != 0 && matches!(origin.cause, Cause::Sent(_)) && !from_child {
                                 sys::kill(child, origin.signal);
                             }
                         }

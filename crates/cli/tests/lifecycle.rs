@@ -75,6 +75,8 @@ impl Drop for Target {
 
 /// `ferrofluid attach PID --agent AGENT ARGS`, stdin at EOF, stderr piped; returns once it
 /// said it is profiling, with the stderr lines so far and the rest of stderr to read.
+// The child is returned running: the caller waits for it.
+#[allow(clippy::zombie_processes)]
 fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
     let mut cli = ferrofluid()
         .arg("attach")
@@ -91,10 +93,10 @@ fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<C
     let mut lines = Vec::new();
     loop {
         let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "attach ended before profiling: {lines:?}"
-        );
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let status = cli.wait().unwrap();
+            panic!("attach ended ({status}) before profiling: {lines:?}");
+        }
         let profiling = line.starts_with("ferrofluid: profiling ");
         lines.push(line);
         if profiling {
@@ -176,7 +178,10 @@ fn interrupted(signal: &str, name: &str, duration: &[&str], said: &str, tag: &st
     assert_eq!(lines.last().unwrap(), said);
     // Stdin at its end stops nothing: profiling goes on until the signal.
     std::thread::sleep(Duration::from_millis(500));
-    assert!(cli.try_wait().unwrap().is_none(), "attach stopped by itself");
+    assert!(
+        cli.try_wait().unwrap().is_none(),
+        "attach stopped by itself"
+    );
     kill(signal, &cli.id().to_string());
     let ended = cli.wait().unwrap();
     let err = rest(stderr);
@@ -280,7 +285,13 @@ fn unwritable_outputs_fail_at_once_and_touch_nothing() {
         .arg("run")
         .arg("--agent")
         .arg(agent())
-        .args(["--root", "Rounds::round", "-o", "/nonexistent/dir/p.html", "--"])
+        .args([
+            "--root",
+            "Rounds::round",
+            "-o",
+            "/nonexistent/dir/p.html",
+            "--",
+        ])
         .arg(Path::new(JDK17_HOME).join("bin/java"))
         .arg("-cp")
         .arg(&target.dir)
@@ -300,8 +311,10 @@ fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
     let target = Target::start("life-second");
     let pid = target.pid();
     let (out, out2) = (target.dir.join("out.json"), target.dir.join("out2.txt"));
-    let (mut first, _, stderr) =
-        attach_profiling(pid, &["--root", "Rounds::round", "-o", out.to_str().unwrap()]);
+    let (mut first, _, stderr) = attach_profiling(
+        pid,
+        &["--root", "Rounds::round", "-o", out.to_str().unwrap()],
+    );
     let busy_start = format!(
         "ferrofluid: error: JVM {pid} is already being profiled by another ferrofluid (pid {}), since ",
         first.id()
@@ -311,7 +324,14 @@ fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
     );
     let pid_arg = pid.to_string();
     for args in [
-        &["--root", "Rounds::work", "--duration", "1s", "-o", out2.to_str().unwrap()][..],
+        &[
+            "--root",
+            "Rounds::work",
+            "--duration",
+            "1s",
+            "-o",
+            out2.to_str().unwrap(),
+        ][..],
         &["--reset"],
         &["--detach"],
     ] {
@@ -429,6 +449,7 @@ fn the_jvm_exiting_mid_profile_ends_attach_with_what_was_collected() {
     let mut target = target;
     assert!(target.java.wait().unwrap().success());
     assert!(!control_dir.exists());
+    let _ = std::fs::remove_dir_all(&target.dir);
 }
 
 #[test]
@@ -470,7 +491,11 @@ fn a_root_that_matches_nothing_is_named_at_once_with_near_names() {
 
 /// `ferrofluid run --root Rounds::round -o out.txt -- java ... Rounds STOP` in a process group
 /// of its own, with its stdout piped; returns once the program printed `ready`.
-fn run_rounds(dir: &Path, out: &Path, stop: &Path) -> (Child, BufReader<std::process::ChildStdout>) {
+fn run_rounds(
+    dir: &Path,
+    out: &Path,
+    stop: &Path,
+) -> (Child, BufReader<std::process::ChildStdout>) {
     let mut run = ferrofluid()
         .arg("run")
         .arg("--agent")
@@ -560,6 +585,9 @@ fn run_without_an_output_prints_the_text_report() {
     assert_eq!(err, "");
     // The program's output, then the report.
     assert!(out.starts_with("ready\nferrofluid CPU profile\n"), "{out}");
-    assert!(out.contains(" Rounds.main([Ljava/lang/String;)V\n"), "{out}");
+    assert!(
+        out.contains(" Rounds.main([Ljava/lang/String;)V\n"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

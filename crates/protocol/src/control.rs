@@ -559,7 +559,8 @@ mod tests {
              (root com.acme.Server::handle); stop it first, or run `ferrofluid attach 123` for its status"
         );
         let unseen = Owner { pid: 0, ..owner };
-        assert!(busy_message(1, &unseen).starts_with("JVM 1 is already being profiled by another ferrofluid, since"));
+        assert!(busy_message(1, &unseen)
+            .starts_with("JVM 1 is already being profiled by another ferrofluid, since"));
         // A version-2 status (no owner, no unmatched roots) still parses.
         let old: Response = serde_json::from_str(
             r#"{"type":"status","pid":1,"agent_version":"0.1.0","vm_version":"17","options":"","collecting":false,"instrumented_classes":0,"instrumented_methods":0,"dropped_events":0,"attach_count":1}"#,

@@ -161,7 +161,10 @@ mod tests {
                 .iter()
                 .map(|m| MethodModel::new(m, "(I)V", 0x0001, vec![]))
                 .collect();
-            r.add(BOOTSTRAP, &ClassModel::new(name, None, &[], 0x0001, methods));
+            r.add(
+                BOOTSTRAP,
+                &ClassModel::new(name, None, &[], 0x0001, methods),
+            );
         }
         r
     }
@@ -177,14 +180,23 @@ mod tests {
             ("com/acme/Client", &["handle"]),
             ("org/other/Thing", &["run"]),
         ]);
-        assert_eq!(near(&r, "com.acme.Sevrer::handle"), ["com.acme.Server::handle"]);
-        assert_eq!(near(&r, "com.acme.Server::hadnle"), ["com.acme.Server::handle"]);
+        assert_eq!(
+            near(&r, "com.acme.Sevrer::handle"),
+            ["com.acme.Server::handle"]
+        );
+        assert_eq!(
+            near(&r, "com.acme.Server::hadnle"),
+            ["com.acme.Server::handle"]
+        );
         assert_eq!(near(&r, "Server::handle"), ["com.acme.Server::handle"]);
         assert_eq!(
             near(&r, "com.acme.Server::handle()V"),
             ["com.acme.Server::handle(I)V"]
         );
-        assert_eq!(near(&r, "com.acme.*::hndle"), ["com.acme.Client::handle", "com.acme.Server::handle"]);
+        assert_eq!(
+            near(&r, "com.acme.*::hndle"),
+            ["com.acme.Client::handle", "com.acme.Server::handle"]
+        );
         assert!(near(&r, "com.acme.Nothing::like").is_empty());
         assert!(near(&r, "net.**::run").is_empty());
     }

@@ -276,7 +276,10 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
 /// Fails with what is going on if another tool owns the agent's session: a second tool must
 /// never take over (or end) a profile the first one is collecting.
 fn refuse_if_owned(client: &mut Client, pid: u32) -> Result<(), String> {
-    match client.request(&Request::Status).map_err(|e| e.to_string())? {
+    match client
+        .request(&Request::Status)
+        .map_err(|e| e.to_string())?
+    {
         Response::Status(Status {
             owner: Some(owner), ..
         }) if !owner.orphaned => Err(control::busy_message(pid, &owner)),
@@ -521,10 +524,13 @@ fn profile_session(
                 Response::Error { message } => return Err(format!("agent: {message}").into()),
                 other => return Err(format!("unexpected agent reply {other:?}").into()),
             };
-            // The profile is taken: failing to restore a class must not lose it.
+            // The profile is taken: failing to restore a class must not lose it. A JVM that
+            // began exiting meanwhile has nothing left to restore.
             for request in [Request::Deinstrument, Request::Detach] {
-                if let Err(e) = expect_ok(client, &request) {
-                    eprintln!("ferrofluid: warning: {e}");
+                match expect_ok(client, &request) {
+                    Err(e) if e.ends_with(" is exiting") => break,
+                    Err(e) => eprintln!("ferrofluid: warning: {e}"),
+                    Ok(()) => {}
                 }
             }
             value

@@ -100,7 +100,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 let _ = std::fs::remove_file(&json);
             }
             Err(e) => {
-                return Err(format!("{e}; the agent's profile is kept in {}", json.display()).into())
+                return Err(
+                    format!("{e}; the agent's profile is kept in {}", json.display()).into(),
+                )
             }
         }
     }
