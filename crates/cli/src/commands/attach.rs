@@ -142,8 +142,9 @@ pub struct AttachArgs {
     #[command(flatten)]
     pub flags: AgentFlags,
     /// Profile, then write the report here (.txt, .html, .collapsed, .json; `-`: text to the
-    /// terminal). Profiling runs for --duration, or until Enter; then the agent removes its probes
-    /// and goes dormant.
+    /// terminal). Profiling runs for --duration, or until Enter (stdin a terminal), Ctrl-C,
+    /// SIGTERM or the JVM's exit; then the agent removes its probes and goes dormant. Exit status
+    /// 1 if no --root/--region pattern ever matched a method.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Detach the agent after connecting: it removes everything it did and goes dormant.
