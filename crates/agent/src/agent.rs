@@ -42,6 +42,8 @@ struct Running {
     thread: Option<JoinHandle<()>>,
     collector: Option<JoinHandle<()>>,
     socket: PathBuf,
+    /// The log file when it is the default one, inside the socket's directory.
+    default_log: Option<PathBuf>,
     jvmti: Jvmti,
 }
 
@@ -55,6 +57,14 @@ fn options() -> Option<AgentOptions> {
 }
 
 static STATE: Mutex<Option<Running>> = Mutex::new(None);
+/// Held by a detach from start to end, and taken by `start`: an attach arriving while the agent
+/// is going dormant (its socket already gone) waits for it instead of starting a second agent
+/// beside the one being torn down. Never taken by class-loading callbacks.
+static LIFECYCLE: Mutex<()> = Mutex::new(());
+
+fn lifecycle() -> MutexGuard<'static, ()> {
+    LIFECYCLE.lock().unwrap_or_else(|p| p.into_inner())
+}
 static ATTACH_COUNT: AtomicU64 = AtomicU64::new(0);
 
 fn state() -> MutexGuard<'static, Option<Running>> {
@@ -71,6 +81,7 @@ pub fn attach_count() -> u64 {
 pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     ATTACH_COUNT.fetch_add(1, Ordering::SeqCst);
     let opts: AgentOptions = options.parse()?;
+    let _lifecycle = lifecycle();
     let mut slot = state();
     if let Some(running) = slot.as_ref() {
         log::info!(
@@ -95,6 +106,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         }
     };
     private_dir::ensure_private_dir(&dir).map_err(io("control directory", &dir))?;
+    let default_log = opts.log.is_none().then(|| dir.join("agent.log"));
     let log_path = opts.log.clone().unwrap_or_else(|| dir.join("agent.log"));
     logger::open(&log_path).map_err(io("log file", &log_path))?;
 
@@ -185,6 +197,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         thread: Some(thread),
         collector: Some(collector),
         socket,
+        default_log,
         jvmti,
     });
     Ok(())
@@ -348,14 +361,23 @@ pub fn finish_collection() {
     }
 }
 
-/// VMDeath: the profile of a run started with `file=` is written now.
+/// VMDeath: the profile of a run started with `file=` is written now, the tool that owns the
+/// session gets what was collected, and the control directory goes.
 pub fn on_vm_death() {
     finish_collection();
+    crate::owner::vm_death(|| match collector::snapshot_json() {
+        Ok(profile) => control::Response::Exited { profile },
+        Err(message) => control::Response::Error { message },
+    });
+    if let Some(running) = state().as_ref() {
+        remove_control_dir(running);
+    }
 }
 
 /// Makes the agent dormant: no socket, no events, no capabilities. Called by the control thread
 /// itself when the tool asks to detach (so it does not join itself).
 pub fn detach() {
+    let _lifecycle = lifecycle();
     let Some(mut running) = state().take() else {
         return;
     };
@@ -365,7 +387,9 @@ pub fn detach() {
         let _ = c.join();
     }
     dispose_env(&running);
+    crate::owner::clear();
     log::info!("detached; agent dormant");
+    remove_control_dir(&running);
 }
 
 /// Stops the agent at JVM shutdown (`Agent_OnUnload`): the control thread is joined.
@@ -384,11 +408,30 @@ pub fn unload() {
         let _ = t.join();
     }
     log::info!("unloaded");
+    remove_control_dir(&running);
 }
 
 fn shut_down(running: &Running) {
     running.stop.store(true, Ordering::SeqCst);
     let _ = std::fs::remove_file(&running.socket);
+}
+
+/// Removes the socket, the default log and the socket's directory once it is empty, so that
+/// detached and exited JVMs leave nothing in `/tmp`. A log that holds a warning or an error of
+/// this attach is kept (with its directory) as the evidence of what went wrong; a `log=` file is
+/// the user's and always stays.
+fn remove_control_dir(running: &Running) {
+    let _ = std::fs::remove_file(&running.socket);
+    if let Some(log) = &running.default_log {
+        if logger::troubles() > 0 {
+            return;
+        }
+        let _ = std::fs::remove_file(log);
+    }
+    if let Some(dir) = running.socket.parent() {
+        // Fails, harmlessly, while anything else is in it.
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 /// Disposes the JVMTI environment, which relinquishes its capabilities and disables its events. JVMTI
@@ -471,7 +514,7 @@ pub fn control(request: control::Request) -> control::Response {
             Ok(profile) => Response::Snapshot { profile },
             Err(e) => error(e),
         },
-        Request::Hello { .. } | Request::Status | Request::Detach => {
+        Request::Hello { .. } | Request::Status | Request::Detach | Request::Wait { .. } => {
             error("request handled by the server".into())
         }
     }

@@ -27,6 +27,7 @@ mod jni_intercept;
 #[allow(unsafe_code)]
 mod jvm;
 mod logger;
+mod owner;
 #[allow(unsafe_code)]
 mod private_dir;
 #[allow(unsafe_code)]

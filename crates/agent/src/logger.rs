@@ -4,10 +4,13 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 static FILE: Mutex<Option<File>> = Mutex::new(None);
+/// Warnings and errors logged since the file was last opened.
+static TROUBLES: AtomicU64 = AtomicU64::new(0);
 static LOGGER: FileLogger = FileLogger;
 
 struct FileLogger;
@@ -20,6 +23,9 @@ impl log::Log for FileLogger {
     fn log(&self, record: &log::Record<'_>) {
         if !self.enabled(record.metadata()) {
             return;
+        }
+        if record.level() <= log::Level::Warn {
+            TROUBLES.fetch_add(1, Ordering::Relaxed);
         }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -54,6 +60,7 @@ pub fn open(path: &Path) -> std::io::Result<()> {
         .append(true)
         .open(path)?;
     *FILE.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
+    TROUBLES.store(0, Ordering::Relaxed);
     if log::set_logger(&LOGGER).is_ok() {
         log::set_max_level(log::LevelFilter::Info);
         std::panic::set_hook(Box::new(
@@ -61,4 +68,9 @@ pub fn open(path: &Path) -> std::io::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Warnings and errors logged since the log was opened (by this attach).
+pub fn troubles() -> u64 {
+    TROUBLES.load(Ordering::Relaxed)
 }

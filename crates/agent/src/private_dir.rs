@@ -34,8 +34,9 @@ pub fn make_owner_only(path: &Path) -> io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
-/// The peer's uid of a connected UNIX socket.
-pub fn peer_uid(stream: &UnixStream) -> io::Result<u32> {
+/// The peer's uid and pid (0 when the peer is outside our pid namespace) of a connected UNIX
+/// socket.
+pub fn peer_cred(stream: &UnixStream) -> io::Result<(u32, u32)> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: 0,
@@ -55,7 +56,7 @@ pub fn peer_uid(stream: &UnixStream) -> io::Result<u32> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(cred.uid)
+    Ok((cred.uid, u32::try_from(cred.pid).unwrap_or(0)))
 }
 
 /// Waits up to `timeout` for `stream` to become readable (data or end of stream).
@@ -96,7 +97,7 @@ mod tests {
         assert!(peer_allowed(0, 1000));
         assert!(!peer_allowed(1001, 1000));
         let (a, _b) = UnixStream::pair().unwrap();
-        assert_eq!(peer_uid(&a).unwrap(), euid());
+        assert_eq!(peer_cred(&a).unwrap(), (euid(), std::process::id()));
     }
 
     #[test]

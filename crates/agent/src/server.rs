@@ -4,14 +4,22 @@
 
 use std::io;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferrofluid_protocol::control::{self, FrameError, Request, Response, Status, PROTOCOL_VERSION};
+use ferrofluid_protocol::control::{
+    self, FrameError, Request, Response, Status, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION,
+};
 
 use crate::agent::{self, Info};
+use crate::owner::{self, Conn};
 use crate::private_dir;
+
+/// Numbers control connections, so that the session's owner is told apart from other tools.
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
+/// The longest `wait` a tool may ask for (its reads time out after 60 s).
+const MAX_WAIT: Duration = Duration::from_secs(30);
 
 /// How often an idle server looks at its stop flag.
 const IDLE_POLL: Duration = Duration::from_millis(50);
@@ -26,6 +34,11 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
         let info = Arc::new(info);
         let active = Arc::new(AtomicUsize::new(0));
         while !stop.load(Ordering::SeqCst) {
+            if owner::orphan_expired() {
+                // As on `detach`: probes removed, events off, dormant; this loop then ends.
+                agent::detach();
+                continue;
+            }
             match listener.accept() {
                 Ok((mut stream, _)) => {
                     if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
@@ -41,8 +54,19 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
                         .name("ferrofluid-conn".into())
                         .spawn(move || {
                             ferrofluid_jvmti::ffi_guard("control connection", (), || {
-                                if let Err(e) = handle(stream, &stop, &info) {
-                                    log::warn!("control connection: {e}");
+                                match handle(stream, &stop, &info) {
+                                    Ok(()) => {}
+                                    // The tool went away mid-reply (killed): expected, and handled.
+                                    Err(FrameError::Io(e))
+                                        if matches!(
+                                            e.kind(),
+                                            io::ErrorKind::BrokenPipe
+                                                | io::ErrorKind::ConnectionReset
+                                        ) =>
+                                    {
+                                        log::info!("control connection: {e}");
+                                    }
+                                    Err(e) => log::warn!("control connection: {e}"),
                                 }
                             });
                             active.fetch_sub(1, Ordering::SeqCst);
@@ -62,13 +86,29 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
     })
 }
 
-fn handle(mut stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), FrameError> {
+fn handle(stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), FrameError> {
     stream.set_nonblocking(false)?;
-    let peer = private_dir::peer_uid(&stream)?;
+    let (peer, pid) = private_dir::peer_cred(&stream)?;
     if !private_dir::peer_allowed(peer, private_dir::euid()) {
         log::warn!("refused control connection from uid {peer}");
         return Ok(());
     }
+    let conn = Conn {
+        id: NEXT_CONN.fetch_add(1, Ordering::SeqCst),
+        pid,
+    };
+    let result = serve_conn(stream, stop, info, conn);
+    // However it ended: a session this connection owned and did not end is orphaned.
+    owner::closed(conn);
+    result
+}
+
+fn serve_conn(
+    mut stream: UnixStream,
+    stop: &AtomicBool,
+    info: &Info,
+    conn: Conn,
+) -> Result<(), FrameError> {
     let mut hello_done = false;
     loop {
         if !wait_readable(&stream, stop)? {
@@ -86,15 +126,12 @@ fn handle(mut stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), 
             Err(e) => return Err(e),
         };
         let response = match (hello_done, request) {
-            (
-                false,
-                Request::Hello {
-                    version: PROTOCOL_VERSION,
-                },
-            ) => {
+            (false, Request::Hello { version })
+                if (MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&version) =>
+            {
                 hello_done = true;
                 Response::Hello {
-                    version: PROTOCOL_VERSION,
+                    version,
                     agent_version: env!("CARGO_PKG_VERSION").into(),
                     pid: info.pid,
                 }
@@ -112,17 +149,41 @@ fn handle(mut stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), 
                 return Ok(());
             }
             (true, Request::Status) => Response::Status(status(info)),
-            (true, Request::Detach) => {
-                // Become dormant before replying, so a tool that re-attaches right after the reply
-                // finds a clean slate.
-                agent::detach();
-                control::write_frame(&mut stream, &Response::Ok)?;
-                return Ok(());
-            }
             (true, Request::Hello { .. }) => Response::Error {
                 message: "already said hello".into(),
             },
-            (true, other) => agent::control(other),
+            (true, request) => {
+                if let Err(message) = owner::admit(conn, &request, info.pid) {
+                    Response::Error { message }
+                } else {
+                    match request {
+                        Request::Detach => {
+                            // Become dormant before replying, so a tool that re-attaches right
+                            // after the reply finds a clean slate.
+                            agent::detach();
+                            owner::released(conn);
+                            control::write_frame(&mut stream, &Response::Ok)?;
+                            return Ok(());
+                        }
+                        Request::Wait { timeout_ms } => {
+                            let timeout = Duration::from_millis(timeout_ms).min(MAX_WAIT);
+                            if let Some(exited) = owner::wait_exit(timeout) {
+                                let written = control::write_frame(&mut stream, &exited);
+                                owner::delivered();
+                                written?;
+                                continue;
+                            }
+                            Response::Ok
+                        }
+                        Request::Deinstrument => {
+                            let reply = agent::control(request);
+                            owner::released(conn);
+                            reply
+                        }
+                        other => agent::control(other),
+                    }
+                }
+            }
         };
         control::write_frame(&mut stream, &response)?;
     }
@@ -153,5 +214,7 @@ fn status(info: &Info) -> Status {
         dropped_events: crate::collector::dropped(),
         attach_count: agent::attach_count(),
         failed_classes: crate::session::failed_classes(),
+        owner: owner::owner(),
+        unmatched_roots: crate::session::unmatched_roots(),
     }
 }

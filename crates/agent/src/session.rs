@@ -159,6 +159,22 @@ pub fn counts() -> (u64, u64) {
     })
 }
 
+/// The session's root patterns that match no loaded method, each with near names.
+pub fn unmatched_roots() -> Vec<ferrofluid_protocol::control::Unmatched> {
+    let session = lock(&SESSION);
+    let Some(s) = session.as_ref() else {
+        return Vec::new();
+    };
+    s.planner
+        .unmatched_roots()
+        .into_iter()
+        .map(|p| ferrofluid_protocol::control::Unmatched {
+            pattern: p.to_string(),
+            near: s.planner.near_names(p, 3),
+        })
+        .collect()
+}
+
 /// Methods the session's planner left uninstrumented as trivial.
 pub fn trivial_skipped() -> u64 {
     lock(&SESSION)

@@ -37,16 +37,20 @@ fn attach_status_detach_twenty_cycles_leave_the_program_undisturbed() {
     let pid = jvm.java_pid();
     let vm = VirtualMachine::attach(pid).unwrap();
     let socket = socket_of(pid);
+    // Detach removes the default log with the control directory: this one outlives the cycles.
+    let log_path = std::env::temp_dir().join(format!("ff-agent-cycles-{pid}.log"));
+    let _ = std::fs::remove_file(&log_path);
+    let options = format!("log={}", log_path.display());
     let mut loads = 0;
     for cycle in 1..=20u64 {
-        vm.load_agent(&agent_so(), "").unwrap();
+        vm.load_agent(&agent_so(), &options).unwrap();
         loads += 1;
         let mut client = Client::connect(&socket).unwrap();
         assert_eq!(client.pid, pid);
         let s = status(&mut client);
         assert_eq!(
             (s.pid, s.attach_count, s.options.as_str()),
-            (pid, loads, ""),
+            (pid, loads, options.as_str()),
             "cycle {cycle}"
         );
         assert!(s.vm_version.starts_with("17."), "{}", s.vm_version);
@@ -55,7 +59,7 @@ fn attach_status_detach_twenty_cycles_leave_the_program_undisturbed() {
             assert_eq!(std::fs::metadata(dir).unwrap().mode() & 0o777, 0o700);
             assert_eq!(std::fs::metadata(&socket).unwrap().mode() & 0o777, 0o600);
             // Attaching while the agent runs reconnects to it: same socket, one more attach.
-            vm.load_agent(&agent_so(), "").unwrap();
+            vm.load_agent(&agent_so(), &options).unwrap();
             loads += 1;
             let mut again = Client::connect(&socket).unwrap();
             assert_eq!(status(&mut again).attach_count, loads);
@@ -63,12 +67,17 @@ fn attach_status_detach_twenty_cycles_leave_the_program_undisturbed() {
         assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
         assert!(!socket.exists(), "detach removes the socket");
         assert!(
+            !socket.parent().unwrap().exists(),
+            "and the control directory"
+        );
+        assert!(
             Client::connect(&socket).is_err(),
             "dormant agent serves nothing"
         );
         jvm.expect_lines(2);
     }
-    let log = std::fs::read_to_string(socket.parent().unwrap().join("agent.log")).unwrap();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_file(&log_path);
     assert_eq!(log.matches("detached; agent dormant").count(), 20);
     assert_eq!(log.matches("agent already running").count(), 1);
     assert!(

@@ -183,9 +183,11 @@ fn cycles(jdk: &Path, tag: &str, cycles: u64) {
     let vm = VirtualMachine::attach(pid).unwrap();
     let socket = socket_of(pid);
     let dir = socket.parent().unwrap().to_path_buf();
+    // Detach removes the default log with the control directory: this one outlives the cycles.
+    let options = format!("log={}", jvm.dir.join("agent.log").display());
     jvm.run_f(1); // Fig4 loaded before the agent: its bytes come from a retransformation
     for cycle in 1..=cycles {
-        vm.load_agent(&agent_so(), "").unwrap();
+        vm.load_agent(&agent_so(), &options).unwrap();
         let mut client = Client::connect(&socket).unwrap();
         assert_eq!(
             client.request(&instrument("Fig4::f", "lazy")).unwrap(),
@@ -233,7 +235,7 @@ fn cycles(jdk: &Path, tag: &str, cycles: u64) {
         assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
         assert!(jvm.alive());
     }
-    let log = std::fs::read_to_string(dir.join("agent.log")).unwrap();
+    let log = std::fs::read_to_string(jvm.dir.join("agent.log")).unwrap();
     // Per cycle, Fig4 is retransformed to instrument its root, again at the root's first invocation
     // (lazy revelation adds g and h), and to restore it; the hook receives the same original bytes
     // each time, and the restore answers with nothing.

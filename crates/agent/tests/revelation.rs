@@ -195,9 +195,11 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
     // Refl and the reflection and method-handle classes loaded before the agent.
     run(&mut stdin);
     let pid = child.id();
+    // Detach removes the default log with the control directory: this one stays for the checks.
+    let log_path = dir.join("agent.log");
     VirtualMachine::attach(pid)
         .unwrap()
-        .load_agent(&agent_so(), "")
+        .load_agent(&agent_so(), &format!("log={}", log_path.display()))
         .unwrap();
     let socket = socket_of(pid);
     let mut client = Client::connect(&socket).unwrap();
@@ -219,7 +221,6 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         Response::Snapshot { profile } => profile,
         other => panic!("{other:?}"),
     };
-    let log_path = socket.parent().unwrap().join("agent.log");
     let log = std::fs::read_to_string(&log_path).unwrap_or_default();
     assert_eq!(call_paths(&profile), expected_refl(), "{log}");
     // Detaching restores the gateway classes and the JNI table; the program runs on.

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod interrupt;
 
 use std::process::ExitCode;
 

@@ -62,7 +62,10 @@ mod as_strings {
 }
 
 /// Version of the messages below.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
+/// The oldest version an agent still serves: a version-2 tool knows neither `wait` nor
+/// ownership, and is served as before (its `instrument` claims the session all the same).
+pub const MIN_PROTOCOL_VERSION: u32 = 2;
 /// Largest accepted frame (bytes of JSON): snapshots of big call trees fit, garbage lengths do not.
 pub const MAX_FRAME: u32 = 64 << 20;
 
@@ -120,6 +123,10 @@ pub enum Request {
     /// Remove all instrumentation and events, stop the agent's threads, close this connection; the
     /// library stays loaded and dormant until the next attach.
     Detach,
+    /// Wait up to `timeout_ms` for the JVM to exit, from the connection that owns the session:
+    /// `ok` if it did not; if it did, [`Response::Exited`] with the profile collected until then.
+    /// Added in version 3.
+    Wait { timeout_ms: u64 },
 }
 
 /// Agent → tool.
@@ -141,6 +148,10 @@ pub enum Response {
     /// The request failed; the agent and the JVM are unharmed.
     Error {
         message: String,
+    },
+    /// Answer to `wait`: the JVM is exiting; collection stopped and this is what it collected.
+    Exited {
+        profile: serde_json::Value,
     },
 }
 
@@ -166,6 +177,68 @@ pub struct Status {
     /// when none (and from older agents).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_classes: Vec<ferrofluid_profile::FailedClass>,
+    /// The tool whose connection started the session, while it lasts (absent for a session
+    /// started by the agent's own options, `ferrofluid run` or `-agentpath`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// Root (or region) patterns of the session that match no method of a loaded class yet,
+    /// with the names of loaded methods that come close.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_roots: Vec<Unmatched>,
+}
+
+/// The tool that owns a profiling session: the connection that sent its `instrument`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    /// The tool's process id as the agent sees it (`SO_PEERCRED`; 0 outside its pid namespace).
+    pub pid: u32,
+    /// When it sent `instrument`, in ms since the Unix epoch.
+    pub since_ms: u64,
+    /// What it profiles (`root com.acme.Report::render`, `region ...`, `the whole program`).
+    pub what: String,
+    /// Its connection closed without ending the session: the agent removes the probes and goes
+    /// dormant [`ORPHAN_GRACE_SECS`] after that, unless a tool takes the session over.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphaned: bool,
+}
+
+/// How long the agent keeps a session whose owning connection closed without ending it.
+pub const ORPHAN_GRACE_SECS: u64 = 5;
+
+/// A root pattern no loaded method matches, and loaded methods whose names come close.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unmatched {
+    pub pattern: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub near: Vec<String>,
+}
+
+/// Why another tool may not touch a session `owner` drives in JVM `pid`: one line, saying what
+/// to do.
+pub fn busy_message(pid: u32, owner: &Owner) -> String {
+    let by = if owner.pid == 0 {
+        "another ferrofluid".to_owned()
+    } else {
+        format!("another ferrofluid (pid {})", owner.pid)
+    };
+    format!(
+        "JVM {pid} is already being profiled by {by}, since {} UTC ({}); stop it first, or run \
+         `ferrofluid attach {pid}` for its status",
+        utc_time(owner.since_ms),
+        owner.what
+    )
+}
+
+/// Whether an agent's error `message` refuses the request to a tool that does not own the
+/// session ([`busy_message`]) or because the JVM is exiting, rather than reporting a failure.
+pub fn is_refusal(message: &str) -> bool {
+    message.contains(" is already being profiled by ") || message.ends_with(" is exiting")
+}
+
+/// `HH:MM:SS` of a time in ms since the Unix epoch, in UTC.
+pub fn utc_time(ms: u64) -> String {
+    let s = ms / 1000 % 86_400;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// Why a frame could not be read or written.
@@ -399,6 +472,7 @@ mod tests {
             Request::Snapshot,
             Request::Reset,
             Request::Detach,
+            Request::Wait { timeout_ms: 200 },
         ];
         for r in &requests {
             roundtrip(r);
@@ -431,6 +505,22 @@ mod tests {
             Response::Error {
                 message: "no such class".into(),
             },
+            Response::Exited {
+                profile: serde_json::json!({"threads": []}),
+            },
+            Response::Status(Status {
+                owner: Some(Owner {
+                    pid: 7,
+                    since_ms: 1_000,
+                    what: "root A::b".into(),
+                    orphaned: true,
+                }),
+                unmatched_roots: vec![Unmatched {
+                    pattern: "A::c".into(),
+                    near: vec!["A::b".into()],
+                }],
+                ..Default::default()
+            }),
         ];
         for r in &responses {
             roundtrip(r);
@@ -467,6 +557,31 @@ mod tests {
         assert!(serde_json::to_string(&with_cpu)
             .unwrap()
             .ends_with(r#""scheme":"eager","cpu":true,"skip_trivial":true,"adaptive":true}"#));
+    }
+
+    #[test]
+    fn a_busy_session_is_refused_in_one_line() {
+        let owner = Owner {
+            pid: 77,
+            since_ms: (7 * 3600 + 41 * 60 + 2) * 1000 + 999 + 86_400_000 * 3,
+            what: "root com.acme.Server::handle".into(),
+            orphaned: false,
+        };
+        assert_eq!(
+            busy_message(123, &owner),
+            "JVM 123 is already being profiled by another ferrofluid (pid 77), since 07:41:02 UTC \
+             (root com.acme.Server::handle); stop it first, or run `ferrofluid attach 123` for its status"
+        );
+        let unseen = Owner { pid: 0, ..owner };
+        assert!(busy_message(1, &unseen)
+            .starts_with("JVM 1 is already being profiled by another ferrofluid, since"));
+        // A version-2 status (no owner, no unmatched roots) still parses.
+        let old: Response = serde_json::from_str(
+            r#"{"type":"status","pid":1,"agent_version":"0.1.0","vm_version":"17","options":"","collecting":false,"instrumented_classes":0,"instrumented_methods":0,"dropped_events":0,"attach_count":1}"#,
+        )
+        .unwrap();
+        let Response::Status(old) = old else { panic!() };
+        assert_eq!((old.owner, old.unmatched_roots.len()), (None, 0));
     }
 
     #[test]

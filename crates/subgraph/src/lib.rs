@@ -48,6 +48,7 @@ mod cha;
 pub mod error;
 mod intern;
 pub mod model;
+mod near;
 pub mod pattern;
 mod planner;
 pub mod registry;

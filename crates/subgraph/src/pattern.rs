@@ -182,6 +182,16 @@ impl MethodPattern {
         self.descriptor.as_deref()
     }
 
+    /// The method name, if it has no wildcard.
+    pub fn method_literal(&self) -> Option<String> {
+        self.method.is_literal().then(|| self.method.to_string())
+    }
+
+    /// Whether the method name part matches `name` (class and descriptor aside).
+    pub fn method_matches(&self, name: &str) -> bool {
+        self.method.matches(name)
+    }
+
     /// Whether method `name` with `descriptor` of the class `internal_class` matches.
     pub fn matches(&self, internal_class: &str, name: &str, descriptor: &str) -> bool {
         self.method.matches(name)

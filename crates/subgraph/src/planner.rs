@@ -607,6 +607,12 @@ impl Planner {
             .collect()
     }
 
+    /// Up to `max` loaded methods whose names come close to `pattern` (a root that matched
+    /// nothing: a typo, a class without its package), closest first, as `pkg.Class::method`.
+    pub fn near_names(&self, pattern: &MethodPattern, max: usize) -> Vec<String> {
+        crate::near::near_names(&self.registry, pattern, max)
+    }
+
     /// Whether the agent reported `id` as invoked.
     pub fn is_invoked(&self, id: MethodId) -> bool {
         self.invoked.get(id as usize).copied().unwrap_or(false)

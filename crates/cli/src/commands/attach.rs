@@ -1,13 +1,18 @@
 //! `ferrofluid attach PID`: loads the agent into a running JVM (or reconnects to the agent already in it)
 //! and talks to it over its control socket. Also home of the agent flags shared with `ferrofluid run`.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
 use ferrofluid_protocol::{AgentOptions, ClassFilter, ClassPattern, MethodPattern, Scheme};
+
+use crate::interrupt::{self, Interrupts, Mode};
 
 /// Agent flags, translated one to one into the agent option string (docs/agent-options.md).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -137,8 +142,9 @@ pub struct AttachArgs {
     #[command(flatten)]
     pub flags: AgentFlags,
     /// Profile, then write the report here (.txt, .html, .collapsed, .json; `-`: text to the
-    /// terminal). Profiling runs for --duration, or until Enter; then the agent removes its probes
-    /// and goes dormant.
+    /// terminal). Profiling runs for --duration, or until Enter (stdin a terminal), Ctrl-C,
+    /// SIGTERM or the JVM's exit; then the agent removes its probes and goes dormant. Exit status
+    /// 1 if no --root/--region pattern ever matched a method.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Detach the agent after connecting: it removes everything it did and goes dormant.
@@ -173,6 +179,8 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         };
         if let Some(out) = &args.output {
             report_format(out)?;
+            // Before anything is loaded or instrumented, not after the whole profile.
+            check_writable(out)?;
         }
     }
     let socket = socket_path(args.pid, options.socket.as_deref())?;
@@ -196,6 +204,9 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             (client, "attached to")
         }
     };
+    if how == "reconnected to" && (profiling || args.detach) {
+        refuse_if_owned(&mut client, args.pid)?;
+    }
     out(&format!(
         "ferrofluid: {how} the agent in JVM {} (agent {})\n",
         client.pid, client.agent_version
@@ -211,9 +222,22 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     if profiling && !args.detach {
-        let profile = profile_session(&mut client, &session, args.warmup)?;
+        let (profile, ending, unmatched) =
+            profile_session(&mut client, &session, args.warmup, args.pid)?;
         write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
-        return Ok(ExitCode::SUCCESS);
+        if let Ending::Exited = ending {
+            eprintln!(
+                "ferrofluid: JVM {} exited while profiling; the report holds what ran until then",
+                args.pid
+            );
+        }
+        // No root (or region) pattern ever matched a method: nothing the user asked for ran.
+        let patterns = session.roots.len() + session.region.len();
+        return Ok(if patterns > 0 && unmatched == patterns {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     let request = if args.detach {
         Request::Detach
@@ -232,6 +256,38 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Fails if `path` cannot be written, leaving it as it was: a report that cannot be written is
+/// found before profiling, not after it.
+pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| format!("cannot write the report to {}: {e}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Fails with what is going on if another tool owns the agent's session: a second tool must
+/// never take over (or end) a profile the first one is collecting.
+fn refuse_if_owned(client: &mut Client, pid: u32) -> Result<(), String> {
+    match client
+        .request(&Request::Status)
+        .map_err(|e| e.to_string())?
+    {
+        Response::Status(Status {
+            owner: Some(owner), ..
+        }) if !owner.orphaned => Err(control::busy_message(pid, &owner)),
+        _ => Ok(()),
+    }
+}
+
 /// `--reset`: the agent must be running already; loading one would have nothing to reset.
 fn reset(pid: u32, socket: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut client = Client::connect(socket).map_err(|e| {
@@ -240,6 +296,7 @@ fn reset(pid: u32, socket: &Path) -> Result<ExitCode, Box<dyn std::error::Error>
             socket.display()
         )
     })?;
+    refuse_if_owned(&mut client, pid)?;
     expect_ok(&mut client, &Request::Reset)?;
     out(&format!(
         "ferrofluid: the agent in JVM {pid} discarded the data collected so far and goes on profiling\n"
@@ -256,13 +313,101 @@ fn expect_ok(client: &mut Client, request: &Request) -> Result<(), String> {
     }
 }
 
-/// Instruments the call subgraph, collects for `--duration` or until Enter, and returns the
-/// profile; the agent is then de-instrumented and detached, leaving the JVM as it was.
+/// How profiling ended.
+enum Ending {
+    /// `--duration` (or the warm-up) elapsed.
+    Elapsed,
+    /// Enter on the terminal.
+    Enter,
+    /// SIGINT, SIGTERM or SIGHUP.
+    Signal(i32),
+    /// The JVM exited; the agent handed over what it collected.
+    Exited,
+}
+
+/// How often the CLI looks at signals and Enter while the agent waits for the JVM's exit.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Waits until `deadline`, a signal, Enter or the JVM's exit (whose profile it returns).
+fn collect(
+    client: &mut Client,
+    deadline: Option<Instant>,
+    interrupts: &Interrupts,
+    enter: &AtomicBool,
+    pid: u32,
+) -> Result<(Ending, Option<serde_json::Value>), String> {
+    loop {
+        if let Some(signal) = interrupts.received() {
+            return Ok((Ending::Signal(signal), None));
+        }
+        if enter.load(Ordering::SeqCst) {
+            return Ok((Ending::Enter, None));
+        }
+        let now = Instant::now();
+        let wait = match deadline {
+            Some(d) if now >= d => return Ok((Ending::Elapsed, None)),
+            Some(d) => (d - now).min(POLL),
+            None => POLL,
+        };
+        let request = Request::Wait {
+            timeout_ms: wait.as_millis() as u64,
+        };
+        match client.request(&request) {
+            Ok(Response::Ok) => {}
+            Ok(Response::Exited { profile }) => return Ok((Ending::Exited, Some(profile))),
+            Ok(Response::Error { message }) => return Err(format!("agent: {message}")),
+            Ok(other) => return Err(format!("unexpected agent reply {other:?}")),
+            Err(e) => {
+                return Err(format!(
+                    "JVM {pid} ended before its profile could be taken (killed or crashed?): {e}; \
+                     nothing was written"
+                ))
+            }
+        }
+    }
+}
+
+/// Says at once which roots match no loaded method, with near names; profiling goes on, since
+/// their classes may load later. Returns the unmatched patterns.
+fn warn_unmatched(client: &mut Client, flag: &str) -> Vec<String> {
+    let Ok(Response::Status(status)) = client.request(&Request::Status) else {
+        return Vec::new();
+    };
+    for u in &status.unmatched_roots {
+        let hint = if u.near.is_empty() {
+            String::new()
+        } else {
+            format!("; did you mean {}?", u.near.join(" or "))
+        };
+        eprintln!(
+            "ferrofluid: warning: no loaded method matches {flag} {}{hint} (profiling goes on in \
+             case its class loads later)",
+            u.pattern
+        );
+    }
+    status
+        .unmatched_roots
+        .into_iter()
+        .map(|u| u.pattern)
+        .collect()
+}
+
+/// Instruments the call subgraph, collects for `--duration`, until Enter (on a terminal), a
+/// signal or the JVM's exit, and returns the profile; unless the JVM exited, the agent is then
+/// de-instrumented and detached, leaving the JVM as it was.
 fn profile_session(
     client: &mut Client,
     options: &AgentOptions,
     warmup: Option<Duration>,
-) -> Result<ferrofluid_profile::Profile, Box<dyn std::error::Error>> {
+    pid: u32,
+) -> Result<(ferrofluid_profile::Profile, Ending, usize), Box<dyn std::error::Error>> {
+    let interrupts = Interrupts::catch(Mode::Stop {
+        again: format!(
+            "interrupted again: quitting without a report; the agent in JVM {pid} removes its \
+             probes by itself within {} s",
+            control::ORPHAN_GRACE_SECS
+        ),
+    })?;
     let instrument = Request::Instrument {
         roots: options.roots.clone(),
         include: options.filter.include.clone(),
@@ -274,10 +419,24 @@ fn profile_session(
         skip_trivial: options.skip_trivial,
         adaptive: options.adaptive,
     };
-    // Methods the engine could not patch are reported, and the rest is profiled anyway.
-    if let Err(e) = expect_ok(client, &instrument) {
-        eprintln!("ferrofluid: {e}");
+    // Methods the engine could not patch are reported, and the rest is profiled anyway; a
+    // session owned by another tool is not ours to profile.
+    match client.request(&instrument)? {
+        Response::Ok => {}
+        Response::Error { message } if control::is_refusal(&message) => return Err(message.into()),
+        Response::Error { message } => eprintln!("ferrofluid: agent: {message}"),
+        other => return Err(format!("unexpected agent reply {other:?}").into()),
     }
+    let flag = if options.region.is_empty() {
+        "--root"
+    } else {
+        "--region"
+    };
+    let unmatched = if options.roots.is_empty() && options.region.is_empty() {
+        Vec::new()
+    } else {
+        warn_unmatched(client, flag)
+    };
     expect_ok(client, &Request::Start)?;
     let what = if !options.region.is_empty() {
         let region: Vec<String> = options.region.iter().map(ToString::to_string).collect();
@@ -288,47 +447,125 @@ fn profile_session(
         let roots: Vec<String> = options.roots.iter().map(ToString::to_string).collect();
         roots.join(", ")
     };
+    let enter = Arc::new(AtomicBool::new(false));
+    if options.duration.is_none() && std::io::stdin().is_terminal() {
+        let enter = Arc::clone(&enter);
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            if std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+                enter.store(true, Ordering::SeqCst);
+            }
+        });
+    }
+    let mut ended = None;
     if let Some(w) = warmup {
         eprintln!(
             "ferrofluid: warming up {what} for {w:?} (what is collected meanwhile is discarded)"
         );
-        std::thread::sleep(w);
-        expect_ok(client, &Request::Reset)?;
+        let (ending, exited) = collect(client, Some(Instant::now() + w), &interrupts, &enter, pid)?;
+        if let Ending::Elapsed = ending {
+            expect_ok(client, &Request::Reset)?;
+        } else {
+            ended = Some((ending, exited));
+        }
     }
-    match options.duration {
-        Some(d) => {
-            eprintln!("ferrofluid: profiling {what} for {d:?}");
-            std::thread::sleep(d);
+    let (ending, exited) = match ended {
+        Some(e) => e,
+        None => {
+            let deadline = match options.duration {
+                Some(d) => {
+                    eprintln!("ferrofluid: profiling {what} for {d:?} (Ctrl-C stops earlier)");
+                    Some(Instant::now() + d)
+                }
+                None if std::io::stdin().is_terminal() => {
+                    eprintln!("ferrofluid: profiling {what}; press Enter or Ctrl-C to stop");
+                    None
+                }
+                None => {
+                    eprintln!(
+                        "ferrofluid: profiling {what} until Ctrl-C, SIGTERM or the JVM's exit"
+                    );
+                    None
+                }
+            };
+            collect(client, deadline, &interrupts, &enter, pid)?
+        }
+    };
+    if let Ending::Signal(signal) = ending {
+        eprintln!(
+            "ferrofluid: {}: stopping, writing the report and removing the probes",
+            interrupt::name(signal)
+        );
+    }
+    // Patterns that never matched: those unmatched at the start, unless the JVM exits (then
+    // any that matched later made the profile's threads).
+    let mut still_unmatched = unmatched.len();
+    let mut restore_failures = Vec::new();
+    let value = match exited {
+        Some(value) => {
+            if value["threads"].as_array().is_some_and(|t| !t.is_empty()) {
+                still_unmatched = 0;
+            }
+            value
         }
         None => {
-            eprintln!("ferrofluid: profiling {what}; press Enter to stop");
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
+            if !unmatched.is_empty() {
+                if let Ok(Response::Status(status)) = client.request(&Request::Status) {
+                    for u in &status.unmatched_roots {
+                        eprintln!(
+                            "ferrofluid: {flag} {} matched no method while profiling",
+                            u.pattern
+                        );
+                    }
+                    still_unmatched = status.unmatched_roots.len();
+                }
+            }
+            expect_ok(client, &Request::Stop)?;
+            let value = match client.request(&Request::Snapshot)? {
+                Response::Snapshot { profile } => profile,
+                Response::Error { message } => return Err(format!("agent: {message}").into()),
+                other => return Err(format!("unexpected agent reply {other:?}").into()),
+            };
+            // The profile is taken: failing to restore a class must not lose it. A JVM that
+            // began exiting meanwhile has nothing left to restore.
+            match expect_ok(client, &Request::Deinstrument) {
+                Err(e) if e.ends_with(" is exiting") => {
+                    return finish(value, Vec::new(), ending, still_unmatched)
+                }
+                Err(e) => eprintln!("ferrofluid: warning: {e}"),
+                Ok(()) => {}
+            }
+            // Restore failures come after the snapshot: the agent's status lists them.
+            if let Ok(Response::Status(status)) = client.request(&Request::Status) {
+                restore_failures = status.failed_classes;
+            }
+            match expect_ok(client, &Request::Detach) {
+                Err(e) if e.ends_with(" is exiting") => {}
+                Err(e) => eprintln!("ferrofluid: warning: {e}"),
+                Ok(()) => {}
+            }
+            value
         }
-    }
-    expect_ok(client, &Request::Stop)?;
-    let value = match client.request(&Request::Snapshot)? {
-        Response::Snapshot { profile } => profile,
-        Response::Error { message } => return Err(format!("agent: {message}").into()),
-        other => return Err(format!("unexpected agent reply {other:?}").into()),
     };
+    finish(value, restore_failures, ending, still_unmatched)
+}
+
+/// The profile of `value` with the classes that could not be restored added, and how the
+/// session ended.
+fn finish(
+    value: serde_json::Value,
+    restore_failures: Vec<ferrofluid_profile::FailedClass>,
+    ending: Ending,
+    still_unmatched: usize,
+) -> Result<(ferrofluid_profile::Profile, Ending, usize), Box<dyn std::error::Error>> {
     if let Some(n) = value.get("dropped_events").and_then(|d| d.as_u64()) {
         if n > 0 {
             eprintln!("ferrofluid: warning: {n} events were dropped; the profile is inexact");
         }
     }
     let mut profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
-    // A class that could not be restored must not cost the profile: said, and the agent still
-    // detaches.
-    if let Err(e) = expect_ok(client, &Request::Deinstrument) {
-        eprintln!("ferrofluid: warning: {e}");
-    }
-    // Restore failures come after the snapshot: the agent's status lists them.
-    if let Ok(Response::Status(status)) = client.request(&Request::Status) {
-        ferrofluid_profile::merge_failed(&mut profile.failed_classes, status.failed_classes);
-    }
-    expect_ok(client, &Request::Detach)?;
-    Ok(profile)
+    ferrofluid_profile::merge_failed(&mut profile.failed_classes, restore_failures);
+    Ok((profile, ending, still_unmatched))
 }
 
 /// The report format of `path` (`-`: text).
@@ -436,7 +673,7 @@ fn format_status(s: &Status) -> String {
     } else {
         &s.options
     };
-    format!(
+    let mut text = format!(
         "pid:            {}\nJVM:            {}\nagent:          {}\noptions:        {options}\n\
          collecting:     {}\ninstrumented:   {} classes, {} methods\ndropped events: {}\nattaches:       {}\n",
         s.pid,
@@ -447,7 +684,31 @@ fn format_status(s: &Status) -> String {
         s.instrumented_methods,
         s.dropped_events,
         s.attach_count
-    )
+    );
+    if let Some(o) = &s.owner {
+        let state = if o.orphaned {
+            format!(
+                "; it disconnected: the probes are removed within {} s",
+                control::ORPHAN_GRACE_SECS
+            )
+        } else {
+            String::new()
+        };
+        let by = if o.pid == 0 {
+            "ferrofluid".to_owned()
+        } else {
+            format!("ferrofluid pid {}", o.pid)
+        };
+        text += &format!(
+            "profiled by:    {by} since {} UTC ({}){state}\n",
+            control::utc_time(o.since_ms),
+            o.what
+        );
+    }
+    for u in &s.unmatched_roots {
+        text += &format!("no match yet:   {}\n", u.pattern);
+    }
+    text
 }
 
 #[cfg(test)]

@@ -3,8 +3,11 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
-use super::attach::{report_format, write_report, AgentFlags};
+use super::attach::{check_writable, report_format, write_report, AgentFlags};
+use crate::interrupt::{self, Interrupts, Mode};
 
 /// Arguments of `ferrofluid run`.
 #[derive(Debug, clap::Args)]
@@ -16,7 +19,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub flags: AgentFlags,
     /// Write the report here when the JVM exits (.txt, .html, .collapsed, .json; `-`: text to the
-    /// terminal). Without --root the whole program is profiled.
+    /// terminal, the default without --file). Without --root the whole program is profiled.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The command: `java ARGS...`, or any command that starts JVMs.
@@ -28,14 +31,25 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut options = args.flags.options()?;
     let agent = args.flags.agent_library()?;
-    // With -o, the agent writes its JSON profile at exit (to the output itself for .json, else to a
+    if args.output.is_some() && options.file.is_some() {
+        return Err("give either --file (the agent's JSON) or -o (a report), not both".into());
+    }
+    // Without -o or --file the text report goes to the terminal when the JVM exits: a profile
+    // is never taken only to be thrown away.
+    let output = match (&args.output, &options.file) {
+        (Some(o), _) => Some(o.clone()),
+        (None, None) => Some(PathBuf::from("-")),
+        (None, Some(_)) => None,
+    };
+    if let Some(file) = &options.file {
+        check_writable(file)?;
+    }
+    // The agent writes its JSON profile at exit (to the output itself for .json, else to a
     // temporary file converted afterwards).
     let mut convert: Option<(PathBuf, PathBuf)> = None;
-    if let Some(output) = &args.output {
-        if options.file.is_some() {
-            return Err("give either --file (the agent's JSON) or -o (a report), not both".into());
-        }
+    if let Some(output) = &output {
         let format = report_format(output)?;
+        check_writable(output)?;
         let json = if format == ferrofluid_report::Format::Json && output.as_os_str() != "-" {
             std::path::absolute(output)?
         } else {
@@ -49,24 +63,48 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let agentpath = agentpath_arg(&agent.display().to_string(), &options.to_string());
     let mut command = build_command(&args.command, &agentpath);
-    let status = command
-        .status()
+    // Caught before the JVM starts: Ctrl-C reaches it too, and ferrofluid must outlive it to
+    // write its report.
+    let child_pid = Arc::new(AtomicU32::new(0));
+    let interrupts = Interrupts::catch(Mode::Forward(Arc::clone(&child_pid)))?;
+    let mut child = command
+        .spawn()
         .map_err(|e| format!("cannot run `{}`: {e}", args.command[0]))?;
+    child_pid.store(child.id(), Ordering::SeqCst);
+    let status = child.wait()?;
     // Like a shell: the command's code, or 128 + the signal that killed it.
     let code = status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);
+    if let Some(signal) = interrupts.received() {
+        eprintln!(
+            "ferrofluid: {}: the program ended (exit status {code}); writing what was profiled",
+            interrupt::name(signal)
+        );
+    }
     if let Some((json, output)) = convert {
         let bytes = std::fs::read(&json).map_err(|e| {
             format!(
-                "the agent wrote no profile ({}: {e}); see its log",
+                "the agent wrote no profile ({}: {e}); the JVM may have been killed, or see the \
+                 agent's log",
                 json.display()
             )
-        });
-        let _ = std::fs::remove_file(&json);
-        let profile = ferrofluid_profile::Profile::from_json_slice(&bytes?)?;
-        write_report(&profile, &output)?;
+        })?;
+        // The temporary JSON goes once the report is written, and is named if it stays.
+        let written = ferrofluid_profile::Profile::from_json_slice(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|p| write_report(&p, &output).map_err(|e| e.to_string()));
+        match written {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&json);
+            }
+            Err(e) => {
+                return Err(
+                    format!("{e}; the agent's profile is kept in {}", json.display()).into(),
+                )
+            }
+        }
     } else if let Some(json) = &options.file {
         // Written by the agent itself: its failed classes are said all the same.
         let profile = std::fs::read(json)

@@ -1,0 +1,593 @@
+//! Interruption and lifecycle on real JVMs: Ctrl-C and SIGTERM on `attach` and `run` write the
+//! report and leave the JVM as it was; a killed `attach` leaves no probes behind; outputs are
+//! checked before anything happens; a second tool cannot take a session over; the JVM exiting
+//! mid-profile ends `attach` with what was collected; a root that matches nothing is named at
+//! once, with near names; the control directory goes on detach and exit.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod common;
+use common::{agent, child, compile, ferrofluid};
+use ferrofluid_protocol::control::{self, Client, Request, Response};
+use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+
+/// `Rounds` (a `round` of ten `step`s through `work` every millisecond until the file `stop`
+/// exists) running without the agent, once it printed `ready`.
+struct Target {
+    dir: PathBuf,
+    java: Child,
+    stop: PathBuf,
+}
+
+impl Target {
+    fn start(tag: &str) -> Target {
+        let dir = compile("Rounds.java", tag);
+        let stop = dir.join("stop");
+        let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+            .arg("-cp")
+            .arg(&dir)
+            .arg("Rounds")
+            .arg(&stop)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(java.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert_eq!(first, "ready\n");
+        Target { dir, java, stop }
+    }
+
+    fn pid(&self) -> u32 {
+        self.java.id()
+    }
+
+    /// The agent's control directory in this JVM (the default one).
+    fn control_dir(&self) -> PathBuf {
+        control::default_socket_path(Path::new("/tmp"), self.pid())
+            .parent()
+            .unwrap()
+            .to_path_buf()
+    }
+
+    /// Lets the program end, and checks that it ended well.
+    fn finish(mut self) {
+        std::fs::write(&self.stop, "").unwrap();
+        assert!(self.java.wait().unwrap().success());
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        // A failed assertion must not leave the JVM behind.
+        let _ = std::fs::write(&self.stop, "");
+        let _ = std::fs::remove_dir_all(self.control_dir());
+    }
+}
+
+/// `ferrofluid attach PID --agent AGENT ARGS`, stdin at EOF, stderr piped; returns once it
+/// said it is profiling, with the stderr lines so far and the rest of stderr to read.
+// The child is returned running: the caller waits for it.
+#[allow(clippy::zombie_processes)]
+fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(pid.to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let status = cli.wait().unwrap();
+            panic!("attach ended ({status}) before profiling: {lines:?}");
+        }
+        let profiling = line.starts_with("ferrofluid: profiling ");
+        lines.push(line);
+        if profiling {
+            return (cli, lines, stderr);
+        }
+    }
+}
+
+fn rest(mut stderr: BufReader<ChildStderr>) -> String {
+    let mut s = String::new();
+    stderr.read_to_string(&mut s).unwrap();
+    s
+}
+
+/// Sends `signal` (`INT`, `TERM`, `KILL`) to `target` (a pid, or `-PGID`).
+fn kill(signal: &str, target: &str) {
+    let status = Command::new("kill")
+        .args(["-s", signal, "--", target])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// `ferrofluid attach PID` (status), which loads the agent if none answers.
+fn status(pid: u32) -> String {
+    let out = ferrofluid()
+        .arg("attach")
+        .arg(pid.to_string())
+        .arg("--agent")
+        .arg(agent())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The agent a status found was dormant (it had to be loaded again) and instruments nothing.
+fn assert_restored(status: &str) {
+    assert!(
+        status.starts_with("ferrofluid: attached to the agent in JVM ")
+            && status.contains("\ncollecting:     no\ninstrumented:   0 classes, 0 methods\n")
+            && !status.contains("profiled by:"),
+        "{status}"
+    );
+}
+
+fn calls(node: &Value) -> u64 {
+    node["calls"].as_u64().unwrap()
+}
+
+/// The calls of `round`, `work` and `step` under the main thread's root.
+fn rounds(doc: &Value) -> (u64, u64, u64) {
+    let main = &common::thread(doc, "main")["root"];
+    let round = child(main, "round");
+    let work = child(round, "work");
+    (calls(round), calls(work), calls(child(work, "step")))
+}
+
+/// A profile stopped while `Rounds` runs: at least one round, and whatever of the round in
+/// flight had begun.
+fn assert_rounds_in_flight(doc: &Value) {
+    let (round, work, step) = rounds(doc);
+    assert!(round > 0, "{doc}");
+    assert!(work == round || work + 1 == round, "{doc}");
+    assert!(step <= 10 * work && step + 10 >= 10 * work, "{doc}");
+}
+
+fn interrupted(signal: &str, name: &str, duration: &[&str], said: &str, tag: &str) {
+    let target = Target::start(tag);
+    let out = target.dir.join("out.json");
+    let mut args = vec!["--root", "Rounds::round", "--include", "Rounds", "-o"];
+    args.push(out.to_str().unwrap());
+    args.extend_from_slice(duration);
+    let (mut cli, lines, stderr) = attach_profiling(target.pid(), &args);
+    assert_eq!(lines.last().unwrap(), said);
+    // Stdin at its end stops nothing: profiling goes on until the signal.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        cli.try_wait().unwrap().is_none(),
+        "attach stopped by itself"
+    );
+    kill(signal, &cli.id().to_string());
+    let ended = cli.wait().unwrap();
+    let err = rest(stderr);
+    assert!(ended.success(), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "ferrofluid: {name}: stopping, writing the report and removing the probes\n\
+             ferrofluid: report written to {}\n",
+            out.display()
+        )
+    );
+    assert_rounds_in_flight(&read_profile_json(&out));
+    // Detached: the control directory is gone, and the agent found next is dormant.
+    assert!(!target.control_dir().exists());
+    assert_restored(&status(target.pid()));
+    target.finish();
+}
+
+#[test]
+fn ctrl_c_on_attach_writes_the_report_and_restores_the_jvm() {
+    interrupted(
+        "INT",
+        "SIGINT",
+        &[],
+        "ferrofluid: profiling Rounds::round until Ctrl-C, SIGTERM or the JVM's exit\n",
+        "life-int",
+    );
+}
+
+#[test]
+fn sigterm_on_attach_with_a_duration_ends_it_early_the_same_way() {
+    interrupted(
+        "TERM",
+        "SIGTERM",
+        &["--duration", "5m"],
+        "ferrofluid: profiling Rounds::round for 300s (Ctrl-C stops earlier)\n",
+        "life-term",
+    );
+}
+
+#[test]
+fn a_killed_attach_leaves_no_probes_after_the_grace_period() {
+    let target = Target::start("life-kill");
+    let (out, log) = (target.dir.join("out.json"), target.dir.join("agent.log"));
+    let (mut cli, _, _) = attach_profiling(
+        target.pid(),
+        &[
+            "--root",
+            "Rounds::round",
+            "-o",
+            out.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    );
+    kill("KILL", &cli.id().to_string());
+    cli.wait().unwrap();
+    // The agent notices at once, and goes dormant after the grace period (5 s).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut text = String::new();
+    while Instant::now() < deadline {
+        text = std::fs::read_to_string(&log).unwrap();
+        if text.contains("detached; agent dormant") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let gone = format!("the tool that started this session (pid {}) ", cli.id());
+    for said in [
+        "disconnected without ending it; the probes are removed in 5 s unless a tool takes over",
+        "is gone: removing the probes and going dormant",
+    ] {
+        assert_eq!(text.matches(&format!("{gone}{said}")).count(), 1, "{text}");
+    }
+    assert!(text.contains("] deinstrumented "), "{text}");
+    assert!(!out.exists());
+    assert!(!target.control_dir().exists());
+    assert_restored(&status(target.pid()));
+    target.finish();
+}
+
+#[test]
+fn unwritable_outputs_fail_at_once_and_touch_nothing() {
+    let target = Target::start("life-out");
+    let attach = ferrofluid()
+        .arg("attach")
+        .arg(target.pid().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "Rounds::round", "-o", "/nonexistent/dir/p.html"])
+        .output()
+        .unwrap();
+    let said = "ferrofluid: error: cannot write the report to /nonexistent/dir/p.html: No such \
+                file or directory (os error 2)\n";
+    assert_eq!(attach.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&attach.stderr), said);
+    // Nothing was loaded into the JVM.
+    assert!(!target.control_dir().exists());
+    let run = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args([
+            "--root",
+            "Rounds::round",
+            "-o",
+            "/nonexistent/dir/p.html",
+            "--",
+        ])
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&target.dir)
+        .arg("Rounds")
+        .arg(&target.stop)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&run.stderr), said);
+    // The program never started.
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "");
+    target.finish();
+}
+
+#[test]
+fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
+    let target = Target::start("life-second");
+    let pid = target.pid();
+    let (out, out2) = (target.dir.join("out.json"), target.dir.join("out2.txt"));
+    let (mut first, _, stderr) = attach_profiling(
+        pid,
+        &["--root", "Rounds::round", "-o", out.to_str().unwrap()],
+    );
+    let busy_start = format!(
+        "ferrofluid: error: JVM {pid} is already being profiled by another ferrofluid (pid {}), since ",
+        first.id()
+    );
+    let busy_end = format!(
+        " UTC (root Rounds::round); stop it first, or run `ferrofluid attach {pid}` for its status\n"
+    );
+    let pid_arg = pid.to_string();
+    for args in [
+        &[
+            "--root",
+            "Rounds::work",
+            "--duration",
+            "1s",
+            "-o",
+            out2.to_str().unwrap(),
+        ][..],
+        &["--reset"],
+        &["--detach"],
+    ] {
+        let second = ferrofluid()
+            .arg("attach")
+            .arg(&pid_arg)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&second.stderr);
+        assert_eq!(second.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&busy_start) && err.ends_with(&busy_end) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!out2.exists());
+    // The agent refuses by itself too, whatever the tool checked first.
+    let socket = control::default_socket_path(Path::new("/tmp"), pid);
+    let mut raw = Client::connect(&socket).unwrap();
+    for request in [
+        Request::Instrument {
+            roots: vec!["Rounds::work".parse().unwrap()],
+            include: vec![],
+            exclude: vec![],
+            scheme: Default::default(),
+            region: vec![],
+            region_last: None,
+            cpu: false,
+            skip_trivial: false,
+            adaptive: false,
+        },
+        Request::Stop,
+        Request::Deinstrument,
+        Request::Detach,
+        Request::Wait { timeout_ms: 1 },
+    ] {
+        let Response::Error { message } = raw.request(&request).unwrap() else {
+            panic!("{request:?} was not refused");
+        };
+        if let Request::Wait { .. } = request {
+            assert_eq!(
+                message,
+                "`wait` is only for the connection that started the session"
+            );
+        } else {
+            assert!(
+                message.starts_with(&busy_start["ferrofluid: error: ".len()..])
+                    && message.ends_with(busy_end.trim_end()),
+                "{message}"
+            );
+        }
+    }
+    drop(raw);
+    // Status stays open to everyone, and says who profiles.
+    let s = status(pid);
+    assert!(
+        s.starts_with("ferrofluid: reconnected to the agent")
+            && s.contains("\ncollecting:     yes\n")
+            && s.contains(&format!(
+                "\nprofiled by:    ferrofluid pid {} since ",
+                first.id()
+            ))
+            && s.ends_with(" UTC (root Rounds::round)\n"),
+        "{s}"
+    );
+    kill("INT", &first.id().to_string());
+    let ended = first.wait().unwrap();
+    let err = rest(stderr);
+    assert!(ended.success(), "{err}");
+    assert_rounds_in_flight(&read_profile_json(&out));
+    assert_restored(&status(pid));
+    target.finish();
+}
+
+#[test]
+fn the_jvm_exiting_mid_profile_ends_attach_with_what_was_collected() {
+    let target = Target::start("life-exit");
+    let pid = target.pid();
+    let out = target.dir.join("out.json");
+    let args = [
+        "--root",
+        "Rounds::round",
+        "--include",
+        "Rounds",
+        "--duration",
+        "5m",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let (mut cli, _, stderr) = attach_profiling(pid, &args);
+    std::thread::sleep(Duration::from_millis(300));
+    let control_dir = target.control_dir();
+    let asked = Instant::now();
+    std::fs::write(&target.stop, "").unwrap();
+    let ended = cli.wait().unwrap();
+    let took = asked.elapsed();
+    eprintln!("attach ended {took:?} after the program was asked to stop");
+    let err = rest(stderr);
+    assert!(ended.success(), "{err}");
+    // Long before the 5 minutes.
+    assert!(took < Duration::from_secs(300));
+    assert_eq!(
+        err,
+        format!(
+            "ferrofluid: report written to {}\n\
+             ferrofluid: JVM {pid} exited while profiling; the report holds what ran until then\n",
+            out.display()
+        )
+    );
+    // Every round completed before the JVM exited: the counts are exact.
+    let (round, work, step) = rounds(&read_profile_json(&out));
+    assert!(round > 0);
+    assert_eq!((work, step), (round, 10 * round));
+    let mut target = target;
+    assert!(target.java.wait().unwrap().success());
+    assert!(!control_dir.exists());
+    let _ = std::fs::remove_dir_all(&target.dir);
+}
+
+#[test]
+fn a_root_that_matches_nothing_is_named_at_once_with_near_names() {
+    let target = Target::start("life-typo");
+    let out = target.dir.join("out.json");
+    let attach = ferrofluid()
+        .arg("attach")
+        .arg(target.pid().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "Rounds::rund", "--root", "Ronuds::round"])
+        .args(["--duration", "1s", "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&attach.stderr);
+    assert_eq!(attach.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let goes_on = "? (profiling goes on in case its class loads later)";
+    // Before profiling starts, not after the duration.
+    assert_eq!(
+        lines[..3],
+        [
+            format!("ferrofluid: warning: no loaded method matches --root Rounds::rund; did you mean Rounds::round{goes_on}"),
+            format!("ferrofluid: warning: no loaded method matches --root Ronuds::round; did you mean Rounds::round{goes_on}"),
+            "ferrofluid: profiling Rounds::rund, Ronuds::round for 1s (Ctrl-C stops earlier)".to_owned(),
+        ]
+    );
+    assert_eq!(
+        lines[3..5],
+        [
+            "ferrofluid: --root Rounds::rund matched no method while profiling",
+            "ferrofluid: --root Ronuds::round matched no method while profiling",
+        ]
+    );
+    assert!(out.exists());
+    target.finish();
+}
+
+/// `ferrofluid run --root Rounds::round -o out.txt -- java ... Rounds STOP` in a process group
+/// of its own, with its stdout piped; returns once the program printed `ready`.
+fn run_rounds(
+    dir: &Path,
+    out: &Path,
+    stop: &Path,
+) -> (Child, BufReader<std::process::ChildStdout>) {
+    let mut run = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "Rounds::round", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(dir)
+        .arg("Rounds")
+        .arg(stop)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, "ready\n");
+    (run, stdout)
+}
+
+fn interrupted_run(target: &str, signal: &str, name: &str, code: i32, tag: &str) {
+    let dir = compile("Rounds.java", tag);
+    let (out, stop) = (dir.join("out.txt"), dir.join("stop"));
+    let (mut run, _stdout) = run_rounds(&dir, &out, &stop);
+    // A few rounds profiled.
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = run.id();
+    kill(signal, &target.replace("PID", &pid.to_string()));
+    let status = run.wait().unwrap();
+    let _ = std::fs::write(&stop, "");
+    let mut err = String::new();
+    run.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    // The program's own status, and its report.
+    assert_eq!(status.code(), Some(code), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "ferrofluid: {name}: the program ended (exit status {code}); writing what was profiled\n\
+             ferrofluid: report written to {}\n",
+            out.display()
+        )
+    );
+    let report = std::fs::read_to_string(&out).unwrap();
+    assert!(report.contains(" Rounds.step(I)V\n"), "{report}");
+    let tmp = std::env::temp_dir().join(format!("ferrofluid-run-{pid}.json"));
+    assert!(!tmp.exists(), "{} left behind", tmp.display());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_on_run_reaches_the_jvm_and_the_report_is_written() {
+    // As a terminal does: the whole process group gets it.
+    interrupted_run("-PID", "INT", "SIGINT", 130, "life-run-int");
+}
+
+#[test]
+fn sigterm_to_run_alone_is_passed_to_the_jvm_and_the_report_is_written() {
+    interrupted_run("PID", "TERM", "SIGTERM", 143, "life-run-term");
+}
+
+#[test]
+fn run_without_an_output_prints_the_text_report() {
+    let dir = compile("Rounds.java", "life-run-text");
+    let stop = dir.join("stop");
+    std::fs::write(&stop, "").unwrap();
+    let run = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "Rounds::main", "--include", "Rounds", "--"])
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Rounds")
+        .arg(&stop)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{err}");
+    assert_eq!(err, "");
+    // The program's output, then the report.
+    assert!(out.starts_with("ready\nferrofluid CPU profile\n"), "{out}");
+    assert!(
+        out.contains(" Rounds.main([Ljava/lang/String;)V\n"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
