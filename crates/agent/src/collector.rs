@@ -280,6 +280,10 @@ pub fn snapshot_json() -> Result<serde_json::Value, String> {
         .map_err(|e| e.to_string())?;
     if let Some(obj) = value.as_object_mut() {
         obj.insert("dropped_events".into(), dropped.into());
+        let unrevealed = crate::session::UNREVEALED.load(Ordering::Relaxed);
+        if unrevealed > 0 {
+            obj.insert("unrevealed_calls".into(), unrevealed.into());
+        }
     }
     Ok(value)
 }

@@ -10,13 +10,14 @@
 //! the retransforming thread and takes `SESSION` itself).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use ferrofluid_classfile::{
     instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
 };
-use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti};
+use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti};
 use ferrofluid_subgraph::{
     ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
 };
@@ -107,21 +108,29 @@ pub fn method_name(id: u32) -> Option<MethodName> {
     lock(&NAMES).as_ref()?.get(&id).cloned()
 }
 
-/// Number of methods carrying probes and classes patched in the current session.
+/// What a snapshot says of the last session once it ended (`deinstrument`), so that a tool may
+/// remove the probes before it asks for the profile: methods instrumented, trivial methods
+/// skipped, global ids of the methods whose probes were dropped.
+static ENDED: Mutex<Option<(u64, u64, Vec<u32>)>> = Mutex::new(None);
+
+/// Number of methods carrying probes and classes patched in the current session (methods: of
+/// the last one, if it ended).
 pub fn counts() -> (u64, u64) {
-    lock(&SESSION).as_ref().map_or((0, 0), |s| {
-        (
+    match lock(&SESSION).as_ref() {
+        Some(s) => (
             s.planner.counters().instrumented as u64,
             s.instrumented.len() as u64,
-        )
-    })
+        ),
+        None => (lock(&ENDED).as_ref().map_or(0, |e| e.0), 0),
+    }
 }
 
-/// Methods the session's planner left uninstrumented as trivial.
+/// Methods the session's planner left uninstrumented as trivial (or the last session's).
 pub fn trivial_skipped() -> u64 {
-    lock(&SESSION)
-        .as_ref()
-        .map_or(0, |s| s.planner.counters().trivial_skipped as u64)
+    match lock(&SESSION).as_ref() {
+        Some(s) => s.planner.counters().trivial_skipped as u64,
+        None => lock(&ENDED).as_ref().map_or(0, |e| e.1),
+    }
 }
 
 /// Whether the session drops the probes of short, frequent methods (`adaptive`; never in
@@ -132,11 +141,15 @@ pub fn adaptive() -> bool {
         .is_some_and(|s| s.planner.config().adaptive)
 }
 
-/// The global ids of the methods whose probes were dropped ([`drop_probes`]).
+/// The global ids of the methods whose probes were dropped ([`drop_probes`]), in the current
+/// session or the last one.
 pub fn dropped_ids() -> Vec<u32> {
-    lock(&SESSION).as_ref().map_or_else(Vec::new, |s| {
-        s.planner.dropped().map(|pid| s.base + pid).collect()
-    })
+    match lock(&SESSION).as_ref() {
+        Some(s) => s.planner.dropped().map(|pid| s.base + pid).collect(),
+        None => lock(&ENDED)
+            .as_ref()
+            .map_or_else(Vec::new, |e| e.2.clone()),
+    }
 }
 
 /// Drops the probes of the methods with global ids `ids` (`adaptive`: called often, shorter
@@ -250,10 +263,11 @@ pub fn log_precision() {
         top.join(", ")
     );
     log::info!(
-        "retransformations: {} calls, {} classes, {} ms",
+        "retransformations: {} calls, {} classes, {} ms; calls before their callees were instrumented (reveal=async): {}",
         RETRANSFORM_CALLS.load(Ordering::Relaxed),
         RETRANSFORM_CLASSES.load(Ordering::Relaxed),
-        RETRANSFORM_NS.load(Ordering::Relaxed) / 1_000_000
+        RETRANSFORM_NS.load(Ordering::Relaxed) / 1_000_000,
+        UNREVEALED.load(Ordering::Relaxed)
     );
 }
 
@@ -715,11 +729,25 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         crate::site_flags::hold_active(env);
     }
     hooks::ALL_THREADS.store(all, Ordering::SeqCst);
+    let revealing = session.planner.scheme() != ferrofluid_subgraph::Scheme::Total
+        && !crate::region::enabled()
+        && !all;
     *lock(&SESSION) = Some(session);
+    UNREVEALED.store(0, Ordering::Relaxed);
+    let asynchronous = revealing && ASYNC.load(Ordering::SeqCst);
+    if asynchronous {
+        // Requests are queued from now on, but served only once the planner has seen every
+        // loaded class (below): a call into a class whose bytes it has not seen yet would
+        // reveal nothing.
+        accept_requests();
+    }
     // Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
     // bytes to the planner, which instruments them in the same hook if it chooses them.
     let mut errors = retransform(jvmti, env, &unknown);
     errors.extend(flush_pending(jvmti, env));
+    if asynchronous {
+        start_reveal_thread(jvmti);
+    }
     let mut session = lock(&SESSION);
     if let Some(s) = session.as_mut() {
         errors.append(&mut s.failures);
@@ -772,9 +800,19 @@ fn flush_pending(jvmti: Jvmti, env: &JniEnv<'_>) -> Vec<String> {
 /// Ends the session: every patched class is retransformed with no hook answer, which restores the
 /// bytes it had before the agent touched it.
 pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
+    stop_reveal_thread();
     let Some(session) = lock(&SESSION).take() else {
         return Outcome::default();
     };
+    *lock(&ENDED) = Some((
+        session.planner.counters().instrumented as u64,
+        session.planner.counters().trivial_skipped as u64,
+        session
+            .planner
+            .dropped()
+            .map(|pid| session.base + pid)
+            .collect(),
+    ));
     hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
     crate::site_flags::reset(env);
     crate::jni_intercept::uninstall(jvmti);
@@ -826,7 +864,13 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Vec<Str
         let classes: Vec<Class<'_>> = locals.iter().map(|(_, c)| *c).collect();
         let started = std::time::Instant::now();
         let result = jvmti.retransform_classes(&classes);
-        RETRANSFORM_NS.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let took = started.elapsed();
+        log::info!(
+            "retransformed {} classes in {:.1} ms",
+            classes.len(),
+            took.as_secs_f64() * 1e3
+        );
+        RETRANSFORM_NS.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
         RETRANSFORM_CALLS.fetch_add(1, Ordering::Relaxed);
         RETRANSFORM_CLASSES.fetch_add(classes.len() as u64, Ordering::Relaxed);
         if let Err(e) = result {
@@ -930,6 +974,16 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
+    if ASYNC.load(Ordering::Relaxed) {
+        if flags::get(id) & flags::INVOKED != 0 {
+            return;
+        }
+        flags::set(id, flags::INVOKED | flags::PENDING);
+        if enqueue(Queued::Invocation(id)) {
+            return;
+        }
+        flags::clear_bits(id, flags::INVOKED | flags::PENDING);
+    }
     let _reveal = lock(&REVEAL);
     if flags::get(id) & flags::INVOKED != 0 {
         return;
@@ -959,6 +1013,15 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
 /// (`flags::SITES`, and `Hooks.fired` so that `Hooks.site` returns in Java from then on). False
 /// when the site is not the current session's (or the planner failed): it stays unflagged.
 pub fn site_reached(jvmti: Jvmti, env: &JniEnv<'_>, site: u32) -> bool {
+    if ASYNC.load(Ordering::Relaxed) && flags::SITES.get(site) & flags::FIRED == 0 {
+        // Flagged first, so that other threads pass it in Java while the reveal thread works.
+        flags::SITES.set(site, flags::FIRED);
+        crate::site_flags::mark(env, site);
+        if enqueue(Queued::Site(site)) {
+            return true;
+        }
+        flags::SITES.clear(site);
+    }
     let _reveal = lock(&REVEAL);
     if flags::SITES.get(site) & flags::FIRED != 0 {
         // Another thread revealed it while this one waited for the lock.
@@ -1032,6 +1095,9 @@ pub fn hidden_receiver_seen(
 /// A receiver of class `key` reached receiver site `site` on this thread, inside a root's extent:
 /// the method it runs there is instrumented before the call proceeds (see `crate::receiver`).
 pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) {
+    if ASYNC.load(Ordering::Relaxed) && enqueue(Queued::Receiver(site, key.clone())) {
+        return;
+    }
     let _reveal = lock(&REVEAL);
     plan_and_retransform(jvmti, env, "receiver revelation", |s| {
         let Some(local) = site.checked_sub(s.site_base) else {
@@ -1043,4 +1109,199 @@ pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) 
         }
         true
     });
+}
+
+/// `reveal=async` for the sessions started from now on ([`set_reveal`]).
+static ASYNC: AtomicBool = AtomicBool::new(false);
+
+/// Under `reveal=async`, calls that ran before what they call was instrumented: invocations of a
+/// method whose first invocation waits for the reveal thread, and the deferred sites and
+/// receivers queued (once each, when queued). Their callees' time is in their self time and
+/// their callees' calls are not counted; a lower bound of what the profile misses (a call into
+/// an uninstrumented method of a revealed class cannot be told apart).
+pub static UNREVEALED: AtomicU64 = AtomicU64::new(0);
+
+/// How long the reveal thread waits for more requests before it plans and retransforms what
+/// is queued: threads reaching new code tend to come together (many requests on one path), and
+/// each RetransformClasses call is a safepoint that sends the dependent compiled code back to
+/// the interpreter, so a few calls for many classes cost far less than one per class.
+const REVEAL_WINDOW: Duration = Duration::from_millis(5);
+
+/// Whether the next sessions reveal lazily on the agent's own thread (`reveal=async`) rather
+/// than on the thread that reached new code.
+pub fn set_reveal(asynchronous: bool) {
+    ASYNC.store(asynchronous, Ordering::SeqCst);
+}
+
+/// A revelation the reveal thread carries out.
+enum Queued {
+    /// The first invocation of this global method id.
+    Invocation(u32),
+    /// A deferred site (global id) reached.
+    Site(u32),
+    /// A receiver of a class reached a receiver site (global id).
+    Receiver(u32, ClassKey),
+}
+
+struct RevealQueue {
+    items: Vec<Queued>,
+    /// A reveal thread serves the queue.
+    running: bool,
+    /// The reveal thread is to end.
+    stop: bool,
+}
+
+static QUEUE: Mutex<RevealQueue> = Mutex::new(RevealQueue {
+    items: Vec::new(),
+    running: false,
+    stop: false,
+});
+static QUEUED: Condvar = Condvar::new();
+static REVEAL_THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+/// Hands `item` to the reveal thread; false if none runs (the caller reveals it itself).
+fn enqueue(item: Queued) -> bool {
+    let mut q = lock(&QUEUE);
+    if !q.running || q.stop {
+        return false;
+    }
+    q.items.push(item);
+    if hooks::COLLECTING.load(Ordering::Relaxed) {
+        UNREVEALED.fetch_add(1, Ordering::Relaxed);
+    }
+    QUEUED.notify_one();
+    true
+}
+
+/// Lets threads queue requests for a reveal thread about to start.
+fn accept_requests() {
+    let mut q = lock(&QUEUE);
+    q.items.clear();
+    q.stop = false;
+    q.running = true;
+}
+
+fn start_reveal_thread(jvmti: Jvmti) {
+    let Some(vm) = crate::agent::java_vm() else {
+        lock(&QUEUE).running = false;
+        return;
+    };
+    match std::thread::Builder::new()
+        .name("ferrofluid-reveal".into())
+        .spawn(move || reveal_thread(vm, jvmti))
+    {
+        Ok(handle) => *lock(&REVEAL_THREAD) = Some(handle),
+        Err(e) => {
+            log::warn!("no reveal thread ({e}): revelation runs on the threads that need it");
+            lock(&QUEUE).running = false;
+        }
+    }
+}
+
+/// Ends the reveal thread, after the retransformation it may be doing. What it had not
+/// revealed yet is dropped with the session.
+fn stop_reveal_thread() {
+    {
+        let mut q = lock(&QUEUE);
+        q.stop = true;
+        q.running = false;
+        QUEUED.notify_all();
+    }
+    let handle = lock(&REVEAL_THREAD).take();
+    if let Some(handle) = handle {
+        let _ = handle.join();
+    }
+    lock(&QUEUE).items.clear();
+}
+
+/// The reveal thread: waits for requests, then stays attached to the JVM while they keep
+/// coming (a window passing with nothing queued ends a burst).
+fn reveal_thread(vm: JavaVm, jvmti: Jvmti) {
+    loop {
+        {
+            let mut q = lock(&QUEUE);
+            while q.items.is_empty() && !q.stop {
+                q = QUEUED.wait(q).unwrap_or_else(|p| p.into_inner());
+            }
+            if q.stop {
+                return;
+            }
+        }
+        let attached = vm.with_attached_thread("ferrofluid-reveal", |env| {
+            ferrofluid_jvmti::ffi_guard("reveal thread", (), || loop {
+                std::thread::sleep(REVEAL_WINDOW);
+                let items = {
+                    let mut q = lock(&QUEUE);
+                    if q.stop {
+                        return;
+                    }
+                    std::mem::take(&mut q.items)
+                };
+                if items.is_empty() {
+                    return;
+                }
+                reveal_queued(jvmti, env, items);
+            })
+        });
+        if let Err(e) = attached {
+            log::warn!("reveal thread: attaching to the JVM: {e}; revelation runs on the threads that need it");
+            lock(&QUEUE).running = false;
+            return;
+        }
+    }
+}
+
+/// Plans every queued revelation, then retransforms the classes they chose together.
+fn reveal_queued(jvmti: Jvmti, env: &JniEnv<'_>, items: Vec<Queued>) {
+    let _reveal = lock(&REVEAL);
+    let started = std::time::Instant::now();
+    let calls = RETRANSFORM_CALLS.load(Ordering::Relaxed);
+    let classes = RETRANSFORM_CLASSES.load(Ordering::Relaxed);
+    let mut chosen = 0;
+    let kinds = items.iter().fold([0; 3], |mut k, i| {
+        k[match i {
+            Queued::Invocation(_) => 0,
+            Queued::Site(_) => 1,
+            Queued::Receiver(..) => 2,
+        }] += 1;
+        k
+    });
+    plan_and_retransform(jvmti, env, "asynchronous revelation", |s| {
+        for item in &items {
+            let batch = match item {
+                Queued::Invocation(id) => id
+                    .checked_sub(s.base)
+                    .map(|pid| s.planner.first_invocation(pid)),
+                Queued::Site(site) => site
+                    .checked_sub(s.site_base)
+                    .map(|local| s.planner.site_reached(local)),
+                Queued::Receiver(site, key) => site
+                    .checked_sub(s.site_base)
+                    .map(|local| s.planner.receiver_seen(local, key.0, &key.1)),
+            };
+            match batch {
+                Some(Ok(batch)) => {
+                    chosen += batch.method_count();
+                    s.apply(batch, None)
+                }
+                Some(Err(e)) => log::warn!("asynchronous revelation: {e}"),
+                None => {}
+            }
+        }
+        true
+    });
+    for item in &items {
+        if let Queued::Invocation(id) = item {
+            flags::clear_bits(*id, flags::PENDING);
+        }
+    }
+    log::info!(
+        "asynchronous revelation: {} first invocations, {} deferred sites, {} receivers: {chosen} methods, {} classes in {} RetransformClasses calls, {:.1} ms",
+        kinds[0],
+        kinds[1],
+        kinds[2],
+        RETRANSFORM_CLASSES.load(Ordering::Relaxed) - classes,
+        RETRANSFORM_CALLS.load(Ordering::Relaxed) - calls,
+        started.elapsed().as_secs_f64() * 1e3
+    );
 }
