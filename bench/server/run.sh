@@ -82,7 +82,7 @@ for ((rep = 1; rep <= reps; rep++)); do
                 "$java" -cp "$LOAD_CP" Load --kind "$(server_kind "$server")" --port "$SERVER_PORT" \
                     --threads "$threads" --warmup "$warmup" --before "$before" --after "$after" \
                     --label "$server $mode $label" --out "$out" --timeline "$run_dir/timeline.csv" \
-                    --cmd-log "$run_dir/attach.log" -- "${cmd[@]}" >"$run_dir/load.out" 2>&1 || status=$?
+                    --cmd-log "$run_dir/attach.log" --agent-log "/tmp/.ferrofluid-$SERVER_PID/agent.log" -- "${cmd[@]}" >"$run_dir/load.out" 2>&1 || status=$?
                 tail -n +2 "$run_dir/load.out" | head -1 >&2
                 [ $status -eq 0 ] || { echo "   load client: exit $status (wrong answers or failures; see $run_dir/load.out)" >&2; }
                 cp "/tmp/.ferrofluid-$SERVER_PID/agent.log" "$run_dir/agent.log" 2>/dev/null || true

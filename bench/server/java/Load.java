@@ -51,9 +51,12 @@ public final class Load {
     static final AtomicBoolean stop = new AtomicBoolean();
     static volatile String firstError;
     static long t0;
+    /** Wall clock at t0, s since the epoch (the agent log's timestamps). */
+    static double epoch0;
 
     public static void main(String[] args) throws Exception {
-        String kind = "h2", label = "", out = null, timeline = null, cmdLog = null, until = null, status = null;
+        String kind = "h2", label = "", out = null, timeline = null, cmdLog = null, until = null, status = null,
+                agentLog = null;
         int port = 0, threads = 8;
         double warmup = 10, before = 10, after = 10;
         List<String> command = new ArrayList<>();
@@ -72,12 +75,14 @@ public final class Load {
                 case "--cmd-log": cmdLog = args[++i]; break;
                 case "--until": until = args[++i]; break;
                 case "--status": status = args[++i]; break;
+                case "--agent-log": agentLog = args[++i]; break;
                 case "--": command.addAll(Arrays.asList(args).subList(i + 1, args.length)); i = args.length; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         if (kind.equals("h2")) setupH2(port);
         t0 = System.nanoTime();
+        epoch0 = System.currentTimeMillis() / 1000.0;
         last.set(t0);
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -92,7 +97,7 @@ public final class Load {
         if (until != null) {
             soak(Path.of(until), status);
         } else {
-            measure(kind, label, command, warmup, before, after, out, timeline, cmdLog);
+            measure(kind, label, command, warmup, before, after, out, timeline, cmdLog, agentLog);
         }
         stop.set(true);
         for (Thread w : workers) w.join(5000);
@@ -113,7 +118,7 @@ public final class Load {
     }
 
     static void measure(String kind, String label, List<String> command, double warmup, double before, double after,
-            String out, String timeline, String cmdLog) throws Exception {
+            String out, String timeline, String cmdLog, String agentLog) throws Exception {
         sleepUntil(warmup + before);
         double start = now();
         int exit = -1;
@@ -124,9 +129,20 @@ public final class Load {
             exit = pb.start().waitFor();
         }
         double end = now();
+        // Probes out: the agent's last "deinstrumented" line (the tool then still takes the
+        // snapshot, which may take seconds for a large profile, with the program unprofiled).
+        double probesOut = end;
+        if (agentLog != null && Files.exists(Path.of(agentLog))) {
+            for (String line : Files.readAllLines(Path.of(agentLog))) {
+                if (line.contains("deinstrumented")) {
+                    double t = Double.parseDouble(line.substring(0, line.indexOf(' '))) - epoch0;
+                    if (t > start && t <= end) probesOut = t;
+                }
+            }
+        }
         sleepUntil(end + after);
         double base = rate(warmup, warmup + before);
-        double during = rate(start, end);
+        double during = rate(start, probesOut);
         double after05 = rate(end, end + Math.min(5, after));
         double after510 = after > 5 ? rate(end + 5, end + after) : Double.NaN;
         double stallBefore = stall(warmup, warmup + before);
@@ -136,15 +152,15 @@ public final class Load {
             if (rate(t, t + 1) >= 0.95 * base) { recovered = t - end; break; }
         }
         double worst = Double.MAX_VALUE;
-        for (double t = start; t + 1 <= end + 1e-9; t += 0.1) worst = Math.min(worst, rate(t, t + 1));
+        for (double t = start; t + 1 <= probesOut + 1e-9; t += 0.1) worst = Math.min(worst, rate(t, t + 1));
         if (worst == Double.MAX_VALUE) worst = during;
         String[] header = {"label", "kind", "before/s", "during/s", "during%", "worst1s/s", "stall_before_ms",
-                "stall_during_ms", "after0-5/s", "after0-5%", "after5-10/s", "after5-10%", "recovered_s", "session_s",
+                "stall_during_ms", "after0-5/s", "after0-5%", "after5-10/s", "after5-10%", "recovered_s", "probes_s", "session_s",
                 "cmd_exit", "errors", "load1"};
         String[] row = {label, kind, f0(base), f0(during), pct(during, base), f0(worst), f0(stallBefore * 1000),
                 f0(stallDuring * 1000), f0(after05), pct(after05, base), f0(after510), pct(after510, base),
                 Double.isNaN(recovered) ? "never" : String.format(Locale.ROOT, "%.1f", recovered),
-                String.format(Locale.ROOT, "%.1f", end - start), Integer.toString(exit), Long.toString(errors.get()),
+                String.format(Locale.ROOT, "%.1f", probesOut - start), String.format(Locale.ROOT, "%.1f", end - start), Integer.toString(exit), Long.toString(errors.get()),
                 loadavg()};
         System.out.println(String.join("\t", header));
         System.out.println(String.join("\t", row));
@@ -157,7 +173,8 @@ public final class Load {
             Files.writeString(p, sb, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
         }
         if (timeline != null) {
-            StringBuilder sb = new StringBuilder("# attach " + start + " .. " + end + " s\nt_s,completions\n");
+            StringBuilder sb = new StringBuilder("# attach " + start + " .. " + end + " s, probes out at " + probesOut
+                    + " s\nt_s,completions\n");
             int n = (int) Math.ceil((end + after) * 10);
             for (int b = 0; b < n && b < BUCKETS; b++) sb.append(String.format(Locale.ROOT, "%.1f,%d\n", b / 10.0, done.get(b)));
             Files.writeString(Path.of(timeline), sb);

@@ -252,7 +252,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     let c = c.as_mut()?;
     c.drain();
     let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
-    profile.instrumented = crate::session::counts().0;
+    profile.instrumented = crate::session::methods_instrumented();
     profile.trivial_skipped = crate::session::trivial_skipped();
     profile.probes_dropped = crate::session::dropped_ids()
         .iter()

@@ -113,15 +113,21 @@ pub fn method_name(id: u32) -> Option<MethodName> {
 /// skipped, global ids of the methods whose probes were dropped.
 static ENDED: Mutex<Option<(u64, u64, Vec<u32>)>> = Mutex::new(None);
 
-/// Number of methods carrying probes and classes patched in the current session (methods: of
-/// the last one, if it ended).
+/// Number of methods carrying probes and classes patched in the current session.
 pub fn counts() -> (u64, u64) {
-    match lock(&SESSION).as_ref() {
-        Some(s) => (
+    lock(&SESSION).as_ref().map_or((0, 0), |s| {
+        (
             s.planner.counters().instrumented as u64,
             s.instrumented.len() as u64,
-        ),
-        None => (lock(&ENDED).as_ref().map_or(0, |e| e.0), 0),
+        )
+    })
+}
+
+/// Methods the current session instrumented, or the last one if it ended: what a profile says.
+pub fn methods_instrumented() -> u64 {
+    match lock(&SESSION).as_ref() {
+        Some(s) => s.planner.counters().instrumented as u64,
+        None => lock(&ENDED).as_ref().map_or(0, |e| e.0),
     }
 }
 
@@ -669,6 +675,12 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
                 false
             }
         });
+    }
+    if crate::region::enabled() {
+        // Code-region mode instruments the region methods and nothing else: only their classes'
+        // bytes are needed. Retransforming every other class to see its bytes would send all
+        // compiled code back to the interpreter for nothing.
+        unknown.retain(|key| roots.iter().any(|r| r.class().matches(&key.1)));
     }
     let base = NEXT_BASE.load(Ordering::SeqCst);
     let mut session = Session {
