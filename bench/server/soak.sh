@@ -103,7 +103,7 @@ for ((i = 0; i < n; i++)); do
         *) mode=root
            if [ $((i % 4)) -eq 2 ]; then end=SIGINT; sig=INT; else end=SIGKILL; sig=KILL; fi
            # stdin stays open (no Enter): the session ends by the signal.
-           "$ferrofluid" attach "$SERVER_PID" --root "$root" -o "$out" < <(sleep 3600) >"$run_dir/cli.out" 2>&1 &
+           "$ferrofluid" attach "$SERVER_PID" --root "$root" -o "$out" < <(sleep $((profile + 300))) >"$run_dir/cli.out" 2>&1 &
            cli=$!
            sleep "$profile"
            # Past attaching and instrumenting (signals before that are another test).

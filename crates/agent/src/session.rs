@@ -152,9 +152,7 @@ pub fn adaptive() -> bool {
 pub fn dropped_ids() -> Vec<u32> {
     match lock(&SESSION).as_ref() {
         Some(s) => s.planner.dropped().map(|pid| s.base + pid).collect(),
-        None => lock(&ENDED)
-            .as_ref()
-            .map_or_else(Vec::new, |e| e.2.clone()),
+        None => lock(&ENDED).as_ref().map_or_else(Vec::new, |e| e.2.clone()),
     }
 }
 

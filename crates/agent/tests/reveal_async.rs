@@ -31,7 +31,10 @@ fn async_revelation_instruments_the_callees_soon_after_and_counts_what_ran_befor
         .map(|i| i64::from((leaf(i) ^ leaf(i.wrapping_add(1))).wrapping_add(1)))
         .sum();
     assert_eq!(words[3], sum.to_string(), "{stdout}");
-    assert!(calls > 1000, "the reveal thread never logged: {stdout}\n{log}");
+    assert!(
+        calls > 1000,
+        "the reveal thread never logged: {stdout}\n{log}"
+    );
 
     let paths = call_paths(&profile);
     let at = |p: &str| paths.get(p).copied().unwrap_or(0);
@@ -40,7 +43,10 @@ fn async_revelation_instruments_the_callees_soon_after_and_counts_what_ran_befor
     // Its callees only from the reveal thread's retransformation on: at least the last 1000
     // calls, never the first one.
     let middle = at("AsyncReveal.root/AsyncReveal.middle");
-    assert!((1000..calls).contains(&middle), "{middle} of {calls}: {paths:?}");
+    assert!(
+        (1000..calls).contains(&middle),
+        "{middle} of {calls}: {paths:?}"
+    );
     // `leaf` was looked ahead with `middle` (one retransformation): each counted `middle` call
     // counts its two `leaf` calls.
     assert_eq!(
@@ -52,8 +58,8 @@ fn async_revelation_instruments_the_callees_soon_after_and_counts_what_ran_befor
     let marker = "calls before their callees were instrumented (reveal=async): ";
     let unrevealed: u64 = log
         .lines()
-        .filter_map(|l| l.split_once(marker))
-        .last()
+        .rev()
+        .find_map(|l| l.split_once(marker))
         .and_then(|(_, n)| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no unrevealed count in the log:\n{log}"));
     assert!(
@@ -61,5 +67,8 @@ fn async_revelation_instruments_the_callees_soon_after_and_counts_what_ran_befor
         "{unrevealed} unrevealed, {} root calls without callees",
         calls - middle
     );
-    assert!(log.contains("asynchronous revelation: 1 first invocations"), "{log}");
+    assert!(
+        log.contains("asynchronous revelation: 1 first invocations"),
+        "{log}"
+    );
 }

@@ -78,7 +78,9 @@ pub struct AgentOptions {
 }
 
 /// When lazy revelation instruments the callees of a method run for the first time (`reveal=`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Reveal {
     /// Before the method proceeds, on its thread: every call is counted, and each thread
