@@ -102,14 +102,17 @@ for ((i = 0; i < n; i++)); do
                >"$run_dir/cli.out" 2>&1; rc=$? ;;
         *) mode=root
            if [ $((i % 4)) -eq 2 ]; then end=SIGINT; sig=INT; else end=SIGKILL; sig=KILL; fi
-           # stdin stays open (no Enter): the session ends by the signal.
+           # stdin stays open (no Enter): the session ends by the signal. Job control on, so
+           # that the background tool does not start with SIGINT ignored.
+           set -m
            "$ferrofluid" attach "$SERVER_PID" --root "$root" -o "$out" < <(sleep $((profile + 300))) >"$run_dir/cli.out" 2>&1 &
            cli=$!
+           set +m
            sleep "$profile"
            # Past attaching and instrumenting (signals before that are another test).
            for _ in $(seq 1 300); do grep -q "profiling" "$run_dir/cli.out" && break; sleep 0.1; done
            kill -s "$sig" "$cli" 2>/dev/null
-           for _ in $(seq 1 600); do kill -0 "$cli" 2>/dev/null || break; sleep 0.1; done
+           for _ in $(seq 1 300); do kill -0 "$cli" 2>/dev/null || break; sleep 0.1; done
            kill -KILL "$cli" 2>/dev/null
            wait "$cli" 2>/dev/null; rc=$? ;;
     esac
