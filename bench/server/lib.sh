@@ -31,14 +31,15 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# start_server SERVER DIR: sets SERVER_PID and SERVER_PORT; the JVM gets no agent options.
+# start_server SERVER DIR: sets SERVER_PID and SERVER_PORT; the JVM gets no agent options
+# ($SERVER_JAVA_OPTS: more JVM options, e.g. -XX:NativeMemoryTracking=summary).
 start_server() {
     local server=$1 dir=$2
     SERVER_PORT=$(free_port)
     case $server in
-        h2) "$java" -Xmx256m -cp "$H2_JAR" org.h2.tools.Server -tcp -tcpPort "$SERVER_PORT" -ifNotExists \
+        h2) "$java" -Xmx256m ${SERVER_JAVA_OPTS:-} -cp "$H2_JAR" org.h2.tools.Server -tcp -tcpPort "$SERVER_PORT" -ifNotExists \
                 >"$dir/server.out" 2>&1 & ;;
-        jetty) "$java" -Xmx256m -cp "$CLASSES:$JETTY_CP" JettyMain "$SERVER_PORT" "$FILES" \
+        jetty) "$java" -Xmx256m ${SERVER_JAVA_OPTS:-} -cp "$CLASSES:$JETTY_CP" JettyMain "$SERVER_PORT" "$FILES" \
                 >"$dir/server.out" 2>&1 & ;;
         *) echo "unknown server $server" >&2; exit 2 ;;
     esac

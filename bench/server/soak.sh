@@ -83,6 +83,8 @@ instrumented() {
 }
 
 sleep 10 # warm-up under load
+nmt() { "$JAVA_HOME/bin/jcmd" "$SERVER_PID" VM.native_memory summary >"$run_dir/nmt-$1.txt" 2>&1 || true; }
+[[ ${SERVER_JAVA_OPTS:-} == *NativeMemoryTracking* ]] && nmt before
 rss0=$(proc_field VmRSS)
 thr0=$(proc_field Threads)
 echo "soak: $server pid $SERVER_PID, $n cycles; before: RSS $((rss0 / 1024)) MiB, $thr0 threads" >&2
@@ -141,6 +143,7 @@ for ((i = 0; i < n; i++)); do
     [ $((i % 10)) -eq 9 ] && echo "soak: $((i + 1))/$n cycles; RSS $((rss / 1024)) MiB, $thr threads, $(errors) wrong answers, $left left instrumented" >&2
 done
 rss1=$(proc_field VmRSS); thr1=$(proc_field Threads)
+[[ ${SERVER_JAVA_OPTS:-} == *NativeMemoryTracking* ]] && nmt after
 errs=$(errors)
 printf '\n| server | cycles | wrong answers | left instrumented (cleaned up) | duration runs failed | RSS before/max/after (MiB) | threads before/max/after |\n|---|---|---|---|---|---|---|\n'
 printf '| %s | %d | %s | %d | %d | %d / %d / %d | %d / %d / %d |\n' "$server" "$n" "$errs" "$left" "$failed" \

@@ -368,6 +368,7 @@ pub fn detach() {
         let _ = c.join();
     }
     dispose_env(&running);
+    session::release_freed_memory();
     log::info!("detached; agent dormant");
 }
 

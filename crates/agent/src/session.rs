@@ -756,7 +756,7 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     let mut errors = retransform(jvmti, env, &unknown);
     errors.extend(flush_pending(jvmti, env));
     if asynchronous {
-        start_reveal_thread(jvmti);
+        start_reveal_thread(jvmti, env);
     }
     let mut session = lock(&SESSION);
     if let Some(s) = session.as_mut() {
@@ -1191,19 +1191,28 @@ fn accept_requests() {
     q.running = true;
 }
 
-fn start_reveal_thread(jvmti: Jvmti) {
-    let Some(vm) = crate::agent::java_vm() else {
-        lock(&QUEUE).running = false;
-        return;
+/// Starts the reveal thread; without one, what was queued so far is revealed here and the
+/// threads reveal for themselves from then on.
+fn start_reveal_thread(jvmti: Jvmti, env: &JniEnv<'_>) {
+    let spawned = match crate::agent::java_vm() {
+        Some(vm) => std::thread::Builder::new()
+            .name("ferrofluid-reveal".into())
+            .spawn(move || reveal_thread(vm, jvmti))
+            .map_err(|e| e.to_string()),
+        None => Err("the agent is dormant".into()),
     };
-    match std::thread::Builder::new()
-        .name("ferrofluid-reveal".into())
-        .spawn(move || reveal_thread(vm, jvmti))
-    {
+    match spawned {
         Ok(handle) => *lock(&REVEAL_THREAD) = Some(handle),
         Err(e) => {
             log::warn!("no reveal thread ({e}): revelation runs on the threads that need it");
-            lock(&QUEUE).running = false;
+            let items = {
+                let mut q = lock(&QUEUE);
+                q.running = false;
+                std::mem::take(&mut q.items)
+            };
+            if !items.is_empty() {
+                reveal_queued(jvmti, env, items);
+            }
         }
     }
 }
@@ -1254,6 +1263,8 @@ fn reveal_thread(vm: JavaVm, jvmti: Jvmti) {
             })
         });
         if let Err(e) = attached {
+            // What stays queued is dropped with the session: those methods keep their probes
+            // but their callees are not revealed.
             log::warn!("reveal thread: attaching to the JVM: {e}; revelation runs on the threads that need it");
             lock(&QUEUE).running = false;
             return;
@@ -1314,4 +1325,16 @@ fn reveal_queued(jvmti: Jvmti, env: &JniEnv<'_>, items: Vec<Queued>) {
         RETRANSFORM_CALLS.load(Ordering::Relaxed) - calls,
         started.elapsed().as_secs_f64() * 1e3
     );
+}
+
+/// Hands the memory the ended session freed back to the system. A snapshot builds and
+/// serialises a profile of up to hundreds of MB in small allocations, on whichever control
+/// thread served it; glibc keeps what each thread's arena freed, so without this the JVM's RSS
+/// grew by about a snapshot's size every few sessions (docs/PERFORMANCE.md, "Soak").
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
