@@ -72,6 +72,11 @@ fn state() -> MutexGuard<'static, Option<Running>> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The JVM the agent runs in, while it is not dormant.
+pub fn java_vm() -> Option<JavaVm> {
+    state().as_ref().map(|r| r.vm)
+}
+
 /// How many times `Agent_OnLoad`/`Agent_OnAttach` ran.
 pub fn attach_count() -> u64 {
     ATTACH_COUNT.load(Ordering::SeqCst)
@@ -267,6 +272,7 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
         opts.adaptive,
     );
     let config = session_config(plan, opts.region.clone(), opts.region_last(), opts.cpu);
+    session::set_reveal(opts.reveal == ferrofluid_protocol::Reveal::Async);
     let outcome = session::instrument_all(jvmti, env, config);
     for e in &outcome.errors {
         log::warn!("instrument: {e}");
@@ -388,6 +394,7 @@ pub fn detach() {
     }
     dispose_env(&running);
     crate::owner::clear();
+    session::release_freed_memory();
     log::info!("detached; agent dormant");
     remove_control_dir(&running);
 }
@@ -470,6 +477,7 @@ pub fn control(request: control::Request) -> control::Response {
             cpu,
             skip_trivial,
             adaptive,
+            reveal,
         } => {
             if !roots.is_empty() && !region.is_empty() {
                 return error(ferrofluid_protocol::OptionsError::RootAndRegion.to_string());
@@ -484,6 +492,7 @@ pub fn control(request: control::Request) -> control::Response {
             let plan = plan_config(roots, filter, scheme, skip_trivial, adaptive);
             let region_last = region_last.unwrap_or(ferrofluid_protocol::DEFAULT_REGION_LAST);
             let config = session_config(plan, region, region_last, cpu);
+            session::set_reveal(reveal == Some(ferrofluid_protocol::Reveal::Async));
             with_java_thread(|jvmti, env| {
                 let outcome = session::instrument_all(jvmti, env, config);
                 outcome_reply(outcome, "instrument")

@@ -303,7 +303,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
             });
         }
     }
-    profile.instrumented = crate::session::counts().0;
+    profile.instrumented = crate::session::methods_instrumented();
     profile.trivial_skipped = crate::session::trivial_skipped();
     profile.failed_classes = crate::session::failed_classes();
     profile.probes_dropped = crate::session::dropped_ids()
@@ -329,6 +329,10 @@ pub fn snapshot_json() -> Result<serde_json::Value, String> {
         .map_err(|e| e.to_string())?;
     if let Some(obj) = value.as_object_mut() {
         obj.insert("dropped_events".into(), dropped.into());
+        let unrevealed = crate::session::UNREVEALED.load(Ordering::Relaxed);
+        if unrevealed > 0 {
+            obj.insert("unrevealed_calls".into(), unrevealed.into());
+        }
     }
     Ok(value)
 }

@@ -14,6 +14,9 @@ pub const INVOKED: u8 = 4;
 pub const DROPPED: u8 = 8;
 /// Code-region mode: the probes only time the method's outermost invocations (`region.rs`).
 pub const REGION: u8 = 16;
+/// `reveal=async`: its first invocation was queued for the reveal thread, which has not
+/// instrumented its callees yet (its invocations meanwhile are counted as unrevealed).
+pub const PENDING: u8 = 32;
 
 const CHUNK_BITS: u32 = 16;
 const CHUNK: usize = 1 << CHUNK_BITS;
@@ -92,6 +95,15 @@ impl FlagTable {
             .is_some()
     }
 
+    /// Clears `bits` of `id`.
+    pub fn clear_bits(&self, id: u32, bits: u8) {
+        if self.get(id) & bits != 0 {
+            if let Some(s) = self.slot(id) {
+                s.fetch_and(!bits, Ordering::Release);
+            }
+        }
+    }
+
     /// Clears every flag of `id`.
     pub fn clear(&self, id: u32) {
         if self.get(id) != 0 {
@@ -113,6 +125,11 @@ pub fn set(id: u32, bits: u8) -> bool {
     METHODS.set(id, bits)
 }
 
+/// Clears `bits` of method `id`.
+pub fn clear_bits(id: u32, bits: u8) {
+    METHODS.clear_bits(id, bits)
+}
+
 /// Clears every flag of method `id`.
 pub fn clear(id: u32) {
     METHODS.clear(id)
@@ -130,6 +147,8 @@ mod tests {
             assert!(set(id, ACTIVE));
             assert!(set(id, ROOT));
             assert_eq!(get(id), ACTIVE | ROOT);
+            clear_bits(id, ROOT | PENDING);
+            assert_eq!(get(id), ACTIVE);
             clear(id);
             assert_eq!(get(id), 0);
         }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
 
-use crate::flags::{self, ACTIVE, DROPPED, INVOKED, REGION, ROOT};
+use crate::flags::{self, ACTIVE, DROPPED, INVOKED, PENDING, REGION, ROOT};
 use crate::ring::{Event, Kind, ProbeStart, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
@@ -400,10 +400,15 @@ fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
                 l.entered_extent(env);
             }
         }
-        if f & INVOKED == 0 {
-            first_invocation(l, env, id);
-            // Revelation is factored out as a pause, not as this probe's time.
-            start = ticks();
+        if f & (INVOKED | PENDING) != INVOKED {
+            if f & INVOKED == 0 {
+                first_invocation(l, env, id);
+                // Revelation is factored out as a pause, not as this probe's time.
+                start = ticks();
+            } else if COLLECTING.load(Ordering::Relaxed) {
+                // `reveal=async`: its callees are not instrumented yet.
+                crate::session::UNREVEALED.fetch_add(1, Ordering::Relaxed);
+            }
         }
         if COLLECTING.load(Ordering::Relaxed) {
             let c = cpu_stamp();

@@ -10,13 +10,14 @@
 //! the retransforming thread and takes `SESSION` itself).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use ferrofluid_classfile::{
     instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
 };
-use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti};
+use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti};
 use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
     ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
@@ -148,6 +149,10 @@ const IN_ERROR: &str = "in error state: its static initialiser failed";
 /// Why an unlinked class is not restored now (none of its code can run before it links; its
 /// probes are removed at its ClassPrepare if that comes while the agent is attached).
 const NOT_LINKED: &str = "not linked: its linking failed, or nothing used it yet";
+/// What a snapshot says of the last session once it ended (`deinstrument`), so that a tool may
+/// remove the probes before it asks for the profile: methods instrumented, trivial methods
+/// skipped, global ids of the methods whose probes were dropped.
+static ENDED: Mutex<Option<(u64, u64, Vec<u32>)>> = Mutex::new(None);
 
 /// Number of methods carrying probes and classes patched in the current session.
 pub fn counts() -> (u64, u64) {
@@ -175,11 +180,20 @@ pub fn unmatched_roots() -> Vec<ferrofluid_protocol::control::Unmatched> {
         .collect()
 }
 
-/// Methods the session's planner left uninstrumented as trivial.
+/// Methods the current session instrumented, or the last one if it ended: what a profile says.
+pub fn methods_instrumented() -> u64 {
+    match lock(&SESSION).as_ref() {
+        Some(s) => s.planner.counters().instrumented as u64,
+        None => lock(&ENDED).as_ref().map_or(0, |e| e.0),
+    }
+}
+
+/// Methods the session's planner left uninstrumented as trivial (or the last session's).
 pub fn trivial_skipped() -> u64 {
-    lock(&SESSION)
-        .as_ref()
-        .map_or(0, |s| s.planner.counters().trivial_skipped as u64)
+    match lock(&SESSION).as_ref() {
+        Some(s) => s.planner.counters().trivial_skipped as u64,
+        None => lock(&ENDED).as_ref().map_or(0, |e| e.1),
+    }
 }
 
 /// Whether the session drops the probes of short, frequent methods (`adaptive`; never in
@@ -190,11 +204,13 @@ pub fn adaptive() -> bool {
         .is_some_and(|s| s.planner.config().adaptive)
 }
 
-/// The global ids of the methods whose probes were dropped ([`drop_probes`]).
+/// The global ids of the methods whose probes were dropped ([`drop_probes`]), in the current
+/// session or the last one.
 pub fn dropped_ids() -> Vec<u32> {
-    lock(&SESSION).as_ref().map_or_else(Vec::new, |s| {
-        s.planner.dropped().map(|pid| s.base + pid).collect()
-    })
+    match lock(&SESSION).as_ref() {
+        Some(s) => s.planner.dropped().map(|pid| s.base + pid).collect(),
+        None => lock(&ENDED).as_ref().map_or_else(Vec::new, |e| e.2.clone()),
+    }
 }
 
 /// Drops the probes of the methods with global ids `ids` (`adaptive`: called often, shorter
@@ -308,10 +324,11 @@ pub fn log_precision() {
         top.join(", ")
     );
     log::info!(
-        "retransformations: {} calls, {} classes, {} ms",
+        "retransformations: {} calls, {} classes, {} ms; calls before their callees were instrumented (reveal=async): {}",
         RETRANSFORM_CALLS.load(Ordering::Relaxed),
         RETRANSFORM_CLASSES.load(Ordering::Relaxed),
-        RETRANSFORM_NS.load(Ordering::Relaxed) / 1_000_000
+        RETRANSFORM_NS.load(Ordering::Relaxed) / 1_000_000,
+        UNREVEALED.load(Ordering::Relaxed)
     );
 }
 
@@ -735,6 +752,12 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
             }
         });
     }
+    if crate::region::enabled() {
+        // Code-region mode instruments the region methods and nothing else: only their classes'
+        // bytes are needed. Retransforming every other class to see its bytes would send all
+        // compiled code back to the interpreter for nothing.
+        unknown.retain(|key| roots.iter().any(|r| r.class().matches(&key.1)));
+    }
     let base = NEXT_BASE.load(Ordering::SeqCst);
     let mut session = Session {
         planner,
@@ -794,7 +817,18 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         crate::site_flags::hold_active(env);
     }
     hooks::ALL_THREADS.store(all, Ordering::SeqCst);
+    let revealing = session.planner.scheme() != ferrofluid_subgraph::Scheme::Total
+        && !crate::region::enabled()
+        && !all;
     *lock(&SESSION) = Some(session);
+    UNREVEALED.store(0, Ordering::Relaxed);
+    let asynchronous = revealing && ASYNC.load(Ordering::SeqCst);
+    if asynchronous {
+        // Requests are queued from now on, but served only once the planner has seen every
+        // loaded class (below): a call into a class whose bytes it has not seen yet would
+        // reveal nothing.
+        accept_requests();
+    }
     // Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
     // bytes to the planner, which instruments them in the same hook if it chooses them. Those not
     // linked show them at their ClassPrepare; those in error state never (no plan chose them, so
@@ -816,6 +850,9 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
     }
     flush_pending(jvmti, env);
     let mut errors = Vec::new();
+    if asynchronous {
+        start_reveal_thread(jvmti, env);
+    }
     let mut session = lock(&SESSION);
     if let Some(s) = session.as_mut() {
         errors.append(&mut s.failures);
@@ -907,9 +944,19 @@ fn status_of(jvmti: Jvmti, env: &JniEnv<'_>, key: &ClassKey) -> Option<u32> {
 /// Ends the session: every patched class is retransformed with no hook answer, which restores the
 /// bytes it had before the agent touched it.
 pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
+    stop_reveal_thread();
     let Some(session) = lock(&SESSION).take() else {
         return Outcome::default();
     };
+    *lock(&ENDED) = Some((
+        session.planner.counters().instrumented as u64,
+        session.planner.counters().trivial_skipped as u64,
+        session
+            .planner
+            .dropped()
+            .map(|pid| session.base + pid)
+            .collect(),
+    ));
     hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
     crate::site_flags::reset(env);
     crate::jni_intercept::uninstall(jvmti);
@@ -1033,7 +1080,13 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Refused
             let classes: Vec<Class<'_>> = part.iter().map(|(_, c)| *c).collect();
             let started = std::time::Instant::now();
             let result = jvmti.retransform_classes(&classes);
-            RETRANSFORM_NS.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            let took = started.elapsed();
+            log::info!(
+                "retransformed {} classes in {:.1} ms",
+                classes.len(),
+                took.as_secs_f64() * 1e3
+            );
+            RETRANSFORM_NS.fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
             RETRANSFORM_CALLS.fetch_add(1, Ordering::Relaxed);
             RETRANSFORM_CLASSES.fetch_add(classes.len() as u64, Ordering::Relaxed);
             result.map_err(|e| e.to_string())
@@ -1163,6 +1216,16 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
+    if ASYNC.load(Ordering::Relaxed) {
+        if flags::get(id) & flags::INVOKED != 0 {
+            return;
+        }
+        flags::set(id, flags::INVOKED | flags::PENDING);
+        if enqueue(Queued::Invocation(id)) {
+            return;
+        }
+        flags::clear_bits(id, flags::INVOKED | flags::PENDING);
+    }
     let _reveal = lock(&REVEAL);
     if flags::get(id) & flags::INVOKED != 0 {
         return;
@@ -1192,6 +1255,15 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
 /// (`flags::SITES`, and `Hooks.fired` so that `Hooks.site` returns in Java from then on). False
 /// when the site is not the current session's (or the planner failed): it stays unflagged.
 pub fn site_reached(jvmti: Jvmti, env: &JniEnv<'_>, site: u32) -> bool {
+    if ASYNC.load(Ordering::Relaxed) && flags::SITES.get(site) & flags::FIRED == 0 {
+        // Flagged first, so that other threads pass it in Java while the reveal thread works.
+        flags::SITES.set(site, flags::FIRED);
+        crate::site_flags::mark(env, site);
+        if enqueue(Queued::Site(site)) {
+            return true;
+        }
+        flags::SITES.clear(site);
+    }
     let _reveal = lock(&REVEAL);
     if flags::SITES.get(site) & flags::FIRED != 0 {
         // Another thread revealed it while this one waited for the lock.
@@ -1265,6 +1337,9 @@ pub fn hidden_receiver_seen(
 /// A receiver of class `key` reached receiver site `site` on this thread, inside a root's extent:
 /// the method it runs there is instrumented before the call proceeds (see `crate::receiver`).
 pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) {
+    if ASYNC.load(Ordering::Relaxed) && enqueue(Queued::Receiver(site, key.clone())) {
+        return;
+    }
     let _reveal = lock(&REVEAL);
     plan_and_retransform(jvmti, env, "receiver revelation", |s| {
         let Some(local) = site.checked_sub(s.site_base) else {
@@ -1276,6 +1351,224 @@ pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) 
         }
         true
     });
+}
+
+/// `reveal=async` for the sessions started from now on ([`set_reveal`]).
+static ASYNC: AtomicBool = AtomicBool::new(false);
+
+/// Under `reveal=async`, calls that ran before what they call was instrumented: invocations of a
+/// method whose first invocation waits for the reveal thread, and the deferred sites and
+/// receivers queued (once each, when queued). Their callees' time is in their self time and
+/// their callees' calls are not counted; a lower bound of what the profile misses (a call into
+/// an uninstrumented method of a revealed class cannot be told apart).
+pub static UNREVEALED: AtomicU64 = AtomicU64::new(0);
+
+/// How long the reveal thread waits for more requests before it plans and retransforms what
+/// is queued: threads reaching new code tend to come together (many requests on one path), and
+/// each RetransformClasses call is a safepoint that sends the dependent compiled code back to
+/// the interpreter, so a few calls for many classes cost far less than one per class.
+const REVEAL_WINDOW: Duration = Duration::from_millis(5);
+
+/// Whether the next sessions reveal lazily on the agent's own thread (`reveal=async`) rather
+/// than on the thread that reached new code.
+pub fn set_reveal(asynchronous: bool) {
+    ASYNC.store(asynchronous, Ordering::SeqCst);
+}
+
+/// A revelation the reveal thread carries out.
+enum Queued {
+    /// The first invocation of this global method id.
+    Invocation(u32),
+    /// A deferred site (global id) reached.
+    Site(u32),
+    /// A receiver of a class reached a receiver site (global id).
+    Receiver(u32, ClassKey),
+}
+
+struct RevealQueue {
+    items: Vec<Queued>,
+    /// A reveal thread serves the queue.
+    running: bool,
+    /// The reveal thread is to end.
+    stop: bool,
+}
+
+static QUEUE: Mutex<RevealQueue> = Mutex::new(RevealQueue {
+    items: Vec::new(),
+    running: false,
+    stop: false,
+});
+static QUEUED: Condvar = Condvar::new();
+static REVEAL_THREAD: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+/// Hands `item` to the reveal thread; false if none runs (the caller reveals it itself).
+fn enqueue(item: Queued) -> bool {
+    let mut q = lock(&QUEUE);
+    if !q.running || q.stop {
+        return false;
+    }
+    q.items.push(item);
+    if hooks::COLLECTING.load(Ordering::Relaxed) {
+        UNREVEALED.fetch_add(1, Ordering::Relaxed);
+    }
+    QUEUED.notify_one();
+    true
+}
+
+/// Lets threads queue requests for a reveal thread about to start.
+fn accept_requests() {
+    let mut q = lock(&QUEUE);
+    q.items.clear();
+    q.stop = false;
+    q.running = true;
+}
+
+/// Starts the reveal thread; without one, what was queued so far is revealed here and the
+/// threads reveal for themselves from then on.
+fn start_reveal_thread(jvmti: Jvmti, env: &JniEnv<'_>) {
+    let spawned = match crate::agent::java_vm() {
+        Some(vm) => std::thread::Builder::new()
+            .name("ferrofluid-reveal".into())
+            .spawn(move || reveal_thread(vm, jvmti))
+            .map_err(|e| e.to_string()),
+        None => Err("the agent is dormant".into()),
+    };
+    match spawned {
+        Ok(handle) => *lock(&REVEAL_THREAD) = Some(handle),
+        Err(e) => {
+            log::warn!("no reveal thread ({e}): revelation runs on the threads that need it");
+            let items = {
+                let mut q = lock(&QUEUE);
+                q.running = false;
+                std::mem::take(&mut q.items)
+            };
+            if !items.is_empty() {
+                reveal_queued(jvmti, env, items);
+            }
+        }
+    }
+}
+
+/// Ends the reveal thread, after the retransformation it may be doing. What it had not
+/// revealed yet is dropped with the session.
+fn stop_reveal_thread() {
+    {
+        let mut q = lock(&QUEUE);
+        q.stop = true;
+        q.running = false;
+        QUEUED.notify_all();
+    }
+    let handle = lock(&REVEAL_THREAD).take();
+    if let Some(handle) = handle {
+        let _ = handle.join();
+    }
+    lock(&QUEUE).items.clear();
+}
+
+/// The reveal thread: waits for requests, then stays attached to the JVM while they keep
+/// coming (a window passing with nothing queued ends a burst).
+fn reveal_thread(vm: JavaVm, jvmti: Jvmti) {
+    loop {
+        {
+            let mut q = lock(&QUEUE);
+            while q.items.is_empty() && !q.stop {
+                q = QUEUED.wait(q).unwrap_or_else(|p| p.into_inner());
+            }
+            if q.stop {
+                return;
+            }
+        }
+        let attached = vm.with_attached_thread("ferrofluid-reveal", |env| {
+            ferrofluid_jvmti::ffi_guard("reveal thread", (), || loop {
+                std::thread::sleep(REVEAL_WINDOW);
+                let items = {
+                    let mut q = lock(&QUEUE);
+                    if q.stop {
+                        return;
+                    }
+                    std::mem::take(&mut q.items)
+                };
+                if items.is_empty() {
+                    return;
+                }
+                reveal_queued(jvmti, env, items);
+            })
+        });
+        if let Err(e) = attached {
+            // What stays queued is dropped with the session: those methods keep their probes
+            // but their callees are not revealed.
+            log::warn!("reveal thread: attaching to the JVM: {e}; revelation runs on the threads that need it");
+            lock(&QUEUE).running = false;
+            return;
+        }
+    }
+}
+
+/// Plans every queued revelation, then retransforms the classes they chose together.
+fn reveal_queued(jvmti: Jvmti, env: &JniEnv<'_>, items: Vec<Queued>) {
+    let _reveal = lock(&REVEAL);
+    let started = std::time::Instant::now();
+    let calls = RETRANSFORM_CALLS.load(Ordering::Relaxed);
+    let classes = RETRANSFORM_CLASSES.load(Ordering::Relaxed);
+    let mut chosen = 0;
+    let kinds = items.iter().fold([0; 3], |mut k, i| {
+        k[match i {
+            Queued::Invocation(_) => 0,
+            Queued::Site(_) => 1,
+            Queued::Receiver(..) => 2,
+        }] += 1;
+        k
+    });
+    plan_and_retransform(jvmti, env, "asynchronous revelation", |s| {
+        for item in &items {
+            let batch = match item {
+                Queued::Invocation(id) => id
+                    .checked_sub(s.base)
+                    .map(|pid| s.planner.first_invocation(pid)),
+                Queued::Site(site) => site
+                    .checked_sub(s.site_base)
+                    .map(|local| s.planner.site_reached(local)),
+                Queued::Receiver(site, key) => site
+                    .checked_sub(s.site_base)
+                    .map(|local| s.planner.receiver_seen(local, key.0, &key.1)),
+            };
+            match batch {
+                Some(Ok(batch)) => {
+                    chosen += batch.method_count();
+                    s.apply(batch, None)
+                }
+                Some(Err(e)) => log::warn!("asynchronous revelation: {e}"),
+                None => {}
+            }
+        }
+        true
+    });
+    for item in &items {
+        if let Queued::Invocation(id) = item {
+            flags::clear_bits(*id, flags::PENDING);
+        }
+    }
+    log::info!(
+        "asynchronous revelation: {} first invocations, {} deferred sites, {} receivers: {chosen} methods, {} classes in {} RetransformClasses calls, {:.1} ms",
+        kinds[0],
+        kinds[1],
+        kinds[2],
+        RETRANSFORM_CLASSES.load(Ordering::Relaxed) - classes,
+        RETRANSFORM_CALLS.load(Ordering::Relaxed) - calls,
+        started.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+/// Hands the memory the ended session freed back to the system. A snapshot builds and
+/// serialises a profile of up to hundreds of MB in small allocations, on whichever control
+/// thread served it; glibc keeps what each thread's arena freed, so without this the JVM's RSS
+/// grew by about a snapshot's size every few sessions (docs/PERFORMANCE.md, "Soak").
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(test)]

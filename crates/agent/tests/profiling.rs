@@ -146,6 +146,7 @@ fn instrument_with(root: &str, scheme: &str, cpu: bool, skip_trivial: bool) -> R
         cpu,
         skip_trivial,
         adaptive: false,
+        reveal: None,
     }
 }
 
@@ -446,6 +447,7 @@ fn region_mode_while_attached() {
         cpu: false,
         skip_trivial: false,
         adaptive: false,
+        reveal: None,
     };
     assert_eq!(client.request(&region).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

@@ -213,6 +213,7 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         cpu: false,
         skip_trivial: false,
         adaptive: false,
+        reveal: None,
     };
     assert_eq!(client.request(&instrument).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);

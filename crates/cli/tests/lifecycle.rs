@@ -363,6 +363,7 @@ fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
             cpu: false,
             skip_trivial: false,
             adaptive: false,
+            reveal: None,
         },
         Request::Stop,
         Request::Deinstrument,

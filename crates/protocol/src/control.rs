@@ -108,6 +108,10 @@ pub enum Request {
         /// agent option). Absent (false) in older tools' requests.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         adaptive: bool,
+        /// When lazy revelation runs (the `reveal` agent option). Absent in older tools'
+        /// requests: the agent's default, `sync`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reveal: Option<crate::options::Reveal>,
     },
     /// Restore every instrumented class to its original bytes.
     Deinstrument,
@@ -454,6 +458,7 @@ mod tests {
                 cpu: false,
                 skip_trivial: false,
                 adaptive: false,
+                reveal: None,
             },
             Request::Instrument {
                 roots: vec![],
@@ -465,6 +470,7 @@ mod tests {
                 cpu: false,
                 skip_trivial: false,
                 adaptive: false,
+                reveal: None,
             },
             Request::Deinstrument,
             Request::Start,
@@ -552,11 +558,12 @@ mod tests {
             cpu: true,
             skip_trivial: true,
             adaptive: true,
+            reveal: Some(crate::options::Reveal::Async),
         };
         roundtrip(&with_cpu);
-        assert!(serde_json::to_string(&with_cpu)
-            .unwrap()
-            .ends_with(r#""scheme":"eager","cpu":true,"skip_trivial":true,"adaptive":true}"#));
+        assert!(serde_json::to_string(&with_cpu).unwrap().ends_with(
+            r#""scheme":"eager","cpu":true,"skip_trivial":true,"adaptive":true,"reveal":"async"}"#
+        ));
     }
 
     #[test]

@@ -16,6 +16,6 @@ pub mod socket_path;
 pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
 pub use options::{
-    AgentOptions, ClassFilter, ClassPattern, MethodPattern, OptionsError, Scheme,
+    AgentOptions, ClassFilter, ClassPattern, MethodPattern, OptionsError, Reveal, Scheme,
     DEFAULT_REGION_LAST, KEYS, MAX_REGION_LAST,
 };

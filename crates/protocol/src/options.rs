@@ -27,6 +27,7 @@ pub const KEYS: &[&str] = &[
     "cpu",
     "skip-trivial",
     "adaptive",
+    "reveal",
     "file",
     "duration",
     "log",
@@ -64,6 +65,8 @@ pub struct AgentOptions {
     /// their own probes: their later calls count in their callers' self time
     /// (`adaptive=true`; default false).
     pub adaptive: bool,
+    /// When lazy revelation instruments what a method calls (`reveal=sync|async`; default sync).
+    pub reveal: Reveal,
     /// Where the agent writes the profile when profiling stops (JSON).
     pub file: Option<PathBuf>,
     /// Stop profiling this long after it started.
@@ -72,6 +75,50 @@ pub struct AgentOptions {
     pub log: Option<PathBuf>,
     /// Path of the control socket (default: `/tmp/.ferrofluid-<pid>/control.sock`).
     pub socket: Option<PathBuf>,
+}
+
+/// When lazy revelation instruments the callees of a method run for the first time (`reveal=`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Reveal {
+    /// Before the method proceeds, on its thread: every call is counted, and each thread
+    /// reaching new code waits for a retransformation (JFluid's scheme).
+    #[default]
+    Sync,
+    /// On the agent's reveal thread, which gathers what threads reached over a few ms into one
+    /// retransformation; the method proceeds at once, so the calls it makes before its callees
+    /// are instrumented are not seen (counted as `unrevealed_calls`).
+    Async,
+}
+
+impl Reveal {
+    /// The value's spelling in the option string and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reveal::Sync => "sync",
+            Reveal::Async => "async",
+        }
+    }
+}
+
+impl fmt::Display for Reveal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Reveal {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(Reveal::Sync),
+            "async" => Ok(Reveal::Async),
+            _ => Err(REVEAL_REASON.into()),
+        }
+    }
 }
 
 /// Why an option string was rejected. Messages name the key and what it accepts.
@@ -104,6 +151,7 @@ const DURATION_REASON: &str = "expected a positive whole number with unit ms, s,
 const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 const BOOL_REASON: &str = "expected true or false";
+const REVEAL_REASON: &str = "expected sync or async";
 
 fn parse_bool(value: &str) -> Option<bool> {
     match value {
@@ -147,6 +195,7 @@ impl FromStr for AgentOptions {
         let mut seen_cpu = false;
         let mut seen_skip_trivial = false;
         let mut seen_adaptive = false;
+        let mut seen_reveal = false;
         // The JVM passes NULL or "" for no options; stray empty items (`a=1,,b=2`) are tolerated.
         for item in s.split(',').filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -234,6 +283,12 @@ impl FromStr for AgentOptions {
                     }
                     opts.adaptive = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
                 }
+                "reveal" => {
+                    if std::mem::replace(&mut seen_reveal, true) {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    opts.reveal = value.parse().map_err(bad)?;
+                }
                 "duration" => {
                     if opts.duration.is_some() {
                         return Err(OptionsError::Duplicate { key });
@@ -273,6 +328,9 @@ impl fmt::Display for AgentOptions {
         }
         if self.adaptive {
             items.push("adaptive=true".into());
+        }
+        if self.reveal != Reveal::default() {
+            items.push(format!("reveal={}", self.reveal));
         }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
@@ -410,6 +468,12 @@ mod tests {
                 "root=A::b,skip-trivial=true",
             ),
             ("adaptive=false", d(), ""),
+            ("reveal=sync", d(), ""),
+            (
+                "reveal=async,root=A::b",
+                AgentOptions { roots: vec![root("A::b")], reveal: Reveal::Async, ..d() },
+                "root=A::b,reveal=async",
+            ),
             (
                 "adaptive=true,skip-trivial=true,root=A::b",
                 AgentOptions { roots: vec![root("A::b")], skip_trivial: true, adaptive: true, ..d() },
@@ -445,7 +509,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, file, duration, log, socket";
+        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -493,6 +557,8 @@ mod tests {
                 "agent option `skip-trivial` given twice".into(),
             ),
             ("adaptive=on", "bad value `on` for agent option `adaptive`: expected true or false".into()),
+            ("reveal=later", "bad value `later` for agent option `reveal`: expected sync or async".into()),
+            ("reveal=sync,reveal=async", "agent option `reveal` given twice".into()),
             ("adaptive=true,adaptive=true", "agent option `adaptive` given twice".into()),
             (
                 "region=C::d,adaptive=true",

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
-use ferrofluid_protocol::{AgentOptions, ClassFilter, ClassPattern, MethodPattern, Scheme};
+use ferrofluid_protocol::{AgentOptions, ClassFilter, ClassPattern, MethodPattern, Reveal, Scheme};
 
 use crate::interrupt::{self, Interrupts, Mode};
 
@@ -53,6 +53,13 @@ pub struct AgentFlags {
     /// in real programs. Reports mark them "(probes removed)". Roots always keep their probes.
     #[arg(long)]
     pub adaptive: bool,
+    /// When a method's callees are instrumented at its first invocation: `sync` before it
+    /// proceeds (every call counted; each thread reaching new code waits), `async` on the
+    /// agent's thread a few ms later, many classes at once (the calls made meanwhile are not
+    /// seen, and counted). Default: async for `attach` (a live server keeps serving), sync for
+    /// `run`.
+    #[arg(long, value_name = "WHEN", value_parser = parse_reveal)]
+    pub reveal: Option<Reveal>,
     /// File the agent writes the profile to when profiling stops.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -80,6 +87,10 @@ fn parse_class(s: &str) -> Result<ClassPattern, String> {
         .map_err(|e: ferrofluid_protocol::PatternError| e.kind.to_string())
 }
 
+fn parse_reveal(s: &str) -> Result<Reveal, String> {
+    s.parse()
+}
+
 fn parse_duration(s: &str) -> Result<Duration, String> {
     ferrofluid_protocol::parse_duration(s)
         .ok_or_else(|| "expected a whole number with unit ms, s, m or h".into())
@@ -100,6 +111,7 @@ impl AgentFlags {
             cpu: self.cpu,
             skip_trivial: self.skip_trivial,
             adaptive: self.adaptive,
+            reveal: self.reveal.unwrap_or_default(),
             file: self.file.clone(),
             duration: self.duration,
             log: self.log.clone(),
@@ -169,7 +181,9 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut options = args.flags.options()?;
     let profiling =
         args.output.is_some() || !options.roots.is_empty() || !options.region.is_empty();
-    let session = options.clone();
+    let mut session = options.clone();
+    // A live server keeps serving while its request path is revealed (docs/PERFORMANCE.md).
+    session.reveal = args.flags.reveal.unwrap_or(Reveal::Async);
     if profiling {
         // The tool drives the session over the socket; the agent starts nothing by itself.
         options = AgentOptions {
@@ -418,6 +432,7 @@ fn profile_session(
         cpu: options.cpu,
         skip_trivial: options.skip_trivial,
         adaptive: options.adaptive,
+        reveal: Some(options.reveal),
     };
     // Methods the engine could not patch are reported, and the rest is profiled anyway; a
     // session owned by another tool is not ours to profile.
@@ -521,24 +536,25 @@ fn profile_session(
                 }
             }
             expect_ok(client, &Request::Stop)?;
+            // Probes out first: the snapshot of a large profile takes seconds to build, send and
+            // read, which the program would spend running its probes (the agent keeps what the
+            // snapshot says of the ended session). A class that could not be restored must not
+            // cost the profile; a JVM that began exiting meanwhile has nothing left to restore.
+            match expect_ok(client, &Request::Deinstrument) {
+                Err(e) if e.ends_with(" is exiting") => {}
+                Err(e) => eprintln!("ferrofluid: warning: {e}"),
+                Ok(()) => {
+                    // Restore failures: the agent's status lists them.
+                    if let Ok(Response::Status(status)) = client.request(&Request::Status) {
+                        restore_failures = status.failed_classes;
+                    }
+                }
+            }
             let value = match client.request(&Request::Snapshot)? {
                 Response::Snapshot { profile } => profile,
                 Response::Error { message } => return Err(format!("agent: {message}").into()),
                 other => return Err(format!("unexpected agent reply {other:?}").into()),
             };
-            // The profile is taken: failing to restore a class must not lose it. A JVM that
-            // began exiting meanwhile has nothing left to restore.
-            match expect_ok(client, &Request::Deinstrument) {
-                Err(e) if e.ends_with(" is exiting") => {
-                    return finish(value, Vec::new(), ending, still_unmatched)
-                }
-                Err(e) => eprintln!("ferrofluid: warning: {e}"),
-                Ok(()) => {}
-            }
-            // Restore failures come after the snapshot: the agent's status lists them.
-            if let Ok(Response::Status(status)) = client.request(&Request::Status) {
-                restore_failures = status.failed_classes;
-            }
             match expect_ok(client, &Request::Detach) {
                 Err(e) if e.ends_with(" is exiting") => {}
                 Err(e) => eprintln!("ferrofluid: warning: {e}"),
@@ -561,6 +577,15 @@ fn finish(
     if let Some(n) = value.get("dropped_events").and_then(|d| d.as_u64()) {
         if n > 0 {
             eprintln!("ferrofluid: warning: {n} events were dropped; the profile is inexact");
+        }
+    }
+    if let Some(n) = value.get("unrevealed_calls").and_then(|d| d.as_u64()) {
+        if n > 0 {
+            eprintln!(
+                "ferrofluid: note: {n} calls ran before their callees were instrumented (--reveal \
+                 async); what they called counts in their own time (--reveal sync counts every \
+                 call, at a cost to the running program)"
+            );
         }
     }
     let mut profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
