@@ -505,7 +505,7 @@ impl Session {
                 record_failed(
                     &key.1,
                     ClassPhase::Instrument,
-                    format!("the class file could not be instrumented, so it kept its original bytes: {e}"),
+                    format!("class file engine: {e}"),
                     false,
                 );
                 None
