@@ -43,7 +43,7 @@ def batches(log):
 
 ESTIMATORS = {
     "minimum": min,  # JFluid's
-    "median": statistics.median,  # ferrofluid's since session 7
+    "median": statistics.median,  # ferrofluid's estimator
     "mean": statistics.mean,
 }
 

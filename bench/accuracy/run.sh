@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accuracy of ferrofluid's CPU times (issue 4, "How it is checked"): runs Accuracy.java without
+# Accuracy of ferrofluid's CPU times: runs Accuracy.java without
 # the agent (true costs, timed by the program itself) and under `ferrofluid run --root
 # Accuracy::driver` (lazy scheme), REPS times each, interleaved, and prints best-of-REPS
 # compensated times against true ones. Not a test: run it on a quiet machine.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the no-op JNI library and runs Levels for SECONDS (default 20): does a calibration on
 # another thread see the JNI-call level a busy thread runs at? Then NanoLevels: what would a
-# Java-side timestamp cost instead? (docs/PERFORMANCE.md, "Session 8")
+# Java-side timestamp cost instead? (docs/decisions/0004-calibration.md)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 jdk=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}

@@ -1,6 +1,6 @@
 // Does a call before and after a hot loop (a Java call, a JNI native, a try/catch as probes add) slow
 // the loop itself? Written when the accuracy benchmark seemed to charge 0.1-1 us methods ~2x (a
-// counting error of its compare.py, fixed since: docs/PERFORMANCE.md, session 6).
+// counting error of its compare.py, since fixed).
 // Run: bench/accuracy/loopshape/run.sh
 public class LoopShape {
     static long sink;

@@ -1,4 +1,4 @@
-//! The overhead and correctness suite (issue 5): real Java workloads from Debian packages, each
+//! The overhead and correctness suite: real Java workloads from Debian packages, each
 //! run as a baseline, under ferrofluid's modes and beside the anchors users compare with (JFR and
 //! a JVMTI MethodEntry/MethodExit agent). Every run's checksum must equal the baseline's; the
 //! table goes into docs/PERFORMANCE.md. See bench/README.md.

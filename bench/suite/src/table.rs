@@ -260,7 +260,7 @@ fn accuracy(s: &mut String, report: &Report) {
 /// The whole section (without the markers).
 pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "## Overhead and correctness suite (issue 5)\n");
+    let _ = writeln!(s, "## Overhead and correctness suite\n");
     let _ = writeln!(
         s,
         "Written by `bench/suite` itself (how to prepare, run and add a workload: [bench/README.md](../bench/README.md)).\n"

@@ -136,7 +136,7 @@ fn a_drop_held_back_by_a_blocked_root_thread_retransforms_after_a_second() {
 
 /// With no root (`--scheme total`) every instrumented frame counts in the thread's depth, so
 /// the probes are dropped by retransforming: dropped in Java, the exits of `small` would lower
-/// a depth its entries no longer raised, and `round`'s exits would be lost (session 16: `round`
+/// a depth its entries no longer raised, and `round`'s exits would be lost (without it, `round`
 /// nested in itself, 211 + 1 + 9918 calls deep, instead of 10130 calls under `main`).
 #[test]
 fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {

@@ -1,4 +1,4 @@
-//! The corpus test of issue 2, on real classes:
+//! The corpus test, on real classes:
 //!
 //! - every class of `$JAVA_HOME/jmods/*.jmod` (JDK 17) and of jars from Debian packages
 //!   survives a read + write with no edit byte for byte;

@@ -76,7 +76,7 @@ fn cpu_time_of_spinning_and_sleeping() {
     // Compensated: the 10,000 calls' clock reads (µs each) are not charged to tiny().
     assert!(u(&tiny["cpu_ns"]) <= u(&tiny["measured_cpu_ns"]), "{tiny}");
     // Most of it subtracted: under 5 ms left, or (the calibration landed on a fast level of the
-    // clock read, docs/PERFORMANCE.md "Session 7") under half of the measured 10-20 ms. Failed
+    // clock read, docs/decisions/0004-calibration.md) under half of the measured 10-20 ms. Failed
     // once in about ten runs with the 5 ms bound alone.
     let (cpu, measured_cpu) = (u(&tiny["cpu_ns"]), u(&tiny["measured_cpu_ns"]));
     assert!(cpu < 5_000_000 || cpu * 2 < measured_cpu, "{tiny}");
