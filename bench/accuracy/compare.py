@@ -89,6 +89,11 @@ def main():
     print(f"true: best of {reps} uninstrumented runs; ferrofluid: the least disturbed of {reps} "
           f"profiled runs (run {chosen}, calibration inner {cal.get('inner_ns', 0):.1f} ns, "
           f"outer {cal.get('outer_ns', 0):.1f} ns); ms summed over all driver() calls")
+    said = doc.get("compensation") or {}
+    if said:
+        verdict = "; ".join(said.get("unreliable", [])) or "not said to be unreliable"
+        print(f"compensation: {said.get('batches', 0)} calibration batches, "
+              f"{said.get('disturbed', 0)} of them off their CPU; {verdict}")
     print(f"{'phase (method)':26} {'true':>10} {'ferrofluid':>10} {'error':>8} "
           f"{'uncompens.':>10} {'instr. wall':>11}")
     for phase, method in PHASES:
