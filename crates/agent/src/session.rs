@@ -1548,15 +1548,17 @@ fn reveal_queued(jvmti: Jvmti, env: &JniEnv<'_>, items: Vec<Queued>) {
             flags::clear_bits(*id, flags::PENDING);
         }
     }
-    log::info!(
-        "asynchronous revelation: {} first invocations, {} deferred sites, {} receivers: {chosen} methods, {} classes in {} RetransformClasses calls, {:.1} ms",
-        kinds[0],
-        kinds[1],
-        kinds[2],
-        RETRANSFORM_CLASSES.load(Ordering::Relaxed) - classes,
-        RETRANSFORM_CALLS.load(Ordering::Relaxed) - calls,
-        started.elapsed().as_secs_f64() * 1e3
-    );
+    let classes = RETRANSFORM_CLASSES.load(Ordering::Relaxed) - classes;
+    if chosen > 0 || classes > 0 {
+        log::info!(
+            "asynchronous revelation: {} first invocations, {} deferred sites, {} receivers: {chosen} methods, {classes} classes in {} RetransformClasses calls, {:.1} ms",
+            kinds[0],
+            kinds[1],
+            kinds[2],
+            RETRANSFORM_CALLS.load(Ordering::Relaxed) - calls,
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
 }
 
 /// Hands the memory the ended session freed back to the system. A snapshot builds and
