@@ -2,7 +2,7 @@
 //! take less time than their own probes are removed (YourKit's "adaptive tracing", JProfiler's
 //! "overhead hot spots", done without a restart). In real programs most probe pairs are of such
 //! methods (accessors that are not trivial enough for `skip-trivial`, small lookups): 69-94% of
-//! them in the suite's workloads (docs/PERFORMANCE.md, "Session 13"), and their probes' cost is
+//! them in the suite's workloads (docs/decisions/0013-adaptive-probe-removal.md), and their probes' cost is
 //! what compensation can only estimate. Their later calls count in their callers' self time, as
 //! the time of trivial methods does.
 //!
@@ -34,8 +34,8 @@ pub const MIN_CALLS: u64 = 10_000;
 
 /// What the gates of a method dropped in Java cost per call, against none once its class is
 /// retransformed without its probes: `crates/cli/tests/java/Adaptive.java`'s 1-ns method
-/// costs ~3.5 ns per call dropped in Java, ~1 ns retransformed (docs/PERFORMANCE.md,
-/// "Session 15").
+/// costs ~3.5 ns per call dropped in Java, ~1 ns retransformed (docs/decisions/
+/// 0013-adaptive-probe-removal.md).
 const GATES_NS: f64 = 2.5;
 
 /// The share of the time inside roots that the gates of a class's methods dropped in one
@@ -43,7 +43,7 @@ const GATES_NS: f64 = 2.5;
 /// retransformation sends back to the interpreter every compiled method that inlined one of
 /// the class's methods, a one-off cost that a class this busy repays. In the suite's four
 /// workloads no class came near (at most 1.6%, java.nio.Buffer in Lucene), in the accuracy
-/// benchmark one did (3.6%, docs/PERFORMANCE.md, "Session 16").
+/// benchmark one did (3.6%, docs/decisions/0013-adaptive-probe-removal.md).
 const RETRANSFORM_SHARE: f64 = 0.02;
 
 /// Of `short` (global id, calls so far) about to be dropped, the methods whose classes

@@ -110,7 +110,7 @@ pub fn now() -> u64 {
 
 /// The probes' clock, in ticks: the TSC if [`init_clock`] found it reliable, else
 /// `CLOCK_MONOTONIC` ns. A probe reads it first thing and again just before it publishes its
-/// event, so that the event carries the probe's own duration (docs/PERFORMANCE.md, "Session 12").
+/// event, so that the event carries the probe's own duration (docs/decisions/0012-probes-measure-themselves.md).
 #[inline]
 pub fn ticks() -> u64 {
     #[cfg(target_arch = "x86_64")]
@@ -763,7 +763,7 @@ pub fn thread_end(env: *mut sys::JNIEnv) {
 // Each reads the clock first: what follows, up to the publication of its event, is the probe's
 // measured duration. Reading it later, after the flag and thread-local checks, was tried: it
 // saves the read where a probe records nothing, but moves ~12 ns per probe from the measured
-// part to the calibrated rest, the uncertain part (docs/PERFORMANCE.md, "Session 12").
+// part to the calibrated rest, the uncertain part (docs/decisions/0012-probes-measure-themselves.md).
 
 pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
     let start = ticks();

@@ -218,7 +218,7 @@ pub fn dropped_ids() -> Vec<u32> {
 ///
 /// In Java, without retransforming: a retransformation sends the compiled code of the class,
 /// and of every method that inlined one of its methods, back to the interpreter, which on real
-/// programs cost more than the probes saved (docs/PERFORMANCE.md, "Session 15"). The method's
+/// programs cost more than the probes saved (docs/decisions/0013-adaptive-probe-removal.md). The method's
 /// native flag [`flags::DROPPED`] is set first, so that no entry is recorded from then on, then
 /// `Hooks.dropped[id] = 1`, so that entries return in Java. Its exits still reach the agent,
 /// which records those of invocations entered before, until [`quiet_probes`] ends them in Java

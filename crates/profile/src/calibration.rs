@@ -54,7 +54,7 @@ impl Calibration {
     /// one batch lands on the low level. The median is the level the calibration spent
     /// most of its time at: over 60 profiled runs it was 10 ns from the application's pair
     /// (median) where the minimum was 20, and the root's charged time stayed within 1.10 of
-    /// its true time in 37 runs instead of 16 (docs/PERFORMANCE.md, "Session 7").
+    /// its true time in 37 runs instead of 16 (docs/decisions/0004-calibration.md).
     /// The few warm-up batches (interpreted code) move it by at most a rank each.
     pub fn from_batches(batches: &[CalibrationBatch]) -> Option<Self> {
         let (totals, inners) = Self::batch_averages(batches);
@@ -109,7 +109,7 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 /// pair, as a share of it, where the whole pair is calibrated (code regions, thread CPU
 /// time). Over 60 profiled runs of the accuracy benchmark the pair measured in the
 /// application came to 0.70-1.42 times the calibrated one, within ±30% in 57 runs
-/// (docs/PERFORMANCE.md, "Session 8"): the pair's cost has levels that change over a run and
+/// (docs/decisions/0011-uncertain-times-are-marked.md): the pair's cost has levels that change over a run and
 /// differ between call sites, which one calibration cannot follow.
 pub const PROBE_SPREAD: f64 = 0.30;
 
@@ -117,7 +117,7 @@ pub const PROBE_SPREAD: f64 = 0.30;
 /// into the probes and back. Smaller than a whole pair, but relatively less certain: in
 /// application code it came to 0.5-0.9 times the calibrated rest in the accuracy benchmark's
 /// tiny methods and 1.7-1.9 times in Lucene's subgraph, whose code runs slower around each
-/// call into a probe than the calibration loop does (docs/PERFORMANCE.md, "Session 12").
+/// call into a probe than the calibration loop does (docs/decisions/0012-probes-measure-themselves.md).
 pub const REST_SPREAD: f64 = 1.0;
 
 /// A compensated time is marked uncertain when the uncertainty of the probe cost subtracted

@@ -7,7 +7,7 @@ use crate::method::{MethodId, MethodTable};
 use crate::tree::{CallTree, NodeId, NodeKind};
 
 /// How a thread was found blocked when the profile was taken: the evidence that the self time
-/// of its innermost recorded frame is waiting, not work (docs/decisions/0130-idle-threads.md).
+/// of its innermost recorded frame is waiting, not work (docs/decisions/0018-idle-threads.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Waiting {
     /// `waiting` (`Object.wait`), `parked` (`LockSupport.park`), `sleeping` (`Thread.sleep`),
