@@ -62,7 +62,7 @@ pub struct CalibrationStats {
     /// time.
     pub disturbed: u64,
     /// The share of all batches' wall time their thread spent off its CPU.
-    pub off_cpu_share: f64,
+    pub descheduled_share: f64,
     /// Batches the estimate was made from (the undisturbed ones among the most recent
     /// [`POOL`], or the [`MIN_KEPT`] cheapest of those).
     pub kept: u64,
@@ -146,7 +146,7 @@ impl Calibrator {
         let stats = CalibrationStats {
             batches: self.batches,
             disturbed: self.disturbed,
-            off_cpu_share: if self.wall_ns == 0 {
+            descheduled_share: if self.wall_ns == 0 {
                 0.0
             } else {
                 self.off_cpu_ns as f64 / self.wall_ns as f64
@@ -217,7 +217,7 @@ pub enum Unreliable {
         /// Of them, disturbed.
         disturbed: u64,
         /// Share of the calibration's wall time off its CPU.
-        off_cpu_share: f64,
+        descheduled_share: f64,
     },
     /// The kept batches' interquartile range exceeds [`DISAGREE_SHARE`] of their median.
     Disagree {
@@ -249,12 +249,12 @@ impl fmt::Display for Unreliable {
             Unreliable::Loaded {
                 batches,
                 disturbed,
-                off_cpu_share,
+                descheduled_share,
             } => write!(
                 f,
                 "the machine was busy while calibrating ({disturbed} of {batches} calibration \
                  batches lost their CPU, {:.0}% of their time off CPU)",
-                off_cpu_share * 100.0
+                descheduled_share * 100.0
             ),
             Unreliable::Disagree {
                 pair_ns: [q1, m, q3],
@@ -304,7 +304,7 @@ pub fn calibration_verdict(
         out.push(Unreliable::Loaded {
             batches: stats.batches,
             disturbed: stats.disturbed,
-            off_cpu_share: stats.off_cpu_share,
+            descheduled_share: stats.descheduled_share,
         });
     }
     let [q1, median, q3] = stats.pair_ns;

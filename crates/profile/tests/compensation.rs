@@ -56,7 +56,7 @@ fn batches_that_lost_their_cpu_are_left_out() {
             batches: 15,
             disturbed: 5,
             // (10 * 1 µs + 5 * 3 ms) off CPU in (10 * 1 ms + 5 * 4 ms).
-            off_cpu_share: 15_010_000.0 / 30_000_000.0,
+            descheduled_share: 15_010_000.0 / 30_000_000.0,
             kept: 10,
             // Quartiles of 20..=29 by linear interpolation: ranks 2.25, 4.5, 6.75.
             pair_ns: [22.25, 24.5, 26.75],
@@ -99,7 +99,7 @@ fn too_few_quiet_batches_say_the_machine_was_loaded() {
             batches: 25,
             disturbed: 20,
             // 20 ms off CPU in 45 ms.
-            off_cpu_share: 20_000_000.0 / 45_000_000.0,
+            descheduled_share: 20_000_000.0 / 45_000_000.0,
         }]
     );
     assert_eq!(
@@ -285,7 +285,7 @@ fn a_recording_caps_its_calibration_and_the_document_says_why() {
     rec.calibration_stats = Some(CalibrationStats {
         batches: 30,
         disturbed: 6,
-        off_cpu_share: 0.25,
+        descheduled_share: 0.25,
         kept: 24,
         pair_ns: [700.0, 800.0, 900.0],
         calibrated: None,

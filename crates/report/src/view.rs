@@ -318,7 +318,8 @@ pub(crate) fn unreliable_notes(profile: &Profile) -> Vec<String> {
         .iter()
         .map(|why| {
             format!(
-                "compensation unreliable: {why}; compensated times may be off by more than the                  ~ marks say, counts are exact"
+                "compensation unreliable: {why}; compensated times may be off by more than the \
+                 ~ marks say, counts are exact"
             )
         })
         .collect()
@@ -395,6 +396,32 @@ mod tests {
         assert_eq!(percent(5, 0), "0.0%");
         assert_eq!(ms_marked(1_234_567, true), "~1.235");
         assert_eq!(ms_marked(1_234_567, false), "1.235");
+    }
+
+    #[test]
+    fn an_unreliable_compensation_is_said_with_its_numbers() {
+        let mut profile = Profile::default();
+        assert_eq!(unreliable_notes(&profile), Vec::<String>::new());
+        profile.calibration = Some(ferrofluid_profile::Calibration {
+            inner_ns: 10.0,
+            outer_ns: 11.0,
+        });
+        profile.calibration_stats = Some(ferrofluid_profile::CalibrationStats {
+            batches: 120,
+            disturbed: 115,
+            descheduled_share: 0.5,
+            kept: 8,
+            pair_ns: [21.0, 21.0, 22.0],
+            calibrated: None,
+        });
+        assert_eq!(
+            unreliable_notes(&profile),
+            [
+                "compensation unreliable: the machine was busy while calibrating (115 of 120 \
+              calibration batches lost their CPU, 50% of their time off CPU); compensated times \
+              may be off by more than the ~ marks say, counts are exact"
+            ]
+        );
     }
 
     #[test]
