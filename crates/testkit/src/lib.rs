@@ -93,10 +93,14 @@ pub fn javac(
 pub const AGENT_LIBRARY: &str = "libferrofluid_agent.so";
 
 /// The agent library in the first of `dirs` that has it; panics with how to build it otherwise.
+/// The newest of the candidates: `cargo test` refreshes only the copy in `deps/`, so one left
+/// beside the binary by an earlier `cargo build` may be stale.
 fn find_agent_library(dirs: &[PathBuf]) -> PathBuf {
     dirs.iter()
         .map(|d| d.join(AGENT_LIBRARY))
-        .find(|p| p.is_file())
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, p)| p)
         .unwrap_or_else(|| {
             panic!(
                 "{AGENT_LIBRARY} not built in {}: run `cargo test --workspace --release` or \
