@@ -73,8 +73,9 @@ impl Drop for Target {
     }
 }
 
-/// `ferrofluid attach PID --agent AGENT ARGS`, stdin at EOF, stderr piped; returns once it
-/// said it is profiling, with the stderr lines so far and the rest of stderr to read.
+/// `ferrofluid attach PID --agent AGENT --reveal sync ARGS` (the exact counts asserted are not
+/// promised by asynchronous revelation), stdin at EOF, stderr piped; returns once it said it is
+/// profiling, with the stderr lines so far and the rest of stderr to read.
 // The child is returned running: the caller waits for it.
 #[allow(clippy::zombie_processes)]
 fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
@@ -83,6 +84,7 @@ fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<C
         .arg(pid.to_string())
         .arg("--agent")
         .arg(agent())
+        .args(["--reveal", "sync"])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
