@@ -284,7 +284,7 @@ fn text_html_and_json_give_the_same_totals() {
                 .lines()
                 .find(|l| l.starts_with(&format!("Call tree of thread \"{t}\"")))
                 .unwrap();
-            let ms = line.rsplit_once(": ").unwrap().1.split(' ').next().unwrap();
+            let ms = line.split_once("): ").unwrap().1.split(' ').next().unwrap();
             (ms.parse::<f64>().unwrap() * 1e6).round() as u64
         })
         .sum();
