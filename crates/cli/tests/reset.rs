@@ -159,9 +159,11 @@ fn reset_without_an_agent_says_so_and_loads_none() {
     );
 }
 
-#[test]
-fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
-    let dir = compile("Rounds.java", "reset-warmup");
+/// `ferrofluid attach` with `--root Rounds::round --include Rounds`, `flags` and a log, to a
+/// running `Rounds` that is stopped once attach returns; returns the profile document, what
+/// attach said on stderr (it must have succeeded), the agent's log and the profile's path.
+fn attach_to_rounds(tag: &str, flags: &[&str]) -> (Value, String, String, std::path::PathBuf) {
+    let dir = compile("Rounds.java", tag);
     let (stop, out, log) = (
         dir.join("stop"),
         dir.join("out.json"),
@@ -174,7 +176,8 @@ fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
         .arg("--agent")
         .arg(agent())
         .args(["--root", "Rounds::round", "--include", "Rounds"])
-        .args(["--warmup", "500ms", "--duration", "1s", "--log"])
+        .args(flags)
+        .arg("--log")
         .arg(&log)
         .arg("-o")
         .arg(&out)
@@ -182,23 +185,29 @@ fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
         .unwrap();
     std::fs::write(&stop, "").unwrap();
     assert!(java.wait().unwrap().success());
-    let stderr = String::from_utf8_lossy(&attach.stderr);
+    let stderr = String::from_utf8_lossy(&attach.stderr).into_owned();
     assert!(attach.status.success(), "{stderr}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    (read_profile_json(&out), stderr, log, out)
+}
+
+#[test]
+fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
+    let (doc, stderr, log, out) =
+        attach_to_rounds("reset-warmup", &["--warmup", "500ms", "--duration", "1s"]);
+    let _ = std::fs::remove_dir_all(out.parent().unwrap());
     assert!(
         stderr.contains(
             "ferrofluid: warming up Rounds::round for 500ms (what is collected meanwhile is discarded)\n"
         ),
         "{stderr}"
     );
-    let log = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         log.matches("reset: the data collected so far was discarded")
             .count(),
         1,
         "{log}"
     );
-    let doc = read_profile_json(&out);
-    let _ = std::fs::remove_dir_all(&dir);
     let main = &common::thread(&doc, "main")["root"];
     let round = child(main, "round");
     let rounds = calls(round);
@@ -217,39 +226,10 @@ fn attach_with_a_warmup_resets_once_and_keeps_the_tree_exact() {
 /// profile still counts it and names it, and the report's header says so.
 #[test]
 fn probes_removed_during_the_warmup_are_still_reported() {
-    let dir = compile("Rounds.java", "reset-adaptive");
-    let (stop, out, log) = (
-        dir.join("stop"),
-        dir.join("out.json"),
-        dir.join("agent.log"),
+    let (doc, _, log, out) = attach_to_rounds(
+        "reset-adaptive",
+        &["--adaptive", "--warmup", "4s", "--duration", "500ms"],
     );
-    let mut java = java_started(&dir, "Rounds", &stop);
-    let attach = ferrofluid()
-        .arg("attach")
-        .arg(java.id().to_string())
-        .arg("--agent")
-        .arg(agent())
-        .args([
-            "--root",
-            "Rounds::round",
-            "--include",
-            "Rounds",
-            "--adaptive",
-        ])
-        .args(["--warmup", "4s", "--duration", "500ms", "--log"])
-        .arg(&log)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    std::fs::write(&stop, "").unwrap();
-    assert!(java.wait().unwrap().success());
-    assert!(
-        attach.status.success(),
-        "{}",
-        String::from_utf8_lossy(&attach.stderr)
-    );
-    let log = std::fs::read_to_string(&log).unwrap();
     let removed = log
         .find("adaptive: removed the probes of 1 methods called at least 10000 times")
         .unwrap_or_else(|| panic!("{log}"));
@@ -258,7 +238,6 @@ fn probes_removed_during_the_warmup_are_still_reported() {
         .unwrap_or_else(|| panic!("{log}"));
     assert!(removed < reset, "{log}");
     assert!(log.contains(" ms): Rounds.step(I)V\n"), "{log}");
-    let doc = read_profile_json(&out);
     assert_eq!(doc["methods"]["probes_dropped"], 1, "{}", doc["methods"]);
     assert_eq!(
         doc["dropped_methods"],
@@ -276,5 +255,5 @@ fn probes_removed_during_the_warmup_are_still_reported() {
         ),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
