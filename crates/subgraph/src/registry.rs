@@ -414,6 +414,31 @@ impl Registry {
         out
     }
 
+    /// Whether every supertype of `class`, transitively, is registered and linked. Not so while
+    /// a supertype's bytes are still to come: attaching registers the loaded classes in no
+    /// particular order, so a subclass may be planned before the superclass it inherits
+    /// methods from, and CHA would then find no target for an inherited method.
+    pub(crate) fn hierarchy_linked(&self, class: ClassId) -> bool {
+        // `Object` declares nothing a call would be revealed into (calls into it get no site).
+        let object = self.strings.get("java/lang/Object");
+        let mut stack = vec![class];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(c) = stack.pop() {
+            if !seen.insert(c) {
+                continue;
+            }
+            let rec = self.class(c);
+            let super_missing =
+                rec.super_id.is_none() && rec.super_name.is_some_and(|n| Some(n) != object);
+            if super_missing || rec.interface_ids.len() < rec.interfaces.len() {
+                return false;
+            }
+            stack.extend(rec.super_id);
+            stack.extend(rec.interface_ids.iter().copied());
+        }
+        true
+    }
+
     /// Counts and an estimate of the heap held.
     pub(crate) fn stats(&self) -> RegistryStats {
         use std::mem::size_of;

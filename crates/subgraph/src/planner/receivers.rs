@@ -194,6 +194,10 @@ impl Planner {
         let Some((cid, true)) = self.registry.resolve_class_how(loader, class) else {
             return false;
         };
+        if !self.registry.hierarchy_linked(cid) {
+            // A supertype's bytes are still to come: CHA cannot see what it declares.
+            return false;
+        }
         let waits_for_initialiser = |c| self.uninitialized.contains(&c);
         if waits_for_initialiser(cid)
             || self

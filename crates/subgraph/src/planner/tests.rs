@@ -1539,3 +1539,40 @@ fn an_upcall_into_excluded_classes_chooses_nothing() {
         .follow_upcall(&call(CallKind::Virtual, "Loader", "load"))
         .is_empty());
 }
+
+/// Attaching registers the loaded classes in no particular order: a class may be planned before
+/// the superclass it inherits a method from. A deferred call of that inherited method then gets
+/// its site (CHA, blind to the superclass, would find no target and call it nothing to reveal),
+/// and reaching the site chooses the inherited method.
+#[test]
+fn a_deferred_call_of_a_method_inherited_from_a_superclass_not_registered_yet_keeps_its_site() {
+    use ferrofluid_classfile::Invoke;
+    let server = ClassModel::new(
+        "Server",
+        Some("Base"),
+        &[],
+        PUBLIC,
+        vec![method(
+            "run",
+            STATIC,
+            vec![call(CallKind::Virtual, "Server", "go").deferred()],
+        )],
+    );
+    let base = ClassModel::new(
+        "Base",
+        Some("java/lang/Object"),
+        &[],
+        PUBLIC,
+        vec![method("go", PUBLIC, vec![])],
+    );
+    let (mut p, b) = loaded(Scheme::Lazy, &["Server::run"], &[object(), server]);
+    assert_eq!(names(&p, &b), ["Server.run"]);
+    p.set_receiver_sites(true);
+    let run = id(&p, "Server", "run");
+    let go = probe_call(Invoke::Virtual, "Server", "go", 10);
+    assert_eq!(p.deferred_site(run, &go), Some(0));
+    assert!(p.add_model(BOOTSTRAP, &base));
+    assert!(planned(&mut p).is_empty());
+    let b = p.site_reached(0).unwrap();
+    assert_eq!(names(&p, &b), ["Base.go"]);
+}
