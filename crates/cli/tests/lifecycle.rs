@@ -594,3 +594,62 @@ fn run_without_an_output_prints_the_text_report() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The JVM `ferrofluid run` (pid `run`) started: its child process.
+fn child_of(run: u32) -> u32 {
+    for _ in 0..500 {
+        let tasks = std::fs::read_dir(format!("/proc/{run}/task")).unwrap();
+        for task in tasks.flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.parse().unwrap();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("ferrofluid run (pid {run}) started no JVM");
+}
+
+/// The session `ferrofluid run` started (no owning tool: `--reset` may reach it) writes its
+/// profile when the program ends; a new `attach -o` must not replace it, and says what to do.
+#[test]
+fn attach_does_not_replace_the_session_a_run_started() {
+    let dir = compile("Rounds.java", "life-run-attach");
+    let (out, stop) = (dir.join("out.txt"), dir.join("stop"));
+    let (mut run, _stdout) = run_rounds(&dir, &out, &stop);
+    let jvm = child_of(run.id());
+    let attach = ferrofluid()
+        .args(["attach", &jvm.to_string(), "--agent"])
+        .arg(agent())
+        .args(["--root", "Rounds::step", "--duration", "1s", "-o"])
+        .arg(dir.join("other.txt"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    std::fs::write(&stop, "").unwrap();
+    let status = run.wait().unwrap();
+    let mut err = String::new();
+    run.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+
+    let said = String::from_utf8_lossy(&attach.stderr);
+    assert_eq!(attach.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "ferrofluid: error: JVM {jvm} is already being profiled by the session it was started with"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "`ferrofluid attach {jvm} --reset` restarts its collection"
+        )),
+        "{said}"
+    );
+    assert!(!dir.join("other.txt").exists());
+    // The first session went on and wrote its profile of the root it was given.
+    assert!(status.success(), "{err}");
+    let report = std::fs::read_to_string(&out).unwrap();
+    assert!(report.contains(" Rounds.round()V\n"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -233,6 +233,23 @@ pub fn busy_message(pid: u32, owner: &Owner) -> String {
     )
 }
 
+/// Why a new profile may not start in JVM `pid`: the session the agent's own options started
+/// (`options`, from `ferrofluid run` or `-agentpath`) is collecting and writes its profile when it
+/// ends; replacing it would lose that profile.
+pub fn started_session_message(pid: u32, options: &str) -> String {
+    let with = if options.is_empty() {
+        String::new()
+    } else {
+        format!(" (agent options `{options}`)")
+    };
+    format!(
+        "JVM {pid} is already being profiled by the session it was started with{with}, which \
+         writes its own profile when it ends; `ferrofluid attach {pid} --reset` restarts its \
+         collection, `ferrofluid attach {pid} --detach` ends it (its data is lost) so that \
+         another profile can start"
+    )
+}
+
 /// Whether an agent's error `message` refuses the request to a tool that does not own the
 /// session ([`busy_message`]) or because the JVM is exiting, rather than reporting a failure.
 pub fn is_refusal(message: &str) -> bool {

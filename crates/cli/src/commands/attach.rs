@@ -219,7 +219,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     };
     if how == "reconnected to" && (profiling || args.detach) {
-        refuse_if_owned(&mut client, args.pid)?;
+        refuse_if_owned(&mut client, args.pid, profiling)?;
     }
     out(&format!(
         "ferrofluid: {how} the agent in JVM {} (agent {})\n",
@@ -289,8 +289,10 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
 }
 
 /// Fails with what is going on if another tool owns the agent's session: a second tool must
-/// never take over (or end) a profile the first one is collecting.
-fn refuse_if_owned(client: &mut Client, pid: u32) -> Result<(), String> {
+/// never take over (or end) a profile the first one is collecting. Nor may a new profile
+/// (`profiling`) replace the session the agent's own options started (`ferrofluid run`,
+/// `-agentpath`), whose profile is written when it ends; `--reset` and `--detach` still reach it.
+fn refuse_if_owned(client: &mut Client, pid: u32, profiling: bool) -> Result<(), String> {
     match client
         .request(&Request::Status)
         .map_err(|e| e.to_string())?
@@ -298,6 +300,12 @@ fn refuse_if_owned(client: &mut Client, pid: u32) -> Result<(), String> {
         Response::Status(Status {
             owner: Some(owner), ..
         }) if !owner.orphaned => Err(control::busy_message(pid, &owner)),
+        Response::Status(Status {
+            owner: None,
+            collecting: true,
+            options,
+            ..
+        }) if profiling => Err(control::started_session_message(pid, &options)),
         _ => Ok(()),
     }
 }
@@ -310,7 +318,7 @@ fn reset(pid: u32, socket: &Path) -> Result<ExitCode, Box<dyn std::error::Error>
             socket.display()
         )
     })?;
-    refuse_if_owned(&mut client, pid)?;
+    refuse_if_owned(&mut client, pid, false)?;
     expect_ok(&mut client, &Request::Reset)?;
     out(&format!(
         "ferrofluid: the agent in JVM {pid} discarded the data collected so far and goes on profiling\n"
