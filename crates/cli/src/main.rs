@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod interrupt;
+mod stale;
 
 use std::process::ExitCode;
 

@@ -197,6 +197,8 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             check_writable(out)?;
         }
     }
+    // Leftovers of JVMs killed outright, which could not clean up after themselves.
+    crate::stale::sweep(std::path::Path::new("/tmp"));
     let socket = socket_path(args.pid, options.socket.as_deref())?;
     if args.reset {
         return reset(args.pid, &socket);

@@ -14,6 +14,8 @@ pub struct ListArgs {
 
 /// Runs `ferrofluid list`.
 pub fn run(args: ListArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    // Leftovers of JVMs killed outright, which could not clean up after themselves.
+    crate::stale::sweep(std::path::Path::new("/tmp"));
     let jvms = ferrofluid_attach::list_jvms();
     let text = if args.json {
         serde_json::to_string_pretty(&jvms)? + "\n"
