@@ -119,22 +119,6 @@ impl<K: Kind> Global<K> {
     }
 }
 
-impl Global<AnyObject> {
-    /// The same global reference seen as a class.
-    ///
-    /// # Safety
-    /// The referent must be a `java.lang.Class`.
-    pub unsafe fn into_class(self) -> GlobalClass {
-        let (raw, vm) = (self.raw, self.vm);
-        std::mem::forget(self);
-        Global {
-            raw,
-            vm,
-            kind: PhantomData,
-        }
-    }
-}
-
 impl<K: Kind> Drop for Global<K> {
     fn drop(&mut self) {
         match self.vm.jni_env() {

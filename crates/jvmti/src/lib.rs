@@ -10,7 +10,8 @@
 //!   forms), deleted when dropped; static fields are typed handles ([`StaticIntField`],
 //!   [`StaticObjectField`]); the operating-system calls the agent makes are in [`os`].
 //!
-//! `unsafe` is confined to this crate and `ferrofluid-jvmti-sys`; each block says why it is sound.
+//! `unsafe` is confined to this crate, `ferrofluid-jvmti-sys` and the agent's `ffi` module; each block
+//! says why it is sound.
 //!
 //! The types enforce the JNI rules that matter most. A `JniEnv` belongs to one thread:
 //!
