@@ -108,22 +108,19 @@ fn read_fields<'a>(
     method_handle: Class<'_>,
     held: &mut Vec<Held<'a>>,
 ) {
-    let Ok(fields) = jvmti.fields(declaring) else {
+    // A species keeps bound values in `Object` fields, a delegating handle its target in a
+    // `MethodHandle` one; anything else is no handle (or, like a MemberName, not one field of
+    // those types).
+    let wanted = |f: &ferrofluid_jvmti::Field| {
+        f.signature == MEMBER_NAME
+            || f.signature == METHOD_HANDLE
+            || f.signature == "Ljava/lang/Object;"
+    };
+    let Ok(values) = jvmti.reference_fields(jni, handle, declaring, wanted) else {
         return;
     };
-    for field in fields.iter().filter(|f| !f.is_static && f.is_reference()) {
-        // A species keeps bound values in `Object` fields, a delegating handle its target in a
-        // `MethodHandle` one; anything else is no handle (or, like a MemberName, not one field
-        // of those types).
-        let member = field.signature == MEMBER_NAME;
-        if !member && field.signature != METHOD_HANDLE && field.signature != "Ljava/lang/Object;" {
-            continue;
-        }
-        // SAFETY: `field` is one `Jvmti::fields` returned for `declaring`.
-        let Ok(Some(value)) = (unsafe { jni.reference_field(handle, declaring, field) }) else {
-            continue;
-        };
-        if member {
+    for (field, value) in values {
+        if field.signature == MEMBER_NAME {
             held.push(Held::Member(value));
         } else if jni.is_instance_of(value, method_handle) {
             held.push(Held::Handle(value));

@@ -1,25 +1,25 @@
 //! The agent's JVMTI environment: capabilities, event callbacks, the bootstrap hooks class and module
-//! readability. Every callback runs under `ffi_guard` and leaves the JVM as it found it on failure.
+//! readability. The callbacks themselves are in [`crate::ffi::callbacks`]; each runs under
+//! `ffi_guard` and leaves the JVM as it found it on failure.
 
 use std::collections::HashMap;
-use std::ffi::CStr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
-use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Jvmti, Object};
+use ferrofluid_jvmti::{sys, Class, GlobalRef, JniEnv, Jvmti, JvmtiCell, Object};
 
-use crate::{hooks, session};
-
-/// The live environment; null while dormant.
-static JVMTI: AtomicPtr<sys::jvmtiEnv> = AtomicPtr::new(std::ptr::null_mut());
-/// Global reference to the hooks class's module (the bootstrap loader's unnamed module); 0 if none.
-static HOOKS_MODULE: AtomicUsize = AtomicUsize::new(0);
+/// The live environment; empty while dormant.
+static JVMTI: JvmtiCell = JvmtiCell::new();
+/// The hooks class's module (the bootstrap loader's unnamed module), once known. Never
+/// deleted: the hooks class lives as long as the JVM, and so does its module.
+static HOOKS_MODULE: OnceLock<GlobalRef> = OnceLock::new();
 
 /// Internal name of the hooks class.
 pub const HOOKS_CLASS: &str = "ferrofluid/Hooks";
 
+/// The live environment (cleared before disposal), if any.
 pub fn jvmti() -> Option<Jvmti> {
-    // SAFETY: the pointer is a live environment while stored (cleared before disposal).
-    unsafe { Jvmti::from_raw(JVMTI.load(Ordering::Acquire)) }
+    JVMTI.get()
 }
 
 static CAN_TAG: AtomicBool = AtomicBool::new(false);
@@ -57,17 +57,8 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     read.set_can_get_bytecodes(1);
     read.set_can_get_constant_pool(1);
     let _ = jvmti.add_capabilities(&read);
-    let callbacks = sys::jvmtiEventCallbacks {
-        VMInit: Some(vm_init),
-        VMDeath: Some(vm_death),
-        ThreadStart: Some(thread_start),
-        ThreadEnd: Some(thread_end),
-        ClassFileLoadHook: Some(class_file_load_hook),
-        ClassPrepare: Some(class_prepare),
-        ..Default::default()
-    };
-    jvmti.set_event_callbacks(&callbacks)?;
-    JVMTI.store(jvmti.as_raw(), Ordering::Release);
+    jvmti.set_event_callbacks(&crate::ffi::callbacks::event_callbacks())?;
+    JVMTI.set(Some(jvmti));
     Ok(())
 }
 
@@ -97,7 +88,7 @@ pub fn disable_events(jvmti: Jvmti) {
 }
 
 pub fn forget_env() {
-    JVMTI.store(std::ptr::null_mut(), Ordering::Release);
+    JVMTI.set(None);
 }
 
 /// Defines `ferrofluid/Hooks` in the bootstrap loader (or finds it, defined by an earlier attach of
@@ -121,29 +112,26 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
     let receiver_gated = env
         .static_method_exists(class, c"receiver0", c"(Ljava/lang/Object;I)V")
         .unwrap_or(false);
-    let natives = hooks::natives(gated, receiver_gated);
-    // SAFETY: `natives(gated)` lists the static native methods of the hooks class with functions of
-    // the matching JNI signatures; the library is never unloaded once hooks are bound (Agent_OnAttach
-    // cannot fail after this point).
-    unsafe { env.register_natives(class, &natives) }
+    crate::ffi::natives::register_hooks(env, class, gated, receiver_gated)
         .map_err(|e| format!("binding {HOOKS_CLASS} natives: {e}"))?;
     crate::site_flags::install(env, class);
-    if HOOKS_MODULE.load(Ordering::Acquire) == 0 {
+    if HOOKS_MODULE.get().is_none() {
         let module = env.module_of(class).map_err(|e| e.to_string())?;
-        let global = env.new_global_ref(module).map_err(|e| e.to_string())?;
-        HOOKS_MODULE.store(global as usize, Ordering::Release);
+        let global = env.new_global(module);
         env.delete_local_ref(module);
+        let global = global.map_err(|e| e.to_string())?;
+        // Set once: install_hooks runs on one thread at a time (VMInit, or attach).
+        if let Err(extra) = HOOKS_MODULE.set(global) {
+            extra.delete(env);
+        }
     }
     env.delete_local_ref(class.as_object());
     read_hooks_module_all(jvmti, env);
     Ok(())
 }
 
-fn hooks_module<'a>() -> Option<Object<'a>> {
-    let m = HOOKS_MODULE.load(Ordering::Acquire);
-    // SAFETY: a global reference created in `install_hooks` and never deleted (the hooks class lives
-    // as long as the JVM, and so does its module).
-    (m != 0).then(|| unsafe { Object::from_raw(m as sys::jobject) })
+fn hooks_module() -> Option<Object<'static>> {
+    HOOKS_MODULE.get().map(GlobalRef::as_local)
 }
 
 /// Every module of the VM reads the hooks' module (idempotent; new modules need another call).
@@ -177,21 +165,19 @@ pub fn read_hooks_module(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
     }
 }
 
-/// The Java id (`Thread.getId()`, jcmd's `#N`) and name of the current thread (hooks call this
-/// once per thread); either `None` where it could not be read.
-pub fn current_thread_identity(env: *mut sys::JNIEnv) -> (Option<u64>, Option<String>) {
+pub use crate::ffi::natives::current_thread_identity;
+
+/// The Java id (`Thread.getId()`, jcmd's `#N`) and name of the current thread (hooks ask once
+/// per thread); either `None` where it could not be read.
+pub fn thread_identity(env: &JniEnv<'_>) -> (Option<u64>, Option<String>) {
     let Some(jvmti) = jvmti() else {
         return (None, None);
     };
-    // SAFETY: the JNIEnv of the calling Java thread, valid for the current native call.
-    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+    let Ok(thread) = jvmti.current_thread(env) else {
         return (None, None);
     };
-    let Ok(thread) = jvmti.current_thread(&env) else {
-        return (None, None);
-    };
-    let name = jvmti.thread_info(&env, thread).ok().map(|i| i.name);
-    let id = java_thread_id(&env, thread);
+    let name = jvmti.thread_info(env, thread).ok().map(|i| i.name);
+    let id = java_thread_id(env, thread);
     env.delete_local_ref(thread);
     (id, name)
 }
@@ -297,102 +283,10 @@ fn blocked_thread(jvmti: Jvmti, env: &JniEnv<'_>, thread: Object<'_>) -> Option<
     ))
 }
 
-unsafe extern "C" fn vm_init(
-    jvmti: *mut sys::jvmtiEnv,
-    env: *mut sys::JNIEnv,
-    _thread: sys::jthread,
-) {
-    ffi_guard("VMInit", (), || {
-        // SAFETY: the JVM passes its live environment and this thread's JNIEnv.
-        let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
-            JniEnv::from_raw(env)
-        }) else {
-            return;
-        };
-        match install_hooks(jvmti, &env) {
-            Ok(()) => crate::agent::on_live(jvmti, &env),
-            Err(e) => log::error!("VMInit: {e}; nothing will be instrumented"),
-        }
-    })
-}
-
-unsafe extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _env: *mut sys::JNIEnv) {
-    ffi_guard("VMDeath", (), crate::agent::on_vm_death)
-}
-
-unsafe extern "C" fn thread_start(
-    _: *mut sys::jvmtiEnv,
-    env: *mut sys::JNIEnv,
-    thread: sys::jthread,
-) {
-    ffi_guard("ThreadStart", (), || hooks::thread_start(env, thread))
-}
-
-unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, env: *mut sys::JNIEnv, _: sys::jthread) {
-    ffi_guard("ThreadEnd", (), || hooks::thread_end(env))
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn class_file_load_hook(
-    _jvmti: *mut sys::jvmtiEnv,
-    env: *mut sys::JNIEnv,
-    class_being_redefined: sys::jclass,
-    loader: sys::jobject,
-    name: *const std::ffi::c_char,
-    _protection_domain: sys::jobject,
-    class_data_len: sys::jint,
-    class_data: *const u8,
-    new_class_data_len: *mut sys::jint,
-    new_class_data: *mut *mut u8,
-) {
-    crate::hooks::agent_callback(env, "ClassFileLoadHook", || {
-        // SAFETY: the JNIEnv of the loading thread, valid for the callback.
-        let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
-            return;
-        };
-        let Some(jvmti) = jvmti() else {
-            return;
-        };
-        if name.is_null() || class_data.is_null() || class_data_len <= 0 {
-            return; // hidden and anonymous classes have no name: never instrumented
-        }
-        // SAFETY: a NUL-terminated class name for the duration of the callback.
-        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        // SAFETY: the JVM's class bytes, valid for the duration of the callback.
-        let bytes = unsafe { std::slice::from_raw_parts(class_data, class_data_len as usize) };
-        let redefining = !class_being_redefined.is_null();
-        let Some(out) = session::class_file_load(&env, loader, &name, redefining, bytes) else {
-            return;
-        };
-        match jvmti.allocate_copy(&out) {
-            Ok(buf) => {
-                let (ptr, len) = buf.into_raw();
-                // SAFETY: out-pointers of the callback; the JVM takes ownership of JVMTI memory.
-                unsafe {
-                    *new_class_data_len = len as sys::jint;
-                    *new_class_data = ptr;
-                }
-            }
-            Err(e) => log::warn!("{name}: class left original: {e}"),
-        }
-    });
-}
-
-unsafe extern "C" fn class_prepare(
-    jvmti: *mut sys::jvmtiEnv,
-    env: *mut sys::JNIEnv,
-    _thread: sys::jthread,
-    class: sys::jclass,
-) {
-    crate::hooks::agent_callback(env, "ClassPrepare", || {
-        // SAFETY: the JVM passes its environment, this thread's JNIEnv and a live class reference.
-        let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
-            JniEnv::from_raw(env)
-        }) else {
-            return;
-        };
-        // SAFETY: as above.
-        let class = unsafe { Class::from_raw(class) };
-        session::class_prepared(jvmti, &env, class);
-    });
+/// JVMTI `VMInit`: the hooks are installed and the agent goes live.
+pub fn vm_init(jvmti: Jvmti, env: &JniEnv<'_>) {
+    match install_hooks(jvmti, env) {
+        Ok(()) => crate::agent::on_live(jvmti, env),
+        Err(e) => log::error!("VMInit: {e}; nothing will be instrumented"),
+    }
 }

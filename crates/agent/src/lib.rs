@@ -8,6 +8,10 @@
 //! It runs inside someone else's JVM, so: every entry point is under `ffi_guard`; failures are logged
 //! and returned as error codes, never printed into a running application; no lock is held across JVMTI
 //! calls that may load classes.
+//!
+//! The crate denies `unsafe_code` (a workspace lint); the private module `ffi` is the layer that
+//! allows it: entry points, JVMTI callbacks, JNI natives and wrappers, raw-pointer conversions.
+//! Below it, `ferrofluid-jvmti` wraps JVMTI, JNI and the OS calls.
 
 mod adaptive;
 mod agent;
@@ -15,32 +19,25 @@ mod agent;
 mod calibrate;
 mod collector;
 #[allow(unsafe_code)]
-mod entry;
-#[allow(unsafe_code)]
 mod flags;
+// The FFI layer: every entry point the JVM calls and every raw-pointer conversion.
 #[allow(unsafe_code)]
+mod ffi;
 mod handles;
 #[allow(unsafe_code)]
 pub mod hooks;
-#[allow(unsafe_code)]
-mod jni_intercept;
-#[allow(unsafe_code)]
 mod jvm;
 mod logger;
 mod owner;
-#[allow(unsafe_code)]
 mod private_dir;
-#[allow(unsafe_code)]
 mod receiver;
 mod region;
-#[allow(unsafe_code)]
 mod reveal;
-#[allow(unsafe_code)]
 pub mod ring;
 mod server;
 #[allow(unsafe_code)]
 mod session;
-#[allow(unsafe_code)]
 mod site_flags;
 
 pub use agent::AgentError;
+use ffi::jni_intercept;

@@ -26,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
-use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti, Object};
+use ferrofluid_jvmti::{Class, JniEnv, Jvmti, Object};
 use ferrofluid_subgraph::model::{calls_in_code, CallSite};
 
 use crate::session::{self, ClassKey};
@@ -46,24 +46,22 @@ static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
 /// Tag -> the class, as the planner names it.
 static TAGGED: Mutex<Option<HashMap<i64, ClassKey>>> = Mutex::new(None);
 
-/// A receiver reached site `site`, on a thread inside a root's extent. `receiver` is non-null.
-pub fn reached(env: *mut sys::JNIEnv, receiver: sys::jobject, site: u32) {
+pub use crate::ffi::natives::{reached, reached_without_receiver};
+
+/// A receiver reached site `site`, on a thread inside a root's extent.
+pub fn reached_by(jni: &JniEnv<'_>, receiver: Object<'_>, site: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
-    // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
-    let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
-        return;
-    };
-    // SAFETY: the hook's argument: a live local reference, checked non-null by the caller.
-    let receiver = unsafe { Object::from_raw(receiver) };
     let Ok(class) = jni.object_class(receiver) else {
         return;
     };
     let tag = jvmti.tag(class.as_object()).unwrap_or(0);
     let known = tag != 0 && SEEN.with(|s| s.borrow().contains(&(site, tag)));
     if !known {
-        crate::hooks::as_pause(env, || reveal(jvmti, &jni, receiver, class, tag, site));
+        crate::hooks::as_pause(jni.as_raw(), || {
+            reveal(jvmti, jni, receiver, class, tag, site)
+        });
     }
     jni.delete_local_ref(class.as_object());
 }
@@ -72,16 +70,12 @@ pub fn reached(env: *mut sys::JNIEnv, receiver: sys::jobject, site: u32) {
 /// extent, and not revealed yet: its calls' targets are instrumented before they proceed, then
 /// the site is marked so that no thread asks again.
 #[cold]
-pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
+pub fn reached_without_receiver_by(jni: &JniEnv<'_>, site: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
-    // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
-    let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
-        return;
-    };
-    crate::hooks::as_pause(env, || {
-        session::site_reached(jvmti, &jni, site);
+    crate::hooks::as_pause(jni.as_raw(), || {
+        session::site_reached(jvmti, jni, site);
     });
 }
 

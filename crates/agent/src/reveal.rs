@@ -30,6 +30,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::MethodSite;
 use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
+
+pub use crate::ffi::natives::native_reveal;
 use ferrofluid_subgraph::{CallKind, CallSite};
 
 use crate::hooks;
@@ -39,7 +41,7 @@ const METHOD: i32 = 1;
 const MEMBER_NAME: i32 = 2;
 const CONSTRUCTOR: i32 = 3;
 const CLASS_NAME: i32 = 4;
-const CLASS: i32 = 5;
+pub(crate) const CLASS: i32 = 5;
 
 /// Gateway methods of the bootstrap loader: class, name, descriptor, the local passed, kind.
 const GATEWAYS: [(&str, &str, &str, u16, i32); 6] = [
@@ -178,10 +180,10 @@ pub fn gateway(m: &MethodSite<'_>) -> Option<(u16, u32)> {
 
 /// Method IDs revealed (or found not revealable) under the instrumentation generation kept
 /// with them (a new session, or the end of one, starts over).
-static SEEN: Mutex<(u32, Option<HashSet<usize>>)> = Mutex::new((0, None));
+static SEEN: Mutex<(u32, Option<HashSet<MethodId>>)> = Mutex::new((0, None));
 
 /// The set of `generation`, emptied if it belonged to an older one.
-fn seen(generation: u32) -> MutexGuard<'static, (u32, Option<HashSet<usize>>)> {
+fn seen(generation: u32) -> MutexGuard<'static, (u32, Option<HashSet<MethodId>>)> {
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     if seen.0 != generation {
         *seen = (generation, None);
@@ -193,50 +195,34 @@ fn seen(generation: u32) -> MutexGuard<'static, (u32, Option<HashSet<usize>>)> {
 /// thread calling it meanwhile reveals it too, and waits for the first (the planner then has
 /// nothing to add), so no thread runs the target before it is instrumented.
 #[inline]
-pub fn method_called(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
-    if mid.is_null() || !hooks::revealing() {
+pub fn method_called(jni: &JniEnv<'_>, mid: MethodId) {
+    if !hooks::revealing() {
         return;
     }
     let generation = hooks::GENERATION.load(Ordering::Acquire);
     if seen(generation)
         .1
         .as_ref()
-        .is_some_and(|s| s.contains(&(mid as usize)))
+        .is_some_and(|s| s.contains(&mid))
     {
         return;
     }
-    hooks::agent_work(env, || reveal_method(env, mid));
+    hooks::agent_work(jni.as_raw(), || reveal_method(jni, mid));
     seen(generation)
         .1
         .get_or_insert_with(HashSet::new)
-        .insert(mid as usize);
+        .insert(mid);
 }
 
-/// `Hooks.reveal(target, kind)`, called by gateway probes.
-pub extern "C" fn native_reveal(
-    env: *mut sys::JNIEnv,
-    _: sys::jclass,
-    target: sys::jobject,
-    kind: sys::jint,
-) {
-    ferrofluid_jvmti::ffi_guard("Hooks.reveal", (), || {
-        if target.is_null() || !hooks::revealing() {
-            return;
-        }
-        // SAFETY: the JNIEnv of this native call.
-        let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
-            return;
-        };
-        // SAFETY: a live local reference passed to this native method.
-        let target = unsafe { Object::from_raw(target) };
-        match kind {
-            METHOD | CONSTRUCTOR => reveal_reflected(env, &jni, target, kind == CONSTRUCTOR),
-            MEMBER_NAME => hooks::agent_work(env, || reveal_member(&jni, target)),
-            CLASS_NAME => hooks::agent_work(env, || reveal_class_name(&jni, target)),
-            CLASS => reveal_class(env, &jni, target),
-            _ => {}
-        }
-    })
+/// `Hooks.reveal(target, kind)` ([`native_reveal`]) for every kind but a class's, inside a
+/// root's extent.
+pub fn revealed(jni: &JniEnv<'_>, target: Object<'_>, kind: i32) {
+    match kind {
+        METHOD | CONSTRUCTOR => reveal_reflected(jni, target, kind == CONSTRUCTOR),
+        MEMBER_NAME => hooks::agent_work(jni.as_raw(), || reveal_member(jni, target)),
+        CLASS_NAME => hooks::agent_work(jni.as_raw(), || reveal_class_name(jni, target)),
+        _ => {}
+    }
 }
 
 /// A `java.lang.reflect.Method` or `Constructor` about to be invoked. JNI `FromReflectedMethod`
@@ -245,25 +231,23 @@ pub extern "C" fn native_reveal(
 /// of a class not initialised yet is revealed by its name and descriptor instead, read from the
 /// reflective object's fields, so its initialiser is chosen with it and runs, recorded, where
 /// reflection runs it. Its method ID is remembered at a later call, the class initialised.
-fn reveal_reflected(env: *mut sys::JNIEnv, jni: &JniEnv<'_>, target: Object<'_>, ctor: bool) {
+fn reveal_reflected(jni: &JniEnv<'_>, target: Object<'_>, ctor: bool) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
-    let Ok(Some(class)) = jni.object_field(target, c"clazz", c"Ljava/lang/Class;") else {
+    let Ok(Some(class)) = jni.class_field(target, c"clazz") else {
         return;
     };
-    // SAFETY: the `clazz` field of a Method or Constructor holds a Class.
-    let class = unsafe { Class::from_raw(class.as_raw()) };
     let done = sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR;
     let initialized = jvmti
         .class_status(class)
         .map_or(true, |s| s as u32 & done != 0);
     if initialized {
         if let Ok(mid) = jni.from_reflected_method(target) {
-            method_called(env, mid.as_raw());
+            method_called(jni, mid);
         }
     } else {
-        hooks::agent_work(env, || {
+        hooks::agent_work(jni.as_raw(), || {
             if let Some((name, descriptor)) = reflected_signature(jvmti, jni, target, ctor) {
                 crate::session::reveal(jvmti, jni, class, &name, &descriptor);
             }
@@ -280,53 +264,41 @@ fn reflected_signature(
     target: Object<'_>,
     ctor: bool,
 ) -> Option<(String, String)> {
-    let mut locals = Vec::new();
-    let mut signature = |o: Option<Object<'_>>| -> Option<String> {
-        let o = o?;
-        // SAFETY: a `Class` field or element of a `Class[]`.
-        let sig = jvmti.class_signature(unsafe { Class::from_raw(o.as_raw()) });
-        locals.push(o.as_raw());
+    let signature = |c: Option<Class<'_>>| -> Option<String> {
+        let c = c?;
+        let sig = jvmti.class_signature(c);
+        jni.delete_local_ref(c.as_object());
         sig.ok().map(|(s, _)| s)
     };
-    let field = |name: &std::ffi::CStr, sig: &std::ffi::CStr| {
-        jni.object_field(target, name, sig).ok().flatten()
-    };
-    let params = field(c"parameterTypes", c"[Ljava/lang/Class;");
     let mut descriptor = String::from("(");
-    let mut complete = params.is_some();
-    if let Some(array) = params {
-        match jni.object_array_elements(array) {
-            Ok(elements) => {
-                for p in elements {
-                    match signature(p) {
-                        Some(s) => descriptor.push_str(&s),
-                        None => complete = false,
-                    }
+    let mut complete = true;
+    match jni.class_array_field(target, c"parameterTypes") {
+        Ok(Some(params)) => {
+            for p in params {
+                match signature(p) {
+                    Some(s) => descriptor.push_str(&s),
+                    None => complete = false,
                 }
             }
-            Err(_) => complete = false,
         }
-        jni.delete_local_ref(array);
+        Ok(None) | Err(_) => complete = false,
     }
     descriptor.push(')');
     let name = if ctor {
         descriptor.push('V');
         Some("<init>".to_owned())
     } else {
-        match signature(field(c"returnType", c"Ljava/lang/Class;")) {
+        match signature(jni.class_field(target, c"returnType").ok().flatten()) {
             Some(s) => descriptor.push_str(&s),
             None => complete = false,
         }
-        field(c"name", c"Ljava/lang/String;").and_then(|n| {
+        let name = jni.object_field(target, c"name", c"Ljava/lang/String;");
+        name.ok().flatten().and_then(|n| {
             let s = jni.string_utf(n).ok();
             jni.delete_local_ref(n);
             s
         })
     };
-    for raw in locals {
-        // SAFETY: local references this function got from JNI, deleted once.
-        jni.delete_local_ref(unsafe { Object::from_raw(raw) });
-    }
     name.filter(|_| complete).map(|n| (n, descriptor))
 }
 
@@ -347,12 +319,10 @@ fn reveal_class_name(jni: &JniEnv<'_>, name: Object<'_>) {
 
 /// `Unsafe.ensureClassInitialized(class)`: as `Class.forName`, by the class's name, unless it
 /// is initialised already (most calls: the JDK asks each time it uses a static member).
-fn reveal_class(env: *mut sys::JNIEnv, jni: &JniEnv<'_>, class: Object<'_>) {
+pub fn reveal_class(jni: &JniEnv<'_>, class: Class<'_>) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
-    // SAFETY: the gateway passes its `Class<?>` parameter.
-    let class = unsafe { Class::from_raw(class.as_raw()) };
     let done = sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR;
     if jvmti
         .class_status(class)
@@ -360,7 +330,7 @@ fn reveal_class(env: *mut sys::JNIEnv, jni: &JniEnv<'_>, class: Object<'_>) {
     {
         return;
     }
-    hooks::agent_work(env, || {
+    hooks::agent_work(jni.as_raw(), || {
         // `Lpkg/Name;` for a class (arrays and primitives have no initialiser to wait).
         if let Ok((signature, _)) = jvmti.class_signature(class) {
             if let Some(name) = signature
@@ -373,23 +343,17 @@ fn reveal_class(env: *mut sys::JNIEnv, jni: &JniEnv<'_>, class: Object<'_>) {
     });
 }
 
-fn reveal_method(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
+fn reveal_method(jni: &JniEnv<'_>, mid: MethodId) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
-    // SAFETY: the JNIEnv of the current native call.
-    let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
-        return;
-    };
-    // SAFETY: a method ID the JVM handed to a JNI function or FromReflectedMethod returned.
-    let mid = unsafe { MethodId::from_raw(mid) };
     let (Ok(class), Ok(name)) = (
-        jvmti.method_declaring_class(&jni, mid),
+        jvmti.method_declaring_class(jni, mid),
         jvmti.method_name(mid),
     ) else {
         return;
     };
-    crate::session::reveal(jvmti, &jni, class, &name.name, &name.signature);
+    crate::session::reveal(jvmti, jni, class, &name.name, &name.signature);
     jni.delete_local_ref(class.as_object());
 }
 
@@ -407,17 +371,19 @@ pub fn reveal_member(jni: &JniEnv<'_>, member: Object<'_>) {
     let object = |o: Object<'_>, name: &std::ffi::CStr, sig: &std::ffi::CStr| {
         jni.call_object_method(o, name, sig).ok().flatten()
     };
-    let class = object(member, c"getDeclaringClass", c"()Ljava/lang/Class;");
+    let class = jni
+        .call_class_method(member, c"getDeclaringClass")
+        .ok()
+        .flatten();
     let name = object(member, c"getName", c"()Ljava/lang/String;");
     let mtype = object(member, c"getMethodType", c"()Ljava/lang/invoke/MethodType;");
     let desc = mtype.and_then(|t| object(t, c"toMethodDescriptorString", c"()Ljava/lang/String;"));
     if let (Some(class), Some(name), Some(desc)) = (class, name, desc) {
         if let (Ok(n), Ok(d)) = (jni.string_utf(name), jni.string_utf(desc)) {
-            // SAFETY: getDeclaringClass returns a Class.
-            let class = unsafe { Class::from_raw(class.as_raw()) };
             crate::session::reveal(jvmti, jni, class, &n, &d);
         }
     }
+    let class = class.map(Class::as_object);
     for o in [class, name, mtype, desc].into_iter().flatten() {
         jni.delete_local_ref(o);
     }

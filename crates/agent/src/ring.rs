@@ -7,8 +7,9 @@
 //! whose buffer was full); after that the event is dropped and counted, and the thread's profile
 //! is reported inexact.
 
-use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use ferrofluid_jvmti::os::prefetch_for_write;
 
 /// Slots a ring holds (16 bytes each: 512 KiB per thread that records anything). An event takes
 /// one slot, two with the thread CPU clock (`cpu` option).
@@ -19,20 +20,6 @@ pub const FULL_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
 /// How many events ahead of the one it writes the producer asks the CPU for the slot's cache
 /// line (64 lines: some microseconds ahead at the probes' rate, far less than a ring).
 const PREFETCH_AHEAD: usize = 256;
-
-/// Asks for `slot`'s cache line in exclusive state before the producer writes it. The collector
-/// read that line one lap earlier, so it may sit in the other core's cache: without the hint the
-/// producer's store waits for the transfer, and x86 commits stores in order, so the store buffer
-/// fills with the JNI transitions' stores and the thread stalls.
-#[inline(always)]
-fn prefetch_for_write(slot: *const [u64; 2]) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `prefetchw` only hints the cache hierarchy; it never faults and changes no memory or
-    // register (CPUs without it execute it as a no-op).
-    unsafe {
-        core::arch::asm!("prefetchw [{0}]", in(reg) slot, options(nostack, preserves_flags, readonly));
-    }
-}
 
 /// Tag of a slot that carries the thread CPU clock (ns) of the event in the next slot.
 const CPU_TAG: u64 = 3;
@@ -121,7 +108,10 @@ pub struct Ring {
     /// not be read.
     pub java_id: u64,
     pub thread_name: String,
-    slots: Box<[UnsafeCell<[u64; 2]>]>,
+    /// The events. Slots are atomics, so the ring is safe code: the producer's and the
+    /// consumer's `Relaxed` accesses compile to plain moves, and the Release/Acquire pairs on
+    /// `head` and `tail` order them (docs/decisions/0026-ffi-layer.md).
+    slots: Box<[[AtomicU64; 2]]>,
     /// Next slot the producer writes (only the producer stores it).
     head: Padded,
     /// The producer's last view of `tail` (only the producer touches it), so that it reads the
@@ -138,12 +128,9 @@ pub struct Ring {
     pub closed: AtomicBool,
 }
 
-// SAFETY: slots are written only by the single producer at `head` and read only by the single consumer
-// between `tail` and `head`; the Release store of `head` publishes a slot before the consumer's Acquire
-// load sees it, and the Release store of `tail` returns it before the producer's Acquire load.
-unsafe impl Sync for Ring {}
-// SAFETY: as above; the ring owns plain integers.
-unsafe impl Send for Ring {}
+// Slots are written only by the single producer at `head` and read only by the single consumer
+// between `tail` and `head`; the Release store of `head` publishes a slot before the consumer's
+// Acquire load sees it, and the Release store of `tail` returns it before the producer's Acquire load.
 
 impl Ring {
     pub fn new(thread_id: u64, thread_name: String) -> Ring {
@@ -161,7 +148,7 @@ impl Ring {
             java_id: UNKNOWN_JAVA_ID + thread_id,
             thread_name,
             slots: (0..events.next_power_of_two())
-                .map(|_| UnsafeCell::new([0; 2]))
+                .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
                 .collect(),
             head: Padded::default(),
             tail_seen: Padded::default(),
@@ -266,12 +253,13 @@ impl Ring {
             }
         }
         let mask = self.slots.len() - 1;
-        prefetch_for_write(self.slots[head.wrapping_add(PREFETCH_AHEAD) & mask].get());
-        for (i, w) in words.into_iter().enumerate() {
+        prefetch_for_write(&self.slots[head.wrapping_add(PREFETCH_AHEAD) & mask]);
+        // The slots from `head` on are outside [tail, head): the consumer does not read them
+        // until the Release store below publishes them.
+        for (i, [word, ns]) in words.into_iter().enumerate() {
             let slot = &self.slots[head.wrapping_add(i) & mask];
-            // SAFETY: the slots from `head` on are outside [tail, head), so the consumer does not
-            // read them until the Release store below publishes them (see the Sync impl).
-            unsafe { *slot.get() = w };
+            slot[0].store(word, Ordering::Relaxed);
+            slot[1].store(ns, Ordering::Relaxed);
         }
         if let Some(p) = probe {
             // Read after the slots are written: only the publication and the return are left
@@ -280,9 +268,9 @@ impl Ring {
                 .wrapping_sub(p.start)
                 .saturating_sub(making_room)
                 .min(PROBE_MAX);
+            // Written just above, still unpublished.
             let event = &self.slots[head.wrapping_add(N - 1) & mask];
-            // SAFETY: written just above, still unpublished.
-            unsafe { (*event.get())[0] |= ticks << 32 };
+            event[0].store(words[N - 1][0] | ticks << 32, Ordering::Relaxed);
         }
         self.head.0.store(head.wrapping_add(N), Ordering::Release);
         true
@@ -357,9 +345,14 @@ impl Ring {
         let tail = self.tail.0.load(Ordering::Relaxed);
         let head = self.head.0.load(Ordering::Acquire);
         let n = head.wrapping_sub(tail);
-        // SAFETY: slots in [tail, head) were published by the producer's Release store of head.
-        let slot =
-            |i: usize| unsafe { *self.slots[tail.wrapping_add(i) & (self.slots.len() - 1)].get() };
+        // Slots in [tail, head) were published by the producer's Release store of head.
+        let slot = |i: usize| {
+            let slot = &self.slots[tail.wrapping_add(i) & (self.slots.len() - 1)];
+            [
+                slot[0].load(Ordering::Relaxed),
+                slot[1].load(Ordering::Relaxed),
+            ]
+        };
         let decode = |[word, ns]: [u64; 2]| Event {
             kind: Kind::from_tag(word >> 62),
             id: word as u32,

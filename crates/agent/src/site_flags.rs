@@ -39,7 +39,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use ferrofluid_jvmti::{sys, Class, JniEnv};
+use ferrofluid_jvmti::{
+    Class, GlobalClass, GlobalRef, JniEnv, Object, StaticIntField, StaticObjectField,
+};
 
 /// Site ids from here on are never flagged in `fired` (they take the native path).
 pub const MAX_SITES: usize = 1 << 22;
@@ -65,71 +67,66 @@ fn epoch(state: u64) -> u32 {
 
 /// Serialises the writes of both fields and the array's growth.
 static LOCK: Mutex<Fields> = Mutex::new(Fields {
-    class: 0,
-    active: 0,
+    active: None,
     fired: Bytes::EMPTY,
     dropped: Bytes::EMPTY,
-    seen: 0,
-    class_class: 0,
-    seen_array: 0,
+    seen: None,
+    class_class: None,
+    seen_array: None,
     seen_len: 0,
 });
 
-/// The hooks class and its fields (raw JNI handles stored as integers, 0 when unknown).
+/// The hooks class's fields, once [`install`] found them.
 struct Fields {
-    /// Global reference to `ferrofluid/Hooks`.
-    class: usize,
-    /// `jfieldID` of `active`.
-    active: usize,
+    /// `active` (it holds the hooks class, `ferrofluid/Hooks`).
+    active: Option<StaticIntField>,
     /// `fired`.
     fired: Bytes,
-    /// `dropped` (its `field` 0 when the class has none: defined by an older agent).
+    /// `dropped` (no field when the class has none: defined by an older agent).
     dropped: Bytes,
-    /// `jfieldID` of `seen`, 0 when the class has none (defined by an older agent).
-    seen: usize,
-    /// Global reference to `java.lang.Class`, the element class of `seen`.
-    class_class: usize,
-    /// Global reference to the current `seen` array, 0 if none.
-    seen_array: usize,
+    /// `seen`, `None` when the class has none (defined by an older agent).
+    seen: Option<StaticObjectField>,
+    /// `java.lang.Class`, the element class of `seen`.
+    class_class: Option<GlobalClass>,
+    /// The current `seen` array, if any.
+    seen_array: Option<GlobalRef>,
     /// Its length.
     seen_len: usize,
 }
 
 /// A static `byte[]` field of the hooks class and the array it holds.
 struct Bytes {
-    /// `jfieldID` of the field, 0 when unknown.
-    field: usize,
-    /// Global reference to the current array, 0 if none.
-    array: usize,
+    /// The field, `None` when unknown.
+    field: Option<StaticObjectField>,
+    /// The current array, if any.
+    array: Option<GlobalRef>,
     /// What the array holds (its length is the array's).
     values: Vec<u8>,
 }
 
 impl Bytes {
     const EMPTY: Bytes = Bytes {
-        field: 0,
-        array: 0,
+        field: None,
+        array: None,
         values: Vec::new(),
     };
 
     /// Drops the array: the field is null.
-    fn clear(&mut self, env: &JniEnv<'_>, class: Class<'_>) {
-        if self.field != 0 && publish_array(env, class, self.field, &mut self.array, None) {
-            self.values = Vec::new();
+    fn clear(&mut self, env: &JniEnv<'_>) {
+        if let Some(field) = &self.field {
+            if publish_array(env, field, &mut self.array, None) {
+                self.values = Vec::new();
+            }
         }
     }
 
     /// `array[index] = value`, growing the array first (to a power of two up to `max`) if
     /// needed. False if the JVM refused or `index` is beyond `max`.
-    fn set(
-        &mut self,
-        env: &JniEnv<'_>,
-        class: Class<'_>,
-        index: usize,
-        value: u8,
-        max: usize,
-    ) -> bool {
-        if self.field == 0 || index >= max {
+    fn set(&mut self, env: &JniEnv<'_>, index: usize, value: u8, max: usize) -> bool {
+        let Some(field) = &self.field else {
+            return false;
+        };
+        if index >= max {
             return false;
         }
         if index >= self.values.len() {
@@ -141,25 +138,19 @@ impl Bytes {
                 log::warn!("hooks flags: no array of {len} bytes");
                 return false;
             };
-            let published = publish_array(env, class, self.field, &mut self.array, Some(array));
+            let published = publish_array(env, field, &mut self.array, Some(array));
             env.delete_local_ref(array);
             if published {
                 self.values = values;
             }
             return published;
         }
+        let Some(array) = &self.array else {
+            return false;
+        };
         self.values[index] = value;
-        // SAFETY: a global reference to the current array, alive while stored.
-        let array = unsafe { ferrofluid_jvmti::Object::from_raw(self.array as sys::jobject) };
-        env.set_byte_array_region(array, index, &[value]).is_ok()
-    }
-}
-
-impl Fields {
-    fn class<'a>(&self) -> Option<Class<'a>> {
-        // SAFETY: a global reference to the hooks class, created in `install` and never deleted
-        // (the class lives as long as the JVM).
-        (self.class != 0).then(|| unsafe { Class::from_raw(self.class as sys::jclass) })
+        env.set_byte_array_region(array.as_local(), index, &[value])
+            .is_ok()
     }
 }
 
@@ -172,31 +163,28 @@ fn lock() -> std::sync::MutexGuard<'static, Fields> {
 /// then deferred sites must stay off, since probes would call a `site` method it lacks.
 pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
     let mut f = lock();
-    if f.class == 0 {
+    if f.active.is_none() {
         let has_site = env
             .static_method_exists(class, c"site", c"(I)V")
             .unwrap_or(false);
-        let active = env.static_field_id(class, c"active", c"I");
-        let fired = env.static_field_id(class, c"fired", c"[B");
+        let active = env.static_int_field(class, c"active");
+        let fired = env.static_object_field(class, c"fired", c"[B");
         let (true, Ok(active), Ok(fired)) = (has_site, active, fired) else {
             log::warn!("ferrofluid/Hooks has no site(int), active or fired: deferred sites off");
             return false;
         };
-        let Ok(global) = env.new_global_ref(class.as_object()) else {
-            return false;
-        };
-        (f.class, f.active, f.fired.field) = (global as usize, active as usize, fired as usize);
-        if let Ok(dropped) = env.static_field_id(class, c"dropped", c"[B") {
-            f.dropped.field = dropped as usize;
+        (f.active, f.fired.field) = (Some(active), Some(fired));
+        if let Ok(dropped) = env.static_object_field(class, c"dropped", c"[B") {
+            f.dropped.field = Some(dropped);
         }
-        let seen = env.static_field_id(class, c"seen", c"[Ljava/lang/Class;");
+        let seen = env.static_object_field(class, c"seen", c"[Ljava/lang/Class;");
         let class_class = env.find_class("java/lang/Class").and_then(|c| {
-            let global = env.new_global_ref(c.as_object());
+            let global = env.new_global(c);
             env.delete_local_ref(c.as_object());
             global
         });
         if let (Ok(seen), Ok(class_class)) = (seen, class_class) {
-            (f.seen, f.class_class) = (seen as usize, class_class as usize);
+            (f.seen, f.class_class) = (Some(seen), Some(class_class));
         }
     }
     clear_arrays(env, &mut f);
@@ -204,18 +192,16 @@ pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
     let state = STATE.load(Ordering::Acquire);
     if state & PUBLISHED == 0 && state & LOW != 0 {
         drop(f);
-        publish(&STATE, env.as_raw());
-    } else if let Some(class) = f.class() {
-        let value = i32::from(state & PUBLISHED != 0);
-        // SAFETY: `active` is the static int field of `class`.
-        let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, value) };
+        publish(&STATE, Some(env));
+    } else if let Some(active) = &f.active {
+        let _ = active.set(env, i32::from(state & PUBLISHED != 0));
     }
     true
 }
 
 /// Whether [`install`] found the fields (deferred sites may be used).
 pub fn available() -> bool {
-    lock().class != 0
+    lock().active.is_some()
 }
 
 /// Resets both fields at a session's end (after the generation changed): no `fired` array,
@@ -223,55 +209,46 @@ pub fn available() -> bool {
 /// themselves).
 pub fn reset(env: &JniEnv<'_>) {
     let mut f = lock();
-    let Some(class) = f.class() else {
+    let Some(active) = &f.active else {
         return;
     };
     let next = epoch(STATE.load(Ordering::Acquire)).wrapping_add(1).max(1);
     STATE.store(u64::from(next) << EPOCH_SHIFT, Ordering::SeqCst);
-    // SAFETY: `active` is the static int field of `class`.
-    let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 0) };
+    let _ = active.set(env, 0);
     clear_arrays(env, &mut f);
 }
 
-/// Points the static array field `field` of `class` at `array` (through a new global
-/// reference; `None`: null) and drops the global reference `held` kept to the array it
-/// replaces, which then holds the new one. False, and nothing changed, if the JVM refused.
+/// Points the static array field `field` at `array` (`None`: null) and drops the global
+/// reference `held` kept to the array it replaces, which then holds one to the new array.
+/// False, and nothing changed, if the JVM refused.
 fn publish_array(
     env: &JniEnv<'_>,
-    class: Class<'_>,
-    field: usize,
-    held: &mut usize,
-    array: Option<ferrofluid_jvmti::Object<'_>>,
+    field: &StaticObjectField,
+    held: &mut Option<GlobalRef>,
+    array: Option<Object<'_>>,
 ) -> bool {
-    let global = match array.map(|a| env.new_global_ref(a)) {
-        Some(Ok(global)) => global,
+    let global = match array.map(|a| env.new_global(a)) {
+        Some(Ok(global)) => Some(global),
         Some(Err(_)) => return false,
-        None => std::ptr::null_mut(),
+        None => None,
     };
-    // SAFETY: `field` is a static array field of `class`, and `array` (or null) of its type.
-    if unsafe { env.set_static_object_field(class, field as sys::jfieldID, global) }.is_err() {
-        if !global.is_null() {
-            // SAFETY: the reference just created, not stored anywhere.
-            unsafe { env.delete_global_ref(global) };
+    if field.set(env, array).is_err() {
+        if let Some(global) = global {
+            global.delete(env);
         }
         return false;
     }
-    if *held != 0 {
-        // SAFETY: our global reference to the replaced array, not used afterwards.
-        unsafe { env.delete_global_ref(*held as sys::jobject) };
+    if let Some(old) = std::mem::replace(held, global) {
+        old.delete(env);
     }
-    *held = global as usize;
     true
 }
 
 fn clear_seen(env: &JniEnv<'_>, f: &mut Fields) {
-    let Some(class) = f.class() else {
+    let Some(seen) = &f.seen else {
         return;
     };
-    if f.seen == 0 {
-        return;
-    }
-    if publish_array(env, class, f.seen, &mut f.seen_array, None) {
+    if publish_array(env, seen, &mut f.seen_array, None) {
         f.seen_len = 0;
     }
 }
@@ -284,23 +261,18 @@ pub fn remember_receiver(env: &JniEnv<'_>, site: u32, receiver: Class<'_>) {
         return;
     }
     let mut f = lock();
-    let Some(class) = f.class() else {
+    let f = &mut *f;
+    let (Some(seen), Some(class_class)) = (&f.seen, &f.class_class) else {
         return;
     };
-    if f.seen == 0 {
-        return;
-    }
     if site >= f.seen_len {
         let len = (site + 1).next_power_of_two().clamp(1024, MAX_SEEN);
-        // SAFETY: a global reference to java.lang.Class, created in `install`, never deleted.
-        let element = unsafe { Class::from_raw(f.class_class as sys::jclass) };
-        let Ok(array) = env.new_object_array(len, element) else {
+        let Ok(array) = env.new_object_array(len, class_class.as_local()) else {
             log::warn!("receiver cache: no array of {len} classes");
             return;
         };
-        if f.seen_array != 0 {
-            // SAFETY: a global reference to the current array, alive while stored.
-            let old = unsafe { ferrofluid_jvmti::Object::from_raw(f.seen_array as sys::jobject) };
+        if let Some(old) = &f.seen_array {
+            let old = old.as_local();
             for i in 0..f.seen_len {
                 if let Ok(Some(e)) = env.object_array_element(old, i) {
                     let _ = env.set_object_array_element(array, i, e);
@@ -308,68 +280,64 @@ pub fn remember_receiver(env: &JniEnv<'_>, site: u32, receiver: Class<'_>) {
                 }
             }
         }
-        let seen = f.seen;
-        let published = publish_array(env, class, seen, &mut f.seen_array, Some(array));
+        let published = publish_array(env, seen, &mut f.seen_array, Some(array));
         env.delete_local_ref(array);
         if !published {
             return;
         }
         f.seen_len = len;
     }
-    // SAFETY: a global reference to the current array, alive while stored.
-    let array = unsafe { ferrofluid_jvmti::Object::from_raw(f.seen_array as sys::jobject) };
-    let _ = env.set_object_array_element(array, site, receiver.as_object());
+    if let Some(array) = &f.seen_array {
+        let _ = env.set_object_array_element(array.as_local(), site, receiver.as_object());
+    }
 }
 
 fn clear_arrays(env: &JniEnv<'_>, f: &mut Fields) {
-    let Some(class) = f.class() else {
+    if f.active.is_none() {
         return;
-    };
-    f.fired.clear(env, class);
-    f.dropped.clear(env, class);
+    }
+    f.fired.clear(env);
+    f.dropped.clear(env);
     clear_seen(env, f);
 }
 
 /// Deferred site `site` has fired: its calls are instrumented. Sets `fired[site] = 1`, growing
 /// the array first if needed.
 pub fn mark(env: &JniEnv<'_>, site: u32) {
-    let mut f = lock();
-    if let Some(class) = f.class() {
-        f.fired.set(env, class, site as usize, 1, MAX_SITES);
-    }
+    lock().fired.set(env, site as usize, 1, MAX_SITES);
 }
 
 /// Whether probes can be dropped in Java (the hooks class has `dropped`).
 pub fn can_drop() -> bool {
-    lock().dropped.field != 0
+    lock().dropped.field.is_some()
 }
 
 /// `adaptive` dropped method `id`'s probes to `level` (1: its entry returns in Java, 2: every
 /// probe). False if the array could not hold it.
 pub fn drop_probes(env: &JniEnv<'_>, id: u32, level: u8) -> bool {
-    let mut f = lock();
-    let Some(class) = f.class() else {
-        return false;
-    };
-    f.dropped.set(env, class, id as usize, level, MAX_METHODS)
+    lock().dropped.set(env, id as usize, level, MAX_METHODS)
 }
 
 /// Sets `active` to 1 until the session ends ([`reset`]), as if a thread were inside a root for
 /// the whole session: with no root, every thread records, so no probe may return in Java.
 pub fn hold_active(env: &JniEnv<'_>) {
-    let _ = entered(&STATE, env.as_raw());
+    let _ = entered(&STATE, Some(env));
 }
 
+/// The raw-argument forms the probes' natives call (`thread_entered(env)`, `thread_left(env,
+/// counted_in)`), converting in the FFI layer.
+pub use crate::ffi::natives::{thread_entered, thread_left};
+
 /// This thread entered a root's extent (its root depth left 0): it is counted, and `active` is 1
-/// when this returns (unless `env` is null: no Java to tell). Returns the epoch it was counted
-/// in, for [`thread_left`].
+/// when this returns (unless `env` is `None`: no Java to tell). Returns the epoch it was counted
+/// in, for [`left_by`].
 #[inline]
-pub fn thread_entered(env: *mut sys::JNIEnv) -> u32 {
+pub fn entered_by(env: Option<&JniEnv<'_>>) -> u32 {
     entered(&STATE, env)
 }
 
 #[inline]
-fn entered(state: &AtomicU64, env: *mut sys::JNIEnv) -> u32 {
+fn entered(state: &AtomicU64, env: Option<&JniEnv<'_>>) -> u32 {
     let old = state.fetch_add(ONE, Ordering::AcqRel);
     if old & PUBLISHED == 0 {
         publish(state, env);
@@ -378,35 +346,31 @@ fn entered(state: &AtomicU64, env: *mut sys::JNIEnv) -> u32 {
 }
 
 #[cold]
-fn publish(state: &AtomicU64, env: *mut sys::JNIEnv) {
-    // SAFETY: the JNIEnv of the calling thread (a hook's, valid for its native call), or null.
-    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+fn publish(state: &AtomicU64, env: Option<&JniEnv<'_>>) {
+    let Some(env) = env else {
         return;
     };
     let f = lock();
-    let Some(class) = f.class() else {
+    let Some(active) = &f.active else {
         return;
     };
     let now = state.load(Ordering::Acquire);
     // Nobody inside: a reset came in between, and this thread's session is gone.
-    if now & PUBLISHED == 0 && now & LOW != 0 {
-        // SAFETY: `active` is the static int field of `class`.
-        if unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 1) }.is_ok() {
-            state.fetch_or(PUBLISHED, Ordering::AcqRel);
-        }
+    if now & PUBLISHED == 0 && now & LOW != 0 && active.set(env, 1).is_ok() {
+        state.fetch_or(PUBLISHED, Ordering::AcqRel);
     }
 }
 
-/// This thread left every root's extent, after [`thread_entered`] returned `counted_in`. Does
-/// nothing if the epoch changed since (the count was reset with the session). With a null
-/// `env`, the last thread out leaves `active` at 1.
+/// This thread left every root's extent, after [`entered_by`] returned `counted_in`. Does
+/// nothing if the epoch changed since (the count was reset with the session). With no `env`,
+/// the last thread out leaves `active` at 1.
 #[inline]
-pub fn thread_left(env: *mut sys::JNIEnv, counted_in: u32) {
+pub fn left_by(env: Option<&JniEnv<'_>>, counted_in: u32) {
     left(&STATE, env, counted_in)
 }
 
 #[inline]
-fn left(state: &AtomicU64, env: *mut sys::JNIEnv, counted_in: u32) {
+fn left(state: &AtomicU64, env: Option<&JniEnv<'_>>, counted_in: u32) {
     let mut now = state.load(Ordering::Acquire);
     loop {
         if epoch(now) != counted_in || now & LOW < ONE {
@@ -423,13 +387,12 @@ fn left(state: &AtomicU64, env: *mut sys::JNIEnv, counted_in: u32) {
 }
 
 #[cold]
-fn unpublish(state: &AtomicU64, env: *mut sys::JNIEnv, counted_in: u32) {
-    // SAFETY: as in `publish`.
-    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+fn unpublish(state: &AtomicU64, env: Option<&JniEnv<'_>>, counted_in: u32) {
+    let Some(env) = env else {
         return;
     };
     let f = lock();
-    let Some(class) = f.class() else {
+    let Some(active) = &f.active else {
         return;
     };
     // Only if nobody entered meanwhile; an entering thread waits for the lock, then publishes.
@@ -443,8 +406,7 @@ fn unpublish(state: &AtomicU64, env: *mut sys::JNIEnv, counted_in: u32) {
         )
         .is_ok()
     {
-        // SAFETY: `active` is the static int field of `class`.
-        let _ = unsafe { env.set_static_int_field(class, f.active as sys::jfieldID, 0) };
+        let _ = active.set(env, 0);
     }
 }
 
@@ -458,7 +420,7 @@ mod tests {
     #[test]
     fn counts_survive_resets_without_underflow() {
         let state = AtomicU64::new(1 << EPOCH_SHIFT);
-        let null = std::ptr::null_mut();
+        let null = None;
         let e = entered(&state, null);
         let f = entered(&state, null);
         assert_eq!((e, f), (1, 1));

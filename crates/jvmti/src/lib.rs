@@ -6,8 +6,12 @@
 //!   `JVMTI RetransformClasses failed: JVMTI_ERROR_UNMODIFIABLE_CLASS (79)`.
 //! - JVMTI-allocated memory is a [`JvmtiBuf`] that deallocates on drop; raw monitors are RAII too.
 //! - [`ffi_guard`] is the panic policy every `extern "C"` entry point must use.
+//! - References kept beyond a native frame are [`GlobalRef`]/[`WeakGlobalRef`] (and their class
+//!   forms), deleted when dropped; static fields are typed handles ([`StaticIntField`],
+//!   [`StaticObjectField`]); the operating-system calls the agent makes are in [`os`].
 //!
-//! `unsafe` is confined to this crate and `ferrofluid-jvmti-sys`; each block says why it is sound.
+//! `unsafe` is confined to this crate, `ferrofluid-jvmti-sys` and the agent's `ffi` module; each block
+//! says why it is sound.
 //!
 //! The types enforce the JNI rules that matter most. A `JniEnv` belongs to one thread:
 //!
@@ -34,6 +38,20 @@
 //! shared::<ferrofluid_jvmti::Jvmti>();
 //! shared::<ferrofluid_jvmti::MethodId>();
 //! shared::<ferrofluid_jvmti::JavaVm>();
+//! shared::<ferrofluid_jvmti::FieldId>();
+//! fn owned<T: Send + Sync>() {}
+//! owned::<ferrofluid_jvmti::GlobalRef>();
+//! owned::<ferrofluid_jvmti::WeakGlobalClass>();
+//! owned::<ferrofluid_jvmti::StaticObjectField>();
+//! ```
+//!
+//! A reference borrowed from a global one cannot outlive it:
+//!
+//! ```compile_fail
+//! use ferrofluid_jvmti::{GlobalRef, Object};
+//! fn escape(global: GlobalRef) -> Object<'static> {
+//!     global.as_local()
+//! }
 //! ```
 
 #![allow(unsafe_code)]
@@ -41,12 +59,17 @@
 pub use ferrofluid_jvmti_sys as sys;
 
 mod buf;
+mod cell;
 mod env;
 mod error;
+mod global;
 mod guard;
 mod jni;
 mod monitor;
+pub mod os;
 mod refs;
+mod statics;
+mod typed;
 
 pub use buf::JvmtiBuf;
 pub use env::{AgentThreadFn, ClassDefinition, Field, Jvmti, MethodName, ThreadInfo};
@@ -55,3 +78,11 @@ pub use guard::ffi_guard;
 pub use jni::{JavaVm, JniEnv};
 pub use monitor::{MonitorGuard, RawMonitor};
 pub use refs::{Class, FieldId, MethodId, Object};
+
+pub use cell::JvmtiCell;
+pub use global::{
+    AnyClass, AnyObject, Global, GlobalClass, GlobalRef, Kind, LocalRef, Weak, WeakGlobalClass,
+    WeakGlobalRef,
+};
+pub use statics::{class_name_of_type, StaticIntField, StaticObjectField};
+pub use typed::{descriptor_matches, Primitive};

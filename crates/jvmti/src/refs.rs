@@ -100,3 +100,10 @@ impl MethodId {
         MethodId(raw)
     }
 }
+
+impl FieldId {
+    /// A field ID `GetStaticFieldID` returned.
+    pub(crate) fn from_raw_static(raw: sys::jfieldID) -> Self {
+        FieldId(raw)
+    }
+}

@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use ferrofluid_jvmti::{sys, Jvmti};
+use ferrofluid_jvmti::{sys, JniEnv, Jvmti, MethodId};
 
 /// The table in effect before the agent installed its own (leaked: a wrapper may run on some
 /// thread at any time, even after the table was restored).
@@ -24,7 +24,17 @@ fn original() -> &'static sys::JNINativeInterface_ {
 #[inline]
 fn before(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
     ferrofluid_jvmti::ffi_guard("JNI call wrapper", (), || {
-        crate::reveal::method_called(env, mid)
+        // SAFETY: the JNIEnv native code passed to this JNI function: the calling thread's.
+        let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
+            return;
+        };
+        if mid.is_null() {
+            return;
+        }
+        // SAFETY: a method ID native code passes to a JNI call function: one the JVM handed
+        // out, of a loaded class (anything else is undefined behaviour in JNI itself).
+        let mid = unsafe { MethodId::from_raw(mid) };
+        crate::reveal::method_called(&jni, mid)
     })
 }
 
