@@ -14,6 +14,7 @@ mod agent;
 #[allow(unsafe_code)]
 mod calibrate;
 mod collector;
+mod engine;
 #[allow(unsafe_code)]
 mod entry;
 #[allow(unsafe_code)]
@@ -32,7 +33,6 @@ mod owner;
 mod private_dir;
 #[allow(unsafe_code)]
 mod receiver;
-mod region;
 #[allow(unsafe_code)]
 mod reveal;
 #[allow(unsafe_code)]

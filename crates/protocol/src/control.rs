@@ -490,13 +490,18 @@ mod tests {
         let Request::Instrument(options) = back else {
             panic!("not instrument: {back:?}")
         };
-        assert_eq!((options.mode(), options.file, options.log), (Mode::Count, None, None));
+        assert_eq!(
+            (options.mode(), options.file, options.log),
+            (Mode::Count, None, None)
+        );
         // Without `mode`, a request naming region methods is a region request.
         let old: Request = serde_json::from_str(
             r#"{"type":"instrument","roots":[],"include":[],"exclude":[],"scheme":"lazy","region":["A::b"]}"#,
         )
         .unwrap();
-        let Request::Instrument(old) = old else { panic!() };
+        let Request::Instrument(old) = old else {
+            panic!()
+        };
         assert_eq!(old.mode(), Mode::Region);
     }
 

@@ -162,7 +162,14 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // attach` sends `reveal=async` for every session.
         Mode::Region => &["region", "region-last", "include", "exclude", "reveal"],
         Mode::Alloc => &["root", "include", "exclude", "scheme", "reveal"],
-        Mode::Count => &["root", "include", "exclude", "scheme", "skip-trivial", "reveal"],
+        Mode::Count => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "skip-trivial",
+            "reveal",
+        ],
         Mode::Native => &["root", "include", "exclude"],
         Mode::Sample => &["root", "include", "exclude"],
     }
@@ -735,16 +742,26 @@ mod tests {
         for mode in Mode::ALL {
             let s = format!("mode={mode}");
             let parsed: AgentOptions = s.parse().unwrap();
-            assert_eq!(parsed, AgentOptions { mode: Some(mode), ..d() });
+            assert_eq!(
+                parsed,
+                AgentOptions {
+                    mode: Some(mode),
+                    ..d()
+                }
+            );
             assert_eq!(parsed.to_string(), s);
             assert_eq!(parsed.mode(), mode);
         }
         // `region=` alone is region mode; nothing is cpu mode.
-        assert_eq!("region=A::b".parse::<AgentOptions>().unwrap().mode(), Mode::Region);
+        assert_eq!(
+            "region=A::b".parse::<AgentOptions>().unwrap().mode(),
+            Mode::Region
+        );
         assert_eq!(d().mode(), Mode::Cpu);
         let canonical = "mode=region,region=A::b,region-last=3,include=a.**,file=r.json";
-        let parsed: AgentOptions =
-            "file=r.json,include=a.**,region-last=3,region=A::b,mode=region".parse().unwrap();
+        let parsed: AgentOptions = "file=r.json,include=a.**,region-last=3,region=A::b,mode=region"
+            .parse()
+            .unwrap();
         assert_eq!(parsed.to_string(), canonical);
         let cases = [
             ("mode=fast", "bad value `fast` for agent option `mode`: expected one of cpu, region, alloc, count, native, sample"),

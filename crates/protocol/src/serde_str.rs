@@ -42,4 +42,3 @@ pub(crate) mod as_strings {
             .collect()
     }
 }
-
