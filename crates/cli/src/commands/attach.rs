@@ -173,6 +173,7 @@ impl AgentFlags {
     after_help = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --warmup 10s --duration 30s -o profile.html\n  \
+    ferrofluid attach 4242 --mode region --region 'com.acme.**::handle*' --duration 30s -o latency.txt\n  \
     ferrofluid attach 4242 --reset"
 )]
 pub struct AttachArgs {
