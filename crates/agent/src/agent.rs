@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use ferrofluid_jvmti::{JavaVm, Jvmti};
 use ferrofluid_protocol::{control, socket_path, AgentOptions, OptionsError};
 
+use crate::engine::{self, EngineError};
 use crate::{collector, jvm, logger, private_dir, server, session};
 
 /// Why the agent did not start.
@@ -17,6 +18,8 @@ use crate::{collector, jvm, logger, private_dir, server, session};
 pub enum AgentError {
     #[error("{0}")]
     Options(#[from] OptionsError),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
     #[error("{0}")]
     Jvmti(#[from] ferrofluid_jvmti::Error),
     #[error("{context} {}: {source}", .path.display())]
@@ -86,6 +89,8 @@ pub fn attach_count() -> u64 {
 pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     ATTACH_COUNT.fetch_add(1, Ordering::SeqCst);
     let opts: AgentOptions = options.parse()?;
+    // A mode without an engine is refused before anything is set up.
+    engine::select(&opts)?;
     let _lifecycle = lifecycle();
     let mut slot = state();
     if let Some(running) = slot.as_ref() {
@@ -208,52 +213,30 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// Options that ask for profiling from the start: a root, a region, or an output file (whole
-/// program).
+/// Options that ask for profiling from the start: a root, a region, a mode, or an output file
+/// (whole program).
 fn wants_profile(opts: &AgentOptions) -> bool {
-    !opts.roots.is_empty() || !opts.region.is_empty() || opts.file.is_some()
+    !opts.roots.is_empty() || !opts.region.is_empty() || opts.mode.is_some() || opts.file.is_some()
 }
 
-/// The plan of a session: the region methods alone in code-region mode (lazy, and no method is
-/// ever revealed), else `plan`, the call subgraph of its roots. Sets the session's mode.
-fn session_config(
-    plan: ferrofluid_subgraph::PlanConfig,
-    region: Vec<ferrofluid_subgraph::MethodPattern>,
-    region_last: u32,
-    cpu: bool,
-) -> ferrofluid_subgraph::PlanConfig {
-    crate::region::configure(!region.is_empty(), region_last);
-    // Region mode times wall durations only (the options refuse `cpu` with `region`).
-    crate::hooks::CPU.store(cpu && region.is_empty(), Ordering::SeqCst);
-    if region.is_empty() {
-        plan
-    } else {
-        // Region methods are roots, never skipped; nothing else is instrumented.
-        plan_config(
-            region,
-            plan.filter,
-            ferrofluid_subgraph::Scheme::Lazy,
-            false,
-            false,
-        )
-    }
-}
-
-/// The plan the options (or an `instrument` request) describe.
-pub fn plan_config(
-    roots: Vec<ferrofluid_subgraph::MethodPattern>,
-    filter: ferrofluid_subgraph::ClassFilter,
-    scheme: ferrofluid_subgraph::Scheme,
-    skip_trivial: bool,
-    adaptive: bool,
-) -> ferrofluid_subgraph::PlanConfig {
-    ferrofluid_subgraph::PlanConfig {
-        roots,
-        scheme,
-        filter,
-        skip_trivial,
-        adaptive,
-    }
+/// Starts the session `options` describe with its engine: removes the previous session's
+/// probes, makes the engine the one probes reach, and instruments what it selects.
+fn begin_session(
+    jvmti: Jvmti,
+    env: &ferrofluid_jvmti::JniEnv<'_>,
+    options: &AgentOptions,
+) -> Result<session::Outcome, EngineError> {
+    let engine = engine::select(options)?;
+    // The old session's probes go before the new engine takes them.
+    let _ = session::deinstrument_all(jvmti, env);
+    engine::activate(engine, options);
+    session::set_reveal(options.reveal == ferrofluid_protocol::Reveal::Async);
+    Ok(match engine.instruments() {
+        Some(instrumentation) => {
+            session::instrument_all(jvmti, env, engine.plan(options), instrumentation)
+        }
+        None => session::Outcome::default(),
+    })
 }
 
 /// The JVM is live and the hooks are bound: start profiling if the options ask for it.
@@ -264,18 +247,16 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     if !wants_profile(&opts) {
         return;
     }
-    let plan = plan_config(
-        opts.roots.clone(),
-        opts.filter.clone(),
-        opts.scheme,
-        opts.skip_trivial,
-        opts.adaptive,
-    );
-    let config = session_config(plan, opts.region.clone(), opts.region_last(), opts.cpu);
-    session::set_reveal(opts.reveal == ferrofluid_protocol::Reveal::Async);
-    let outcome = session::instrument_all(jvmti, env, config);
-    for e in &outcome.errors {
-        log::warn!("instrument: {e}");
+    match begin_session(jvmti, env, &opts) {
+        Ok(outcome) => {
+            for e in &outcome.errors {
+                log::warn!("instrument: {e}");
+            }
+        }
+        Err(e) => {
+            log::error!("{e}");
+            return;
+        }
     }
     start_collecting(env);
     if let Some(d) = opts.duration {
@@ -283,31 +264,11 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     }
 }
 
-/// Calibrates the probes on this thread, then starts a fresh recording compensated with the result
-/// (measured times only, if calibration failed: the log says why).
+/// Starts a fresh recording and lets the session's engine calibrate and start measuring, on
+/// this Java thread.
 fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
     collector::prepare();
-    let region = crate::region::enabled();
-    let calibrated = if region {
-        crate::calibrate::calibrate_region(env)
-    } else {
-        crate::calibrate::calibrate(env)
-    };
-    let (calibration, cpu_calibration, stats) = match calibrated {
-        Ok(c) => (Some(c.wall), c.cpu, Some(c.stats)),
-        Err(e) => {
-            log::warn!("{e}; times will not be compensated");
-            (None, None, None)
-        }
-    };
-    if region {
-        crate::region::start(calibration.as_ref());
-    }
-    let remeasure = calibration.is_some() && !region;
-    collector::start(calibration, cpu_calibration, stats);
-    if let (true, Some(vm)) = (remeasure, state().as_ref().map(|r| r.vm)) {
-        crate::calibrate::start_remeasuring(vm);
-    }
+    engine::current().start(env);
 }
 
 /// Collector tick: ends collection when the `duration` option's time is up.
@@ -359,6 +320,7 @@ fn drop_probes(ids: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32> {
 pub fn finish_collection() {
     let was = collector::collecting();
     collector::stop();
+    engine::current().stop();
     session::log_precision();
     if let (true, Some(file)) = (was, options().and_then(|o| o.file)) {
         if let Err(e) = collector::write_file(&file) {
@@ -467,35 +429,14 @@ pub fn control(request: control::Request) -> control::Response {
     use control::{Request, Response};
     let error = |message: String| Response::Error { message };
     match request {
-        Request::Instrument {
-            roots,
-            include,
-            exclude,
-            scheme,
-            region,
-            region_last,
-            cpu,
-            skip_trivial,
-            adaptive,
-            reveal,
-        } => {
-            if !roots.is_empty() && !region.is_empty() {
-                return error(ferrofluid_protocol::OptionsError::RootAndRegion.to_string());
+        Request::Instrument(options) => {
+            // Checked here, before the session is claimed by anything on a Java thread.
+            if let Err(e) = engine::select(&options) {
+                return error(e.to_string());
             }
-            if cpu && !region.is_empty() {
-                return error(ferrofluid_protocol::OptionsError::CpuAndRegion.to_string());
-            }
-            if adaptive && !region.is_empty() {
-                return error(ferrofluid_protocol::OptionsError::AdaptiveAndRegion.to_string());
-            }
-            let filter = ferrofluid_subgraph::ClassFilter { include, exclude };
-            let plan = plan_config(roots, filter, scheme, skip_trivial, adaptive);
-            let region_last = region_last.unwrap_or(ferrofluid_protocol::DEFAULT_REGION_LAST);
-            let config = session_config(plan, region, region_last, cpu);
-            session::set_reveal(reveal == Some(ferrofluid_protocol::Reveal::Async));
-            with_java_thread(|jvmti, env| {
-                let outcome = session::instrument_all(jvmti, env, config);
-                outcome_reply(outcome, "instrument")
+            with_java_thread(|jvmti, env| match begin_session(jvmti, env, &options) {
+                Ok(outcome) => outcome_reply(outcome, "instrument"),
+                Err(e) => error(e.to_string()),
             })
         }
         Request::Deinstrument => with_java_thread(|jvmti, env| {
@@ -513,9 +454,7 @@ pub fn control(request: control::Request) -> control::Response {
             if !collector::restart() {
                 return error("collection was never started".into());
             }
-            if crate::region::enabled() {
-                crate::region::restart();
-            }
+            engine::current().reset();
             log::info!("reset: the data collected so far was discarded");
             Response::Ok
         }

@@ -72,8 +72,9 @@ fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
     let out = instrument(
         BYTES,
         &ProbeOptions::new(ProbeKind::EntryExit),
-        // Both always take the native path: the caller is a root, and the callee is a region
-        // when region probes are calibrated. (Inside a root every probe takes it anyway.)
+        // Both always take the native path: the caller is a root, and the callee may be
+        // calibrated alone (an engine whose probes time single methods). (Inside a root every
+        // probe takes it anyway.)
         &mut |m: &MethodSite<'_>| match m.name {
             "empty" => Some(hooks::always_native(CALIBRATION_ID)),
             "caller" => Some(hooks::always_native(CALIBRATION_CALLER_ID)),
@@ -123,21 +124,14 @@ pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibrated, String> {
     measure(env, SUBGRAPH)
 }
 
-/// The same for the probes of code-region mode, which take another path in the hooks. Only the
-/// callee is a region (the caller's probes stay inactive: a region's callees have none).
-pub fn calibrate_region(env: &JniEnv<'_>) -> Result<Calibrated, String> {
+/// Measures the probes of an engine with its own probe path (`probes` says which flags the
+/// calibration methods get and where its probes sum their inner time), on the calling Java
+/// thread, into a fresh pool; never with the CPU clock unless the caller is active too.
+pub fn calibrate_with(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
     stop_remeasuring();
-    let calibrated = measure(
-        env,
-        Probes {
-            callee: flags::ACTIVE | flags::REGION | flags::INVOKED,
-            caller: 0,
-            take_inner: crate::region::take_calibration_inner,
-            take_probes: || 0,
-        },
-    )?;
+    let calibrated = measure(env, probes)?;
     Ok(Calibrated {
-        cpu: None,
+        cpu: calibrated.cpu.filter(|_| probes.caller != 0),
         ..calibrated
     })
 }
@@ -171,14 +165,15 @@ impl Drop for Measuring {
 }
 
 /// Which probes a calibration measures.
-struct Probes {
+#[derive(Clone, Copy)]
+pub struct Probes {
     /// Flags of the callee (`empty`) and of the caller (`caller`) while calibrating.
-    callee: u8,
-    caller: u8,
+    pub callee: u8,
+    pub caller: u8,
     /// Read (and reset) the inner time and the probes' own measured durations (waits for room
     /// in the ring included) summed by the hooks.
-    take_inner: fn() -> u64,
-    take_probes: fn() -> u64,
+    pub take_inner: fn() -> u64,
+    pub take_probes: fn() -> u64,
 }
 
 /// One batch: `calls` calls of `caller` making `PER_CALL` calls each, the flags set as
@@ -246,7 +241,7 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
     // A re-measurement still running (it was told to stop) ends within a batch.
     let _measuring = Measuring::take(Duration::from_secs(2))
         .ok_or("calibration: another calibration did not end")?;
-    // Region probes never read the CPU clock.
+    // Probes calibrated without an active caller never read the CPU clock.
     let cpu = hooks::CPU.load(Ordering::SeqCst) && probes.caller != 0;
     let calls = if cpu { CPU_CALLS } else { CALLS };
     arm(&probes);
@@ -351,12 +346,13 @@ struct Remeasurer {
 static REMEASURER: Mutex<Option<Remeasurer>> = Mutex::new(None);
 
 /// Starts re-measuring the wall calibration of the call-subgraph profile that collects now
-/// (not in code-region mode, nor with the CPU clock, whose calibration is of whole pairs): a
+/// (not with the CPU clock, whose calibration is of whole pairs; the engines whose probes
+/// time single methods do not ask): a
 /// daemon thread attached to the JVM runs one batch every [`REMEASURE_EVERY`] into the pool and
 /// hands the new estimate to the collector. It ends when collection stops.
 pub fn start_remeasuring(vm: JavaVm) {
     stop_remeasuring();
-    if crate::region::enabled() || hooks::CPU.load(Ordering::SeqCst) || lock(&POOL).is_none() {
+    if hooks::CPU.load(Ordering::SeqCst) || lock(&POOL).is_none() {
         return;
     }
     let stop = Arc::new(AtomicBool::new(false));

@@ -310,9 +310,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
         .iter()
         .filter_map(|id| c.ids.get(id).copied())
         .collect();
-    if crate::region::enabled() {
-        profile.regions = Some(crate::region::snapshot(crate::session::method_name));
-    }
+    crate::engine::current().snapshot(&mut profile);
     Some((profile, c.dropped))
 }
 
@@ -401,7 +399,7 @@ pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
             std::thread::sleep(PERIOD);
         }
         most = lock(&COLLECTOR).as_mut().map_or(0, |c| c.drain());
-        crate::region::retire_ended();
+        crate::engine::current().tick();
         tick();
     }
 }
@@ -415,6 +413,9 @@ mod tests {
     /// events take two slots. One test: the collector and the `cpu` switch are global.
     #[test]
     fn a_full_ring_is_drained_by_its_own_thread() {
+        let _engine = crate::engine::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         drain_own_ring(false);
         drain_own_ring(true);
     }

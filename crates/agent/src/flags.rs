@@ -12,8 +12,6 @@ pub const INVOKED: u8 = 4;
 /// `adaptive` dropped the method's probes (`site_flags::drop_probes`): its entries are no
 /// longer recorded; an exit is, for an invocation entered before (the collector tells).
 pub const DROPPED: u8 = 8;
-/// Code-region mode: the probes only time the method's outermost invocations (`region.rs`).
-pub const REGION: u8 = 16;
 /// `reveal=async`: its first invocation was queued for the reveal thread, which has not
 /// instrumented its callees yet (its invocations meanwhile are counted as unrevealed).
 pub const PENDING: u8 = 32;

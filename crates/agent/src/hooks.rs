@@ -1,6 +1,8 @@
 //! The hot path: the native methods of the bootstrap class `ferrofluid/Hooks` that every probe calls.
 //!
-//! While no thread is inside a root (`Hooks.active` is 0), only roots' and regions' probes come
+//! The natives hand each probe to the session's engine (`crate::engine`, a static call chosen
+//! by one byte); this module is the call recorder that engines recording calling contexts use.
+//! While no thread is inside a root (`Hooks.active` is 0), only roots' probes come
 //! here; the others return in Java (`ferrofluid_classfile::hooks_class`). Per call: one load of
 //! the method's flags; for active methods one thread-local access, and when
 //! the thread is inside a root's dynamic extent (or every thread is profiled) a clock read and a
@@ -14,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
 
-use crate::flags::{self, ACTIVE, DROPPED, INVOKED, PENDING, REGION, ROOT};
+use crate::flags::{self, ACTIVE, DROPPED, INVOKED, PENDING, ROOT};
 use crate::ring::{Event, Kind, ProbeStart, Ring};
 
 /// Bumped when instrumentation changes: threads then forget their root depth and ring.
@@ -40,9 +42,9 @@ pub const CALIBRATION_CALLER_ID: u32 = 1;
 pub const FIRST_SESSION_ID: u32 = 2;
 
 /// The id that the probes of method `id` pass when they must reach the agent even while no thread
-/// is inside a root's extent (a root, a code region): `!id`, a negative int. The Java bodies of
-/// `Hooks.enter`/`exit`/`unwind` return without a JNI call for a non-negative id while
-/// `Hooks.active` is 0 (`ferrofluid_classfile::hooks_class`).
+/// is inside a root's extent (a root, a method an engine selects alone): `!id`, a negative int.
+/// The Java bodies of `Hooks.enter`/`exit`/`unwind` return without a JNI call for a
+/// non-negative id while `Hooks.active` is 0 (`ferrofluid_classfile::hooks_class`).
 pub const fn always_native(id: u32) -> u32 {
     !id
 }
@@ -371,17 +373,13 @@ impl Local {
     }
 }
 
-/// The entry probe of method `id` (or of `!id`, [`always_native`]), started at `start`
-/// ([`ticks`]).
+/// Records the entry of method `id` (or of `!id`, [`always_native`]) into the thread's ring,
+/// a probe started at `start` ([`ticks`]): the calling-context engines' entry probe.
 #[inline]
-fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
+pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & (ACTIVE | DROPPED) != ACTIVE {
-        return;
-    }
-    if f & REGION != 0 {
-        crate::region::enter(id);
         return;
     }
     let _ = LOCAL.try_with(|l| {
@@ -420,16 +418,12 @@ fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
     });
 }
 
-/// The exit probe of method `id`, as [`enter`].
+/// Records the exit of method `id`, as [`enter`].
 #[inline]
-fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
+pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
-        return;
-    }
-    if f & REGION != 0 {
-        crate::region::exit(id, start);
         return;
     }
     let _ = LOCAL.try_with(|l| {
@@ -729,6 +723,7 @@ fn thread_starting(thread: sys::jobject) {
 /// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started it
 /// (its `Thread` object carries the mark), it is inside the root's extent for its whole life.
 pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: sys::jthread) {
+    crate::engine::current().thread_start();
     let Some(jvmti) = crate::jvm::jvmti().filter(|_| !thread.is_null()) else {
         return;
     };
@@ -747,6 +742,7 @@ pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: sys::jthread) {
 
 /// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.
 pub fn thread_end(env: *mut sys::JNIEnv) {
+    crate::engine::current().thread_end();
     let _ = LOCAL.try_with(|l| {
         if l.in_root.replace(0) > 0 {
             l.left_extent(env);
@@ -767,12 +763,12 @@ pub fn thread_end(env: *mut sys::JNIEnv) {
 
 pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
     let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || enter(env, id, start))
+    ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || crate::engine::enter(env, id, start))
 }
 
 pub extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
     let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || exit(env, id, start))
+    ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || crate::engine::exit(env, id, start))
 }
 
 pub extern "C" fn native_blocks(
@@ -782,7 +778,9 @@ pub extern "C" fn native_blocks(
     _count: sys::jint,
 ) {
     let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || exit(env, id, start))
+    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || {
+        crate::engine::exit(env, id, start)
+    })
 }
 
 pub extern "C" fn native_alloc(
@@ -901,24 +899,25 @@ pub fn natives(
     natives
 }
 
-/// Calls the hooks directly (no JVM): for the benchmark and calibration. `env` is never used unless
-/// a ring must be created, which [`prime_thread`] does first.
+/// Calls the hooks as the natives do, through the active engine, without a JVM: for the
+/// benchmark and tests. `env` is never used unless a ring must be created, which
+/// [`prime_thread`] does first.
 #[doc(hidden)]
 pub fn bench_pair(id: u32) {
-    enter(std::ptr::null_mut(), id as i32, ticks());
-    exit(std::ptr::null_mut(), id as i32, ticks());
+    crate::engine::enter(std::ptr::null_mut(), id as i32, ticks());
+    crate::engine::exit(std::ptr::null_mut(), id as i32, ticks());
 }
 
 /// Enters `id` only (e.g. a root, for the frames that follow), without a JVM (benchmarks).
 #[doc(hidden)]
 pub fn bench_enter(id: u32) {
-    enter(std::ptr::null_mut(), id as i32, ticks());
+    crate::engine::enter(std::ptr::null_mut(), id as i32, ticks());
 }
 
 /// Exits `id` only, without a JVM (benchmarks, tests).
 #[doc(hidden)]
 pub fn bench_exit(id: u32) {
-    exit(std::ptr::null_mut(), id as i32, ticks());
+    crate::engine::exit(std::ptr::null_mut(), id as i32, ticks());
 }
 
 /// Makes `id` an active, already invoked method (a root if `root`), without a JVM (benchmarks).

@@ -18,6 +18,7 @@ mod agent;
 #[allow(unsafe_code)]
 mod calibrate;
 mod collector;
+mod engine;
 #[allow(unsafe_code)]
 mod flags;
 // The FFI layer: every entry point the JVM calls and every raw-pointer conversion.
@@ -31,7 +32,6 @@ mod logger;
 mod owner;
 mod private_dir;
 mod receiver;
-mod region;
 mod reveal;
 pub mod ring;
 mod server;

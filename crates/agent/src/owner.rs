@@ -82,12 +82,17 @@ fn what(request: &Request) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    match request {
-        Request::Instrument { region, .. } if !region.is_empty() => {
-            format!("region {}", list(region))
-        }
-        Request::Instrument { roots, .. } if !roots.is_empty() => format!("root {}", list(roots)),
+    let Request::Instrument(options) = request else {
+        return "the whole program".to_owned();
+    };
+    let what = match options.mode() {
+        ferrofluid_protocol::Mode::Region => format!("region {}", list(&options.region)),
+        _ if !options.roots.is_empty() => format!("root {}", list(&options.roots)),
         _ => "the whole program".to_owned(),
+    };
+    match options.mode() {
+        ferrofluid_protocol::Mode::Cpu | ferrofluid_protocol::Mode::Region => what,
+        mode => format!("{mode}: {what}"),
     }
 }
 
@@ -119,7 +124,7 @@ pub fn admit(conn: Conn, request: &Request, jvm_pid: u32) -> Result<(), String> 
             };
             Err(busy_message(jvm_pid, &c.owner))
         }
-        Request::Instrument { .. } => {
+        Request::Instrument(_) => {
             if let Session::Orphaned(c, _) = &s.session {
                 log::info!(
                     "a new tool (pid {}) takes over the session left by pid {}",

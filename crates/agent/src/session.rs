@@ -14,15 +14,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ferrofluid_classfile::{
-    instrument, CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
-};
+use ferrofluid_classfile::{instrument, CallSite, MethodSite, ProbeOptions, Selection, SkipReason};
 use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti};
 use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
     ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
 };
 
+use crate::engine::{Instrumentation, Selection as Chosen};
 use crate::flags;
 use crate::hooks;
 
@@ -48,7 +47,7 @@ pub struct Session {
     /// They are retransformed at their ClassPrepare, before any of their code can run.
     unprepared: BTreeSet<ClassKey>,
     /// Static initialisers are chosen for classes not initialised yet (lazy and eager with
-    /// roots; `total` has them already, region mode times the region methods alone).
+    /// roots; `total` has them already, an engine selecting methods alone times just those).
     initializers: bool,
     /// Classes loaded before the session, not initialised yet and not registered yet (their
     /// bytes come with their first retransformation): their `<clinit>` is chosen then.
@@ -57,6 +56,8 @@ pub struct Session {
     failures: Vec<String>,
     /// Reflection and method-handle gateways get `reveal` probes (lazy and eager with roots).
     gateways: bool,
+    /// The engine's probes and which methods get them.
+    instrumentation: Instrumentation,
     /// JDK classes whose current bytes carry gateway probes (not counted as instrumented).
     gated: BTreeSet<ClassKey>,
 }
@@ -196,8 +197,8 @@ pub fn trivial_skipped() -> u64 {
     }
 }
 
-/// Whether the session drops the probes of short, frequent methods (`adaptive`; never in
-/// code-region mode, whose plan leaves it off).
+/// Whether the session drops the probes of short, frequent methods (`adaptive`; only where
+/// the engine's plan asks for it).
 pub fn adaptive() -> bool {
     lock(&SESSION)
         .as_ref()
@@ -344,14 +345,16 @@ struct Offset<'p> {
     selection: ClassSelection<'p>,
     base: u32,
     site_base: u32,
+    /// The engine's methods alone: no thread-start site.
+    methods_only: bool,
 }
 
 impl Selection for Offset<'_> {
-    /// Roots and regions (whose flags `apply` set before any class is instrumented) are passed as
+    /// Roots (whose flags `apply` set before any class is instrumented) are passed as
     /// [`hooks::always_native`]: their probes reach the agent while no thread is inside a root.
     fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
         let id = self.selection.method_id(method)? + self.base;
-        Some(if flags::get(id) & (flags::ROOT | flags::REGION) != 0 {
+        Some(if flags::get(id) & flags::ROOT != 0 {
             hooks::always_native(id)
         } else {
             id
@@ -383,8 +386,7 @@ impl Selection for Offset<'_> {
     /// (and only that one) is profiled as its own tree.
     fn entry_site(&mut self, _method_id: u32, m: &MethodSite<'_>) -> Option<u32> {
         let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
-        (start && !crate::region::enabled() && crate::jvm::can_tag())
-            .then_some(hooks::THREAD_START_SITE)
+        (start && !self.methods_only && crate::jvm::can_tag()).then_some(hooks::THREAD_START_SITE)
     }
 }
 
@@ -394,7 +396,8 @@ impl Session {
     fn apply(&mut self, batch: ferrofluid_subgraph::Batch, loading: Option<&ClassKey>) {
         let mut names = lock(&NAMES);
         let names = names.get_or_insert_with(HashMap::new);
-        let region = crate::region::enabled();
+        let methods_only = self.instrumentation.selection == Chosen::Methods;
+        let engine = crate::engine::current();
         for class in &batch.classes {
             for &pid in &class.methods {
                 let Some(m) = self.planner.method(pid) else {
@@ -406,18 +409,17 @@ impl Session {
                     .iter()
                     .any(|r| r.matches(m.class, m.name, m.descriptor));
                 let mut bits = flags::ACTIVE;
-                if region {
-                    // Only the region methods time anything, and their callees are never revealed.
+                if root {
+                    bits |= flags::ROOT;
+                }
+                if methods_only {
+                    // Only the methods named get probes, and their callees are never revealed.
                     if !root {
                         continue;
                     }
-                    bits |= flags::REGION | flags::INVOKED;
-                    crate::region::register(id);
-                } else {
-                    if root {
-                        bits |= flags::ROOT;
-                    }
+                    bits |= flags::INVOKED;
                 }
+                engine.method_chosen(id);
                 flags::set(id, bits);
                 names.insert(
                     id,
@@ -479,11 +481,12 @@ impl Session {
             self.instrumented.remove(key);
             return None;
         }
-        let options = ProbeOptions::new(ProbeKind::EntryExit);
+        let options = ProbeOptions::new(self.instrumentation.probes);
         let mut selection = Offset {
             selection,
             base: self.base,
             site_base: self.site_base,
+            methods_only: self.instrumentation.selection == Chosen::Methods,
         };
         match instrument(bytes, &options, &mut selection) {
             Ok(out) => {
@@ -693,23 +696,28 @@ fn remember(env: &JniEnv<'_>, key: &ClassKey, class: Class<'_>) {
     }
 }
 
-/// Starts a session: plans over every loaded class and instruments what it chose. Replaces (and
-/// first removes) any previous session.
-pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Outcome {
+/// Starts a session: plans over every loaded class and instruments what it chose, with the
+/// engine's probes (`instrumentation`). Replaces (and first removes) any previous session.
+pub fn instrument_all(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    config: PlanConfig,
+    instrumentation: Instrumentation,
+) -> Outcome {
     let mut outcome = deinstrument_all(jvmti, env);
     outcome.errors.clear();
     lock(&FAILED).clear();
     crate::jvm::read_hooks_module_all(jvmti, env);
     let all = config.roots.is_empty();
-    // Code-region mode times the region methods alone and reveals nothing.
-    let gateways = config.effective_scheme() != ferrofluid_subgraph::Scheme::Total
-        && !crate::region::enabled();
+    // An engine selecting methods alone times just those and reveals nothing.
+    let methods_only = instrumentation.selection == Chosen::Methods;
+    let gateways = config.effective_scheme() != ferrofluid_subgraph::Scheme::Total && !methods_only;
     let roots = config.roots.clone();
     let mut planner = Planner::new(config);
-    // Region mode times the region methods only: their calls need no receiver probes.
+    // Methods timed alone need no receiver probes in them.
     // Deferred sites call `Hooks.site`, which a hooks class defined by an older agent may lack.
     planner.set_receiver_sites(
-        !crate::region::enabled() && crate::jvm::can_tag() && crate::site_flags::available(),
+        !methods_only && crate::jvm::can_tag() && crate::site_flags::available(),
     );
     // Every loaded class the agent may change, and whether its bytes are known.
     let mut unknown = Vec::new();
@@ -752,8 +760,8 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
             }
         });
     }
-    if crate::region::enabled() {
-        // Code-region mode instruments the region methods and nothing else: only their classes'
+    if methods_only {
+        // The engine instruments the methods named and nothing else: only their classes'
         // bytes are needed. Retransforming every other class to see its bytes would send all
         // compiled code back to the interpreter for nothing.
         unknown.retain(|key| roots.iter().any(|r| r.class().matches(&key.1)));
@@ -772,6 +780,7 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         failures: Vec::new(),
         gateways,
         gated: BTreeSet::new(),
+        instrumentation,
     };
     // Known classes are registered already; the others when their bytes show up. Before
     // planning: under `eager` the plan follows calls and field accesses, which may initialise
@@ -817,9 +826,8 @@ pub fn instrument_all(jvmti: Jvmti, env: &JniEnv<'_>, config: PlanConfig) -> Out
         crate::site_flags::hold_active(env);
     }
     hooks::ALL_THREADS.store(all, Ordering::SeqCst);
-    let revealing = session.planner.scheme() != ferrofluid_subgraph::Scheme::Total
-        && !crate::region::enabled()
-        && !all;
+    let revealing =
+        session.planner.scheme() != ferrofluid_subgraph::Scheme::Total && !methods_only && !all;
     *lock(&SESSION) = Some(session);
     UNREVEALED.store(0, Ordering::Relaxed);
     let asynchronous = revealing && ASYNC.load(Ordering::SeqCst);

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{Client, Request, Response};
+use ferrofluid_protocol::AgentOptions;
 use ferrofluid_testkit::{
     agent_library_beside_test as agent_so, cpu_fits_wall, javac, jdk25_or_skip, read_profile_json,
     scratch_dir, ticker_line, Lines, JDK17_HOME,
@@ -136,18 +137,13 @@ fn instrument(root: &str, scheme: &str) -> Request {
 
 /// An `instrument` request with the `cpu` and `skip_trivial` options as given.
 fn instrument_with(root: &str, scheme: &str, cpu: bool, skip_trivial: bool) -> Request {
-    Request::Instrument {
+    Request::Instrument(AgentOptions {
         roots: vec![root.parse().unwrap()],
-        include: vec![],
-        exclude: vec![],
         scheme: scheme.parse().unwrap(),
-        region: vec![],
-        region_last: None,
         cpu,
         skip_trivial,
-        adaptive: false,
-        reveal: None,
-    }
+        ..AgentOptions::default()
+    })
 }
 
 fn snapshot(client: &mut Client) -> Value {
@@ -311,8 +307,8 @@ fn skip_trivial_while_attached() {
 fn adaptive_while_attached() {
     let (mut jvm, mut client, dir) = attached("adaptive");
     let mut request = instrument("Fig4::f", "lazy");
-    if let Request::Instrument { adaptive, .. } = &mut request {
-        *adaptive = true;
+    if let Request::Instrument(options) = &mut request {
+        options.adaptive = true;
     }
     assert_eq!(client.request(&request).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
@@ -437,18 +433,12 @@ fn cpu_time_while_attached() {
 #[test]
 fn region_mode_while_attached() {
     let (mut jvm, mut client, dir) = attached("region");
-    let region = Request::Instrument {
-        roots: vec![],
-        include: vec![],
-        exclude: vec![],
+    let region = Request::Instrument(AgentOptions {
         scheme: "lazy".parse().unwrap(),
         region: vec!["Fig4::g".parse().unwrap(), "Fig4::h".parse().unwrap()],
         region_last: Some(4),
-        cpu: false,
-        skip_trivial: false,
-        adaptive: false,
-        reveal: None,
-    };
+        ..AgentOptions::default()
+    });
     assert_eq!(client.request(&region).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
     let counts = |p: &Value| -> Vec<(String, u64, usize)> {

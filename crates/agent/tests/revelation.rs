@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{Client, Request, Response};
+use ferrofluid_protocol::AgentOptions;
 use ferrofluid_testkit::{
     agent_library_beside_test as agent_so, javac, jdk25_or_skip, scratch_dir, JDK17_HOME,
 };
@@ -203,18 +204,15 @@ fn attached_to_a_running_jvm_reflection_and_handles_are_revealed_and_restored() 
         .unwrap();
     let socket = socket_of(pid);
     let mut client = Client::connect(&socket).unwrap();
-    let instrument = Request::Instrument {
+    let instrument = Request::Instrument(AgentOptions {
         roots: vec!["Refl::root".parse().unwrap()],
-        include: vec!["Refl".parse().unwrap()],
-        exclude: vec![],
+        filter: ferrofluid_protocol::ClassFilter {
+            include: vec!["Refl".parse().unwrap()],
+            exclude: vec![],
+        },
         scheme: "lazy".parse().unwrap(),
-        region: vec![],
-        region_last: None,
-        cpu: false,
-        skip_trivial: false,
-        adaptive: false,
-        reveal: None,
-    };
+        ..AgentOptions::default()
+    });
     assert_eq!(client.request(&instrument).unwrap(), Response::Ok);
     assert_eq!(client.request(&Request::Start).unwrap(), Response::Ok);
     run(&mut stdin);

@@ -355,18 +355,10 @@ fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
     let socket = control::default_socket_path(Path::new("/tmp"), pid);
     let mut raw = Client::connect(&socket).unwrap();
     for request in [
-        Request::Instrument {
+        Request::Instrument(ferrofluid_protocol::AgentOptions {
             roots: vec!["Rounds::work".parse().unwrap()],
-            include: vec![],
-            exclude: vec![],
-            scheme: Default::default(),
-            region: vec![],
-            region_last: None,
-            cpu: false,
-            skip_trivial: false,
-            adaptive: false,
-            reveal: None,
-        },
+            ..Default::default()
+        }),
         Request::Stop,
         Request::Deinstrument,
         Request::Detach,

@@ -15,51 +15,7 @@ use std::io::{self, Read, Write};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::options::{ClassPattern, MethodPattern, Scheme};
-
-/// Serde through `Display`/`FromStr`, so patterns are written in their one grammar.
-mod as_string {
-    use std::fmt::Display;
-    use std::str::FromStr;
-
-    use serde::{de::Error, Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(v)
-    }
-
-    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
-    where
-        T: FromStr,
-        T::Err: Display,
-        D: Deserializer<'de>,
-    {
-        String::deserialize(d)?.parse().map_err(D::Error::custom)
-    }
-}
-
-mod as_strings {
-    use std::fmt::Display;
-    use std::str::FromStr;
-
-    use serde::{de::Error, Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<T: Display, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(v.iter().map(ToString::to_string))
-    }
-
-    pub fn deserialize<'de, T, D>(d: D) -> Result<Vec<T>, D::Error>
-    where
-        T: FromStr,
-        T::Err: Display,
-        D: Deserializer<'de>,
-    {
-        Vec::<String>::deserialize(d)?
-            .into_iter()
-            .map(|s| s.parse().map_err(D::Error::custom))
-            .collect()
-    }
-}
+use crate::options::AgentOptions;
 
 /// Version of the messages below.
 pub const PROTOCOL_VERSION: u32 = 3;
@@ -77,42 +33,14 @@ pub enum Request {
     Hello { version: u32 },
     /// What the agent is doing.
     Status,
-    /// Instrument the call subgraph of `roots` with `scheme`, limited to classes passing `include`/
-    /// `exclude` (replaces any previous selection). Patterns travel as their canonical strings
-    /// (`com.acme.Foo::bar`), the scheme as its name.
-    Instrument {
-        #[serde(with = "as_strings")]
-        roots: Vec<MethodPattern>,
-        #[serde(with = "as_strings")]
-        include: Vec<ClassPattern>,
-        #[serde(with = "as_strings")]
-        exclude: Vec<ClassPattern>,
-        #[serde(with = "as_string")]
-        scheme: Scheme,
-        /// Code-region mode: instrument only these methods and measure their outermost
-        /// invocations (`roots` is then empty). Absent in older tools' requests.
-        #[serde(default, with = "as_strings", skip_serializing_if = "Vec::is_empty")]
-        region: Vec<MethodPattern>,
-        /// How many last region durations to keep (default 100).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        region_last: Option<u32>,
-        /// Also measure thread CPU time at every recorded probe (the `cpu` agent option).
-        /// Absent (false) in older tools' requests.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        cpu: bool,
-        /// Leave trivial methods uninstrumented (the `skip-trivial` agent option). Absent
-        /// (false) in older tools' requests.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        skip_trivial: bool,
-        /// Remove the probes of methods found short and frequent as they run (the `adaptive`
-        /// agent option). Absent (false) in older tools' requests.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        adaptive: bool,
-        /// When lazy revelation runs (the `reveal` agent option). Absent in older tools'
-        /// requests: the agent's default, `sync`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reveal: Option<crate::options::Reveal>,
-    },
+    /// Start a profiling session of `mode` with these options (replaces any previous
+    /// selection): on the wire, the fields of [`AgentOptions`] that describe what to measure
+    /// (`roots`, `include`, `exclude`, `scheme`, `region`, `region_last`, `cpu`,
+    /// `skip_trivial`, `adaptive`, `reveal`, `mode`), patterns as their canonical strings;
+    /// `file`, `duration`, `log` and `socket` are load options and do not travel. Fields at
+    /// their default are left out, and an absent field is its default: a request without
+    /// `mode` is a `cpu` request, or a `region` one if it names region methods.
+    Instrument(AgentOptions),
     /// Restore every instrumented class to its original bytes.
     Deinstrument,
     /// Start collecting (counters reset).
@@ -382,6 +310,7 @@ pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<T, FrameErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::{ClassFilter, Mode, Scheme};
 
     #[test]
     fn deep_snapshots_cross_the_wire() {
@@ -440,14 +369,14 @@ mod tests {
             r#"{"type":"instrument","roots":["A::b"],"include":[],"exclude":[],"scheme":"lazy"}"#,
         )
         .unwrap();
-        let Request::Instrument {
+        let Request::Instrument(AgentOptions {
             region,
             region_last,
             cpu,
             skip_trivial,
             adaptive,
             ..
-        } = r
+        }) = r
         else {
             panic!("not instrument: {r:?}");
         };
@@ -465,30 +394,21 @@ mod tests {
                 version: PROTOCOL_VERSION,
             },
             Request::Status,
-            Request::Instrument {
+            Request::Instrument(AgentOptions {
                 roots: vec!["com.acme.Foo::bar(I)V".parse().unwrap()],
-                include: vec!["com.acme.**".parse().unwrap()],
-                exclude: vec![],
+                filter: ClassFilter {
+                    include: vec!["com.acme.**".parse().unwrap()],
+                    exclude: vec![],
+                },
                 scheme: Scheme::Eager,
-                region: vec![],
-                region_last: None,
-                cpu: false,
-                skip_trivial: false,
-                adaptive: false,
-                reveal: None,
-            },
-            Request::Instrument {
-                roots: vec![],
-                include: vec![],
-                exclude: vec![],
+                ..AgentOptions::default()
+            }),
+            Request::Instrument(AgentOptions {
                 scheme: Scheme::Lazy,
                 region: vec!["demo.Work::step".parse().unwrap()],
                 region_last: Some(10),
-                cpu: false,
-                skip_trivial: false,
-                adaptive: false,
-                reveal: None,
-            },
+                ..AgentOptions::default()
+            }),
             Request::Deinstrument,
             Request::Start,
             Request::Stop,
@@ -553,34 +473,53 @@ mod tests {
             instrument,
             r#"{"type":"instrument","roots":["com.acme.Foo::bar(I)V"],"include":["com.acme.**"],"exclude":[],"scheme":"eager"}"#
         );
-        let Request::Instrument {
-            roots,
-            include,
-            exclude,
-            scheme,
-            region,
-            region_last,
-            ..
-        } = requests[2].clone()
-        else {
+        let Request::Instrument(options) = requests[2].clone() else {
             unreachable!()
         };
-        let with_cpu = Request::Instrument {
-            roots,
-            include,
-            exclude,
-            scheme,
-            region,
-            region_last,
+        let with_cpu = Request::Instrument(AgentOptions {
             cpu: true,
             skip_trivial: true,
             adaptive: true,
-            reveal: Some(crate::options::Reveal::Async),
-        };
+            reveal: crate::options::Reveal::Async,
+            ..options
+        });
         roundtrip(&with_cpu);
         assert!(serde_json::to_string(&with_cpu).unwrap().ends_with(
             r#""scheme":"eager","cpu":true,"skip_trivial":true,"adaptive":true,"reveal":"async"}"#
         ));
+    }
+
+    #[test]
+    fn instrument_carries_the_mode_and_leaves_load_options_out() {
+        let request = Request::Instrument(AgentOptions {
+            mode: Some(Mode::Count),
+            roots: vec!["A::b".parse().unwrap()],
+            file: Some("p.json".into()),
+            log: Some("/l".into()),
+            ..AgentOptions::default()
+        });
+        let json = serde_json::to_string(&request).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"instrument","roots":["A::b"],"include":[],"exclude":[],"scheme":"lazy","mode":"count"}"#
+        );
+        let back: Request = serde_json::from_str(&json).unwrap();
+        let Request::Instrument(options) = back else {
+            panic!("not instrument: {back:?}")
+        };
+        assert_eq!(
+            (options.mode(), options.file, options.log),
+            (Mode::Count, None, None)
+        );
+        // Without `mode`, a request naming region methods is a region request.
+        let old: Request = serde_json::from_str(
+            r#"{"type":"instrument","roots":[],"include":[],"exclude":[],"scheme":"lazy","region":["A::b"]}"#,
+        )
+        .unwrap();
+        let Request::Instrument(old) = old else {
+            panic!()
+        };
+        assert_eq!(old.mode(), Mode::Region);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! - [`AgentOptions`]: the one grammar of the agent's option string, as given to
 //!   `-agentpath:libferrofluid_agent.so=OPTIONS` or to an attach `load` command
 //!   (`root=com.acme.Foo::bar,scheme=lazy,file=out.json`). The CLI only builds values of this type and
-//!   prints them with `Display`. Documented in `docs/agent-options.md`.
+//!   prints them with `Display`; an `instrument` request carries the same struct, and it says
+//!   which options each [`Mode`] takes ([`mode_options`]). Documented in `docs/agent-options.md`.
 //! - [`control`]: the versioned request/response messages of the control socket and their
 //!   length-prefixed JSON framing.
 //! - [`socket_path`]: binding and reaching that socket at a path of any length.
@@ -11,11 +12,13 @@
 pub mod control;
 mod duration;
 mod options;
+mod serde_str;
 pub mod socket_path;
 
 pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
 pub use options::{
-    AgentOptions, ClassFilter, ClassPattern, MethodPattern, OptionsError, Reveal, Scheme,
-    DEFAULT_REGION_LAST, KEYS, MAX_REGION_LAST,
+    mode_options, mode_unavailable, AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode,
+    OptionsError, Reveal, Scheme, AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS,
+    MAX_REGION_LAST,
 };

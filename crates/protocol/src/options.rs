@@ -12,12 +12,15 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use ferrofluid_profile::Mode;
 pub use ferrofluid_subgraph::{ClassFilter, ClassPattern, MethodPattern, Scheme};
 
 use crate::duration::{format_duration, parse_duration};
+use crate::serde_str::{as_string, as_strings};
 
 /// Every accepted key, in the canonical order `Display` writes them.
 pub const KEYS: &[&str] = &[
+    "mode",
     "root",
     "region",
     "region-last",
@@ -39,42 +42,150 @@ pub const DEFAULT_REGION_LAST: u32 = 100;
 /// Largest accepted `region-last` (memory is bounded by it, per region method and thread).
 pub const MAX_REGION_LAST: u32 = 100_000;
 
-/// Parsed agent options. `Default` is the empty option string: no roots (nothing instrumented until the
-/// tool asks), no class filter, lazy scheme, no output file, no time limit, default log and socket.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Parsed agent options: the one options struct of ferrofluid. The CLI fills it from its flags
+/// and prints it for `-agentpath:`/attach `load`, an `instrument` request carries it
+/// ([`crate::control::Request::Instrument`]: the fields that say what to measure, with the
+/// serde names below), and the agent reads its session from it. `Default` is the empty option
+/// string: no roots (nothing instrumented until the tool asks), no class filter, lazy scheme, no
+/// output file, no time limit, default log and socket.
+///
+/// Which fields a mode takes is said once, by [`mode_options`], and checked by
+/// [`AgentOptions::validate`] (also when parsing).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AgentOptions {
     /// Root methods of the profiled call subgraph (`root=` may be repeated). If any is given the
     /// agent starts instrumenting at load.
+    #[serde(with = "as_strings")]
     pub roots: Vec<MethodPattern>,
+    /// Classes that may be instrumented (`include=`/`exclude=`, each repeatable).
+    #[serde(flatten, with = "filter_fields")]
+    pub filter: ClassFilter,
+    /// How the call subgraph under the roots is revealed.
+    #[serde(with = "as_string")]
+    pub scheme: Scheme,
     /// Code-region mode (`region=`, repeatable): only these methods are instrumented and the gross
-    /// time of each outermost invocation is measured. Excludes `roots`.
+    /// time of each outermost invocation is measured. Implies `mode=region`.
+    #[serde(default, with = "as_strings", skip_serializing_if = "Vec::is_empty")]
     pub region: Vec<MethodPattern>,
     /// How many of the last region durations to keep (`region-last=`; default
     /// [`DEFAULT_REGION_LAST`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region_last: Option<u32>,
-    /// Classes that may be instrumented (`include=`/`exclude=`, each repeatable).
-    pub filter: ClassFilter,
-    /// How the call subgraph under the roots is revealed.
-    pub scheme: Scheme,
     /// Also measure thread CPU time at every recorded probe (`cpu=true`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu: bool,
     /// Leave trivial methods (accessor-sized, no loop, no call) uninstrumented, roots excepted:
     /// their time counts in their callers' self time (`skip-trivial=true`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skip_trivial: bool,
     /// Remove, as the program runs, the probes of methods called often that take less time than
     /// their own probes: their later calls count in their callers' self time
     /// (`adaptive=true`; default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adaptive: bool,
     /// When lazy revelation instruments what a method calls (`reveal=sync|async`; default sync).
+    #[serde(default, skip_serializing_if = "Reveal::is_default")]
     pub reveal: Reveal,
+    /// What to measure (`mode=`), when given; see [`AgentOptions::mode`] for the mode in effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
     /// Where the agent writes the profile when profiling stops (JSON).
+    #[serde(skip)]
     pub file: Option<PathBuf>,
     /// Stop profiling this long after it started.
+    #[serde(skip)]
     pub duration: Option<Duration>,
     /// The agent's log file (default: `agent.log` beside the control socket).
+    #[serde(skip)]
     pub log: Option<PathBuf>,
     /// Path of the control socket (default: `/tmp/.ferrofluid-<pid>/control.sock`).
+    #[serde(skip)]
     pub socket: Option<PathBuf>,
+}
+
+/// `include`/`exclude` as two fields of the options' wire form.
+mod filter_fields {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{ClassFilter, ClassPattern};
+    use crate::serde_str::as_strings;
+
+    #[derive(Serialize)]
+    struct Out<'a> {
+        #[serde(with = "as_strings")]
+        include: &'a [ClassPattern],
+        #[serde(with = "as_strings")]
+        exclude: &'a [ClassPattern],
+    }
+
+    #[derive(Deserialize)]
+    struct In {
+        #[serde(default, with = "as_strings")]
+        include: Vec<ClassPattern>,
+        #[serde(default, with = "as_strings")]
+        exclude: Vec<ClassPattern>,
+    }
+
+    pub fn serialize<S: Serializer>(f: &ClassFilter, s: S) -> Result<S::Ok, S::Error> {
+        Out {
+            include: &f.include,
+            exclude: &f.exclude,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ClassFilter, D::Error> {
+        let In { include, exclude } = In::deserialize(d)?;
+        Ok(ClassFilter { include, exclude })
+    }
+}
+
+/// The options every mode takes: where the profile goes and for how long, where the agent
+/// logs and listens.
+pub const COMMON_KEYS: &[&str] = &["mode", "file", "duration", "log", "socket"];
+
+/// The options `mode` takes besides [`COMMON_KEYS`]: the one place that says which option
+/// applies to which mode ([`AgentOptions::validate`] refuses the others when given).
+pub fn mode_options(mode: Mode) -> &'static [&'static str] {
+    match mode {
+        Mode::Cpu => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "cpu",
+            "skip-trivial",
+            "adaptive",
+            "reveal",
+        ],
+        // `reveal` is taken (and has no effect: nothing is revealed) because `ferrofluid
+        // attach` sends `reveal=async` for every session.
+        Mode::Region => &["region", "region-last", "include", "exclude", "reveal"],
+        Mode::Alloc => &["root", "include", "exclude", "scheme", "reveal"],
+        Mode::Count => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "skip-trivial",
+            "reveal",
+        ],
+        Mode::Native => &["root", "include", "exclude"],
+        Mode::Sample => &["root", "include", "exclude"],
+    }
+}
+
+/// The modes the agent of this release has an engine for; the agent's registry is checked
+/// against this list by its tests. The CLI refuses the others before touching a JVM.
+pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region];
+
+/// The one line saying that `mode` has no engine in the agent.
+pub fn mode_unavailable(mode: Mode) -> String {
+    let available: Vec<&str> = AGENT_MODES.iter().map(|m| m.name()).collect();
+    format!(
+        "mode {mode} is not available in this agent (available: {})",
+        available.join(", ")
+    )
 }
 
 /// When lazy revelation instruments the callees of a method run for the first time (`reveal=`).
@@ -94,6 +205,10 @@ pub enum Reveal {
 }
 
 impl Reveal {
+    fn is_default(&self) -> bool {
+        *self == Reveal::default()
+    }
+
     /// The value's spelling in the option string and on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -144,6 +259,8 @@ pub enum OptionsError {
     CpuAndRegion,
     #[error("agent options `adaptive` and `region` exclude each other: code-region mode has no probes to remove")]
     AdaptiveAndRegion,
+    #[error("agent option `{key}` does not apply to mode {mode}; mode {mode} takes {}", mode_options(*.mode).join(", "))]
+    NotInMode { key: &'static str, mode: Mode },
 }
 
 const PATH_REASON: &str = "expected a non-empty path without commas";
@@ -152,6 +269,7 @@ const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 const BOOL_REASON: &str = "expected true or false";
 const REVEAL_REASON: &str = "expected sync or async";
+const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
 
 fn parse_bool(value: &str) -> Option<bool> {
     match value {
@@ -228,6 +346,12 @@ impl FromStr for AgentOptions {
             // The pattern parser trims; a value with edge spaces would not round-trip.
             let pattern_reason = |e: ferrofluid_subgraph::PatternError| e.kind.to_string();
             match key {
+                "mode" => {
+                    if opts.mode.is_some() {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    opts.mode = Some(value.parse().map_err(|_| bad(MODE_REASON.into()))?);
+                }
                 "root" | "region" if untrimmed => {
                     return Err(bad("leading or trailing space".into()))
                 }
@@ -310,7 +434,8 @@ impl FromStr for AgentOptions {
 impl fmt::Display for AgentOptions {
     /// The canonical form: keys in [`KEYS`] order, defaults omitted.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut items: Vec<String> = self.roots.iter().map(|r| format!("root={r}")).collect();
+        let mut items: Vec<String> = self.mode.iter().map(|m| format!("mode={m}")).collect();
+        items.extend(self.roots.iter().map(|r| format!("root={r}")));
         items.extend(self.region.iter().map(|r| format!("region={r}")));
         if let Some(n) = self.region_last {
             items.push(format!("region-last={n}"));
@@ -349,21 +474,44 @@ impl fmt::Display for AgentOptions {
 }
 
 impl AgentOptions {
-    /// Code-region mode and call-subgraph mode exclude each other.
+    /// The mode in effect: `mode=` if given, else `region` when region methods are named, else
+    /// `cpu`.
+    pub fn mode(&self) -> Mode {
+        match self.mode {
+            Some(m) => m,
+            None if !self.region.is_empty() => Mode::Region,
+            None => Mode::Cpu,
+        }
+    }
+
+    /// The option keys given a value other than their default (common ones left out).
+    fn given(&self) -> Vec<&'static str> {
+        let d = Self::default();
+        [
+            ("root", self.roots != d.roots),
+            ("region", self.region != d.region),
+            ("region-last", self.region_last.is_some()),
+            ("include", !self.filter.include.is_empty()),
+            ("exclude", !self.filter.exclude.is_empty()),
+            ("scheme", self.scheme != d.scheme),
+            ("cpu", self.cpu),
+            ("skip-trivial", self.skip_trivial),
+            ("adaptive", self.adaptive),
+            ("reveal", self.reveal != d.reveal),
+        ]
+        .into_iter()
+        .filter_map(|(k, given)| given.then_some(k))
+        .collect()
+    }
+
+    /// Every option given must be one the mode in effect takes ([`mode_options`]).
     fn check_modes(&self) -> Result<(), OptionsError> {
-        if !self.roots.is_empty() && !self.region.is_empty() {
-            return Err(OptionsError::RootAndRegion);
+        let mode = self.mode();
+        let takes = mode_options(mode);
+        match self.given().into_iter().find(|k| !takes.contains(k)) {
+            None => Ok(()),
+            Some(key) => Err(refusal(mode, key)),
         }
-        if self.region_last.is_some() && self.region.is_empty() {
-            return Err(OptionsError::RegionLastWithoutRegion);
-        }
-        if self.cpu && !self.region.is_empty() {
-            return Err(OptionsError::CpuAndRegion);
-        }
-        if self.adaptive && !self.region.is_empty() {
-            return Err(OptionsError::AdaptiveAndRegion);
-        }
-        Ok(())
     }
 
     /// How many last region durations to keep.
@@ -396,6 +544,18 @@ impl AgentOptions {
         check("file", &self.file)?;
         check("log", &self.log)?;
         check("socket", &self.socket)
+    }
+}
+
+/// Why `mode` refuses option `key`: the region mode's own messages for the options of a call
+/// subgraph, and a general line for the rest.
+fn refusal(mode: Mode, key: &'static str) -> OptionsError {
+    match (mode, key) {
+        (Mode::Region, "root") => OptionsError::RootAndRegion,
+        (Mode::Region, "cpu") => OptionsError::CpuAndRegion,
+        (Mode::Region, "adaptive") => OptionsError::AdaptiveAndRegion,
+        (_, "region-last") => OptionsError::RegionLastWithoutRegion,
+        _ => OptionsError::NotInMode { key, mode },
     }
 }
 
@@ -509,7 +669,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
+        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -574,6 +734,57 @@ mod tests {
             let err = input.parse::<AgentOptions>().unwrap_err();
             assert_eq!(err.to_string(), message, "{input}");
         }
+    }
+
+    #[test]
+    fn mode_is_one_option_and_each_mode_says_what_it_takes() {
+        let d = AgentOptions::default;
+        for mode in Mode::ALL {
+            let s = format!("mode={mode}");
+            let parsed: AgentOptions = s.parse().unwrap();
+            assert_eq!(
+                parsed,
+                AgentOptions {
+                    mode: Some(mode),
+                    ..d()
+                }
+            );
+            assert_eq!(parsed.to_string(), s);
+            assert_eq!(parsed.mode(), mode);
+        }
+        // `region=` alone is region mode; nothing is cpu mode.
+        assert_eq!(
+            "region=A::b".parse::<AgentOptions>().unwrap().mode(),
+            Mode::Region
+        );
+        assert_eq!(d().mode(), Mode::Cpu);
+        let canonical = "mode=region,region=A::b,region-last=3,include=a.**,file=r.json";
+        let parsed: AgentOptions = "file=r.json,include=a.**,region-last=3,region=A::b,mode=region"
+            .parse()
+            .unwrap();
+        assert_eq!(parsed.to_string(), canonical);
+        let cases = [
+            ("mode=fast", "bad value `fast` for agent option `mode`: expected one of cpu, region, alloc, count, native, sample"),
+            ("mode=cpu,mode=cpu", "agent option `mode` given twice"),
+            ("mode=cpu,region=A::b", "agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
+            ("mode=region,root=A::b", "agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph"),
+            ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
+            ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude"),
+            ("mode=count,region-last=4", "agent option `region-last` needs `region`"),
+        ];
+        for (input, message) in cases {
+            let err = input.parse::<AgentOptions>().unwrap_err();
+            assert_eq!(err.to_string(), message, "{input}");
+        }
+        // Options common to every mode are always taken.
+        for mode in Mode::ALL {
+            let s = format!("mode={mode},file=p.json,duration=1s,log=/l,socket=/s");
+            assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
+        }
+        assert_eq!(
+            mode_unavailable(Mode::Alloc),
+            "mode alloc is not available in this agent (available: cpu, region)"
+        );
     }
 
     #[test]

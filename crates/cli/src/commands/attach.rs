@@ -10,20 +10,28 @@ use std::time::{Duration, Instant};
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
-use ferrofluid_protocol::{AgentOptions, ClassFilter, ClassPattern, MethodPattern, Reveal, Scheme};
+use ferrofluid_protocol::{
+    AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode as ProfileMode, Reveal, Scheme,
+};
 
 use crate::interrupt::{self, Interrupts, Mode};
 
 /// Agent flags, translated one to one into the agent option string (docs/agent-options.md).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentFlags {
+    /// What to measure: cpu (call-subgraph profile under --root: calls and time per calling
+    /// context), region (code regions: durations of the --region methods), alloc, count,
+    /// native or sample (not available in this release). Default: region with --region, else
+    /// cpu. Each mode takes its own flags (docs/agent-options.md, docs/modes/).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Option<ProfileMode>,
     /// Root method pattern of the profiled call subgraph, e.g. `com.acme.Report::render`,
     /// `com.acme.**::run(I)V`, `*::main` (repeatable; grammar in docs/subgraph.md).
     #[arg(long, value_name = "METHOD", value_parser = parse_root)]
     pub root: Vec<MethodPattern>,
-    /// Code-region mode: instrument only the methods matching this pattern and measure the wall
-    /// time of each outermost invocation (count, mean, percentiles, last durations); excludes
-    /// --root (repeatable).
+    /// Code-region mode (short for `--mode region`): instrument only the methods matching this
+    /// pattern and measure the wall time of each outermost invocation (count, mean,
+    /// percentiles, last durations); excludes --root (repeatable).
     #[arg(long, value_name = "METHOD", value_parser = parse_root)]
     pub region: Vec<MethodPattern>,
     /// With --region: how many of the last durations to keep (default 100).
@@ -87,6 +95,11 @@ fn parse_class(s: &str) -> Result<ClassPattern, String> {
         .map_err(|e: ferrofluid_protocol::PatternError| e.kind.to_string())
 }
 
+fn parse_mode(s: &str) -> Result<ProfileMode, String> {
+    s.parse()
+        .map_err(|e: ferrofluid_profile::UnknownMode| e.to_string())
+}
+
 fn parse_reveal(s: &str) -> Result<Reveal, String> {
     s.parse()
 }
@@ -96,10 +109,21 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| "expected a whole number with unit ms, s, m or h".into())
 }
 
+/// Why agent flags were refused: one line.
+#[derive(Debug, thiserror::Error)]
+pub enum FlagsError {
+    #[error(transparent)]
+    Options(#[from] ferrofluid_protocol::OptionsError),
+    #[error("{}", ferrofluid_protocol::mode_unavailable(*.0))]
+    Unavailable(ProfileMode),
+}
+
 impl AgentFlags {
-    /// The options these flags stand for, checked to survive the trip through the option string.
-    pub fn options(&self) -> Result<AgentOptions, ferrofluid_protocol::OptionsError> {
+    /// The options these flags stand for, checked to survive the trip through the option string
+    /// and to name a mode the agent has.
+    pub fn options(&self) -> Result<AgentOptions, FlagsError> {
         let options = AgentOptions {
+            mode: self.mode,
             roots: self.root.clone(),
             region: self.region.clone(),
             region_last: self.region_last,
@@ -118,6 +142,9 @@ impl AgentFlags {
             socket: self.socket.clone(),
         };
         options.validate()?;
+        if !ferrofluid_protocol::AGENT_MODES.contains(&options.mode()) {
+            return Err(FlagsError::Unavailable(options.mode()));
+        }
         Ok(options)
     }
 
@@ -146,6 +173,7 @@ impl AgentFlags {
     after_help = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --warmup 10s --duration 30s -o profile.html\n  \
+    ferrofluid attach 4242 --mode region --region 'com.acme.**::handle*' --duration 30s -o latency.txt\n  \
     ferrofluid attach 4242 --reset"
 )]
 pub struct AttachArgs {
@@ -169,7 +197,7 @@ pub struct AttachArgs {
     /// Discard what the agent already running in the JVM has collected so far, and let it go on
     /// (a warm-up left out of a profile started by `ferrofluid run`, `-agentpath` or another
     /// `ferrofluid attach`). Calls in flight count their time from the reset on.
-    #[arg(long, conflicts_with_all = ["detach", "output", "warmup", "root", "region"])]
+    #[arg(long, conflicts_with_all = ["detach", "output", "warmup", "root", "region", "mode"])]
     pub reset: bool,
     /// Seconds to wait for the JVM's attach listener.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
@@ -179,11 +207,15 @@ pub struct AttachArgs {
 /// Runs `ferrofluid attach`.
 pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut options = args.flags.options()?;
-    let profiling =
-        args.output.is_some() || !options.roots.is_empty() || !options.region.is_empty();
+    let profiling = args.output.is_some()
+        || !options.roots.is_empty()
+        || !options.region.is_empty()
+        || options.mode.is_some();
     let mut session = options.clone();
     // A live server keeps serving while its request path is revealed (docs/PERFORMANCE.md).
-    session.reveal = args.flags.reveal.unwrap_or(Reveal::Async);
+    if ferrofluid_protocol::mode_options(session.mode()).contains(&"reveal") {
+        session.reveal = args.flags.reveal.unwrap_or(Reveal::Async);
+    }
     if profiling {
         // The tool drives the session over the socket; the agent starts nothing by itself.
         options = AgentOptions {
@@ -432,18 +464,7 @@ fn profile_session(
             control::ORPHAN_GRACE_SECS
         ),
     })?;
-    let instrument = Request::Instrument {
-        roots: options.roots.clone(),
-        include: options.filter.include.clone(),
-        exclude: options.filter.exclude.clone(),
-        scheme: options.scheme,
-        region: options.region.clone(),
-        region_last: options.region_last,
-        cpu: options.cpu,
-        skip_trivial: options.skip_trivial,
-        adaptive: options.adaptive,
-        reveal: Some(options.reveal),
-    };
+    let instrument = Request::Instrument(options.clone());
     // Methods the engine could not patch are reported, and the rest is profiled anyway; a
     // session owned by another tool is not ours to profile.
     match client.request(&instrument)? {
@@ -861,6 +882,43 @@ mod tests {
         assert_eq!(
             options(&["--file", "a,b.json"]),
             Err("bad value `a,b.json` for agent option `file`: expected a non-empty path without commas".into())
+        );
+    }
+
+    #[test]
+    fn mode_is_one_flag_and_modes_without_an_engine_are_refused() {
+        assert_eq!(
+            options(&["--mode", "cpu", "--root", "A::b"]).as_deref(),
+            Ok("mode=cpu,root=A::b")
+        );
+        assert_eq!(
+            options(&["--mode", "region", "--region", "demo.Work::step"]).as_deref(),
+            Ok("mode=region,region=demo.Work::step")
+        );
+        // `--region P` is short for `--mode region` with P.
+        assert_eq!(
+            options(&["--region", "demo.Work::step"]).as_deref(),
+            Ok("region=demo.Work::step")
+        );
+        for mode in ["alloc", "count", "native", "sample"] {
+            assert_eq!(
+                options(&["--mode", mode]),
+                Err(format!(
+                    "mode {mode} is not available in this agent (available: cpu, region)"
+                ))
+            );
+        }
+        assert_eq!(
+            options(&["--mode", "heap"]),
+            Err("error: invalid value 'heap' for '--mode <MODE>': unknown mode `heap` (expected one of cpu, region, alloc, count, native, sample)".into())
+        );
+        assert_eq!(
+            options(&["--mode", "cpu", "--region", "A::b"]),
+            Err("agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal".into())
+        );
+        assert_eq!(
+            options(&["--mode", "region", "--region", "A::b", "--cpu"]),
+            Err("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into())
         );
     }
 

@@ -13,6 +13,7 @@ use crate::interrupt::{self, Interrupts, Mode};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  ferrofluid run --root com.acme.Main::main -o out.html -- java -cp app.jar com.acme.Main\n  \
+    ferrofluid run --mode region --region com.acme.Report::render -o regions.txt -- java -cp app.jar com.acme.Main\n  \
     ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)"
 )]
 pub struct RunArgs {

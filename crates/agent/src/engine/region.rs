@@ -1,4 +1,5 @@
-//! Code-region mode (JFluid's lightweight mode): only the region methods carry probes, and each
+//! The `region` engine, code-region mode (JFluid's lightweight mode): only the region methods
+//! carry probes (selected alone: nothing is revealed), and each
 //! outermost invocation per thread costs two timestamps and one histogram record. Nothing goes
 //! through the event rings or the calling context tree.
 //!
@@ -11,14 +12,121 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrofluid_profile::region::{bucket_bounds, Bucket, Percentiles, RegionStats, Uncompensated};
 use ferrofluid_profile::{Calibration, MethodInfo};
 use hdrhistogram::Histogram;
 
+use ferrofluid_classfile::ProbeKind;
+use ferrofluid_jvmti::{sys, JniEnv};
+use ferrofluid_profile::{Mode, Profile};
+use ferrofluid_protocol::AgentOptions;
+use ferrofluid_subgraph::{PlanConfig, Scheme};
+
+use super::{Capability, Engine, Instrumentation, JvmEvent, Needs, Selection, Units};
+use crate::flags::{self, ACTIVE};
 use crate::hooks::{self, CALIBRATION_ID};
+use crate::{calibrate, collector};
+
+/// The code-region engine.
+pub struct Region;
+
+impl Engine for Region {
+    fn mode(&self) -> Mode {
+        Mode::Region
+    }
+
+    fn units(&self) -> Units {
+        Units::Nanoseconds
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            capabilities: &[Capability::RetransformClasses],
+            optional: &[],
+            events: &[JvmEvent::ClassFileLoadHook, JvmEvent::ClassPrepare],
+        }
+    }
+
+    fn instruments(&self) -> Option<Instrumentation> {
+        Some(Instrumentation {
+            probes: ProbeKind::EntryExit,
+            selection: Selection::Methods,
+        })
+    }
+
+    /// The region methods are the plan's roots, never skipped; nothing else is instrumented.
+    fn plan(&self, options: &AgentOptions) -> PlanConfig {
+        PlanConfig {
+            roots: options.region.clone(),
+            scheme: Scheme::Lazy,
+            filter: options.filter.clone(),
+            skip_trivial: false,
+            adaptive: false,
+        }
+    }
+
+    fn configure(&self, options: &AgentOptions) {
+        // Region probes time wall durations only.
+        hooks::CPU.store(false, Ordering::SeqCst);
+        LAST_N.store(options.region_last(), Ordering::SeqCst);
+        lock(&REGISTRY).ids.clear();
+    }
+
+    fn method_chosen(&self, id: u32) {
+        lock(&REGISTRY).ids.insert(id);
+    }
+
+    /// Calibrates the region probes (the callee alone: a region's callees have no probes),
+    /// then measures afresh with that calibration.
+    fn start(&self, env: &JniEnv<'_>) {
+        let probes = calibrate::Probes {
+            callee: flags::ACTIVE | flags::INVOKED,
+            caller: 0,
+            take_inner: take_calibration_inner,
+            take_probes: || 0,
+        };
+        let (calibration, stats) = match calibrate::calibrate_with(env, probes) {
+            Ok(c) => (Some(c.wall), Some(c.stats)),
+            Err(e) => {
+                log::warn!("{e}; times will not be compensated");
+                (None, None)
+            }
+        };
+        start(calibration.as_ref());
+        collector::start(calibration, None, stats);
+    }
+
+    fn reset(&self) {
+        restart();
+    }
+
+    fn tick(&self) {
+        retire_ended();
+    }
+
+    fn snapshot(&self, profile: &mut Profile) {
+        profile.regions = Some(snapshot(crate::session::method_name));
+    }
+
+    #[inline(always)]
+    fn enter(_env: *mut sys::JNIEnv, id: i32, _start: u64) {
+        let id = hooks::method_id(id as u32);
+        if flags::get(id) & ACTIVE != 0 {
+            enter(id);
+        }
+    }
+
+    #[inline(always)]
+    fn exit(_env: *mut sys::JNIEnv, id: i32, start: u64) {
+        let id = hooks::method_id(id as u32);
+        if flags::get(id) & ACTIVE != 0 {
+            exit(id, start);
+        }
+    }
+}
 
 /// Longest duration the histograms tell apart (longer ones count as this), ns: one hour.
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -27,8 +135,6 @@ const DIGITS: u8 = 2;
 /// Region frames open at once on one thread beyond which new ones are not measured.
 const MAX_OPEN: usize = 64;
 
-/// The current session is a code-region session.
-static ENABLED: AtomicBool = AtomicBool::new(false);
 /// How many last durations to keep per method.
 static LAST_N: AtomicU32 = AtomicU32::new(ferrofluid_protocol::DEFAULT_REGION_LAST);
 /// Bumped when collection starts: threads then record into fresh stats.
@@ -224,7 +330,7 @@ impl Local {
 
 /// Entry probe of region method `id`.
 #[inline]
-pub fn enter(id: u32) {
+fn enter(id: u32) {
     let _ = LOCAL.try_with(|l| {
         l.sync_generation();
         let mut open = l.open.borrow_mut();
@@ -253,7 +359,7 @@ pub fn enter(id: u32) {
 /// Exit (or unwind) probe of region method `id`, whose hook read the clock at `start`
 /// ([`hooks::ticks`]) first thing: the interval ends there.
 #[inline]
-pub fn exit(id: u32, start: u64) {
+fn exit(id: u32, start: u64) {
     let end = hooks::time_at(start);
     let _ = LOCAL.try_with(|l| {
         l.sync_generation();
@@ -298,24 +404,6 @@ fn compensate(raw: u64, nested: u32) -> u64 {
 /// Calibration: the measured durations of the calibration method summed since the last call.
 pub fn take_calibration_inner() -> u64 {
     LOCAL.try_with(|l| l.calibration.replace(0)).unwrap_or(0)
-}
-
-/// Whether the current session is a code-region session.
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::SeqCst)
-}
-
-/// Sets the mode of the session about to be planned (and forgets the region methods of the
-/// previous one).
-pub fn configure(region: bool, last: u32) {
-    ENABLED.store(region, Ordering::SeqCst);
-    LAST_N.store(last, Ordering::SeqCst);
-    lock(&REGISTRY).ids.clear();
-}
-
-/// Global method `id` is a region method of the session.
-pub fn register(id: u32) {
-    lock(&REGISTRY).ids.insert(id);
 }
 
 /// Starts a fresh measurement, compensated with `calibration` (of the region probes).
