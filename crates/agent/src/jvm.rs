@@ -67,6 +67,7 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
         ..Default::default()
     };
     jvmti.set_event_callbacks(&callbacks)?;
+    crate::vthread::setup(jvmti, &callbacks);
     JVMTI.store(jvmti.as_raw(), Ordering::Release);
     Ok(())
 }
@@ -86,11 +87,13 @@ pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()
     if vm_init {
         jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_VM_INIT)?;
     }
+    crate::vthread::enable_events(jvmti);
     Ok(())
 }
 
 /// Disables every event and forgets the environment (before it is disposed).
 pub fn disable_events(jvmti: Jvmti) {
+    crate::vthread::disable_events(jvmti);
     for e in EVENTS.into_iter().chain([sys::JVMTI_EVENT_VM_INIT]) {
         let _ = jvmti.set_event_notification_mode(false, e);
     }

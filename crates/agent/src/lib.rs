@@ -42,5 +42,6 @@ mod server;
 mod session;
 #[allow(unsafe_code)]
 mod site_flags;
+mod vthread;
 
 pub use agent::AgentError;

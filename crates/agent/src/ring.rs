@@ -121,6 +121,8 @@ pub struct Ring {
     /// not be read.
     pub java_id: u64,
     pub thread_name: String,
+    /// The ring of a virtual thread (`vthread`): its thread is reported as virtual.
+    pub is_virtual: bool,
     slots: Box<[UnsafeCell<[u64; 2]>]>,
     /// Next slot the producer writes (only the producer stores it).
     head: Padded,
@@ -155,11 +157,20 @@ impl Ring {
         Ring { java_id, ..self }
     }
 
+    /// The ring of a virtual thread.
+    pub fn as_virtual(self) -> Ring {
+        Ring {
+            is_virtual: true,
+            ..self
+        }
+    }
+
     pub fn with_capacity(thread_id: u64, thread_name: String, events: usize) -> Ring {
         Ring {
             thread_id,
             java_id: UNKNOWN_JAVA_ID + thread_id,
             thread_name,
+            is_virtual: false,
             slots: (0..events.next_power_of_two())
                 .map(|_| UnsafeCell::new([0; 2]))
                 .collect(),

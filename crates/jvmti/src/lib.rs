@@ -47,6 +47,7 @@ mod guard;
 mod jni;
 mod monitor;
 mod refs;
+mod vthread;
 
 pub use buf::JvmtiBuf;
 pub use env::{AgentThreadFn, ClassDefinition, Field, Jvmti, MethodName, ThreadInfo};
@@ -55,3 +56,7 @@ pub use guard::ffi_guard;
 pub use jni::{JavaVm, JniEnv};
 pub use monitor::{MonitorGuard, RawMonitor};
 pub use refs::{Class, FieldId, MethodId, Object};
+pub use vthread::{
+    can_support_virtual_threads, virtual_threads_capability, EventCallbacks21, VirtualThreadFn,
+    EVENT_VIRTUAL_THREAD_END, EVENT_VIRTUAL_THREAD_START,
+};
