@@ -390,6 +390,11 @@ impl Carried {
     pub fn is_idle(&self) -> bool {
         self.in_root == 0 && self.counted == 0 && self.ring.is_none()
     }
+
+    /// Root frames open.
+    pub fn in_root(&self) -> u32 {
+        self.in_root
+    }
 }
 
 /// Puts `carried` in this OS thread's state and returns what was there.

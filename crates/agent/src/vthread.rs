@@ -12,11 +12,12 @@
 //! is (docs/decisions/0025-virtual-threads.md).
 //!
 //! A virtual thread records into a ring of its own ([`VIRTUAL_RING_EVENTS`] slots), which moves
-//! with it and so has one producer at a time (a mount happens after the unmount before it). On
-//! unmount the ring is emptied into the recording if the collector lock is free, and then let
-//! go: a parked virtual thread holds no ring, and the next one it gets carries the same recorder
-//! key, so its events continue the same tree, in order (the old ring was empty). Parked time
-//! stays inside the open frames, as a platform thread's blocking does.
+//! with it and so has one producer at a time (a mount happens after the unmount before it).
+//! When it unmounts outside every root, the ring is emptied into the recording if the collector
+//! lock is free, and then let go: a virtual thread parked between roots holds no ring, and the
+//! next one it gets carries the same recorder key, so its events continue the same tree, in
+//! order (the old ring was empty). Parked time stays inside the open frames, as a platform
+//! thread's blocking does.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -28,9 +29,9 @@ use ferrofluid_jvmti::{ffi_guard, sys, Jvmti};
 use crate::hooks::{self, Carried};
 use crate::ring::Ring;
 
-/// Slots of a virtual thread's ring (16 bytes each: 64 KiB). Virtual threads are many and their
-/// rings are emptied at every unmount, so they are smaller than a platform thread's.
-pub const VIRTUAL_RING_EVENTS: usize = 1 << 12;
+/// Slots of a virtual thread's ring (16 bytes each: 32 KiB). Virtual threads are many, so their
+/// rings are smaller than a platform thread's; a full one is emptied by its thread, as any.
+pub const VIRTUAL_RING_EVENTS: usize = 1 << 11;
 
 const MOUNT_EVENT: &std::ffi::CStr = c"com.sun.hotspot.events.VirtualThreadMount";
 const UNMOUNT_EVENT: &std::ffi::CStr = c"com.sun.hotspot.events.VirtualThreadUnmount";
@@ -224,10 +225,15 @@ fn unmounted() -> (Carried, u64) {
     (carried, key)
 }
 
-/// Empties the ring of an unmounting virtual thread into the recording and lets it go if that
-/// worked: a parked virtual thread holds no ring. A ring that dropped events is kept, so its
+/// Empties the ring of a virtual thread that unmounts outside every root into the recording
+/// and lets it go if that worked: a virtual thread parked between roots holds no ring. Inside a
+/// root it keeps its ring: getting a new one at every switch costs ~40 µs a switch
+/// (docs/decisions/0025-virtual-threads.md). A ring that dropped events is kept, so its
 /// recorder key's drop count stays that of one ring.
 fn release_ring(carried: &mut Carried) {
+    if carried.in_root() > 0 {
+        return;
+    }
     let Some(ring) = carried.ring.as_ref() else {
         return;
     };
