@@ -152,7 +152,9 @@ pub fn disable_events(jvmti: Jvmti) {
 pub fn mounted_key() -> Option<u64> {
     MOUNTED
         .try_with(|m| {
-            let mut now = m.get().filter(|v| v.epoch == EPOCH.load(Ordering::Relaxed))?;
+            let mut now = m
+                .get()
+                .filter(|v| v.epoch == EPOCH.load(Ordering::Relaxed))?;
             if now.key == 0 {
                 now.key = hooks::next_thread_key();
                 m.set(Some(now));
@@ -268,7 +270,10 @@ fn unmounting() {
     if carried.is_idle() {
         return; // the key alone: the same tree when it records again
     }
-    if let Some(old) = parked().get_or_insert_with(HashMap::new).insert(key, carried) {
+    if let Some(old) = parked()
+        .get_or_insert_with(HashMap::new)
+        .insert(key, carried)
+    {
         close(old);
     }
 }
@@ -284,11 +289,7 @@ extern "C" fn virtual_thread_mount(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _
     ffi_guard("VirtualThreadMount", (), mounted)
 }
 
-extern "C" fn virtual_thread_unmount(
-    _: *mut sys::jvmtiEnv,
-    _: *mut sys::JNIEnv,
-    _: sys::jthread,
-) {
+extern "C" fn virtual_thread_unmount(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
     ffi_guard("VirtualThreadUnmount", (), unmounting)
 }
 

@@ -18,7 +18,9 @@ const THREADS: usize = 100;
 const CALLS: u64 = 50;
 
 fn calls(node: &Value) -> u64 {
-    node["calls"].as_u64().unwrap_or_else(|| panic!("no calls: {node}"))
+    node["calls"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no calls: {node}"))
 }
 
 /// The tree of one `task` run: one call, 50 `leaf` and 50 `block` calls under it, nothing else.
@@ -115,7 +117,11 @@ fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
         "{merged}"
     );
     assert!(merged.contains("Call tree of thread \"main\""), "{merged}");
-    assert_eq!(merged.matches("Call tree of thread ").count(), 2, "{merged}");
+    assert_eq!(
+        merged.matches("Call tree of thread ").count(),
+        2,
+        "{merged}"
+    );
     let each = report(&["--virtual-threads", "each"]);
     assert!(each.contains("threads: 101\n"), "{each}");
     assert_eq!(each.matches("Call tree of thread ").count(), 101, "{each}");
@@ -181,7 +187,10 @@ fn a_root_in_virtual_threads_of_an_attached_jvm_is_exact_with_one_tree_each() {
         if stderr.read_line(&mut line).unwrap() == 0 {
             let _ = target.kill();
             let _ = target.wait();
-            panic!("attach ended ({}) before profiling: {said:?}", cli.wait().unwrap());
+            panic!(
+                "attach ended ({}) before profiling: {said:?}",
+                cli.wait().unwrap()
+            );
         }
         let profiling = line.starts_with("ferrofluid: profiling ");
         said.push(line);

@@ -134,7 +134,9 @@ impl Recording {
             self.by_id.insert(moved.key, i);
         }
         self.virtual_threads -= 1;
-        let merged = self.merged_virtual.get_or_insert_with(MergedVirtual::default);
+        let merged = self
+            .merged_virtual
+            .get_or_insert_with(MergedVirtual::default);
         merged.threads += 1;
         merged.overflow_calls += slot.recorder.overflow_calls();
         merged.unmatched_exits += slot.recorder.unmatched_exits();

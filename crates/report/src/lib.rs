@@ -47,7 +47,9 @@ use std::str::FromStr;
 use ferrofluid_profile::Profile;
 use thiserror::Error;
 
-pub use vthreads::{grouped as group_virtual_threads, merged_name as merged_virtual_name, VirtualThreads};
+pub use vthreads::{
+    grouped as group_virtual_threads, merged_name as merged_virtual_name, VirtualThreads,
+};
 
 /// The lines the report headers give the classes that could not be instrumented or restored
 /// (one per kind, naming the classes); empty when there are none.

@@ -99,14 +99,23 @@ mod tests {
         thread(&mut p, "virtual#20", 20, 5, true);
         thread(&mut p, "worker", 2, 1, false);
         thread(&mut p, "virtual#21", 21, 7, true);
-        thread(&mut p, &ferrofluid_profile::merged_virtual_name(40), 0, 9, true);
+        thread(
+            &mut p,
+            &ferrofluid_profile::merged_virtual_name(40),
+            0,
+            9,
+            true,
+        );
         let g = grouped(&p, VirtualThreads::Merged);
         let names: Vec<&str> = g.threads.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["main", "virtual threads (42)", "worker"]);
         assert_eq!(calls(&g.threads[1]), 21);
         assert!(g.threads[1].virtual_thread);
         assert_eq!(calls(&g.threads[0]), 3);
-        assert!(matches!(grouped(&p, VirtualThreads::Each), Cow::Borrowed(_)));
+        assert!(matches!(
+            grouped(&p, VirtualThreads::Each),
+            Cow::Borrowed(_)
+        ));
         let mut platform = Profile::default();
         thread(&mut platform, "main", 1, 3, false);
         assert!(matches!(
