@@ -195,7 +195,7 @@ fn mounted() {
     }
     let key = jvmti()
         .and_then(|j| j.thread_local_storage().ok())
-        .map_or(0, |p| p as usize as u64);
+        .map_or(0, |v| v as u64);
     let carried = if key == 0 {
         Carried::default()
     } else {
@@ -262,7 +262,7 @@ fn unmounting() {
         key = hooks::next_thread_key();
     }
     // The key, not a pointer: no memory hangs on the storage (it may outlive the environment).
-    if let Err(e) = j.set_thread_local_storage(key as usize as *const std::ffi::c_void) {
+    if let Err(e) = j.set_thread_local_storage(key as usize) {
         log::debug!("virtual thread state: {e}");
         close(carried);
         return;

@@ -118,11 +118,11 @@ impl Jvmti {
         }
     }
 
-    /// The current thread's JVMTI thread-local storage (null if never set); for a virtual
-    /// thread, the virtual thread's own.
-    pub fn thread_local_storage(self) -> Result<*mut c_void> {
+    /// The current thread's JVMTI thread-local storage, as a number (0 if never set); for a
+    /// virtual thread, the virtual thread's own.
+    pub fn thread_local_storage(self) -> Result<usize> {
         let env = self.as_raw();
-        let mut data = null_mut();
+        let mut data: *mut c_void = null_mut();
         // SAFETY: a null thread (the current one) and one out-pointer.
         unsafe {
             match (**env).GetThreadLocalStorage {
@@ -130,11 +130,13 @@ impl Jvmti {
                 None => return Err(not_available("GetThreadLocalStorage")),
             }
         }
-        Ok(data)
+        Ok(data as usize)
     }
 
-    /// Sets the current thread's JVMTI thread-local storage.
-    pub fn set_thread_local_storage(self, data: *const c_void) -> Result<()> {
+    /// Sets the current thread's JVMTI thread-local storage to a number (the JVM stores it as
+    /// a pointer it never dereferences).
+    pub fn set_thread_local_storage(self, data: usize) -> Result<()> {
+        let data = data as *const c_void;
         let env = self.as_raw();
         // SAFETY: a null thread (the current one); the JVM only stores the pointer.
         unsafe {
