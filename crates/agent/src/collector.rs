@@ -71,12 +71,20 @@ impl Collector {
         for ring in &rings {
             most = most.max(self.drain_ring(ring));
         }
-        // A ring only the registry still holds belongs to an ended thread (or an older session).
+        // A ring only the registry still holds belongs to an ended thread (or an older session),
+        // or to a virtual thread that parked (`vthread`).
+        let mut paused = Vec::new();
         lock(&RINGS).retain(|r| {
             let gone =
                 Arc::strong_count(r) <= 2 && r.closed.load(Ordering::Acquire) && r.is_empty();
+            if gone && r.is_virtual {
+                paused.push(r.thread_id);
+            }
             !gone
         });
+        for key in paused {
+            self.recording.virtual_paused(key);
+        }
         most
     }
 
@@ -125,6 +133,9 @@ impl Collector {
                     }
                     Kind::Adjust => rec.adjust(at),
                 }
+            }
+            if ring.is_virtual {
+                self.recording.mark_virtual(ring.thread_id);
             }
         }
         let n = events.len();

@@ -356,10 +356,10 @@ impl Local {
         self.busy.set(true);
         let (java_id, name) = crate::jvm::current_thread_identity(env);
         self.busy.set(false);
-        let ring = Ring::new(
-            NEXT_THREAD.fetch_add(1, Ordering::Relaxed),
-            name.unwrap_or_else(|| "?".to_owned()),
-        );
+        let ring = match crate::vthread::mounted_key() {
+            Some(key) => crate::vthread::ring(key, java_id, name),
+            None => Ring::new(next_thread_key(), name.unwrap_or_else(|| "?".to_owned())),
+        };
         let ring = Arc::new(match java_id {
             Some(id) => ring.with_java_id(id),
             None => ring,
@@ -371,6 +371,48 @@ impl Local {
         *self.ring.borrow_mut() = Some(Arc::clone(&ring));
         ring
     }
+}
+
+/// A new recorder key for a thread's ring.
+pub(crate) fn next_thread_key() -> u64 {
+    NEXT_THREAD.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The per-thread state that follows a virtual thread from carrier to carrier (`vthread`).
+#[derive(Default)]
+pub(crate) struct Carried {
+    generation: u32,
+    in_root: u32,
+    counted: u32,
+    pub ring: Option<Arc<Ring>>,
+}
+
+impl Carried {
+    /// Nothing to keep: outside every root, uncounted, no ring.
+    pub fn is_idle(&self) -> bool {
+        self.in_root == 0 && self.counted == 0 && self.ring.is_none()
+    }
+
+    /// Root frames open.
+    pub fn in_root(&self) -> u32 {
+        self.in_root
+    }
+}
+
+/// Puts `carried` in this OS thread's state and returns what was there.
+pub(crate) fn swap_carried(carried: Carried) -> Carried {
+    let mut carried = Some(carried);
+    LOCAL
+        .try_with(|l| {
+            let c = carried.take().unwrap_or_default();
+            Carried {
+                generation: l.generation.replace(c.generation),
+                in_root: l.in_root.replace(c.in_root),
+                counted: l.counted.replace(c.counted),
+                ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
+            }
+        })
+        .unwrap_or_default()
 }
 
 /// Records the entry of method `id` (or of `!id`, [`always_native`]) into the thread's ring,

@@ -57,7 +57,9 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     read.set_can_get_bytecodes(1);
     read.set_can_get_constant_pool(1);
     let _ = jvmti.add_capabilities(&read);
-    jvmti.set_event_callbacks(&crate::ffi::callbacks::event_callbacks())?;
+    let callbacks = crate::ffi::callbacks::event_callbacks();
+    jvmti.set_event_callbacks(&callbacks)?;
+    crate::vthread::setup(jvmti, &callbacks);
     JVMTI.set(Some(jvmti));
     Ok(())
 }
@@ -77,11 +79,13 @@ pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()
     if vm_init {
         jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_VM_INIT)?;
     }
+    crate::vthread::enable_events(jvmti);
     Ok(())
 }
 
 /// Disables every event and forgets the environment (before it is disposed).
 pub fn disable_events(jvmti: Jvmti) {
+    crate::vthread::disable_events(jvmti);
     for e in EVENTS.into_iter().chain([sys::JVMTI_EVENT_VM_INIT]) {
         let _ = jvmti.set_event_notification_mode(false, e);
     }

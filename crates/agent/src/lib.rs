@@ -38,6 +38,7 @@ mod server;
 #[allow(unsafe_code)]
 mod session;
 mod site_flags;
+mod vthread;
 
 pub use agent::AgentError;
 use ffi::jni_intercept;

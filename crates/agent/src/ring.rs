@@ -108,6 +108,8 @@ pub struct Ring {
     /// not be read.
     pub java_id: u64,
     pub thread_name: String,
+    /// The ring of a virtual thread (`vthread`): its thread is reported as virtual.
+    pub is_virtual: bool,
     /// The events. Slots are atomics, so the ring is safe code: the producer's and the
     /// consumer's `Relaxed` accesses compile to plain moves, and the Release/Acquire pairs on
     /// `head` and `tail` order them (docs/decisions/0026-ffi-layer.md).
@@ -142,11 +144,20 @@ impl Ring {
         Ring { java_id, ..self }
     }
 
+    /// The ring of a virtual thread.
+    pub fn as_virtual(self) -> Ring {
+        Ring {
+            is_virtual: true,
+            ..self
+        }
+    }
+
     pub fn with_capacity(thread_id: u64, thread_name: String, events: usize) -> Ring {
         Ring {
             thread_id,
             java_id: UNKNOWN_JAVA_ID + thread_id,
             thread_name,
+            is_virtual: false,
             slots: (0..events.next_power_of_two())
                 .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
                 .collect(),

@@ -70,6 +70,7 @@ pub mod os;
 mod refs;
 mod statics;
 mod typed;
+mod vthread;
 
 pub use buf::JvmtiBuf;
 pub use env::{AgentThreadFn, ClassDefinition, Field, Jvmti, MethodName, ThreadInfo};
@@ -86,3 +87,7 @@ pub use global::{
 };
 pub use statics::{class_name_of_type, StaticIntField, StaticObjectField};
 pub use typed::{descriptor_matches, Primitive};
+pub use vthread::{
+    can_support_virtual_threads, virtual_threads_capability, EventCallbacks21, VirtualThreadFn,
+    EVENT_VIRTUAL_THREAD_END, EVENT_VIRTUAL_THREAD_START,
+};

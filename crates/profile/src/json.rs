@@ -139,6 +139,9 @@ pub struct ThreadDoc {
     /// marked `waiting`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<WaitingDoc>,
+    /// A virtual thread (JDK 21+); absent for platform threads.
+    #[serde(default, rename = "virtual", skip_serializing_if = "is_false")]
+    pub virtual_thread: bool,
     /// The tree; written as a `"thread"` node.
     pub root: NodeDoc,
 }
@@ -309,6 +312,7 @@ impl Profile {
                             state: w.state.clone(),
                             frame: w.frame.clone(),
                         }),
+                        virtual_thread: t.virtual_thread,
                         root,
                     }
                 })
@@ -454,6 +458,7 @@ impl Profile {
                     frame: w.frame.clone(),
                     node: waiting,
                 }),
+                virtual_thread: t.virtual_thread,
             });
         }
         Ok(profile)

@@ -53,7 +53,7 @@ pub use method::{MethodId, MethodInfo, MethodTable};
 pub use mode::{Mode, UnknownMode};
 pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile, Waiting};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
-pub use recording::Recording;
+pub use recording::{merged_virtual_name, Recording, DEFAULT_MAX_VIRTUAL_THREADS};
 pub use region::{RegionStats, MODE_REGION};
 pub use totals::{IdleSpot, MethodTotals, ProfileTotals, ThreadTimes, TreeTotals};
 pub use tree::{CallTree, Node, NodeId, NodeKind};

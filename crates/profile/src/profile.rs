@@ -40,6 +40,9 @@ pub struct ThreadProfile {
     pub dropped_events: u64,
     /// Set when the thread was found blocked when the profile was taken: it is idle there.
     pub waiting: Option<Waiting>,
+    /// A virtual thread (JDK 21+), or the merge of virtual threads past the recording's cap
+    /// ([`crate::Recording::max_virtual_threads`]).
+    pub virtual_thread: bool,
 }
 
 impl ThreadProfile {
@@ -54,6 +57,7 @@ impl ThreadProfile {
             unmatched_exits: 0,
             dropped_events: 0,
             waiting: None,
+            virtual_thread: false,
         }
     }
 }

@@ -18,6 +18,19 @@ struct ThreadSlot {
     /// The thread id reported.
     id: u64,
     recorder: ThreadRecorder,
+    virtual_thread: bool,
+}
+
+/// Virtual threads a recording keeps a tree of each by default ([`Recording::max_virtual_threads`]).
+pub const DEFAULT_MAX_VIRTUAL_THREADS: usize = 10_000;
+
+/// The trees of the virtual threads merged past the cap, and how many.
+#[derive(Clone, Debug, Default)]
+struct MergedVirtual {
+    tree: CallTree,
+    threads: u64,
+    overflow_calls: u64,
+    unmatched_exits: u64,
 }
 
 /// Collects the trees of every profiled thread.
@@ -36,6 +49,13 @@ pub struct Recording {
     max_nodes: usize,
     threads: Vec<ThreadSlot>,
     by_id: HashMap<u64, usize>,
+    /// Virtual threads kept as one tree each; past it, a virtual thread outside every frame
+    /// when its events pause ([`Recording::virtual_paused`]) is merged into one entry, so that
+    /// millions of them take bounded memory.
+    pub max_virtual_threads: usize,
+    /// Slots of virtual threads.
+    virtual_threads: usize,
+    merged_virtual: Option<MergedVirtual>,
 }
 
 impl Recording {
@@ -50,6 +70,9 @@ impl Recording {
             max_nodes,
             threads: Vec::new(),
             by_id: HashMap::new(),
+            max_virtual_threads: DEFAULT_MAX_VIRTUAL_THREADS,
+            virtual_threads: 0,
+            merged_virtual: None,
         }
     }
 
@@ -70,12 +93,56 @@ impl Recording {
                     key,
                     id,
                     recorder: ThreadRecorder::new(self.max_nodes),
+                    virtual_thread: false,
                 });
                 self.by_id.insert(key, self.threads.len() - 1);
                 self.threads.len() - 1
             }
         };
         &mut self.threads[index].recorder
+    }
+
+    /// Marks thread `key` (already recorded) as a virtual thread.
+    pub fn mark_virtual(&mut self, key: u64) {
+        if let Some(&i) = self.by_id.get(&key) {
+            let slot = &mut self.threads[i];
+            if !slot.virtual_thread {
+                slot.virtual_thread = true;
+                self.virtual_threads += 1;
+            }
+        }
+    }
+
+    /// Virtual thread `key`'s events pause (it parked or ended). Past
+    /// [`Recording::max_virtual_threads`], if it is outside every frame, its tree is merged into
+    /// the one entry of the virtual threads merged, and its recorder let go (events it records
+    /// later start a new one). Returns whether it was merged.
+    pub fn virtual_paused(&mut self, key: u64) -> bool {
+        let Some(&i) = self.by_id.get(&key) else {
+            return false;
+        };
+        let slot = &self.threads[i];
+        if !slot.virtual_thread
+            || slot.recorder.depth() > 0
+            || self.virtual_threads <= self.max_virtual_threads
+        {
+            return false;
+        }
+        let slot = self.threads.swap_remove(i);
+        self.by_id.remove(&key);
+        if let Some(moved) = self.threads.get(i) {
+            self.by_id.insert(moved.key, i);
+        }
+        self.virtual_threads -= 1;
+        let merged = self
+            .merged_virtual
+            .get_or_insert_with(MergedVirtual::default);
+        merged.threads += 1;
+        merged.overflow_calls += slot.recorder.overflow_calls();
+        merged.unmatched_exits += slot.recorder.unmatched_exits();
+        let last = Stamp::wall(slot.recorder.last_wall_ns());
+        merged.tree.merge(&slot.recorder.finish(last));
+        true
     }
 
     /// Whether thread `id` has a recorder.
@@ -128,6 +195,8 @@ impl Recording {
     /// method table and the calibrations stay.
     pub fn restart(&mut self, at: Stamp) {
         self.threads.retain(|slot| slot.recorder.depth() > 0);
+        self.virtual_threads = self.threads.iter().filter(|s| s.virtual_thread).count();
+        self.merged_virtual = None;
         for slot in &mut self.threads {
             slot.recorder.restart(at);
         }
@@ -149,6 +218,16 @@ impl Recording {
     /// CPU time up to their thread's last probe ([`ThreadRecorder::finish`]). The calibration
     /// is capped by what the probes measured of themselves ([`Profile::cap_calibration`]).
     pub fn finish(self, at: Stamp) -> Profile {
+        let merged = self.merged_virtual.map(|m| {
+            let cpu_ns = m.tree.node(m.tree.root()).cpu_ns;
+            ThreadProfile {
+                cpu_ns,
+                overflow_calls: m.overflow_calls,
+                unmatched_exits: m.unmatched_exits,
+                virtual_thread: true,
+                ..ThreadProfile::new(merged_virtual_name(m.threads), 0, m.tree)
+            }
+        });
         let threads = self
             .threads
             .into_iter()
@@ -166,8 +245,10 @@ impl Recording {
                     unmatched_exits,
                     dropped_events: 0,
                     waiting: None,
+                    virtual_thread: slot.virtual_thread,
                 }
             })
+            .chain(merged)
             .collect();
         let mut profile = Profile {
             methods: self.methods,
@@ -184,4 +265,9 @@ impl Recording {
         profile.cap_calibration();
         profile
     }
+}
+
+/// The name of the entry of `n` virtual threads merged past a recording's cap.
+pub fn merged_virtual_name(n: u64) -> String {
+    format!("virtual threads merged past the cap ({n})")
 }

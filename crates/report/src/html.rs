@@ -28,6 +28,8 @@ pub struct HtmlReport {
     /// Rank the time of threads found blocked (idle) with the rest in the hot spots, instead
     /// of listing it apart.
     pub include_idle: bool,
+    /// Virtual threads merged into one entry (the default) or one by one.
+    pub virtual_threads: crate::VirtualThreads,
 }
 
 impl HtmlReport {
@@ -35,6 +37,14 @@ impl HtmlReport {
     pub fn with_idle(self, include: bool) -> Self {
         Self {
             include_idle: include,
+            ..self
+        }
+    }
+
+    /// The same report, showing virtual threads as `mode` says.
+    pub fn with_virtual_threads(self, mode: crate::VirtualThreads) -> Self {
+        Self {
+            virtual_threads: mode,
             ..self
         }
     }
@@ -47,6 +57,7 @@ impl Default for HtmlReport {
             cutoff: 0.0005,
             open_above: 0.05,
             include_idle: false,
+            virtual_threads: crate::VirtualThreads::Merged,
         }
     }
 }
@@ -99,6 +110,7 @@ const SCRIPT: &str = r#"document.querySelectorAll('table.hot').forEach(function(
 
 impl Report for HtmlReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        let profile = &*crate::group_virtual_threads(profile, self.virtual_threads);
         let mut s = String::new();
         if let Some(regions) = &profile.regions {
             let title = if self.title == HtmlReport::default().title {

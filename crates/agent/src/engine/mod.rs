@@ -288,13 +288,13 @@ mod tests {
             region: vec!["demo.Work::step".parse().unwrap()],
             ..AgentOptions::default()
         };
-        let engine = select(&region).ok().expect("region engine");
+        let engine = select(&region).expect("region engine");
         assert_eq!(engine.mode(), Mode::Region);
         assert_eq!(
             engine.instruments().map(|i| i.selection),
             Some(Selection::Methods)
         );
-        let cpu = select(&AgentOptions::default()).ok().expect("cpu engine");
+        let cpu = select(&AgentOptions::default()).expect("cpu engine");
         assert_eq!(
             (
                 cpu.mode(),

@@ -32,6 +32,28 @@ pub struct ReportArgs {
     /// listing it apart (text and HTML).
     #[arg(long)]
     pub include_idle: bool,
+    /// Virtual threads (JDK 21+) in text and HTML: merged into one entry, "virtual threads (N)",
+    /// or each as its own thread. JSON keeps one entry each.
+    #[arg(long, value_enum, value_name = "HOW", default_value = "merged")]
+    pub virtual_threads: VirtualThreadsArg,
+}
+
+/// How `--virtual-threads` shows virtual threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VirtualThreadsArg {
+    /// One entry for all, their trees merged.
+    Merged,
+    /// One entry each.
+    Each,
+}
+
+impl From<VirtualThreadsArg> for ferrofluid_report::VirtualThreads {
+    fn from(v: VirtualThreadsArg) -> Self {
+        match v {
+            VirtualThreadsArg::Merged => ferrofluid_report::VirtualThreads::Merged,
+            VirtualThreadsArg::Each => ferrofluid_report::VirtualThreads::Each,
+        }
+    }
 }
 
 /// Weights accepted by `--weight`.
@@ -155,13 +177,18 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
         path: args.input.clone(),
         source,
     })?;
+    let vthreads = args.virtual_threads.into();
     let writer: Box<dyn ferrofluid_report::Report> = match args.weight {
-        WeightArg::Wall if args.include_idle && format == Format::Text => {
-            Box::new(ferrofluid_report::text::TextReport::default().with_idle(true))
-        }
-        WeightArg::Wall if args.include_idle && format == Format::Html => {
-            Box::new(ferrofluid_report::html::HtmlReport::default().with_idle(true))
-        }
+        WeightArg::Wall if format == Format::Text => Box::new(
+            ferrofluid_report::text::TextReport::default()
+                .with_idle(args.include_idle)
+                .with_virtual_threads(vthreads),
+        ),
+        WeightArg::Wall if format == Format::Html => Box::new(
+            ferrofluid_report::html::HtmlReport::default()
+                .with_idle(args.include_idle)
+                .with_virtual_threads(vthreads),
+        ),
         WeightArg::Wall => format.writer(),
         WeightArg::Cpu if format != Format::Collapsed => return Err(ReportCmdError::WeightFormat),
         WeightArg::Cpu if !profile.has_cpu() => {

@@ -1,0 +1,213 @@
+//! Virtual threads (JDK 21+) end to end: a root run in 100 virtual threads that block (sleep,
+//! park, a contended lock, a monitor, a yield) and resume on other carriers is counted exactly,
+//! one tree per virtual thread, with `ferrofluid run` and with `ferrofluid attach`; the
+//! platform thread beside them is unchanged; the text report merges the virtual threads by
+//! default and lists them one by one on request.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+mod common;
+use common::{agent, child, child_names, compile, ferrofluid, thread};
+use ferrofluid_testkit::{jdk21_or_skip, read_profile_json};
+
+const THREADS: usize = 100;
+const CALLS: u64 = 50;
+
+fn calls(node: &Value) -> u64 {
+    node["calls"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no calls: {node}"))
+}
+
+/// The tree of one `task` run: one call, 50 `leaf` and 50 `block` calls under it, nothing else.
+fn assert_one_task(t: &Value) {
+    let root = &t["root"];
+    assert_eq!(child_names(root), ["task"], "{t}");
+    let task = child(root, "task");
+    assert_eq!(calls(task), 1, "{t}");
+    let mut names = child_names(task);
+    names.sort_unstable();
+    assert_eq!(names, ["block", "leaf"], "{t}");
+    assert_eq!(calls(child(task, "leaf")), CALLS, "{t}");
+    assert_eq!(calls(child(task, "block")), CALLS, "{t}");
+    for leaf in ["leaf", "block"] {
+        assert!(child_names(child(task, leaf)).is_empty(), "{t}");
+    }
+}
+
+/// One entry per virtual thread, each `virtual#ID` with its own exact tree; the main thread
+/// (a platform thread) as ever.
+fn assert_exact(doc: &Value) {
+    assert_eq!(doc["dropped_events"].as_u64().unwrap_or(0), 0, "{doc}");
+    let threads = doc["threads"].as_array().unwrap();
+    let virtuals: Vec<&Value> = threads.iter().filter(|t| t["virtual"] == true).collect();
+    assert_eq!(virtuals.len(), THREADS, "{doc}");
+    let mut ids: Vec<u64> = virtuals.iter().map(|t| t["id"].as_u64().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), THREADS);
+    for t in &virtuals {
+        assert_eq!(t["name"], format!("virtual#{}", t["id"]), "{t}");
+        assert_one_task(t);
+    }
+    let leaves: u64 = virtuals
+        .iter()
+        .map(|t| calls(child(child(&t["root"], "task"), "leaf")))
+        .sum();
+    assert_eq!(leaves, THREADS as u64 * CALLS);
+    let main = thread(doc, "main");
+    assert!(main.get("virtual").is_none(), "{main}");
+    assert_one_task(main);
+    assert_eq!(threads.len(), THREADS + 1, "{doc}");
+}
+
+fn java(home: &Path) -> PathBuf {
+    home.join("bin/java")
+}
+
+#[test]
+fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreads.java", "vthreads-run");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "VThreads::task", "--include", "VThreads"])
+        .args(["--reveal", "sync", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(java(&jdk))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreads")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    let doc = read_profile_json(&out);
+    assert_exact(&doc);
+
+    // Text: one merged entry by default, one per virtual thread on request.
+    let report = |flags: &[&str]| {
+        let r = ferrofluid()
+            .arg("report")
+            .arg(&out)
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let merged = report(&[]);
+    assert!(merged.contains("threads: 2\n"), "{merged}");
+    assert!(
+        merged.contains("Call tree of thread \"virtual threads (100)\" (id 0)"),
+        "{merged}"
+    );
+    assert!(merged.contains("Call tree of thread \"main\""), "{merged}");
+    assert_eq!(
+        merged.matches("Call tree of thread ").count(),
+        2,
+        "{merged}"
+    );
+    let each = report(&["--virtual-threads", "each"]);
+    assert!(each.contains("threads: 101\n"), "{each}");
+    assert_eq!(each.matches("Call tree of thread ").count(), 101, "{each}");
+    // The hot spots count every call either way.
+    for text in [&merged, &each] {
+        let leaf = text
+            .lines()
+            .find(|l| l.ends_with("VThreads.leaf(I)V"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let words: Vec<&str> = leaf.split_whitespace().collect();
+        assert_eq!(words[2], "5050", "{leaf}");
+    }
+    let html = dir.join("out.html");
+    let r = ferrofluid()
+        .arg("report")
+        .arg(&out)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("virtual threads (100)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_root_in_virtual_threads_of_an_attached_jvm_is_exact_with_one_tree_each() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreads.java", "vthreads-attach");
+    let (go, out) = (dir.join("go"), dir.join("out.json"));
+    let mut target = Command::new(java(&jdk))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreads")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(target.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(target.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "VThreads::task", "--include", "VThreads"])
+        .args(["--reveal", "sync", "--duration", "5m", "-o"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut said = Vec::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let _ = target.kill();
+            let _ = target.wait();
+            panic!(
+                "attach ended ({}) before profiling: {said:?}",
+                cli.wait().unwrap()
+            );
+        }
+        let profiling = line.starts_with("ferrofluid: profiling ");
+        said.push(line);
+        if profiling {
+            break;
+        }
+    }
+    // The program runs its virtual threads and exits: attach ends with the whole of it.
+    std::fs::write(&go, "").unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "done\n");
+    assert!(target.wait().unwrap().success());
+    let status = cli.wait().unwrap();
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{said:?} {err}");
+    assert_exact(&read_profile_json(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
