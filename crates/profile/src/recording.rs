@@ -170,6 +170,8 @@ impl Recording {
             })
             .collect();
         let mut profile = Profile {
+            mode: crate::Mode::Cpu,
+            extra_metrics: Vec::new(),
             methods: self.methods,
             instrumented: self.instrumented,
             trivial_skipped: 0,

@@ -117,8 +117,9 @@ fn foreign_documents_are_rejected_with_a_reason() {
         "ferrofluid profile version 2 is not supported (this build reads version 1)"
     );
     assert_eq!(
-        err(&doc("ferrofluid", 1, "alloc")),
-        "profile mode \"alloc\" is not supported (expected \"cpu\" or \"region\")"
+        err(&doc("ferrofluid", 1, "heap")),
+        "profile mode \"heap\" is not supported (expected one of cpu, region, alloc, count, \
+         native, sample)"
     );
     assert!(err("[1]").starts_with("not a ferrofluid profile: invalid type"));
     let nested = r#"{"format":"ferrofluid","version":1,"mode":"cpu","methods":{"instrumented":0,"called":0},
