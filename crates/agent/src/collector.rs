@@ -311,6 +311,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
         .filter_map(|id| c.ids.get(id).copied())
         .collect();
     if crate::region::enabled() {
+        profile.mode = ferrofluid_profile::Mode::Region;
         profile.regions = Some(crate::region::snapshot(crate::session::method_name));
     }
     Some((profile, c.dropped))

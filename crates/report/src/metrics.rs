@@ -296,7 +296,11 @@ pub(crate) fn html(profile: &Profile, report: &HtmlReport, s: &mut String) {
         } else {
             ""
         };
-        let _ = write!(s, "<th data-num=\"1\"{class}>{}</th>", escape(&upper_first(c)));
+        let _ = write!(
+            s,
+            "<th data-num=\"1\"{class}>{}</th>",
+            escape(&upper_first(c))
+        );
     }
     s.push_str("</tr></thead>\n<tbody>\n");
     for spot in &totals.hot_spots {
@@ -359,7 +363,11 @@ fn html_tree(
     let mut stack = vec![Item::Close];
     let children = |id: NodeId, stack: &mut Vec<Item>| {
         let kids = sorted_children_by(profile, tree, id, total_of);
-        let hidden: Vec<NodeId> = kids.iter().copied().filter(|&c| total_of(c) < limit).collect();
+        let hidden: Vec<NodeId> = kids
+            .iter()
+            .copied()
+            .filter(|&c| total_of(c) < limit)
+            .collect();
         if !hidden.is_empty() {
             let total = hidden.iter().map(|&h| total_of(h)).sum();
             stack.push(Item::Hidden(hidden.len(), total));
@@ -395,7 +403,9 @@ fn html_tree(
                     .metrics
                     .iter()
                     .zip(at(values, id))
-                    .map(|(m, v)| format!("{} (self {})", amount(m, v.total), number(m, v.self_value)))
+                    .map(|(m, v)| {
+                        format!("{} (self {})", amount(m, v.total), number(m, v.self_value))
+                    })
                     .collect();
                 let line = format!(
                     "<span class=\"pct\">{}</span><span class=\"bar\" style=\"width:{:.1}px\"></span>\
@@ -408,7 +418,11 @@ fn html_tree(
                 if node.children().is_empty() || node.kind == NodeKind::Overflow {
                     let _ = writeln!(s, "<div class=\"leaf\">{line}</div>");
                 } else {
-                    let open = if total as f64 >= open_limit { " open" } else { "" };
+                    let open = if total as f64 >= open_limit {
+                        " open"
+                    } else {
+                        ""
+                    };
                     let _ = writeln!(s, "<details{open}><summary>{line}</summary>");
                     stack.push(Item::Close);
                     children(id, &mut stack);

@@ -59,7 +59,9 @@ impl Report for TextReport {
             }
             Mode::Cpu => {}
             _ => {
-                out.write_all(crate::metrics::text(profile, self.cutoff, self.max_hot_spots).as_bytes())?;
+                out.write_all(
+                    crate::metrics::text(profile, self.cutoff, self.max_hot_spots).as_bytes(),
+                )?;
                 return Ok(());
             }
         }

@@ -232,7 +232,8 @@ fn count() -> Profile {
     let mut p = Profile::new(Mode::Count);
     p.extra_metrics.push(Metric::new("bytecodes", "count"));
     p.instrumented = 6;
-    let mut m = |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
+    let mut m =
+        |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
     let main = m("demo.App", "main", "([Ljava/lang/String;)V");
     let parse = m("demo.Parser", "parse", "(Ljava/lang/String;)Ldemo/Ast;");
     let next = m("demo.Lexer", "next", "()I");
@@ -260,7 +261,8 @@ fn count() -> Profile {
     ]);
     let worker_tree = build(&[(0, run, 1, 10), (1, next, 40, 800)]);
     p.threads.push(ThreadProfile::new("main", 1, main_tree));
-    p.threads.push(ThreadProfile::new("worker-1", 14, worker_tree));
+    p.threads
+        .push(ThreadProfile::new("worker-1", 14, worker_tree));
     p
 }
 
@@ -268,12 +270,20 @@ fn count() -> Profile {
 fn alloc() -> Profile {
     use ferrofluid_profile::{CallTree, Metric, Mode, NodeId, NodeKind, ThreadProfile};
     let mut p = Profile::new(Mode::Alloc);
-    p.extra_metrics = vec![Metric::new("objects", "count"), Metric::new("bytes", "bytes")];
+    p.extra_metrics = vec![
+        Metric::new("objects", "count"),
+        Metric::new("bytes", "bytes"),
+    ];
     p.instrumented = 4;
-    let mut m = |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
+    let mut m =
+        |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
     let main = m("demo.App", "main", "([Ljava/lang/String;)V");
     let fill = m("demo.Cache", "fill", "(I)V");
-    let put = m("java.util.HashMap", "put", "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;");
+    let put = m(
+        "java.util.HashMap",
+        "put",
+        "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    );
     let parse = m("demo.Parser", "parse", "(Ljava/lang/String;)Ldemo/Ast;");
     let mut tree = CallTree::with_width(2);
     let mut add = |parent: NodeId, kind, objects, bytes| {
