@@ -363,6 +363,48 @@ mod tests {
     }
 
     #[test]
+    fn other_modes_weigh_by_any_of_their_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = golden("count", "input.json");
+        let alloc = golden("alloc", "input.json");
+        let run = |input: &Path, out: &str, extra: &[&str]| {
+            let out = dir.path().join(out);
+            let mut argv = vec![input.to_str().unwrap(), "-o", out.to_str().unwrap()];
+            argv.extend_from_slice(extra);
+            convert(&parse(&argv)).map(|()| std::fs::read(&out).unwrap())
+        };
+        // Default: the mode's primary metric (bytecodes), as the golden report.
+        assert_eq!(
+            run(&count, "count.collapsed", &[]).unwrap(),
+            std::fs::read(golden("count", "report.collapsed")).unwrap()
+        );
+        assert_eq!(
+            run(&count, "calls.collapsed", &["--weight", "calls"]).unwrap(),
+            std::fs::read(golden("count", "report.calls.collapsed")).unwrap()
+        );
+        assert_eq!(
+            run(&alloc, "objects.html", &["--weight", "objects"]).unwrap(),
+            std::fs::read(golden("alloc", "report.objects.html")).unwrap()
+        );
+        assert_eq!(
+            run(&count, "count.txt", &["--weight", "calls"])
+                .unwrap_err()
+                .to_string(),
+            "--weight calls applies to folded stacks (--format collapsed) and to the HTML flame \
+             graph of a profile of another mode than cpu"
+        );
+        assert_eq!(
+            run(&alloc, "alloc.collapsed", &["--weight", "calls"])
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "{} has no metric \"calls\" (its metrics: objects, bytes)",
+                alloc.display()
+            )
+        );
+    }
+
+    #[test]
     fn unreadable_or_foreign_input_is_one_clear_line() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("missing.json");
