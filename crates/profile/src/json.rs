@@ -627,8 +627,9 @@ impl Profile {
         }
         .into_iter()
         .filter(|m| {
-            !inline.iter().any(|&(name, _)| name == m.name)
-                && !(mode == Mode::Cpu && m.name == crate::metric::CPU_TIME)
+            let own = inline.iter().any(|&(name, _)| name == m.name)
+                || mode == Mode::Cpu && m.name == crate::metric::CPU_TIME;
+            !own
         })
         .collect();
         let names: Vec<String> = extra_metrics.iter().map(|m| m.name.clone()).collect();

@@ -52,7 +52,7 @@ impl Report for CollapsedReport {
         }
         let metric = match (self.weight.resolve(profile), &self.weight) {
             (Some(i), _) => i,
-            // A CPU profile recorded without the `cpu` option: no stack has CPU time.
+            // A time the profile lacks (CPU time without the `cpu` option): nothing weighs.
             (None, Weight::Cpu | Weight::Wall | Weight::Primary) => return Ok(()),
             (None, Weight::Metric(name)) => {
                 return Err(ReportError::Io(std::io::Error::new(

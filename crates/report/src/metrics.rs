@@ -183,8 +183,8 @@ fn text_tree(
     }
     s.push_str(" method\n");
     let limit = (cutoff * whole as f64).ceil() as u64;
-    // Explicit stack of (node, depth); an `Err` item is a "hidden" line: (nodes, total).
-    let mut stack: Vec<(Result<NodeId, (usize, u64)>, usize)> = Vec::new();
+    // Explicit stack of (row, depth).
+    let mut stack: Vec<(Row, usize)> = Vec::new();
     let push_children = |stack: &mut Vec<_>, id: NodeId, depth: usize| {
         let kids = sorted_children_by(profile, tree, id, total_of);
         let (shown, hidden): (Vec<NodeId>, Vec<NodeId>) =
@@ -192,17 +192,17 @@ fn text_tree(
         if !hidden.is_empty() {
             let nodes = hidden.iter().map(|&h| subtree_nodes(tree, h)).sum();
             let total = hidden.iter().map(|&h| total_of(h)).sum();
-            stack.push((Err((nodes, total)), depth));
+            stack.push((Row::Hidden { nodes, total }, depth));
         }
         for &c in shown.iter().rev() {
-            stack.push((Ok(c), depth));
+            stack.push((Row::Node(c), depth));
         }
     };
     push_children(&mut stack, NodeId::ROOT, 0);
     while let Some((item, depth)) = stack.pop() {
         let indent = "  ".repeat(depth);
         match item {
-            Err((nodes, total)) => {
+            Row::Hidden { nodes, total } => {
                 let _ = write!(s, "{:>w$} ", percent(total, whole), w = width(&cols[0]));
                 for c in &cols[1..] {
                     let _ = write!(s, "{:>w$} ", "", w = width(c));
@@ -214,7 +214,7 @@ fn text_tree(
                     cutoff * 100.0
                 );
             }
-            Ok(id) => {
+            Row::Node(id) => {
                 let _ = write!(
                     s,
                     "{:>w$} ",
@@ -237,6 +237,12 @@ fn text_tree(
             }
         }
     }
+}
+
+/// A line of the text call tree: a node, or the callees below the cutoff.
+enum Row {
+    Node(NodeId),
+    Hidden { nodes: usize, total: u64 },
 }
 
 fn subtree_nodes(tree: &ferrofluid_profile::CallTree, id: NodeId) -> usize {
