@@ -49,9 +49,9 @@ pub fn root_time(json: &[u8], root: &str) -> Option<RootTime> {
             .iter()
             .flat_map(|t| t.root.children.iter().filter(is_root))
             .fold(RootTime::default(), |t, n| RootTime {
-                calls: t.calls + n.calls,
-                ns: t.ns + n.total_ns,
-                measured_ns: t.measured_ns + n.measured_total_ns.unwrap_or(n.total_ns),
+                calls: t.calls + n.calls.unwrap_or(0),
+                ns: t.ns + n.total_ns.unwrap_or(0),
+                measured_ns: t.measured_ns + n.measured_total_ns.or(n.total_ns).unwrap_or(0),
                 uncertain: t.uncertain || n.total_uncertain,
             }),
     )

@@ -333,7 +333,7 @@ impl Profile {
     /// ([`Calibration::capped`]), keeping the estimate in [`CalibrationStats::calibrated`].
     /// Call-subgraph profiles only (code-region probes do not measure themselves).
     pub fn cap_calibration(&mut self) {
-        if self.regions.is_some() {
+        if self.mode != crate::Mode::Cpu {
             return;
         }
         let Some(cal) = self.calibration else {

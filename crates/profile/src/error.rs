@@ -29,8 +29,10 @@ pub enum DocumentError {
     /// A `version` this build does not know.
     #[error("ferrofluid profile version {0} is not supported (this build reads version 1)")]
     Version(u32),
-    /// A `mode` other than `"cpu"` and `"region"`.
-    #[error("profile mode {0:?} is not supported (expected \"cpu\" or \"region\")")]
+    /// A `mode` that is not a [`crate::Mode`].
+    #[error(
+        "profile mode {0:?} is not supported (expected one of cpu, region, alloc, count, native, sample)"
+    )]
     Mode(String),
     /// A thread node below the root.
     #[error("thread {thread:?}: a \"thread\" node may only be a thread's root")]

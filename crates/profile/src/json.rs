@@ -4,15 +4,19 @@
 
 use std::io;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::calibration::{node_times, Calibration};
 use crate::compensation::CalibrationStats;
 use crate::error::DocumentError;
 use crate::failed::FailedClass;
 use crate::method::MethodInfo;
+use crate::metric::{Metric, Slot};
+use crate::mode::Mode;
 use crate::profile::{Profile, ThreadProfile, Waiting};
-use crate::region::{RegionStats, MODE_REGION};
+use crate::region::RegionStats;
 use crate::tree::{CallTree, NodeId, NodeKind};
 
 /// Value of the `format` field.
@@ -37,8 +41,13 @@ pub struct Document {
     pub format: String,
     /// Document version, 1.
     pub version: u32,
-    /// `"cpu"`.
+    /// The profile's [`Mode`]: `"cpu"`, `"region"`, `"alloc"`, `"count"`, `"native"` or
+    /// `"sample"`.
     pub mode: String,
+    /// What the nodes carry ([`Profile::metrics`]); written for the modes other than `cpu`
+    /// and `region`, whose readers default it by mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<Metric>,
     /// Instrumented and called method counts.
     pub methods: MethodCounts,
     /// Probe costs that were subtracted, if any.
@@ -159,8 +168,9 @@ pub enum NodeKindDoc {
     Overflow,
 }
 
-/// One calling-context node.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One calling-context node. Keys other than the fields below whose values are counts are the
+/// node's own values of the document's `metrics` (`"bytecodes": 1200`).
+#[derive(Clone, Debug, PartialEq, Default, Serialize)]
 pub struct NodeDoc {
     /// `"thread"` or `"overflow"` for synthetic nodes; absent for methods.
     #[serde(default, skip_serializing_if = "is_method")]
@@ -171,12 +181,19 @@ pub struct NodeDoc {
     pub method: String,
     /// JVM descriptor; empty for synthetic nodes.
     pub descriptor: String,
-    /// Invocations.
-    pub calls: u64,
-    /// Compensated time including callees, ns.
-    pub total_ns: u64,
-    /// Compensated time excluding callees, ns.
-    pub self_ns: u64,
+    /// Invocations; absent in modes without a `calls` metric (readers default it to 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u64>,
+    /// Compensated time including callees, ns; absent in modes without a `time` metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_ns: Option<u64>,
+    /// Compensated time excluding callees, ns; absent like `total_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_ns: Option<u64>,
+    /// The node's own values of the document's metrics kept beside the fields above
+    /// ([`Profile::extra_metrics`]), written as keys of the node: `"bytecodes": 1200`.
+    #[serde(flatten)]
+    pub metrics: MetricValues,
     /// Measured (uncompensated) total, ns. Readers default it to `total_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_total_ns: Option<u64>,
@@ -249,6 +266,194 @@ impl Drop for NodeDoc {
     }
 }
 
+/// A node's values of extra metrics, by metric name, in the document's metric order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct MetricValues(pub Vec<(String, u64)>);
+
+impl Serialize for MetricValues {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The keys of a node, matched without allocating; `Other` is a metric's name (or a key a
+/// later version added).
+enum NodeKey {
+    Kind,
+    Class,
+    Method,
+    Descriptor,
+    Calls,
+    TotalNs,
+    SelfNs,
+    MeasuredTotalNs,
+    MeasuredSelfNs,
+    OuterCalls,
+    ProbeNs,
+    OverheadNs,
+    TotalOverheadNs,
+    SelfUncertain,
+    TotalUncertain,
+    CpuNs,
+    CpuSelfNs,
+    MeasuredCpuNs,
+    CpuSelfUncertain,
+    CpuTotalUncertain,
+    ProbesDropped,
+    Waiting,
+    Children,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for NodeKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = NodeKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a node key")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<NodeKey, E> {
+                Ok(match key {
+                    "kind" => NodeKey::Kind,
+                    "class" => NodeKey::Class,
+                    "method" => NodeKey::Method,
+                    "descriptor" => NodeKey::Descriptor,
+                    "calls" => NodeKey::Calls,
+                    "total_ns" => NodeKey::TotalNs,
+                    "self_ns" => NodeKey::SelfNs,
+                    "measured_total_ns" => NodeKey::MeasuredTotalNs,
+                    "measured_self_ns" => NodeKey::MeasuredSelfNs,
+                    "outer_calls" => NodeKey::OuterCalls,
+                    "probe_ns" => NodeKey::ProbeNs,
+                    "overhead_ns" => NodeKey::OverheadNs,
+                    "total_overhead_ns" => NodeKey::TotalOverheadNs,
+                    "self_uncertain" => NodeKey::SelfUncertain,
+                    "total_uncertain" => NodeKey::TotalUncertain,
+                    "cpu_ns" => NodeKey::CpuNs,
+                    "cpu_self_ns" => NodeKey::CpuSelfNs,
+                    "measured_cpu_ns" => NodeKey::MeasuredCpuNs,
+                    "cpu_self_uncertain" => NodeKey::CpuSelfUncertain,
+                    "cpu_total_uncertain" => NodeKey::CpuTotalUncertain,
+                    "probes_dropped" => NodeKey::ProbesDropped,
+                    "waiting" => NodeKey::Waiting,
+                    "children" => NodeKey::Children,
+                    other => NodeKey::Other(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// A value that is kept when it is a count and skipped otherwise (a key this version does not
+/// know, holding anything).
+struct MaybeCount(Option<u64>);
+
+impl<'de> Deserialize<'de> for MaybeCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct CountVisitor;
+        impl<'de> Visitor<'de> for CountVisitor {
+            type Value = MaybeCount;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(Some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(u64::try_from(v).ok()))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<MaybeCount, E> {
+                Ok(MaybeCount(None))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<MaybeCount, D::Error> {
+                MaybeCount::deserialize(d)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeCount, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeCount(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeCount, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeCount(None))
+            }
+        }
+        d.deserialize_any(CountVisitor)
+    }
+}
+
+/// By hand rather than derived: the keys a node does not name are its metrics' values, and
+/// serde's `flatten` would buffer each node's whole subtree before reading it.
+impl<'de> Deserialize<'de> for NodeDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct NodeVisitor;
+        impl<'de> Visitor<'de> for NodeVisitor {
+            type Value = NodeDoc;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a profile node")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeDoc, A::Error> {
+                let mut n = NodeDoc::default();
+                let (mut class, mut method, mut descriptor) = (None, None, None);
+                while let Some(key) = map.next_key::<NodeKey>()? {
+                    match key {
+                        NodeKey::Kind => n.kind = map.next_value()?,
+                        NodeKey::Class => class = Some(map.next_value()?),
+                        NodeKey::Method => method = Some(map.next_value()?),
+                        NodeKey::Descriptor => descriptor = Some(map.next_value()?),
+                        NodeKey::Calls => n.calls = map.next_value()?,
+                        NodeKey::TotalNs => n.total_ns = map.next_value()?,
+                        NodeKey::SelfNs => n.self_ns = map.next_value()?,
+                        NodeKey::MeasuredTotalNs => n.measured_total_ns = map.next_value()?,
+                        NodeKey::MeasuredSelfNs => n.measured_self_ns = map.next_value()?,
+                        NodeKey::OuterCalls => n.outer_calls = map.next_value()?,
+                        NodeKey::ProbeNs => n.probe_ns = map.next_value()?,
+                        NodeKey::OverheadNs => n.overhead_ns = map.next_value()?,
+                        NodeKey::TotalOverheadNs => n.total_overhead_ns = map.next_value()?,
+                        NodeKey::SelfUncertain => n.self_uncertain = map.next_value()?,
+                        NodeKey::TotalUncertain => n.total_uncertain = map.next_value()?,
+                        NodeKey::CpuNs => n.cpu_ns = map.next_value()?,
+                        NodeKey::CpuSelfNs => n.cpu_self_ns = map.next_value()?,
+                        NodeKey::MeasuredCpuNs => n.measured_cpu_ns = map.next_value()?,
+                        NodeKey::CpuSelfUncertain => n.cpu_self_uncertain = map.next_value()?,
+                        NodeKey::CpuTotalUncertain => n.cpu_total_uncertain = map.next_value()?,
+                        NodeKey::ProbesDropped => n.probes_dropped = map.next_value()?,
+                        NodeKey::Waiting => n.waiting = map.next_value()?,
+                        NodeKey::Children => n.children = map.next_value()?,
+                        NodeKey::Other(name) => {
+                            if let MaybeCount(Some(v)) = map.next_value()? {
+                                n.metrics.0.push((name, v));
+                            }
+                        }
+                    }
+                }
+                n.class = class.ok_or_else(|| de::Error::missing_field("class"))?;
+                n.method = method.ok_or_else(|| de::Error::missing_field("method"))?;
+                n.descriptor = descriptor.ok_or_else(|| de::Error::missing_field("descriptor"))?;
+                Ok(n)
+            }
+        }
+        d.deserialize_map(NodeVisitor)
+    }
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -267,12 +472,11 @@ impl Profile {
         Document {
             format: FORMAT.to_owned(),
             version: VERSION,
-            mode: if self.regions.is_some() {
-                MODE_REGION
-            } else {
-                MODE_CPU
-            }
-            .to_owned(),
+            mode: self.mode.name().to_owned(),
+            metrics: match self.mode {
+                Mode::Cpu | Mode::Region => Vec::new(),
+                _ => self.metrics(),
+            },
             methods: MethodCounts {
                 instrumented: self.instrumented,
                 called: self.called(),
@@ -337,6 +541,12 @@ impl Profile {
         let raw = node_times(tree, None);
         let cpu = self.cpu_times(tree);
         let cpu_compensated = self.cpu_calibration.is_some();
+        // A CPU document keeps every key it always had; the other modes write the keys of
+        // their metrics.
+        let cpu_doc = self.mode == Mode::Cpu;
+        let slots = self.slots();
+        let has = |slot: Slot| cpu_doc || slots.iter().any(|&(_, s)| s == slot);
+        let (has_calls, has_time) = (has(Slot::Calls), has(Slot::Time));
         // Built bottom-up (children are stored after parents), then moved into parents.
         let mut built: Vec<Option<NodeDoc>> = vec![None; tree.len()];
         for id in tree.ids().rev() {
@@ -366,16 +576,25 @@ impl Profile {
                 class: class.to_owned(),
                 method: method.to_owned(),
                 descriptor: descriptor.to_owned(),
-                calls: node.calls,
-                total_ns: t.total_ns,
-                self_ns: t.self_ns,
+                calls: has_calls.then_some(node.calls),
+                total_ns: has_time.then_some(t.total_ns),
+                self_ns: has_time.then_some(t.self_ns),
+                metrics: MetricValues(
+                    self.extra_metrics
+                        .iter()
+                        .zip(tree.extra(id))
+                        .map(|(m, &v)| (m.name.clone(), v))
+                        .collect(),
+                ),
                 overhead_ns: compensated.then_some(t.overhead_ns),
                 total_overhead_ns: compensated.then_some(t.total_overhead_ns),
                 self_uncertain: t.self_uncertain(),
                 total_uncertain: t.total_uncertain(),
-                measured_total_ns: Some(raw[id.index()].total_ns),
-                measured_self_ns: Some(raw[id.index()].self_ns),
-                outer_calls: Some(node.outer_calls),
+                measured_total_ns: (cpu_doc || has_time && compensated)
+                    .then_some(raw[id.index()].total_ns),
+                measured_self_ns: (cpu_doc || has_time && compensated)
+                    .then_some(raw[id.index()].self_ns),
+                outer_calls: cpu_doc.then_some(node.outer_calls),
                 probe_ns: (node.probe_ns > 0).then_some(node.probe_ns),
                 cpu_ns: cpu[id.index()].map(|c| c.total_ns),
                 cpu_self_ns: cpu[id.index()].map(|c| c.self_ns),
@@ -398,11 +617,29 @@ impl Profile {
         if doc.version != VERSION {
             return Err(DocumentError::Version(doc.version));
         }
-        let region = doc.mode == MODE_REGION;
-        if doc.mode != MODE_CPU && !region {
-            return Err(DocumentError::Mode(doc.mode.clone()));
+        let mode: Mode = doc
+            .mode
+            .parse()
+            .map_err(|_| DocumentError::Mode(doc.mode.clone()))?;
+        let region = mode == Mode::Region;
+        let inline = mode.inline_metrics();
+        // The metrics past the mode's own (and a CPU profile's `cpu_time`) are the side table's.
+        let extra_metrics: Vec<Metric> = if doc.metrics.is_empty() {
+            mode.default_metrics()
+        } else {
+            doc.metrics.clone()
         }
+        .into_iter()
+        .filter(|m| {
+            let own = inline.iter().any(|&(name, _)| name == m.name)
+                || mode == Mode::Cpu && m.name == crate::metric::CPU_TIME;
+            !own
+        })
+        .collect();
+        let names: Vec<String> = extra_metrics.iter().map(|m| m.name.clone()).collect();
         let mut profile = Profile {
+            mode,
+            extra_metrics,
             instrumented: doc.methods.instrumented,
             trivial_skipped: doc.methods.trivial_skipped,
             calibration: doc.calibration,
@@ -420,10 +657,10 @@ impl Profile {
         let mut waiting_nodes = Vec::with_capacity(doc.threads.len());
         let mut trees = Vec::with_capacity(doc.threads.len());
         for t in &doc.threads {
-            let mut tree = CallTree::new();
+            let mut tree = CallTree::with_width(names.len());
             let mut waiting = None;
             if t.root.kind == NodeKindDoc::Thread {
-                fill_node(&mut tree, NodeId::ROOT, &t.root);
+                fill_node(&mut tree, NodeId::ROOT, &t.root, mode, &names);
                 for child in &t.root.children {
                     waiting = add_subtree(&mut profile, &mut tree, NodeId::ROOT, child, &t.name)?
                         .or(waiting);
@@ -431,7 +668,7 @@ impl Profile {
             } else {
                 // A root that is a method: the thread node is implied.
                 waiting = add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name)?;
-                let root_total = t.root.measured_total_ns.unwrap_or(t.root.total_ns);
+                let root_total = t.root.measured_total_ns.or(t.root.total_ns).unwrap_or(0);
                 tree.node_mut(NodeId::ROOT).total_ns = root_total;
                 tree.node_mut(NodeId::ROOT).cpu_ns = t.root.measured_cpu_ns.or(t.root.cpu_ns);
             }
@@ -511,6 +748,14 @@ fn add_subtree(
     doc: &NodeDoc,
     thread: &str,
 ) -> Result<Option<NodeId>, DocumentError> {
+    let (mode, names): (Mode, Vec<String>) = (
+        profile.mode,
+        profile
+            .extra_metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .collect(),
+    );
     // Explicit stack: documents can be deeper than the native stack allows recursion.
     let mut stack = vec![(parent, doc)];
     let mut waiting = None;
@@ -536,7 +781,7 @@ fn add_subtree(
         };
         // Sum rather than duplicate, should a document list one context twice.
         let id = tree.child_or_insert(parent, kind);
-        fill_node(tree, id, doc);
+        fill_node(tree, id, doc, mode, &names);
         if doc.waiting {
             waiting = Some(id);
         }
@@ -547,15 +792,22 @@ fn add_subtree(
     Ok(waiting)
 }
 
-fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc) {
-    let default_outer = if doc.kind == NodeKindDoc::Thread {
+/// Adds the values of `doc` to node `id`; `names` are the profile's extra metrics.
+fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc, mode: Mode, names: &[String]) {
+    // Outer probe calls are the CPU mode's: its probes are around every call.
+    let default_outer = if doc.kind == NodeKindDoc::Thread || mode != Mode::Cpu {
         0
     } else {
-        doc.children.iter().map(|c| c.calls).sum()
+        doc.children.iter().map(|c| c.calls.unwrap_or(0)).sum()
     };
+    for (name, v) in &doc.metrics.0 {
+        if let Some(i) = names.iter().position(|n| n == name) {
+            tree.extra_mut(id)[i] += v;
+        }
+    }
     let node = tree.node_mut(id);
-    node.calls += doc.calls;
-    node.total_ns += doc.measured_total_ns.unwrap_or(doc.total_ns);
+    node.calls += doc.calls.unwrap_or(0);
+    node.total_ns += doc.measured_total_ns.or(doc.total_ns).unwrap_or(0);
     node.outer_calls += doc.outer_calls.unwrap_or(default_outer);
     node.probe_ns += doc.probe_ns.unwrap_or(0);
     node.cpu_ns = crate::tree::add_cpu(node.cpu_ns, doc.measured_cpu_ns.or(doc.cpu_ns));

@@ -1,5 +1,6 @@
-//! ferrofluid's CPU profile model: per-thread calling context trees (CCTs) built from
-//! probe events, JFluid's probe-overhead compensation, hot spots, and the JSON document.
+//! ferrofluid's profile model: per-thread calling context trees (CCTs) whose nodes carry the
+//! metrics of the profile's mode ([`metric`]), built from probe events in the CPU mode;
+//! JFluid's probe-overhead compensation, hot spots, and the JSON document.
 //!
 //! ```
 //! use ferrofluid_profile::{Calibration, Profile, Stamp, ThreadProfile, ThreadRecorder};
@@ -33,6 +34,7 @@ pub mod error;
 pub mod failed;
 pub mod json;
 pub mod method;
+pub mod metric;
 pub mod mode;
 pub mod profile;
 pub mod recorder;
@@ -50,6 +52,7 @@ pub use error::{DocumentError, EventError};
 pub use failed::{merge_failed, ClassPhase, FailedClass};
 pub use json::Document;
 pub use method::{MethodId, MethodInfo, MethodTable};
+pub use metric::{Metric, MetricSpot, MetricTotals, Slot, Value};
 pub use mode::{Mode, UnknownMode};
 pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile, Waiting};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};

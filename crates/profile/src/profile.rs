@@ -1,9 +1,10 @@
-//! A whole CPU profile: method table, calibration and one tree per thread.
+//! A whole profile: its mode and metrics, method table, calibration and one tree per thread.
 
 use std::collections::BTreeSet;
 
 use crate::calibration::{node_cpu_times, node_times, Calibration, CpuTimes, Times};
 use crate::method::{MethodId, MethodTable};
+use crate::mode::Mode;
 use crate::tree::{CallTree, NodeId, NodeKind};
 
 /// How a thread was found blocked when the profile was taken: the evidence that the self time
@@ -62,9 +63,15 @@ impl ThreadProfile {
     }
 }
 
-/// A CPU profile of a call subgraph.
+/// A profile of a call subgraph: what its mode measures, per calling context.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Profile {
+    /// What was measured; set by whoever builds the profile (the default is [`Mode::Cpu`]).
+    pub mode: Mode,
+    /// The metrics its trees carry beyond the mode's own ([`Mode::inline_metrics`]), in the
+    /// order of their columns in the trees' side tables ([`CallTree::extra`]); empty for a CPU
+    /// profile. [`Profile::metrics`] lists them all.
+    pub extra_metrics: Vec<crate::metric::Metric>,
     /// Names of the methods the trees refer to.
     pub methods: MethodTable,
     /// Number of methods that carried probes (JFluid's "instrumented").
@@ -86,8 +93,8 @@ pub struct Profile {
     pub calibration_stats: Option<crate::compensation::CalibrationStats>,
     /// Per-thread trees, in report order.
     pub threads: Vec<ThreadProfile>,
-    /// Code-region mode: the region methods' measurements (then `threads` is empty and
-    /// `calibration` is that of the region probes). `None`: a CPU profile.
+    /// Code-region mode ([`Mode::Region`]): the region methods' measurements (then `threads`
+    /// is empty and `calibration` is that of the region probes); `None` in other modes.
     pub regions: Option<Vec<crate::region::RegionStats>>,
     /// Classes that could not be instrumented or restored (or were skipped as none of their
     /// code can run), in the order met.
@@ -136,8 +143,17 @@ impl HotSpot {
 }
 
 impl Profile {
-    /// Number of distinct methods that appear (with at least one call) in some tree:
-    /// JFluid's "called" (in code-region mode: region methods with an invocation).
+    /// An empty profile of `mode`.
+    pub fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+
+    /// Number of distinct methods that appear (with at least one call, or another metric's
+    /// value) in some tree: JFluid's "called" (in code-region mode: region methods with an
+    /// invocation).
     pub fn called(&self) -> u64 {
         if let Some(regions) = &self.regions {
             return regions.iter().filter(|r| r.count > 0).count() as u64;
@@ -146,7 +162,8 @@ impl Profile {
         for t in &self.threads {
             for id in t.tree.ids() {
                 let n = t.tree.node(id);
-                if let (Some(m), true) = (n.method(), n.calls > 0) {
+                let counted = n.calls > 0 || t.tree.extra(id).iter().any(|&v| v > 0);
+                if let (Some(m), true) = (n.method(), counted) {
                     seen.insert(m);
                 }
             }

@@ -251,6 +251,8 @@ impl Recording {
             .chain(merged)
             .collect();
         let mut profile = Profile {
+            mode: crate::Mode::Cpu,
+            extra_metrics: Vec::new(),
             methods: self.methods,
             instrumented: self.instrumented,
             trivial_skipped: 0,

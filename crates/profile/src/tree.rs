@@ -2,6 +2,11 @@
 //!
 //! Invariant: a child is always stored after its parent, so a reverse walk over the
 //! arena visits children before parents (used for bottom-up sums).
+//!
+//! A [`Node`] holds the fields of the CPU mode (calls, times, probe bookkeeping). The
+//! metrics of other modes (`bytecodes`, `objects`, `bytes`, `samples`...) live in a side
+//! table of the tree, `width` values per node, so that a CPU tree pays nothing for them
+//! (docs/decisions/0024-metrics-model.md).
 
 use crate::method::MethodId;
 
@@ -107,6 +112,11 @@ pub(crate) fn add_cpu(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallTree {
     nodes: Vec<Node>,
+    /// Side-table values per node ([`CallTree::extra`]).
+    width: usize,
+    /// `width` values per node, in node order: the node's own (self) value of each of its
+    /// profile's extra metrics.
+    extra: Vec<u64>,
 }
 
 impl Default for CallTree {
@@ -118,9 +128,46 @@ impl Default for CallTree {
 impl CallTree {
     /// A tree holding only the thread root.
     pub fn new() -> Self {
+        Self::with_width(0)
+    }
+
+    /// A tree holding only the thread root, whose nodes carry `width` side-table values
+    /// (one per extra metric of its profile, [`crate::Profile::extra_metrics`]).
+    pub fn with_width(width: usize) -> Self {
         Self {
             nodes: vec![Node::new(NodeKind::Thread, None)],
+            width,
+            extra: vec![0; width],
         }
+    }
+
+    /// Side-table values per node.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Node `id`'s own values of the extra metrics (empty for a tree of width 0).
+    pub fn extra(&self, id: NodeId) -> &[u64] {
+        &self.extra[id.index() * self.width..(id.index() + 1) * self.width]
+    }
+
+    /// Mutable access to [`CallTree::extra`].
+    pub fn extra_mut(&mut self, id: NodeId) -> &mut [u64] {
+        &mut self.extra[id.index() * self.width..(id.index() + 1) * self.width]
+    }
+
+    /// Widens the side table to `width` values per node (new values 0); never narrows.
+    pub fn widen(&mut self, width: usize) {
+        if width <= self.width {
+            return;
+        }
+        let mut extra = vec![0; self.nodes.len() * width];
+        for i in 0..self.nodes.len() {
+            extra[i * width..i * width + self.width]
+                .copy_from_slice(&self.extra[i * self.width..(i + 1) * self.width]);
+        }
+        self.width = width;
+        self.extra = extra;
     }
 
     /// The root node id.
@@ -166,6 +213,7 @@ impl CallTree {
     pub fn add_child(&mut self, parent: NodeId, kind: NodeKind) -> NodeId {
         let id = NodeId(u32::try_from(self.nodes.len()).expect("more than 2^32 nodes"));
         self.nodes.push(Node::new(kind, Some(parent)));
+        self.extra.resize(self.extra.len() + self.width, 0);
         self.nodes[parent.index()].children.push(id);
         id
     }
@@ -230,6 +278,7 @@ impl CallTree {
     /// Adds `other` (a tree over the same method table) into this one: nodes in the same
     /// context are summed, new contexts are appended. The roots are summed too.
     pub fn merge(&mut self, other: &CallTree) {
+        self.widen(other.width);
         let mut map = vec![NodeId::ROOT; other.nodes.len()];
         // Arena order visits parents before children, so `map[parent]` is ready.
         for id in other.ids() {
@@ -239,6 +288,9 @@ impl CallTree {
                 Some(p) => self.child_or_insert(map[p.index()], node.kind),
             };
             self.node_mut(target).add(node);
+            for (sum, v) in self.extra_mut(target).iter_mut().zip(other.extra(id)) {
+                *sum += v;
+            }
             map[id.index()] = target;
         }
     }
@@ -297,5 +349,40 @@ mod tests {
         assert_eq!((a.node(ha).calls, a.node(ha).total_ns), (3, 20));
         assert_eq!(a.node(NodeId::ROOT).total_ns, 60);
         assert_eq!(a.self_ns(f), 40);
+    }
+
+    /// The CPU node layout is what a million-node tree pays per node; other modes' metrics
+    /// are in the side table (docs/decisions/0024-metrics-model.md).
+    #[test]
+    fn a_node_stays_88_bytes() {
+        assert_eq!(std::mem::size_of::<Node>(), 88);
+        assert_eq!(std::mem::size_of::<NodeKind>(), 8);
+    }
+
+    #[test]
+    fn side_table_values_follow_their_nodes_and_merge() {
+        let mut a = CallTree::new();
+        let f = a.add_child(NodeId::ROOT, m(0));
+        a.node_mut(f).calls = 1;
+        let mut b = CallTree::with_width(2);
+        let f2 = b.add_child(NodeId::ROOT, m(0));
+        let g = b.add_child(f2, m(1));
+        b.extra_mut(f2).copy_from_slice(&[3, 30]);
+        b.extra_mut(g).copy_from_slice(&[4, 40]);
+        assert_eq!(b.extra(NodeId::ROOT), [0, 0]);
+        a.merge(&b);
+        assert_eq!(a.width(), 2);
+        assert_eq!(a.extra(f), [3, 30]);
+        assert_eq!(a.extra(a.find(&[m(0), m(1)]).unwrap()), [4, 40]);
+        a.merge(&b);
+        assert_eq!(a.extra(f), [6, 60]);
+        let mut c = CallTree::with_width(1);
+        let h = c.add_child(NodeId::ROOT, m(2));
+        c.extra_mut(h)[0] = 5;
+        c.widen(3);
+        assert_eq!(
+            (c.extra(NodeId::ROOT), c.extra(h)),
+            (&[0, 0, 0][..], &[5, 0, 0][..])
+        );
     }
 }

@@ -117,8 +117,9 @@ fn foreign_documents_are_rejected_with_a_reason() {
         "ferrofluid profile version 2 is not supported (this build reads version 1)"
     );
     assert_eq!(
-        err(&doc("ferrofluid", 1, "alloc")),
-        "profile mode \"alloc\" is not supported (expected \"cpu\" or \"region\")"
+        err(&doc("ferrofluid", 1, "heap")),
+        "profile mode \"heap\" is not supported (expected one of cpu, region, alloc, count, \
+         native, sample)"
     );
     assert!(err("[1]").starts_with("not a ferrofluid profile: invalid type"));
     let nested = r#"{"format":"ferrofluid","version":1,"mode":"cpu","methods":{"instrumented":0,"called":0},
@@ -180,4 +181,41 @@ fn merged_failures_name_each_class_once_per_phase() {
     let mut list = vec![a.clone()];
     merge_failed(&mut list, [a_again, a_restore.clone()]);
     assert_eq!(list, [a, a_restore]);
+}
+
+/// A `count` document: its extra metric is read into the trees' side table and written back;
+/// without `metrics` a reader assumes the mode's; a node's unknown keys are ignored.
+#[test]
+fn documents_of_other_modes_carry_their_metrics() {
+    let json = r#"{"format":"ferrofluid","version":1,"mode":"count",
+        "methods":{"instrumented":1,"called":1},
+        "threads":[{"name":"main","root":{"class":"demo.A","method":"f","descriptor":"()V",
+            "calls":2,"bytecodes":70,"later":"ignored","children":[
+            {"class":"demo.A","method":"g","descriptor":"()V","calls":5,"bytecodes":30,
+             "future":{"nested":[1,2]}}]}}]}"#;
+    let p = Profile::from_json_slice(json.as_bytes()).unwrap();
+    assert_eq!(p.mode, ferrofluid_profile::Mode::Count);
+    let names: Vec<String> = p.metrics().iter().map(|m| m.to_string()).collect();
+    assert_eq!(names, ["calls/count", "bytecodes/count"]);
+    let t = &p.threads[0].tree;
+    let f = t.find(&[NodeKind::Method(MethodId(0))]).unwrap();
+    let g = t
+        .find(&[NodeKind::Method(MethodId(0)), NodeKind::Method(MethodId(1))])
+        .unwrap();
+    assert_eq!(
+        (t.node(f).calls, t.extra(f), t.extra(g)),
+        (2, &[70][..], &[30][..])
+    );
+    assert_eq!(t.node(f).outer_calls, 0);
+    let mut out = Vec::new();
+    p.write_json(&mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["metrics"][1]["name"], "bytecodes");
+    let f_doc = &v["threads"][0]["root"]["children"][0];
+    assert_eq!(
+        (&f_doc["calls"], &f_doc["bytecodes"]),
+        (&2.into(), &70.into())
+    );
+    assert!(f_doc.get("total_ns").is_none() && f_doc.get("outer_calls").is_none());
+    assert_eq!(Profile::from_json_slice(&out).unwrap(), p);
 }

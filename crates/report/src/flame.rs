@@ -1,15 +1,14 @@
 //! A flame graph as inline SVG, drawn from the call trees (no external tool needed).
-//! Threads form the base row above "all"; widths are compensated totals of wall time, or of
-//! thread CPU time for the second graph of a profile recorded with the `cpu` option.
+//! Threads form the base row above "all"; widths are the totals of one of the profile's
+//! metrics: compensated wall time, or thread CPU time for the second graph of a CPU profile
+//! recorded with the `cpu` option; bytecodes, bytes... in the other modes.
 
 use std::fmt::Write as _;
 
-use ferrofluid_profile::{NodeId, NodeKind, Profile, Times};
-
-use crate::Weight;
+use ferrofluid_profile::{Metric, NodeId, NodeKind, Profile, Value};
 
 use crate::html::escape;
-use crate::view::{frame, label, ms, percent, sorted_children};
+use crate::view::{frame, label, percent, sorted_children_by, tip_amount};
 
 const WIDTH: f64 = 1200.0;
 const ROW: f64 = 17.0;
@@ -27,34 +26,34 @@ struct Rect {
     fill: String,
 }
 
-/// The times a graph of `weight` draws, per node of `thread`'s tree: CPU times as `Times`
-/// (only the totals and self times are read), 0 where a node has none.
-fn weighed(profile: &Profile, tree: &ferrofluid_profile::CallTree, weight: Weight) -> Vec<Times> {
-    match weight {
-        Weight::Wall => profile.times(tree),
-        Weight::Cpu => profile
-            .cpu_times(tree)
-            .iter()
-            .map(|c| {
-                let c = c.unwrap_or_default();
-                Times {
-                    total_ns: c.total_ns,
-                    self_ns: c.self_ns,
-                    ..Times::default()
-                }
-            })
-            .collect(),
-    }
-}
-
-/// Renders the flame graph of `profile` as an `<svg>` element, widths by `weight`.
-pub(crate) fn svg(profile: &Profile, weight: Weight) -> String {
-    let per_thread: Vec<Vec<Times>> = profile
+/// Renders the flame graph of `profile` as an `<svg>` element, widths by the totals of
+/// metric `metric` of [`Profile::metrics`].
+pub(crate) fn svg(profile: &Profile, metric: usize) -> String {
+    let metrics = profile.metrics();
+    let weight = metrics
+        .get(metric)
+        .cloned()
+        .unwrap_or_else(|| Metric::new("", ""));
+    // The other metrics a tooltip names (counts and sizes; the times are the graph's own).
+    let shown: Vec<usize> = (0..metrics.len())
+        .filter(|&i| i != metric && !metrics[i].is_time())
+        .collect();
+    let per_thread: Vec<Vec<Value>> = profile
         .threads
         .iter()
-        .map(|t| weighed(profile, &t.tree, weight))
+        .map(|t| profile.metric_values(&t.tree, metric))
         .collect();
-    let grand: u64 = per_thread.iter().map(|t| t[0].total_ns).sum();
+    let others: Vec<Vec<Vec<Value>>> = profile
+        .threads
+        .iter()
+        .map(|t| {
+            shown
+                .iter()
+                .map(|&i| profile.metric_values(&t.tree, i))
+                .collect()
+        })
+        .collect();
+    let grand: u64 = per_thread.iter().map(|t| t[0].total).sum();
     let scale = if grand == 0 {
         0.0
     } else {
@@ -65,16 +64,16 @@ pub(crate) fn svg(profile: &Profile, weight: Weight) -> String {
         x: 0.0,
         w: WIDTH,
         name: "all".to_owned(),
-        tip: format!("all threads: {} ms", ms(grand)),
+        tip: format!("all threads: {}", tip_amount(&weight, grand)),
         fill: "rgb(200,200,200)".to_owned(),
     }];
     let mut x0 = 0.0;
-    for (thread, times) in profile.threads.iter().zip(&per_thread) {
+    for ((thread, times), others) in profile.threads.iter().zip(&per_thread).zip(&others) {
         let tree = &thread.tree;
         // (node, depth, x)
         let mut stack = vec![(NodeId::ROOT, 1usize, x0)];
         while let Some((id, depth, x)) = stack.pop() {
-            let w = times[id.index()].total_ns as f64 * scale;
+            let w = times[id.index()].total as f64 * scale;
             if w < MIN_WIDTH {
                 continue;
             }
@@ -82,15 +81,21 @@ pub(crate) fn svg(profile: &Profile, weight: Weight) -> String {
             let name = frame(profile, kind, &thread.name);
             // Where its thread was found blocked: its self time is waiting, drawn cold.
             let idle = thread.waiting.as_ref().is_some_and(|w| w.node == Some(id));
-            let tip = format!(
-                "{} — {} ms, {}; self {} ms{}; {} calls",
+            let mut tip = format!(
+                "{} — {}, {}; self {}{}",
                 label(profile, kind, &thread.name),
-                ms(times[id.index()].total_ns),
-                percent(times[id.index()].total_ns, grand),
-                ms(times[id.index()].self_ns),
+                tip_amount(&weight, times[id.index()].total),
+                percent(times[id.index()].total, grand),
+                tip_amount(&weight, times[id.index()].self_value),
                 if idle { " (idle: waiting)" } else { "" },
-                tree.node(id).calls
             );
+            for (&i, values) in shown.iter().zip(others) {
+                let _ = write!(
+                    tip,
+                    "; {}",
+                    tip_amount(&metrics[i], values[id.index()].self_value)
+                );
+            }
             rects.push(Rect {
                 depth,
                 x,
@@ -105,13 +110,13 @@ pub(crate) fn svg(profile: &Profile, weight: Weight) -> String {
             });
             let mut cx = x;
             let mut kids = Vec::new();
-            for c in sorted_children(profile, tree, id, times) {
+            for c in sorted_children_by(profile, tree, id, |n| times[n.index()].total) {
                 kids.push((c, depth + 1, cx));
-                cx += times[c.index()].total_ns as f64 * scale;
+                cx += times[c.index()].total as f64 * scale;
             }
             stack.extend(kids.into_iter().rev());
         }
-        x0 += times[0].total_ns as f64 * scale;
+        x0 += times[0].total as f64 * scale;
     }
     let max_depth = rects.iter().map(|r| r.depth).max().unwrap_or(0);
     let height = (max_depth + 1) as f64 * ROW;

@@ -5,7 +5,9 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use ferrofluid_profile::{NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, ThreadTimes};
+use ferrofluid_profile::{
+    Mode, NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, ThreadTimes,
+};
 
 use crate::view::{
     cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
@@ -30,9 +32,18 @@ pub struct HtmlReport {
     pub include_idle: bool,
     /// Virtual threads merged into one entry (the default) or one by one.
     pub virtual_threads: crate::VirtualThreads,
+    /// The metric the flame graph of a profile of another mode than `cpu` weighs by (a CPU
+    /// profile draws wall time, and thread CPU time when it has it).
+    pub weight: Weight,
 }
 
 impl HtmlReport {
+    /// The same report, its flame graph weighed by `weight` (profiles of other modes than
+    /// `cpu`).
+    pub fn with_weight(self, weight: Weight) -> Self {
+        Self { weight, ..self }
+    }
+
     /// The same report, with idle time ranked in the hot spots when `include`.
     pub fn with_idle(self, include: bool) -> Self {
         Self {
@@ -58,6 +69,7 @@ impl Default for HtmlReport {
             open_above: 0.05,
             include_idle: false,
             virtual_threads: crate::VirtualThreads::Merged,
+            weight: Weight::Primary,
         }
     }
 }
@@ -112,18 +124,25 @@ impl Report for HtmlReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
         let profile = &*crate::group_virtual_threads(profile, self.virtual_threads);
         let mut s = String::new();
-        if let Some(regions) = &profile.regions {
-            let title = if self.title == HtmlReport::default().title {
+        if profile.mode != Mode::Cpu {
+            let title = if self.title != HtmlReport::default().title {
+                escape(&self.title)
+            } else if profile.mode == Mode::Region {
                 "ferrofluid code-region profile".to_owned()
             } else {
-                escape(&self.title)
+                format!("ferrofluid {} profile", profile.mode)
             };
             let _ = write!(
                 s,
                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
                  <title>{title}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
             );
-            crate::region::html(profile, regions, &mut s);
+            if profile.mode == Mode::Region {
+                let regions = profile.regions.as_deref().unwrap_or_default();
+                crate::region::html(profile, regions, &mut s);
+            } else {
+                crate::metrics::html(profile, self, &mut s);
+            }
             let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
             out.write_all(s.as_bytes())?;
             return Ok(());
@@ -138,14 +157,15 @@ impl Report for HtmlReport {
         self.summary(profile, &totals, &mut s);
         s.push_str("<h2 id=\"flame\">Flame graph</h2>\n");
         s.push_str("<p>Width: time including callees. Hover a frame for details.</p>\n");
-        s.push_str(&flame::svg(profile, Weight::Wall));
+        let metric = |w: Weight| w.resolve(profile).unwrap_or(usize::MAX);
+        s.push_str(&flame::svg(profile, metric(Weight::Wall)));
         s.push('\n');
         if profile.has_cpu() {
             s.push_str("<h2 id=\"flame-cpu\">Flame graph, thread CPU time</h2>\n");
             s.push_str(
                 "<p>Width: thread CPU time including callees (a method that waits is narrow here).</p>\n",
             );
-            s.push_str(&flame::svg(profile, Weight::Cpu));
+            s.push_str(&flame::svg(profile, metric(Weight::Cpu)));
             s.push('\n');
         }
         self.hot_spots(profile, &totals, &mut s);

@@ -12,6 +12,11 @@
 //! HTML writers as a summary table and latency distributions; folded stacks get one line per
 //! region method (its total time).
 //!
+//! Trees of every mode are drawn from the profile's declared metrics ([`Profile::metrics`]):
+//! folded stacks and flame graphs weigh by any metric ([`Weight`]). The text and HTML reports
+//! of a CPU profile keep its compensation columns and marks; those of the other modes show a
+//! self and a total column per metric.
+//!
 //! All writers are deterministic: the same profile gives the same bytes.
 //!
 //! ```
@@ -35,6 +40,7 @@ pub mod collapsed;
 mod flame;
 pub mod html;
 pub mod json;
+mod metrics;
 mod region;
 pub mod text;
 mod view;
@@ -71,15 +77,42 @@ pub enum ReportError {
     Io(#[from] io::Error),
 }
 
-/// What a flame graph's widths and folded stacks' values measure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What a flame graph's widths and folded stacks' values measure: one of the profile's
+/// metrics ([`Profile::metrics`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Weight {
-    /// Wall time (compensated), the default.
+    /// The mode's primary metric ([`Profile::primary_metric`]): wall time for a CPU profile.
     #[default]
+    Primary,
+    /// Wall time (compensated), the metric `time`.
     Wall,
-    /// Thread CPU time (compensated), for profiles recorded with the `cpu` option; nodes
-    /// without a CPU time weigh nothing.
+    /// Thread CPU time (compensated), the metric `cpu_time`, for profiles recorded with the
+    /// `cpu` option; without it nothing weighs anything.
     Cpu,
+    /// The metric of this name.
+    Metric(String),
+}
+
+impl Weight {
+    /// The weight named `name`: `wall` and `cpu` (the CPU mode's times), else a metric's name.
+    pub fn named(name: &str) -> Weight {
+        match name {
+            "wall" => Weight::Wall,
+            "cpu" => Weight::Cpu,
+            other => Weight::Metric(other.to_owned()),
+        }
+    }
+
+    /// The index of this weight's metric in [`Profile::metrics`]; `None` when the profile
+    /// does not have it.
+    pub fn resolve(&self, profile: &Profile) -> Option<usize> {
+        match self {
+            Weight::Primary => profile.primary_metric(),
+            Weight::Wall => profile.metric_index(ferrofluid_profile::metric::TIME),
+            Weight::Cpu => profile.metric_index(ferrofluid_profile::metric::CPU_TIME),
+            Weight::Metric(name) => profile.metric_index(name),
+        }
+    }
 }
 
 /// The report formats.

@@ -1,8 +1,12 @@
-//! Plain-text report: a hot-spots table and each thread's call tree with percentages.
+//! Plain-text report: a hot-spots table and each thread's call tree with percentages; for a
+//! CPU profile with its compensation marks and CPU columns, for the other tree modes with a
+//! column per metric.
 
 use std::io::Write;
 
-use ferrofluid_profile::{NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, ThreadTimes};
+use ferrofluid_profile::{
+    Mode, NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, ThreadTimes,
+};
 
 use crate::view::{
     cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
@@ -59,9 +63,19 @@ impl TextReport {
 impl Report for TextReport {
     fn write(&self, profile: &Profile, out: &mut dyn Write) -> Result<(), ReportError> {
         let profile = &*crate::group_virtual_threads(profile, self.virtual_threads);
-        if let Some(regions) = &profile.regions {
-            out.write_all(crate::region::text(profile, regions).as_bytes())?;
-            return Ok(());
+        match profile.mode {
+            Mode::Region => {
+                let regions = profile.regions.as_deref().unwrap_or_default();
+                out.write_all(crate::region::text(profile, regions).as_bytes())?;
+                return Ok(());
+            }
+            Mode::Cpu => {}
+            _ => {
+                out.write_all(
+                    crate::metrics::text(profile, self.cutoff, self.max_hot_spots).as_bytes(),
+                )?;
+                return Ok(());
+            }
         }
         writeln!(out, "ferrofluid CPU profile")?;
         writeln!(out, "methods: {}", crate::view::methods_note(profile))?;

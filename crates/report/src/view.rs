@@ -2,8 +2,11 @@
 
 use std::fmt::Write as _;
 
+use ferrofluid_profile::Mode;
+
 use ferrofluid_profile::{
-    CallTree, CpuTimes, IdleSpot, NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile, Times,
+    CallTree, CpuTimes, IdleSpot, Metric, NodeId, NodeKind, Profile, ProfileTotals, ThreadProfile,
+    Times,
 };
 
 /// `com.acme.Foo.bar(I)V` for methods; bracketed names for synthetic nodes.
@@ -133,6 +136,16 @@ pub(crate) fn sorted_children(
     id: NodeId,
     times: &[Times],
 ) -> Vec<NodeId> {
+    sorted_children_by(profile, tree, id, |c| times[c.index()].total_ns)
+}
+
+/// Children of `id` by `total` (descending), ties by label then position.
+pub(crate) fn sorted_children_by(
+    profile: &Profile,
+    tree: &CallTree,
+    id: NodeId,
+    total: impl Fn(NodeId) -> u64,
+) -> Vec<NodeId> {
     let mut kids: Vec<(NodeId, String)> = tree
         .node(id)
         .children()
@@ -140,13 +153,48 @@ pub(crate) fn sorted_children(
         .map(|&c| (c, label(profile, tree.node(c).kind, "")))
         .collect();
     kids.sort_by(|(a, la), (b, lb)| {
-        times[b.index()]
-            .total_ns
-            .cmp(&times[a.index()].total_ns)
+        total(*b)
+            .cmp(&total(*a))
             .then_with(|| la.cmp(lb))
             .then(a.cmp(b))
     });
     kids.into_iter().map(|(c, _)| c).collect()
+}
+
+/// A value of `metric` as a number: milliseconds with three decimals for times, else whole.
+pub(crate) fn number(metric: &Metric, v: u64) -> String {
+    if metric.is_time() {
+        ms(v)
+    } else {
+        v.to_string()
+    }
+}
+
+/// A value of `metric` with what it counts: `1.500 ms`, `1200 bytecodes`, `64 bytes`.
+pub(crate) fn tip_amount(metric: &Metric, v: u64) -> String {
+    if metric.is_time() {
+        format!("{} ms", ms(v))
+    } else {
+        format!("{v} {}", metric.name)
+    }
+}
+
+/// [`tip_amount`] that names a time other than `time` too: `0.300 ms native_time`.
+pub(crate) fn amount(metric: &Metric, v: u64) -> String {
+    if metric.is_time() && metric.name != ferrofluid_profile::metric::TIME {
+        format!("{} ms {}", ms(v), metric.name)
+    } else {
+        tip_amount(metric, v)
+    }
+}
+
+/// A column heading for `metric`: `bytecodes`, `time ms`.
+pub(crate) fn heading(metric: &Metric) -> String {
+    if metric.is_time() {
+        format!("{} ms", metric.name)
+    } else {
+        metric.name.clone()
+    }
 }
 
 /// ns as milliseconds with three decimals.
@@ -272,9 +320,9 @@ pub(crate) fn ms_marked(ns: u64, uncertain: bool) -> String {
 /// less certain (`REST_SPREAD`).
 pub(crate) fn uncertainty_note(profile: &Profile) -> Option<String> {
     profile.calibration.map(|_| {
-        let (spread, what) = match profile.regions {
-            Some(_) => (ferrofluid_profile::PROBE_SPREAD, "cost"),
-            None => (ferrofluid_profile::REST_SPREAD, "calibrated cost"),
+        let (spread, what) = match profile.mode {
+            Mode::Region => (ferrofluid_profile::PROBE_SPREAD, "cost"),
+            _ => (ferrofluid_profile::REST_SPREAD, "calibrated cost"),
         };
         format!(
             "~ marks a time that is mostly probe cost (±{:.0}% of the {what} subtracted exceeds \
@@ -368,12 +416,12 @@ pub(crate) fn percent(part: u64, whole: u64) -> String {
 /// One line saying how times were obtained. Call-subgraph probes measure themselves and
 /// calibrate the rest; code-region probes calibrate their whole pair.
 pub(crate) fn times_note(profile: &Profile) -> String {
-    match (profile.calibration, &profile.regions) {
-        (Some(c), Some(_)) => format!(
+    match (profile.calibration, profile.mode == Mode::Region) {
+        (Some(c), true) => format!(
             "compensated for probe overhead (inner {:.1} ns, outer {:.1} ns per call)",
             c.inner_ns, c.outer_ns
         ),
-        (Some(c), None) => format!(
+        (Some(c), false) => format!(
             "compensated for probe overhead (what each probe measured of itself, and inner \
              {:.1} ns, outer {:.1} ns per call calibrated)",
             c.inner_ns, c.outer_ns

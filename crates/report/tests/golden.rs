@@ -209,6 +209,7 @@ fn region() -> Profile {
         ..Default::default()
     };
     Profile {
+        mode: ferrofluid_profile::Mode::Region,
         instrumented: 3,
         calibration: Some(ferrofluid_profile::Calibration {
             inner_ns: 60.0,
@@ -222,4 +223,111 @@ fn region() -> Profile {
 #[test]
 fn golden_region() {
     run_case("region", region());
+}
+
+/// A `count` profile (exact calls and executed bytecodes per context, no clock) of two
+/// threads: a parser whose lexer runs most bytecodes, and a recursive hash.
+fn count() -> Profile {
+    use ferrofluid_profile::{CallTree, Metric, Mode, NodeId, NodeKind, ThreadProfile};
+    let mut p = Profile::new(Mode::Count);
+    p.extra_metrics.push(Metric::new("bytecodes", "count"));
+    p.instrumented = 6;
+    let mut m =
+        |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
+    let main = m("demo.App", "main", "([Ljava/lang/String;)V");
+    let parse = m("demo.Parser", "parse", "(Ljava/lang/String;)Ldemo/Ast;");
+    let next = m("demo.Lexer", "next", "()I");
+    let hash = m("demo.Util", "hash", "(I)I");
+    let run = m("demo.Worker", "run", "()V");
+    let _never = m("demo.Util", "never", "()V");
+    // (parent, kind, calls, bytecodes)
+    let build = |nodes: &[(usize, NodeKind, u64, u64)]| {
+        let mut tree = CallTree::with_width(1);
+        let mut ids = vec![NodeId::ROOT];
+        for &(parent, kind, calls, bytecodes) in nodes {
+            let id = tree.add_child(ids[parent], kind);
+            tree.node_mut(id).calls = calls;
+            tree.extra_mut(id)[0] = bytecodes;
+            ids.push(id);
+        }
+        tree
+    };
+    let main_tree = build(&[
+        (0, main, 1, 20),
+        (1, parse, 3, 900),
+        (2, next, 60, 1200),
+        (1, hash, 1, 50),
+        (4, hash, 1, 40),
+    ]);
+    let worker_tree = build(&[(0, run, 1, 10), (1, next, 40, 800)]);
+    p.threads.push(ThreadProfile::new("main", 1, main_tree));
+    p.threads
+        .push(ThreadProfile::new("worker-1", 14, worker_tree));
+    p
+}
+
+/// An `alloc` profile: objects and bytes allocated per context, no calls.
+fn alloc() -> Profile {
+    use ferrofluid_profile::{CallTree, Metric, Mode, NodeId, NodeKind, ThreadProfile};
+    let mut p = Profile::new(Mode::Alloc);
+    p.extra_metrics = vec![
+        Metric::new("objects", "count"),
+        Metric::new("bytes", "bytes"),
+    ];
+    p.instrumented = 4;
+    let mut m =
+        |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
+    let main = m("demo.App", "main", "([Ljava/lang/String;)V");
+    let fill = m("demo.Cache", "fill", "(I)V");
+    let put = m(
+        "java.util.HashMap",
+        "put",
+        "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;",
+    );
+    let parse = m("demo.Parser", "parse", "(Ljava/lang/String;)Ldemo/Ast;");
+    let mut tree = CallTree::with_width(2);
+    let mut add = |parent: NodeId, kind, objects, bytes| {
+        let id = tree.add_child(parent, kind);
+        tree.extra_mut(id).copy_from_slice(&[objects, bytes]);
+        id
+    };
+    let main = add(NodeId::ROOT, main, 1, 24);
+    let fill = add(main, fill, 100, 6_400);
+    add(fill, put, 50, 1_600);
+    add(main, parse, 10, 480);
+    p.threads.push(ThreadProfile::new("main", 1, tree));
+    p
+}
+
+/// Every writer renders a `count` profile from its metrics; folded stacks weigh by any one.
+#[test]
+fn golden_count() {
+    run_case("count", count());
+    let calls = CollapsedReport::default().with_weight(Weight::Metric("calls".into()));
+    let mut out = Vec::new();
+    calls.write(&count(), &mut out).unwrap();
+    check("count", "report.calls.collapsed", &out);
+}
+
+/// The same for an `alloc` profile, which has no calls; a metric it lacks is an error.
+#[test]
+fn golden_alloc() {
+    run_case("alloc", alloc());
+    let objects = CollapsedReport::default().with_weight(Weight::Metric("objects".into()));
+    let mut out = Vec::new();
+    objects.write(&alloc(), &mut out).unwrap();
+    check("alloc", "report.objects.collapsed", &out);
+    let html = ferrofluid_report::html::HtmlReport::default()
+        .with_weight(Weight::Metric("objects".into()));
+    let mut out = Vec::new();
+    html.write(&alloc(), &mut out).unwrap();
+    check("alloc", "report.objects.html", &out);
+    let err = CollapsedReport::default()
+        .with_weight(Weight::Metric("calls".into()))
+        .write(&alloc(), &mut Vec::new())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot write the report: the profile has no metric \"calls\""
+    );
 }

@@ -95,3 +95,62 @@ fn every_written_field_is_documented() {
         "not in docs/json-schema.md: {undocumented:?}"
     );
 }
+
+fn tagged_blocks(md: &str, tag: &str) -> Vec<String> {
+    let open = format!("```json {tag}");
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in md.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, l) if l == open => current = Some(String::new()),
+            (Some(_), "```") => blocks.push(current.take().unwrap()),
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// The `count` example reads into a profile with a `bytecodes` side table and is written back
+/// byte for byte.
+#[test]
+fn the_count_example_round_trips() {
+    let blocks = tagged_blocks(&schema_doc(), "count");
+    assert_eq!(blocks.len(), 1);
+    let value: Value = serde_json::from_str(&blocks[0]).unwrap();
+    let doc: Document = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&doc).unwrap(), value);
+    let profile = Profile::from_document(&doc).unwrap();
+    assert_eq!(profile.mode, ferrofluid_profile::Mode::Count);
+    assert_eq!(profile.threads[0].tree.width(), 1);
+    assert_eq!(profile.to_document(), doc);
+    let mut written = Vec::new();
+    profile.write_json(&mut written).unwrap();
+    assert_eq!(String::from_utf8(written).unwrap(), blocks[0]);
+}
+
+/// The keys of the other modes' documents are documented too.
+#[test]
+fn every_metric_key_is_documented() {
+    let md = schema_doc();
+    let mut seen = BTreeSet::new();
+    for case in ["count", "alloc"] {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/{case}/report.json"));
+        keys(&ferrofluid_testkit::read_profile_json(&path), &mut seen);
+    }
+    for key in ["metrics", "name", "unit", "bytecodes", "objects", "bytes"] {
+        assert!(seen.contains(key), "{key} not written: {seen:?}");
+    }
+    let undocumented: Vec<_> = seen
+        .iter()
+        .filter(|k| !md.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "not in docs/json-schema.md: {undocumented:?}"
+    );
+}

@@ -211,6 +211,7 @@ fn failed_classes_are_named_in_the_headers() {
          callers&#39; self time): org.eclipse.jetty.util.log.Slf4jLog (JVMTI_ERROR_INVALID_CLASS)\
          </td></tr>"
     ));
+    p.mode = ferrofluid_profile::Mode::Region;
     p.regions = Some(Vec::new());
     let region = render(&p, &TextReport::default());
     assert!(region.contains(
@@ -456,6 +457,7 @@ fn nested_regions_count_once_in_folded_stacks() {
         ..Default::default()
     };
     let p = Profile {
+        mode: ferrofluid_profile::Mode::Region,
         instrumented: 3,
         regions: Some(vec![
             region("outer", 10_000_000, 4_000_000),

@@ -108,6 +108,7 @@ impl Engine for Region {
     }
 
     fn snapshot(&self, profile: &mut Profile) {
+        profile.mode = ferrofluid_profile::Mode::Region;
         profile.regions = Some(snapshot(crate::session::method_name));
     }
 

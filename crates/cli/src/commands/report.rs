@@ -6,8 +6,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ferrofluid_profile::Profile;
-use ferrofluid_report::Format;
+use ferrofluid_profile::{Mode, Profile};
+use ferrofluid_report::{Format, Weight};
 
 /// Arguments of `ferrofluid report`.
 #[derive(Debug, clap::Args)]
@@ -23,10 +23,13 @@ pub struct ReportArgs {
     /// Output format, overriding the extension of -o.
     #[arg(long, value_enum, value_name = "F")]
     pub format: Option<FormatArg>,
-    /// Folded stacks' values: compensated self wall time, or thread CPU time for a profile
-    /// recorded with --cpu (HTML shows both flame graphs by itself).
-    #[arg(long, value_enum, value_name = "W", default_value = "wall")]
-    pub weight: WeightArg,
+    /// The metric folded stacks' values (and the HTML flame graph of a profile of another mode
+    /// than cpu) weigh by: `wall` (compensated self wall time, the default of a CPU profile),
+    /// `cpu` (thread CPU time of a profile recorded with --cpu; its HTML shows both flame graphs
+    /// by itself), or a metric of the profile (`calls`, `bytecodes`, `objects`, `bytes`,
+    /// `samples`...). Default: the mode's primary metric.
+    #[arg(long, value_name = "METRIC")]
+    pub weight: Option<String>,
     /// Rank the time of threads found blocked when the profile was taken (waiting, parked,
     /// sleeping, blocked in a socket read...) in the hot spots with the rest, instead of
     /// listing it apart (text and HTML).
@@ -54,15 +57,6 @@ impl From<VirtualThreadsArg> for ferrofluid_report::VirtualThreads {
             VirtualThreadsArg::Each => ferrofluid_report::VirtualThreads::Each,
         }
     }
-}
-
-/// Weights accepted by `--weight`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum WeightArg {
-    /// Wall time.
-    Wall,
-    /// Thread CPU time.
-    Cpu,
 }
 
 /// Formats accepted by `--format`.
@@ -121,6 +115,23 @@ pub enum ReportCmdError {
     /// `--weight cpu` for another format than folded stacks.
     #[error("--weight cpu applies to folded stacks (--format collapsed); the HTML report shows a CPU flame graph by itself, and text and JSON show CPU columns")]
     WeightFormat,
+    /// `--weight METRIC` (not `wall` or `cpu`) for text or JSON, or for the HTML report of a
+    /// CPU profile.
+    #[error("--weight {weight} applies to folded stacks (--format collapsed) and to the HTML flame graph of a profile of another mode than cpu")]
+    MetricFormat {
+        /// The metric asked for.
+        weight: String,
+    },
+    /// `--weight METRIC` naming no metric of the profile.
+    #[error("{} has no metric {weight:?} (its metrics: {available})", path.display())]
+    NoMetric {
+        /// Input path.
+        path: PathBuf,
+        /// The metric asked for.
+        weight: String,
+        /// The profile's metrics, comma-separated.
+        available: String,
+    },
     /// `--weight cpu` for a profile without CPU times.
     #[error("{} has no thread CPU times; record the profile with --cpu to weigh stacks by CPU time", path.display())]
     NoCpu {
@@ -177,30 +188,7 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
         path: args.input.clone(),
         source,
     })?;
-    let vthreads = args.virtual_threads.into();
-    let writer: Box<dyn ferrofluid_report::Report> = match args.weight {
-        WeightArg::Wall if format == Format::Text => Box::new(
-            ferrofluid_report::text::TextReport::default()
-                .with_idle(args.include_idle)
-                .with_virtual_threads(vthreads),
-        ),
-        WeightArg::Wall if format == Format::Html => Box::new(
-            ferrofluid_report::html::HtmlReport::default()
-                .with_idle(args.include_idle)
-                .with_virtual_threads(vthreads),
-        ),
-        WeightArg::Wall => format.writer(),
-        WeightArg::Cpu if format != Format::Collapsed => return Err(ReportCmdError::WeightFormat),
-        WeightArg::Cpu if !profile.has_cpu() => {
-            return Err(ReportCmdError::NoCpu {
-                path: args.input.clone(),
-            })
-        }
-        WeightArg::Cpu => Box::new(
-            ferrofluid_report::collapsed::CollapsedReport::default()
-                .with_weight(ferrofluid_report::Weight::Cpu),
-        ),
-    };
+    let writer = writer(args, &profile, format)?;
     let result = match target {
         Target::Stdout => {
             let mut out = io::stdout().lock();
@@ -221,6 +209,68 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
             Target::File(p) => p.to_path_buf(),
         },
         source,
+    })
+}
+
+/// The writer of `format` for `profile` with the options of `args`.
+fn writer(
+    args: &ReportArgs,
+    profile: &Profile,
+    format: Format,
+) -> Result<Box<dyn ferrofluid_report::Report>, ReportCmdError> {
+    use ferrofluid_report::collapsed::CollapsedReport;
+    use ferrofluid_report::html::HtmlReport;
+    use ferrofluid_report::text::TextReport;
+    let weight = args.weight.as_deref().map(Weight::named);
+    let vthreads = args.virtual_threads.into();
+    // The weight must name one of the profile's metrics where it is used.
+    let check = |w: &Weight| match w.resolve(profile) {
+        Some(_) => Ok(()),
+        None if *w == Weight::Cpu && profile.mode == Mode::Cpu => Err(ReportCmdError::NoCpu {
+            path: args.input.clone(),
+        }),
+        None => Err(ReportCmdError::NoMetric {
+            path: args.input.clone(),
+            weight: args.weight.clone().unwrap_or_default(),
+            available: profile
+                .metrics()
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    };
+    Ok(match (format, weight) {
+        (Format::Collapsed, Some(w)) => {
+            check(&w)?;
+            Box::new(CollapsedReport::default().with_weight(w))
+        }
+        (Format::Html, Some(w)) if profile.mode != Mode::Cpu => {
+            check(&w)?;
+            Box::new(
+                HtmlReport::default()
+                    .with_weight(w)
+                    .with_idle(args.include_idle)
+                    .with_virtual_threads(vthreads),
+            )
+        }
+        (_, Some(Weight::Cpu)) => return Err(ReportCmdError::WeightFormat),
+        (Format::Text, None | Some(Weight::Wall)) => Box::new(
+            TextReport::default()
+                .with_idle(args.include_idle)
+                .with_virtual_threads(vthreads),
+        ),
+        (Format::Html, None | Some(Weight::Wall)) => Box::new(
+            HtmlReport::default()
+                .with_idle(args.include_idle)
+                .with_virtual_threads(vthreads),
+        ),
+        (_, None | Some(Weight::Wall)) => format.writer(),
+        (_, Some(_)) => {
+            return Err(ReportCmdError::MetricFormat {
+                weight: args.weight.clone().unwrap_or_default(),
+            })
+        }
     })
 }
 
@@ -336,6 +386,48 @@ mod tests {
             format!(
                 "{} has no thread CPU times; record the profile with --cpu to weigh stacks by CPU time",
                 fig4.display()
+            )
+        );
+    }
+
+    #[test]
+    fn other_modes_weigh_by_any_of_their_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = golden("count", "input.json");
+        let alloc = golden("alloc", "input.json");
+        let run = |input: &Path, out: &str, extra: &[&str]| {
+            let out = dir.path().join(out);
+            let mut argv = vec![input.to_str().unwrap(), "-o", out.to_str().unwrap()];
+            argv.extend_from_slice(extra);
+            convert(&parse(&argv)).map(|()| std::fs::read(&out).unwrap())
+        };
+        // Default: the mode's primary metric (bytecodes), as the golden report.
+        assert_eq!(
+            run(&count, "count.collapsed", &[]).unwrap(),
+            std::fs::read(golden("count", "report.collapsed")).unwrap()
+        );
+        assert_eq!(
+            run(&count, "calls.collapsed", &["--weight", "calls"]).unwrap(),
+            std::fs::read(golden("count", "report.calls.collapsed")).unwrap()
+        );
+        assert_eq!(
+            run(&alloc, "objects.html", &["--weight", "objects"]).unwrap(),
+            std::fs::read(golden("alloc", "report.objects.html")).unwrap()
+        );
+        assert_eq!(
+            run(&count, "count.txt", &["--weight", "calls"])
+                .unwrap_err()
+                .to_string(),
+            "--weight calls applies to folded stacks (--format collapsed) and to the HTML flame \
+             graph of a profile of another mode than cpu"
+        );
+        assert_eq!(
+            run(&alloc, "alloc.collapsed", &["--weight", "calls"])
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "{} has no metric \"calls\" (its metrics: objects, bytes)",
+                alloc.display()
             )
         );
     }

@@ -1,0 +1,425 @@
+//! What the nodes of a profile's trees measure: its metrics, as pprof's sample types are
+//! (a name and a unit: `calls`/`count`, `time`/`nanoseconds`, `bytes`/`bytes`). Every node
+//! carries one value per metric; its self and total values are derived here, so that hot
+//! spots, folded stacks, flame graphs and call trees work over "metric i" whatever the mode
+//! (docs/decisions/0024-metrics-model.md).
+//!
+//! ```
+//! use ferrofluid_profile::{CallTree, Metric, Mode, NodeId, NodeKind, Profile, ThreadProfile};
+//!
+//! let mut profile = Profile::new(Mode::Count);
+//! profile.extra_metrics.push(Metric::new("bytecodes", "count"));
+//! let f = profile.methods.insert("demo.A", "f", "()V");
+//! let g = profile.methods.insert("demo.A", "g", "()V");
+//! let mut tree = CallTree::with_width(1);
+//! let fi = tree.add_child(NodeId::ROOT, NodeKind::Method(f));
+//! let gi = tree.add_child(fi, NodeKind::Method(g));
+//! tree.node_mut(fi).calls = 1;
+//! tree.extra_mut(fi)[0] = 10;
+//! tree.node_mut(gi).calls = 4;
+//! tree.extra_mut(gi)[0] = 100;
+//! profile.threads.push(ThreadProfile::new("main", 1, tree));
+//!
+//! let names: Vec<String> = profile.metrics().iter().map(ToString::to_string).collect();
+//! assert_eq!(names, ["calls/count", "bytecodes/count"]);
+//! let bytecodes = profile.metric_index("bytecodes").unwrap();
+//! assert_eq!(profile.primary_metric(), Some(bytecodes));
+//! let values = profile.metric_values(&profile.threads[0].tree, bytecodes);
+//! assert_eq!((values[fi.index()].self_value, values[fi.index()].total), (10, 110));
+//! let totals = profile.metric_totals();
+//! assert_eq!(totals.totals, [5, 110]);
+//! assert_eq!(totals.hot_spots[0].kind, NodeKind::Method(g));
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::method::MethodId;
+use crate::mode::Mode;
+use crate::profile::Profile;
+use crate::tree::{CallTree, NodeId, NodeKind};
+
+/// Name of the metric kept in [`crate::Node::calls`]: invocations.
+pub const CALLS: &str = "calls";
+/// Name of the metric kept in [`crate::Node::total_ns`]: time including callees, compensated
+/// with the profile's calibration when it has one.
+pub const TIME: &str = "time";
+/// Name of the metric kept in [`crate::Node::cpu_ns`]: thread CPU time including callees.
+pub const CPU_TIME: &str = "cpu_time";
+
+/// Unit of counted metrics.
+pub const COUNT: &str = "count";
+/// Unit of times.
+pub const NANOSECONDS: &str = "nanoseconds";
+/// Unit of sizes.
+pub const BYTES: &str = "bytes";
+
+/// One metric of a profile: pprof's `ValueType`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Metric {
+    /// `calls`, `time`, `bytecodes`, `objects`, `bytes`, `samples`...; also the key of its
+    /// values in the document's nodes.
+    pub name: String,
+    /// `count`, `nanoseconds` or `bytes`.
+    pub unit: String,
+}
+
+impl Metric {
+    /// A metric named `name`, counted in `unit`.
+    pub fn new(name: impl Into<String>, unit: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            unit: unit.into(),
+        }
+    }
+
+    /// Whether its values are times in nanoseconds.
+    pub fn is_time(&self) -> bool {
+        self.unit == NANOSECONDS
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.name, self.unit)
+    }
+}
+
+/// Where a node keeps a metric's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// [`crate::Node::calls`], the node's own count.
+    Calls,
+    /// [`crate::Node::total_ns`], including callees; compensated.
+    Time,
+    /// [`crate::Node::cpu_ns`], including callees; compensated.
+    CpuTime,
+    /// Column `i` of the tree's side table ([`CallTree::extra`]), the node's own value.
+    Extra(usize),
+}
+
+/// A node's value of one metric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Value {
+    /// The node's own: its self time, its calls, the bytes it allocated itself.
+    pub self_value: u64,
+    /// With its callees'.
+    pub total: u64,
+}
+
+/// One method (or the overflow bucket) over all its contexts and threads, per metric.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricSpot {
+    /// [`NodeKind::Method`] or [`NodeKind::Overflow`].
+    pub kind: NodeKind,
+    /// Per metric of [`MetricTotals::metrics`]: self values summed over all contexts, and
+    /// totals of the outermost contexts only (a recursive call is counted once).
+    pub values: Vec<Value>,
+}
+
+/// The totals of a profile over its metrics, computed once for every writer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricTotals {
+    /// [`Profile::metrics`].
+    pub metrics: Vec<Metric>,
+    /// The metric hot spots are ranked by ([`Profile::primary_metric`], else 0).
+    pub primary: usize,
+    /// Per thread, per metric, per node: the values ([`Profile::metric_values`]).
+    pub threads: Vec<Vec<Vec<Value>>>,
+    /// Per metric: the sum of the threads' roots' totals.
+    pub totals: Vec<u64>,
+    /// By the primary metric's self value (descending), then the other metrics' in order,
+    /// then method id; the overflow bucket sorts like a method.
+    pub hot_spots: Vec<MetricSpot>,
+}
+
+impl Mode {
+    /// The metrics a node of this mode keeps in its own fields ([`Slot`]), before the
+    /// profile's extra metrics; a CPU profile with thread CPU times adds `cpu_time`.
+    pub fn inline_metrics(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Mode::Cpu | Mode::Native => &[(CALLS, COUNT), (TIME, NANOSECONDS)],
+            Mode::Count => &[(CALLS, COUNT)],
+            Mode::Region | Mode::Alloc | Mode::Sample => &[],
+        }
+    }
+
+    /// The extra metrics a document of this mode carries when it does not declare them:
+    /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` (native), `samples`
+    /// (sample).
+    pub fn default_metrics(self) -> Vec<Metric> {
+        match self {
+            Mode::Cpu | Mode::Region => Vec::new(),
+            Mode::Count => vec![Metric::new("bytecodes", COUNT)],
+            Mode::Alloc => vec![Metric::new("objects", COUNT), Metric::new(BYTES, BYTES)],
+            Mode::Native => vec![Metric::new("native_time", NANOSECONDS)],
+            Mode::Sample => vec![Metric::new("samples", COUNT)],
+        }
+    }
+
+    /// The metric reports weigh by unless told otherwise: `time` (cpu, native, region),
+    /// `bytecodes` (count), `bytes` (alloc), `samples` (sample).
+    pub fn primary_metric(self) -> &'static str {
+        match self {
+            Mode::Cpu | Mode::Native | Mode::Region => TIME,
+            Mode::Count => "bytecodes",
+            Mode::Alloc => BYTES,
+            Mode::Sample => "samples",
+        }
+    }
+}
+
+impl Profile {
+    /// Every metric of this profile, in column order: the mode's own
+    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU profile has thread CPU times), then
+    /// [`Profile::extra_metrics`].
+    pub fn metrics(&self) -> Vec<Metric> {
+        self.slots().into_iter().map(|(m, _)| m).collect()
+    }
+
+    /// [`Profile::metrics`] with where nodes keep each.
+    pub fn slots(&self) -> Vec<(Metric, Slot)> {
+        let mut slots: Vec<(Metric, Slot)> = self
+            .mode
+            .inline_metrics()
+            .iter()
+            .map(|&(name, unit)| {
+                let slot = if name == CALLS {
+                    Slot::Calls
+                } else {
+                    Slot::Time
+                };
+                (Metric::new(name, unit), slot)
+            })
+            .collect();
+        if self.mode == Mode::Cpu && self.has_cpu() {
+            slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
+        }
+        slots.extend(
+            self.extra_metrics
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.clone(), Slot::Extra(i))),
+        );
+        slots
+    }
+
+    /// The index in [`Profile::metrics`] of the metric named `name`.
+    pub fn metric_index(&self, name: &str) -> Option<usize> {
+        self.metrics().iter().position(|m| m.name == name)
+    }
+
+    /// The index of the mode's primary metric ([`Mode::primary_metric`]), else the first
+    /// metric; `None` when the profile has none.
+    pub fn primary_metric(&self) -> Option<usize> {
+        self.metric_index(self.mode.primary_metric())
+            .or_else(|| (!self.metrics().is_empty()).then_some(0))
+    }
+
+    /// The values of metric `index` of [`Profile::metrics`] for every node of `tree` (all 0
+    /// for an index out of range). Times are compensated as [`Profile::times`] does.
+    pub fn metric_values(&self, tree: &CallTree, index: usize) -> Vec<Value> {
+        match self.slots().get(index).map(|&(_, s)| s) {
+            Some(slot) => self.slot_values(tree, slot),
+            None => vec![Value::default(); tree.len()],
+        }
+    }
+
+    fn slot_values(&self, tree: &CallTree, slot: Slot) -> Vec<Value> {
+        match slot {
+            Slot::Time => self
+                .times(tree)
+                .iter()
+                .map(|t| Value {
+                    self_value: t.self_ns,
+                    total: t.total_ns,
+                })
+                .collect(),
+            Slot::CpuTime => self
+                .cpu_times(tree)
+                .iter()
+                .map(|c| {
+                    c.map_or_else(Value::default, |c| Value {
+                        self_value: c.self_ns,
+                        total: c.total_ns,
+                    })
+                })
+                .collect(),
+            Slot::Calls => summed(tree, |id| tree.node(id).calls),
+            Slot::Extra(i) => summed(tree, |id| tree.extra(id).get(i).copied().unwrap_or(0)),
+        }
+    }
+
+    /// Totals and hot spots over every metric ([`MetricTotals`]).
+    pub fn metric_totals(&self) -> MetricTotals {
+        let slots = self.slots();
+        let threads: Vec<Vec<Vec<Value>>> = self
+            .threads
+            .iter()
+            .map(|t| {
+                slots
+                    .iter()
+                    .map(|&(_, s)| self.slot_values(&t.tree, s))
+                    .collect()
+            })
+            .collect();
+        let totals = (0..slots.len())
+            .map(|i| {
+                threads
+                    .iter()
+                    .map(|t| t[i][NodeId::ROOT.index()].total)
+                    .sum()
+            })
+            .collect();
+        let mut by_kind: HashMap<NodeKind, MetricSpot> = HashMap::new();
+        for (thread, values) in self.threads.iter().zip(&threads) {
+            add_spots(&thread.tree, values, &mut by_kind);
+        }
+        let primary = self.primary_metric().unwrap_or(0);
+        let mut hot_spots: Vec<MetricSpot> = by_kind.into_values().collect();
+        hot_spots.sort_by(|a, b| {
+            let own = |s: &MetricSpot, i: usize| s.values.get(i).map_or(0, |v| v.self_value);
+            let mut order = own(b, primary).cmp(&own(a, primary));
+            for i in 0..slots.len() {
+                order = order.then(own(b, i).cmp(&own(a, i)));
+            }
+            order.then(sort_key(a.kind).cmp(&sort_key(b.kind)))
+        });
+        MetricTotals {
+            metrics: slots.into_iter().map(|(m, _)| m).collect(),
+            primary,
+            threads,
+            totals,
+            hot_spots,
+        }
+    }
+}
+
+/// Values whose node keeps its own (`own`): totals summed bottom-up (children are stored
+/// after their parents).
+fn summed(tree: &CallTree, own: impl Fn(NodeId) -> u64) -> Vec<Value> {
+    let mut values: Vec<Value> = tree
+        .ids()
+        .map(|id| {
+            let v = own(id);
+            Value {
+                self_value: v,
+                total: v,
+            }
+        })
+        .collect();
+    for id in tree.ids().rev() {
+        if let Some(p) = tree.node(id).parent() {
+            values[p.index()].total += values[id.index()].total;
+        }
+    }
+    values
+}
+
+/// Adds the spots of one tree (`values` per metric, per node): depth first with the kinds on
+/// the current path, so that a recursive context's total is not added to its outer one's.
+fn add_spots(tree: &CallTree, values: &[Vec<Value>], by_kind: &mut HashMap<NodeKind, MetricSpot>) {
+    let mut on_path: HashMap<NodeKind, u32> = HashMap::new();
+    let mut stack = vec![(tree.root(), false)];
+    while let Some((id, leaving)) = stack.pop() {
+        let node = tree.node(id);
+        if leaving {
+            *on_path.get_mut(&node.kind).expect("kind entered") -= 1;
+            continue;
+        }
+        if node.kind != NodeKind::Thread {
+            let outermost = on_path.get(&node.kind).copied().unwrap_or(0) == 0;
+            let spot = by_kind.entry(node.kind).or_insert_with(|| MetricSpot {
+                kind: node.kind,
+                values: vec![Value::default(); values.len()],
+            });
+            for (sum, metric) in spot.values.iter_mut().zip(values) {
+                sum.self_value += metric[id.index()].self_value;
+                if outermost {
+                    sum.total += metric[id.index()].total;
+                }
+            }
+        }
+        *on_path.entry(node.kind).or_insert(0) += 1;
+        stack.push((id, true));
+        for &c in node.children().iter().rev() {
+            stack.push((c, false));
+        }
+    }
+}
+
+fn sort_key(kind: NodeKind) -> (u8, MethodId) {
+    match kind {
+        NodeKind::Method(m) => (0, m),
+        NodeKind::Overflow => (1, MethodId(0)),
+        NodeKind::Thread => (2, MethodId(0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Stamp, ThreadProfile, ThreadRecorder};
+
+    #[test]
+    fn a_cpu_profile_declares_calls_time_and_cpu_time_when_measured() {
+        let mut p = Profile::default();
+        let f = p.methods.insert("demo.A", "f", "()V");
+        let mut rec = ThreadRecorder::default();
+        rec.enter(f, Stamp::with_cpu(0, 0));
+        rec.exit(f, Stamp::with_cpu(100, 60)).unwrap();
+        let tree = rec.finish(Stamp::with_cpu(100, 60));
+        let cpu_ns = tree.node(NodeId::ROOT).cpu_ns;
+        p.threads.push(ThreadProfile::new("main", 1, tree));
+        let names =
+            |p: &Profile| -> Vec<String> { p.metrics().iter().map(|m| m.to_string()).collect() };
+        assert_eq!(names(&p), ["calls/count", "time/nanoseconds"]);
+        assert_eq!(p.primary_metric(), Some(1));
+        p.threads[0].cpu_ns = cpu_ns;
+        assert_eq!(
+            names(&p),
+            ["calls/count", "time/nanoseconds", "cpu_time/nanoseconds"]
+        );
+        let totals = p.metric_totals();
+        assert_eq!(totals.totals, [1, 100, 60]);
+        assert_eq!(totals.hot_spots.len(), 1);
+        // The same sums as the CPU hot spots.
+        let spot = &p.hot_spots()[0];
+        let generic = &totals.hot_spots[0];
+        assert_eq!(
+            (generic.values[0].self_value, generic.values[1].self_value),
+            (spot.calls, spot.self_ns)
+        );
+    }
+
+    #[test]
+    fn recursion_counts_a_total_once() {
+        let mut p = Profile::new(Mode::Alloc);
+        p.extra_metrics = vec![Metric::new("objects", COUNT), Metric::new("bytes", BYTES)];
+        let r = NodeKind::Method(p.methods.insert("demo.A", "r", "()V"));
+        let mut tree = CallTree::with_width(2);
+        let outer = tree.add_child(NodeId::ROOT, r);
+        let inner = tree.add_child(outer, r);
+        tree.extra_mut(outer).copy_from_slice(&[1, 16]);
+        tree.extra_mut(inner).copy_from_slice(&[2, 48]);
+        p.threads.push(ThreadProfile::new("main", 1, tree));
+        let totals = p.metric_totals();
+        assert_eq!(totals.primary, 1);
+        assert_eq!(totals.totals, [3, 64]);
+        assert_eq!(
+            totals.hot_spots[0].values,
+            [
+                Value {
+                    self_value: 3,
+                    total: 3
+                },
+                Value {
+                    self_value: 64,
+                    total: 64
+                }
+            ]
+        );
+    }
+}
