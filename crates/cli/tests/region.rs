@@ -156,8 +156,16 @@ fn text_and_html_reports_and_an_empty_region() {
     assert_eq!(lines[0], "ferrofluid code-region profile");
     assert_eq!(lines[1], "methods: 1 instrumented, 1 called");
     assert!(lines[3].starts_with("marks: ~ marks a time"), "{text}");
-    assert!(lines[5].starts_with("region "), "{text}");
-    assert!(lines[6].starts_with("Region.sleepy(I)V      5  "), "{text}");
+    // The header may go on with a "! compensation unreliable" line on a busy machine.
+    let table = lines
+        .iter()
+        .position(|l| l.starts_with("region "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(table == 5 || lines[4].starts_with("! "), "{text}");
+    assert!(
+        lines[table + 1].starts_with("Region.sleepy(I)V      5  "),
+        "{text}"
+    );
     assert!(
         text.contains("\nlatency distribution of Region.sleepy(I)V:\n"),
         "{text}"
