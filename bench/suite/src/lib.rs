@@ -4,6 +4,7 @@
 //! table goes into docs/PERFORMANCE.md. See bench/README.md.
 
 pub mod charged;
+pub mod compare;
 pub mod doc;
 pub mod exec;
 pub mod modes;

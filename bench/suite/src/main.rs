@@ -8,7 +8,7 @@ use ferrofluid_suite::modes::{Mode, ALL};
 use ferrofluid_suite::suite::{self, Config};
 use ferrofluid_suite::table::{self, Machine};
 use ferrofluid_suite::workloads::{by_name, Workload, WORKLOADS};
-use ferrofluid_suite::{doc, prepare, SuiteError};
+use ferrofluid_suite::{compare, doc, prepare, SuiteError};
 
 #[derive(Parser)]
 #[command(
@@ -63,6 +63,12 @@ enum Cmd {
         /// The agent library for `ferrofluid run --agent` [default: next to the binary]
         #[arg(long)]
         agent: Option<PathBuf>,
+        /// Compare with another build: a directory holding its `ferrofluid` and
+        /// `libferrofluid_agent.so`. Each ferrofluid mode runs under both builds, interleaved; the
+        /// table of both slowdowns goes into docs/PERFORMANCE.md between its compare markers
+        /// (to stdout with --no-doc)
+        #[arg(long, value_name = "DIR")]
+        reference: Option<PathBuf>,
     },
 }
 
@@ -124,6 +130,7 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
             keep,
             ferrofluid,
             agent,
+            reference,
         } => {
             let mut selected = select(&workloads)?;
             if smoke && workloads.is_empty() {
@@ -172,6 +179,44 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
                 methodevents: work.join("libmethodevents.so"),
                 keep,
             };
+            if let Some(dir) = reference {
+                let pair = (dir.join("ferrofluid"), dir.join("libferrofluid_agent.so"));
+                if !pair.0.is_file() || !pair.1.is_file() {
+                    return Err(SuiteError::Setup(format!(
+                        "{} must hold `ferrofluid` and `libferrofluid_agent.so`",
+                        dir.display()
+                    )));
+                }
+                let machine = Machine::before(&cfg, &repo());
+                let (results, failures) = compare::run(&cfg, pair)?;
+                let section = format!(
+                    "- Date: {}; current build: commit `{}`; reference: `{}`\n- Load average \
+                     (1/5/15 min) before {}, after {}\n- Command: `{}`\n\n{}",
+                    machine.date,
+                    machine.commit,
+                    dir.display(),
+                    machine.load_before,
+                    table::load_average(),
+                    machine.command,
+                    compare::render(&results, &cfg.modes, cfg.n)
+                );
+                if no_doc {
+                    print!("{section}");
+                } else {
+                    let doc_path = repo().join("docs/PERFORMANCE.md");
+                    let old = std::fs::read_to_string(&doc_path)
+                        .map_err(SuiteError::io(format!("read {}", doc_path.display())))?;
+                    let new =
+                        doc::replace_between(&old, doc::COMPARE_BEGIN, doc::COMPARE_END, &section);
+                    std::fs::write(&doc_path, new)
+                        .map_err(SuiteError::io(format!("write {}", doc_path.display())))?;
+                    eprintln!(
+                        "ferrofluid-suite: comparison written to {}",
+                        doc_path.display()
+                    );
+                }
+                return Ok(failed(&failures));
+            }
             let doc_path = repo().join("docs/PERFORMANCE.md");
             let write_doc = !no_doc && !smoke;
             let mut machine = Machine::before(&cfg, &repo());
@@ -214,16 +259,21 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
             if write_doc {
                 eprintln!("ferrofluid-suite: table written to {}", doc_path.display());
             }
-            if report.failures.is_empty() {
-                eprintln!("ferrofluid-suite: all checksums equal the baselines'");
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("ferrofluid-suite: OUTPUT EQUALITY FAILED:");
-                for f in &report.failures {
-                    eprintln!("  {} / {}: {}", f.workload, f.mode.name(), f.message);
-                }
-                Ok(ExitCode::from(1))
-            }
+            Ok(failed(&report.failures))
         }
+    }
+}
+
+/// Exit status 1 when some run's output differed from its baseline's (each is named).
+fn failed(failures: &[suite::Failure]) -> ExitCode {
+    if failures.is_empty() {
+        eprintln!("ferrofluid-suite: all checksums equal the baselines'");
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("ferrofluid-suite: OUTPUT EQUALITY FAILED:");
+        for f in failures {
+            eprintln!("  {} / {}: {}", f.workload, f.mode.name(), f.message);
+        }
+        ExitCode::from(1)
     }
 }

@@ -295,7 +295,7 @@ pub fn command(
     Ok(cmd)
 }
 
-fn one_run(
+pub(crate) fn one_run(
     cfg: &Config,
     w: &Workload,
     mode: Mode,

@@ -1,13 +1,18 @@
 #!/bin/sh
 # Per-call probe cost of the agent's hooks, driven from Java (see HookBench.java and the
 # "Agent hot path" section of docs/PERFORMANCE.md). Usage: crates/agent/benches/hooks/run.sh [calls]
+# AGENT=path/libferrofluid_agent.so measures that library instead of building this checkout's.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 calls=${1:-10000000}
-cargo build --release -q -p ferrofluid-agent --manifest-path "$root/Cargo.toml"
-so="$target/release/libferrofluid_agent.so"
+if [ -n "${AGENT:-}" ]; then
+    so=$AGENT
+else
+    cargo build --release -q -p ferrofluid-agent --manifest-path "$root/Cargo.toml"
+    so="$target/release/libferrofluid_agent.so"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 javac -d "$work" "$here/HookBench.java"
