@@ -10,9 +10,17 @@ mod common;
 use common::{compile, ferrofluid, run_java};
 
 fn gate_profile(version: &str, name: &str) -> PathBuf {
-    let dir = compile(&format!("gate/{version}/Gate.java"), &format!("gate-{version}"));
+    let dir = compile(
+        &format!("gate/{version}/Gate.java"),
+        &format!("gate-{version}"),
+    );
     let out = dir.join(name);
-    run_java(&["--root", "Gate::root", "--include", "Gate"], &out, &dir, "Gate");
+    run_java(
+        &["--root", "Gate::root", "--include", "Gate"],
+        &out,
+        &dir,
+        "Gate",
+    );
     out
 }
 
@@ -56,7 +64,10 @@ fn a_call_more_fails_the_gate_and_identical_runs_pass() {
         out.contains("  context calls: 3 -> 4 (+1)   Gate.root()V;Gate.step(I)V\n"),
         "{out}"
     );
-    assert!(out.contains("  method calls: 3 -> 4 (+1)   Gate.step(I)V\n"), "{out}");
+    assert!(
+        out.contains("  method calls: 3 -> 4 (+1)   Gate.step(I)V\n"),
+        "{out}"
+    );
     assert!(!out.contains("Gate.check()V\n"), "{out}");
 
     // A third more calls is within 50%.
@@ -69,7 +80,9 @@ fn a_call_more_fails_the_gate_and_identical_runs_pass() {
     let o = diff(&[p(&base), p(&new), "-o", p(&json)]);
     assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
     assert!(
-        text(&o).0.starts_with("ferrofluid diff: 2 changes beyond the thresholds; moved most:\n"),
+        text(&o)
+            .0
+            .starts_with("ferrofluid diff: 2 changes beyond the thresholds; moved most:\n"),
         "{:?}",
         text(&o)
     );
@@ -80,7 +93,10 @@ fn a_call_more_fails_the_gate_and_identical_runs_pass() {
     assert_eq!(ex.len(), 2, "{doc}");
     assert_eq!(ex[0]["name"], "Gate.root()V;Gate.step(I)V");
     assert_eq!(
-        (ex[0]["change"]["base"].as_u64(), ex[0]["change"]["new"].as_u64()),
+        (
+            ex[0]["change"]["base"].as_u64(),
+            ex[0]["change"]["new"].as_u64()
+        ),
         (Some(3), Some(4))
     );
     let html = dir.join("diff.html");

@@ -35,7 +35,9 @@ use crate::ReportError;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum DiffError {
     /// They measure different things.
-    #[error("cannot compare a {base} profile with a {new} profile: diff two profiles of the same mode")]
+    #[error(
+        "cannot compare a {base} profile with a {new} profile: diff two profiles of the same mode"
+    )]
     Modes {
         /// The base profile's mode.
         base: Mode,
@@ -638,7 +640,11 @@ pub fn write_text(
                 .iter()
                 .zip(&c.values)
                 .map(|(m, v)| {
-                    let x = if presence == Presence::New { v.new } else { v.base };
+                    let x = if presence == Presence::New {
+                        v.new
+                    } else {
+                        v.base
+                    };
                     format!("{} {}", m.name, crate::view::number(m, x))
                 })
                 .collect();
@@ -648,10 +654,19 @@ pub fn write_text(
     let changed: Vec<&MethodDiff> = diff
         .methods
         .iter()
-        .filter(|m| m.self_values.iter().chain(&m.totals).any(|c| c.base != c.new))
+        .filter(|m| {
+            m.self_values
+                .iter()
+                .chain(&m.totals)
+                .any(|c| c.base != c.new)
+        })
         .collect();
     if !changed.is_empty() {
-        writeln!(out, "\nMethods that changed ({}), self values:", changed.len())?;
+        writeln!(
+            out,
+            "\nMethods that changed ({}), self values:",
+            changed.len()
+        )?;
         for m in changed {
             let values: Vec<String> = diff
                 .metrics
@@ -854,7 +869,9 @@ mod tests {
         lenient
             .by_metric
             .insert("bytecodes".into(), Threshold::Percent(25.0));
-        lenient.by_metric.insert("calls".into(), Threshold::Percent(25.0));
+        lenient
+            .by_metric
+            .insert("calls".into(), Threshold::Percent(25.0));
         assert!(diff.exceeding(&lenient).is_empty());
 
         let none = count(&[]);

@@ -238,10 +238,7 @@ mod tests {
             let file = format!("out/p.{}", f.extension());
             assert_eq!(Format::from_path(Path::new(&file)), Some(f));
         }
-        assert_eq!(
-            Format::from_path(Path::new("P.PPROF")),
-            Some(Format::Pprof)
-        );
+        assert_eq!(Format::from_path(Path::new("P.PPROF")), Some(Format::Pprof));
         assert_eq!(
             Format::from_path(Path::new("p.speedscope")),
             Some(Format::Speedscope)

@@ -323,13 +323,18 @@ pub fn encode(profile: &Profile) -> proto::Profile {
             let mut stacks: Vec<Vec<u64>> = vec![Vec::new(); tree.len()];
             for id in tree.ids() {
                 let node = tree.node(id);
-                let Some(parent) = node.parent() else {
-                    continue;
+                // The thread's own value (none from the recorders) has an empty stack: it
+                // counts in pprof's total as in the profile's.
+                let stack = match node.parent() {
+                    None => Vec::new(),
+                    Some(parent) => {
+                        let loc = frames.node(profile, node.kind);
+                        let mut stack = Vec::with_capacity(stacks[parent.index()].len() + 1);
+                        stack.push(loc);
+                        stack.extend_from_slice(&stacks[parent.index()]);
+                        stack
+                    }
                 };
-                let loc = frames.node(profile, node.kind);
-                let mut stack = Vec::with_capacity(stacks[parent.index()].len() + 1);
-                stack.push(loc);
-                stack.extend_from_slice(&stacks[parent.index()]);
                 let value: Vec<i64> = values.iter().map(|v| clamp(v[id.index()])).collect();
                 if value.iter().any(|&v| v != 0) {
                     samples.push(proto::Sample {
@@ -417,13 +422,19 @@ mod tests {
             .iter()
             .map(|x| (x.location_id.clone(), x.value.clone()))
             .collect();
-        assert_eq!(samples, [(vec![1], vec![1, 10]), (vec![2, 1], vec![4, 100])]);
+        assert_eq!(
+            samples,
+            [(vec![1], vec![1, 10]), (vec![2, 1], vec![4, 100])]
+        );
         let names: Vec<(&str, &str)> = m
             .function
             .iter()
             .map(|f| (s(f.name), s(f.system_name)))
             .collect();
-        assert_eq!(names, [("demo.A.f", "demo.A.f()V"), ("demo.A.g", "demo.A.g(I)V")]);
+        assert_eq!(
+            names,
+            [("demo.A.f", "demo.A.f()V"), ("demo.A.g", "demo.A.g(I)V")]
+        );
         assert_eq!(s(m.sample[1].label[0].str), "main");
         // The message reads back as written.
         assert_eq!(proto::Profile::decode(&*m.encode_to_vec()).unwrap(), m);

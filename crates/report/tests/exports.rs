@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ferrofluid_profile::{Mode, NodeKind, Profile};
-use ferrofluid_report::{Format, Report};
+use ferrofluid_report::Format;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -68,13 +68,26 @@ fn go() -> Option<PathBuf> {
         })
 }
 
-/// `go tool pprof -top` of `file` for sample type `index`: per function (flat, cum), and the
+/// `go tool pprof -top` of `file` for sample type `index`, shown in `unit` (`ns`, `B`, or
+/// `minimum` for counts, which pprof does not scale): per function (flat, cum), and the
 /// total of its "Showing nodes accounting for" line.
-fn pprof_top(go: &Path, file: &Path, index: &str, dir: &Path) -> (BTreeMap<String, (u64, u64)>, u64) {
+fn pprof_top(
+    go: &Path,
+    file: &Path,
+    index: &str,
+    unit: &str,
+    dir: &Path,
+) -> (BTreeMap<String, (u64, u64)>, u64) {
     let out = Command::new(go)
-        .args(["tool", "pprof", "-top", "-nodecount=100000", "-nodefraction=0"])
+        .args([
+            "tool",
+            "pprof",
+            "-top",
+            "-nodecount=100000",
+            "-nodefraction=0",
+        ])
         .arg(format!("-sample_index={index}"))
-        .arg("-unit=ns")
+        .arg(format!("-unit={unit}"))
         .arg(file)
         .env("GOCACHE", dir.join("gocache"))
         .env("HOME", dir)
@@ -87,7 +100,9 @@ fn pprof_top(go: &Path, file: &Path, index: &str, dir: &Path) -> (BTreeMap<Strin
         String::from_utf8_lossy(&out.stderr)
     );
     let number = |s: &str| -> u64 {
-        s.trim_end_matches("ns")
+        s.strip_suffix("ns")
+            .or_else(|| s.strip_suffix('B'))
+            .unwrap_or(s)
             .parse()
             .unwrap_or_else(|_| panic!("{s:?} in\n{text}"))
     };
@@ -130,7 +145,12 @@ fn go_tool_pprof_lists_the_methods_with_the_profiles_totals() {
         std::fs::write(&file, render(&profile, Format::Pprof)).unwrap();
         let totals = profile.metric_totals();
         for (i, metric) in totals.metrics.iter().enumerate() {
-            let (rows, total) = pprof_top(&go, &file, &metric.name, &dir);
+            let unit = match metric.unit.as_str() {
+                "nanoseconds" => "ns",
+                "bytes" => "B",
+                _ => "minimum",
+            };
+            let (rows, total) = pprof_top(&go, &file, &metric.name, unit, &dir);
             assert_eq!(total, totals.totals[i], "{case}: total {}", metric.name);
             assert_eq!(rows, expected(&profile, i), "{case}: {}", metric.name);
             checked += 1;
@@ -168,7 +188,8 @@ fn pprof_of_a_region_profile_has_one_sample_per_region_method() {
 }
 
 fn tempfile_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ferrofluid-exports-{name}-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("ferrofluid-exports-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

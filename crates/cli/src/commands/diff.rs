@@ -11,10 +11,12 @@ use ferrofluid_report::diff::{self, ProfileDiff, Threshold, Thresholds};
 
 /// Arguments of `ferrofluid diff`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 nothing changed beyond the thresholds, 1 something did, 2 error.\n\n\
+#[command(
+    after_help = "Exit status: 0 nothing changed beyond the thresholds, 1 something did, 2 error.\n\n\
     Examples:\n  ferrofluid diff base.json new.json\n  \
     ferrofluid diff base.json new.json --max-bytecodes-change 5% -o diff.html\n  \
-    ferrofluid diff base.json new.json --max-calls-change none --max-time-change 10%")]
+    ferrofluid diff base.json new.json --max-calls-change none --max-time-change 10%"
+)]
 pub struct DiffArgs {
     /// The profile to compare against (a saved .json profile).
     pub base: PathBuf,
@@ -52,10 +54,14 @@ impl DiffArgs {
     /// The thresholds per metric.
     pub fn thresholds(&self) -> Thresholds {
         let mut t = Thresholds::default();
-        t.by_metric
-            .insert(ferrofluid_profile::metric::CALLS.into(), self.max_calls_change);
-        t.by_metric
-            .insert(ferrofluid_profile::metric::TIME.into(), self.max_time_change);
+        t.by_metric.insert(
+            ferrofluid_profile::metric::CALLS.into(),
+            self.max_calls_change,
+        );
+        t.by_metric.insert(
+            ferrofluid_profile::metric::TIME.into(),
+            self.max_time_change,
+        );
         t.by_metric
             .insert("bytecodes".into(), self.max_bytecodes_change);
         for (name, threshold) in &self.max_change {
@@ -142,13 +148,14 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let new = load(&args.new)?;
     let diff = ProfileDiff::new(&base, &new).map_err(DiffCmdError::from)?;
     let thresholds = args.thresholds();
-    let write = |out: &mut dyn Write, format: DiffFormat| -> Result<(), ferrofluid_report::ReportError> {
-        match format {
-            DiffFormat::Text => diff::write_text(&diff, &thresholds, out),
-            DiffFormat::Json => diff::write_json(&diff, &thresholds, out),
-            DiffFormat::Html => diff::write_html(&diff, &thresholds, out),
-        }
-    };
+    let write =
+        |out: &mut dyn Write, format: DiffFormat| -> Result<(), ferrofluid_report::ReportError> {
+            match format {
+                DiffFormat::Text => diff::write_text(&diff, &thresholds, out),
+                DiffFormat::Json => diff::write_json(&diff, &thresholds, out),
+                DiffFormat::Html => diff::write_html(&diff, &thresholds, out),
+            }
+        };
     let to_io = |e: ferrofluid_report::ReportError| match e {
         ferrofluid_report::ReportError::Io(io) => io,
     };
