@@ -292,8 +292,8 @@ impl Side {
     }
 
     /// Per method name: summed self values and outermost totals per metric, and noise.
-    fn methods(&self) -> HashMap<String, (Vec<u64>, Vec<u64>, (u64, u64))> {
-        let mut out: HashMap<String, (Vec<u64>, Vec<u64>, (u64, u64))> = HashMap::new();
+    fn methods(&self) -> HashMap<String, MethodSums> {
+        let mut out: HashMap<String, MethodSums> = HashMap::new();
         let width = self.values.len();
         let mut on_path: HashMap<&str, u32> = HashMap::new();
         let mut stack = vec![(NodeId::ROOT, false)];
@@ -307,16 +307,16 @@ impl Side {
                 let outermost = on_path.get(name).copied().unwrap_or(0) == 0;
                 let e = out
                     .entry(name.to_owned())
-                    .or_insert_with(|| (vec![0; width], vec![0; width], (0, 0)));
+                    .or_insert_with(|| MethodSums::new(width));
                 for (i, v) in self.values.iter().enumerate() {
-                    e.0[i] += v[id.index()].self_value;
+                    e.self_values[i] += v[id.index()].self_value;
                     if outermost {
-                        e.1[i] += v[id.index()].total;
+                        e.totals[i] += v[id.index()].total;
                     }
                 }
-                e.2 .0 += self.noise[id.index()].0;
+                e.self_noise += self.noise[id.index()].0;
                 if outermost {
-                    e.2 .1 += self.noise[id.index()].1;
+                    e.total_noise += self.noise[id.index()].1;
                 }
             }
             *on_path.entry(name).or_insert(0) += 1;
@@ -326,6 +326,27 @@ impl Side {
             }
         }
         out
+    }
+}
+
+/// One method's values in one profile.
+struct MethodSums {
+    /// Per metric: self values over its contexts.
+    self_values: Vec<u64>,
+    /// Per metric: totals of its outermost contexts.
+    totals: Vec<u64>,
+    self_noise: u64,
+    total_noise: u64,
+}
+
+impl MethodSums {
+    fn new(width: usize) -> Self {
+        Self {
+            self_values: vec![0; width],
+            totals: vec![0; width],
+            self_noise: 0,
+            total_noise: 0,
+        }
     }
 }
 
@@ -441,7 +462,7 @@ impl ProfileDiff {
         let mut names: Vec<&String> = ma.keys().chain(mb.keys()).collect();
         names.sort();
         names.dedup();
-        let zero = (vec![0; metrics.len()], vec![0; metrics.len()], (0, 0));
+        let zero = MethodSums::new(metrics.len());
         let methods = names
             .into_iter()
             .map(|name| {
@@ -465,8 +486,11 @@ impl ProfileDiff {
                 MethodDiff {
                     method: name.clone(),
                     presence,
-                    self_values: with_noise(pair(&x.0, &y.0), x.2 .0 + y.2 .0),
-                    totals: with_noise(pair(&x.1, &y.1), x.2 .1 + y.2 .1),
+                    self_values: with_noise(
+                        pair(&x.self_values, &y.self_values),
+                        x.self_noise + y.self_noise,
+                    ),
+                    totals: with_noise(pair(&x.totals, &y.totals), x.total_noise + y.total_noise),
                 }
             })
             .collect();
