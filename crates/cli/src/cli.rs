@@ -25,4 +25,6 @@ pub enum Command {
     Run(commands::run::RunArgs),
     /// Convert a saved JSON profile to text, HTML, folded stacks or JSON.
     Report(commands::report::ReportArgs),
+    /// Compare two profiles of the same mode; exit 1 when something changed beyond the thresholds (a CI gate).
+    Diff(commands::diff::DiffArgs),
 }

@@ -7,6 +7,8 @@
 //! | `.html` | [`html`] | one self-contained page: flame graph, sortable hot spots, expandable tree |
 //! | `.collapsed` | [`collapsed`] | folded stacks for flamegraph.pl, inferno, speedscope |
 //! | `.json` | [`json`] | the profile document of `docs/json-schema.md` |
+//! | `.pb.gz`, `.pprof` | [`pprof`] | pprof's protobuf, for `go tool pprof`, Pyroscope, Parca |
+//! | `.speedscope.json` | [`speedscope`] | speedscope's file format |
 //!
 //! A code-region profile (`"mode":"region"`, [`Profile::regions`]) is rendered by the text and
 //! HTML writers as a summary table and latency distributions; folded stacks get one line per
@@ -37,11 +39,14 @@
 #![deny(missing_docs)]
 
 pub mod collapsed;
+pub mod diff;
 mod flame;
 pub mod html;
 pub mod json;
 mod metrics;
+pub mod pprof;
 mod region;
+pub mod speedscope;
 pub mod text;
 mod view;
 mod vthreads;
@@ -126,6 +131,10 @@ pub enum Format {
     Collapsed,
     /// The JSON profile document (`.json`).
     Json,
+    /// pprof's gzipped protobuf (`.pb.gz`, `.pprof`).
+    Pprof,
+    /// speedscope's JSON file format (`.speedscope.json`).
+    Speedscope,
 }
 
 /// A format name that is not one of ours.
@@ -142,17 +151,32 @@ impl FromStr for Format {
             "html" | "htm" => Ok(Format::Html),
             "collapsed" | "folded" => Ok(Format::Collapsed),
             "json" => Ok(Format::Json),
+            "pprof" | "pb.gz" => Ok(Format::Pprof),
+            "speedscope" | "speedscope.json" => Ok(Format::Speedscope),
             _ => Err(UnknownFormat(s.to_owned())),
         }
     }
 }
 
 impl Format {
-    /// All formats, in documentation order.
+    /// The report formats, in documentation order.
     pub const ALL: [Format; 4] = [Format::Text, Format::Html, Format::Collapsed, Format::Json];
 
-    /// The format named by a file's extension, if it names one.
+    /// The formats other tools read (pprof, speedscope).
+    pub const EXPORTS: [Format; 2] = [Format::Pprof, Format::Speedscope];
+
+    /// The format named by a file's extension, if it names one; the two-part extensions
+    /// `.pb.gz` and `.speedscope.json` first.
     pub fn from_path(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        for (suffix, format) in [
+            (".pb.gz", Format::Pprof),
+            (".speedscope.json", Format::Speedscope),
+        ] {
+            if name.len() > suffix.len() && name.ends_with(suffix) {
+                return Some(format);
+            }
+        }
         path.extension()?.to_str()?.parse().ok()
     }
 
@@ -163,6 +187,8 @@ impl Format {
             Format::Html => "html",
             Format::Collapsed => "collapsed",
             Format::Json => "json",
+            Format::Pprof => "pb.gz",
+            Format::Speedscope => "speedscope.json",
         }
     }
 
@@ -173,6 +199,8 @@ impl Format {
             Format::Html => Box::new(html::HtmlReport::default()),
             Format::Collapsed => Box::new(collapsed::CollapsedReport::default()),
             Format::Json => Box::new(json::JsonReport::default()),
+            Format::Pprof => Box::new(pprof::PprofReport::default()),
+            Format::Speedscope => Box::new(speedscope::SpeedscopeReport::default()),
         }
     }
 }
@@ -201,5 +229,24 @@ mod tests {
         for f in Format::ALL {
             assert_eq!(f.extension().parse::<Format>(), Ok(f));
         }
+    }
+
+    #[test]
+    fn export_formats_from_two_part_extensions() {
+        for f in Format::EXPORTS {
+            assert_eq!(f.extension().parse::<Format>(), Ok(f));
+            let file = format!("out/p.{}", f.extension());
+            assert_eq!(Format::from_path(Path::new(&file)), Some(f));
+        }
+        assert_eq!(Format::from_path(Path::new("P.PPROF")), Some(Format::Pprof));
+        assert_eq!(
+            Format::from_path(Path::new("p.speedscope")),
+            Some(Format::Speedscope)
+        );
+        assert_eq!(Format::from_path(Path::new("p.gz")), None);
+        assert_eq!(
+            Format::from_path(Path::new("speedscope.json")),
+            Some(Format::Json)
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod attach;
+pub mod diff;
 pub mod instrument;
 pub mod list;
 pub mod report;
@@ -18,5 +19,6 @@ pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Command::Attach(args) => attach::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
+        Command::Diff(args) => diff::run(args),
     }
 }

@@ -1,5 +1,5 @@
-//! `ferrofluid report IN.json -o OUT.{txt,html,collapsed,json}`: converts a saved JSON
-//! profile into another report format.
+//! `ferrofluid report IN.json -o OUT.{txt,html,collapsed,json,pb.gz,pprof,speedscope.json}`:
+//! converts a saved JSON profile into another report format or an export.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -74,6 +74,12 @@ pub enum FormatArg {
     /// The JSON profile document.
     #[value(name = "json")]
     Json,
+    /// pprof's gzipped protobuf, for `go tool pprof`, Pyroscope, Parca.
+    #[value(name = "pprof")]
+    Pprof,
+    /// speedscope's file format.
+    #[value(name = "speedscope")]
+    Speedscope,
 }
 
 impl From<FormatArg> for Format {
@@ -83,6 +89,8 @@ impl From<FormatArg> for Format {
             FormatArg::Html => Format::Html,
             FormatArg::Collapsed => Format::Collapsed,
             FormatArg::Json => Format::Json,
+            FormatArg::Pprof => Format::Pprof,
+            FormatArg::Speedscope => Format::Speedscope,
         }
     }
 }

@@ -1,0 +1,112 @@
+//! `ferrofluid run -o` writes the exports its extension names, from a real JVM run (root
+//! `Gate::root`: root once, step three times, check once).
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::{compile, run_java};
+
+fn gate(out: &Path, dir: &Path) {
+    run_java(
+        &["--root", "Gate::root", "--include", "Gate"],
+        out,
+        dir,
+        "Gate",
+    );
+}
+
+#[test]
+fn run_writes_speedscope_and_pprof_by_extension() {
+    let dir = compile("gate/base/Gate.java", "exports");
+
+    let speedscope = dir.join("gate.speedscope.json");
+    gate(&speedscope, &dir);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&speedscope).unwrap()).unwrap();
+    assert_eq!(
+        doc["$schema"],
+        "https://www.speedscope.app/file-format-schema.json"
+    );
+    let frames: Vec<&str> = doc["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(frames, ["Gate.root", "Gate.step", "Gate.check"], "{doc}");
+    let main = &doc["profiles"][0];
+    assert_eq!(
+        (&main["name"], &main["unit"]),
+        (&"main".into(), &"nanoseconds".into())
+    );
+    let stacks: Vec<Vec<u64>> = main["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    // Contexts whose self time rounded to 0 ns are left out; root's is not.
+    assert_eq!(stacks[0], [0]);
+    assert!(
+        stacks
+            .iter()
+            .all(|s| [vec![0], vec![0, 1], vec![0, 2]].contains(s)),
+        "{doc}"
+    );
+
+    let pprof = dir.join("gate.pb.gz");
+    gate(&pprof, &dir);
+    let bytes = std::fs::read(&pprof).unwrap();
+    assert_eq!(&bytes[..2], [0x1f, 0x8b], "gzip");
+    if !Path::new("/usr/bin/go").is_file() {
+        eprintln!("SKIPPED: /usr/bin/go not found (.ci/run installs golang-go): gate.pb.gz not read by go tool pprof");
+        return;
+    }
+    let out = Command::new("/usr/bin/go")
+        .args([
+            "tool",
+            "pprof",
+            "-top",
+            "-sample_index=calls",
+            "-unit=minimum",
+        ])
+        .arg(&pprof)
+        .env("HOME", &dir)
+        .env("GOCACHE", dir.join("gocache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Showing nodes accounting for 5, 100% of 5 total"),
+        "{text}"
+    );
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let mut flat_cum: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[5], r[0], r[3])).collect();
+    flat_cum.sort();
+    assert_eq!(
+        flat_cum,
+        [
+            ("Gate.check", "1", "1"),
+            ("Gate.root", "1", "5"),
+            ("Gate.step", "3", "3")
+        ],
+        "{text}"
+    );
+}
