@@ -25,4 +25,6 @@ pub enum Command {
     Run(commands::run::RunArgs),
     /// Convert a saved JSON profile to text, HTML, folded stacks or JSON.
     Report(commands::report::ReportArgs),
+    /// A live terminal table of a running JVM's hottest methods, refreshed every second.
+    Top(commands::top::TopArgs),
 }

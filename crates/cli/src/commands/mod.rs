@@ -5,6 +5,7 @@ pub mod instrument;
 pub mod list;
 pub mod report;
 pub mod run;
+pub mod top;
 
 use std::process::ExitCode;
 
@@ -18,5 +19,6 @@ pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Command::Attach(args) => attach::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
+        Command::Top(args) => top::run(args),
     }
 }
