@@ -488,7 +488,15 @@ mod tests {
         terminal
             .draw(|f| draw(f, &t, Sort::SelfValue, "ferrofluid top: JVM 7 (mode cpu)"))
             .unwrap();
-        terminal.backend().assert_buffer_lines([
+        let buffer = terminal.backend().buffer();
+        let lines: Vec<String> = (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(lines, [
             "ferrofluid top: JVM 7 (mode cpu)                                ",
             "1 threads, weight time; sorted by self (s/t/c sort, r reset, q q",
             "%SELF   SELF      %TOTAL  TOTAL     CALLS     METHOD            ",
@@ -497,5 +505,7 @@ mod tests {
             "20.0%   400ns     50.0%   1.0us     4         Work.work         ",
             "                                                                ",
         ]);
+        // The header row is drawn reversed.
+        assert_eq!(buffer[(0, 2)].modifier, Modifier::REVERSED);
     }
 }

@@ -105,7 +105,6 @@ struct Shared {
 /// A running UI server.
 pub struct Server {
     url: String,
-    addr: SocketAddr,
     jobs: Option<mpsc::Receiver<Job>>,
     shared: Arc<Shared>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
@@ -176,7 +175,6 @@ impl Server {
             })?;
         Ok(Server {
             url: format!("http://{local}/?token={token}"),
-            addr: local,
             jobs: None,
             shared,
             shutdown: Some(shutdown),
@@ -187,11 +185,6 @@ impl Server {
     /// The page's URL, token included.
     pub fn url(&self) -> &str {
         &self.url
-    }
-
-    /// The address the server listens on.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
     }
 
     /// The page's next request of a live profile, if one is waiting.
@@ -477,6 +470,11 @@ mod tests {
         (code, body)
     }
 
+    /// The address a server listens on, from its URL.
+    fn addr(s: &Server) -> SocketAddr {
+        s.url()["http://".len()..].split_once('/').unwrap().0.parse().unwrap()
+    }
+
     fn saved() -> Server {
         let p = ferrofluid_profile::Profile::default();
         Server::saved(DEFAULT_ADDR.parse().unwrap(), &p, json!({"what": "test"})).unwrap()
@@ -485,14 +483,14 @@ mod tests {
     #[test]
     fn the_default_address_is_loopback_and_the_url_carries_the_token() {
         let s = saved();
-        assert!(s.addr().ip().is_loopback());
-        assert_ne!(s.addr().port(), 0);
+        assert!(addr(&s).ip().is_loopback());
+        assert_ne!(addr(&s).port(), 0);
         let token = s.url().rsplit_once("?token=").unwrap().1;
         assert_eq!(token.len(), 32);
         assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
         assert_eq!(
             s.url(),
-            format!("http://127.0.0.1:{}/?token={token}", s.addr().port())
+            format!("http://127.0.0.1:{}/?token={token}", addr(&s).port())
         );
         // Two servers, two tokens.
         assert_ne!(saved().url().rsplit_once('=').unwrap().1, token);
@@ -503,7 +501,7 @@ mod tests {
         let s = saved();
         let token = s.url().rsplit_once("?token=").unwrap().1.to_owned();
         for path in ["/", "/api/status", "/api/profile", "/?token=", "/?token=0123"] {
-            let (code, body) = http(s.addr(), "GET", path);
+            let (code, body) = http(addr(&s), "GET", path);
             assert_eq!(code, 401, "{path}");
             assert_eq!(
                 body,
@@ -511,12 +509,12 @@ mod tests {
             );
         }
         let wrong = format!("/api/profile?token={}", "0".repeat(32));
-        assert_eq!(http(s.addr(), "GET", &wrong).0, 401);
-        let (code, body) = http(s.addr(), "GET", &format!("/?token={token}"));
+        assert_eq!(http(addr(&s), "GET", &wrong).0, 401);
+        let (code, body) = http(addr(&s), "GET", &format!("/?token={token}"));
         assert_eq!(code, 200);
         assert!(body.contains("<title>ferrofluid</title>"), "{body}");
         assert!(!body.contains("/*SCRIPT*/"));
-        let (code, body) = http(s.addr(), "GET", &format!("/api/profile?token={token}"));
+        let (code, body) = http(addr(&s), "GET", &format!("/api/profile?token={token}"));
         assert_eq!(code, 200);
         let doc: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(doc["format"], "ferrofluid");
@@ -524,14 +522,14 @@ mod tests {
             doc["metrics"],
             json!([{"name": "calls", "unit": "count"}, {"name": "time", "unit": "nanoseconds"}])
         );
-        let (code, body) = http(s.addr(), "GET", &format!("/api/status?token={token}"));
+        let (code, body) = http(addr(&s), "GET", &format!("/api/status?token={token}"));
         assert_eq!(code, 200);
         let status: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(status["state"], "saved");
         assert_eq!(status["about"]["what"], "test");
         assert_eq!(status["profile"]["threads"], 0);
         // A saved profile has nothing to control.
-        let (code, body) = http(s.addr(), "POST", &format!("/api/reset?token={token}"));
+        let (code, body) = http(addr(&s), "POST", &format!("/api/reset?token={token}"));
         assert_eq!(code, 409);
         assert_eq!(
             body,
@@ -543,7 +541,7 @@ mod tests {
     fn live_requests_reach_the_owner_only_with_the_token() {
         let s = Server::live(DEFAULT_ADDR.parse().unwrap(), json!({})).unwrap();
         let token = s.url().rsplit_once("?token=").unwrap().1.to_owned();
-        let addr = s.addr();
+        let addr = addr(&s);
         for path in ["/api/reset", "/api/stop", "/api/detach"] {
             assert_eq!(http(addr, "POST", path).0, 401);
         }
