@@ -17,7 +17,7 @@ pub fn page() -> String {
 /// The view as a fragment for another page: its markup, style and script, showing `doc` (a
 /// profile document, docs/json-schema.md, with `metrics` present) without a server.
 pub fn embedded(doc: &serde_json::Value) -> String {
-    let start = PAGE.find("<!--APP-->").unwrap_or(0);
+    let start = PAGE.find("<!--APP-->").map_or(0, |i| i + "<!--APP-->".len());
     let end = PAGE.find("<!--/APP-->").unwrap_or(PAGE.len());
     // Markup characters occur only inside JSON strings, where their `\u` escapes mean the same:
     // nothing in the data can end the script element or read as markup.
