@@ -66,7 +66,14 @@ fn attach_with_ui(target: &Target, out: &Path) -> (Child, String) {
     let mut cli = ferrofluid()
         .args(["attach", &target.java.id().to_string(), "--agent"])
         .arg(agent())
-        .args(["--root", "Rounds::round", "--include", "Rounds", "--ui", "-o"])
+        .args([
+            "--root",
+            "Rounds::round",
+            "--include",
+            "Rounds",
+            "--ui",
+            "-o",
+        ])
         .arg(out)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -106,11 +113,7 @@ fn exit_of(cli: &mut Child) -> (bool, String) {
         std::thread::sleep(Duration::from_millis(50));
     };
     let mut err = String::new();
-    cli.stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    cli.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     (status.success(), err)
 }
 
@@ -127,7 +130,10 @@ fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, String) {
     let code = text[9..12].parse().unwrap();
     let (head, body) = text.split_once("\r\n\r\n").unwrap();
     // Bodies of JSON answers may come chunked.
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(body)
     } else {
         body.to_owned()
@@ -189,7 +195,10 @@ fn requests_without_the_token_get_nothing_and_change_nothing() {
     let status: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(status["state"], "profiling");
     assert_eq!(status["agent"]["collecting"], true);
-    assert_eq!(status["about"], json!({"pid": target.java.id(), "command": "attach"}));
+    assert_eq!(
+        status["about"],
+        json!({"pid": target.java.id(), "command": "attach"})
+    );
     let (code, body) = http(addr, "GET", &format!("/api/profile?token={token}"));
     assert_eq!(code, 200, "{body}");
     let doc: Value = serde_json::from_str(&body).unwrap();
@@ -365,7 +374,10 @@ fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
             .parse()
             .unwrap();
         assert!(share > 0.0 && share < 1.0, "{share}");
-        let _ = page.screenshot().await.map(|png| std::fs::write(&shot, png));
+        let _ = page
+            .screenshot()
+            .await
+            .map(|png| std::fs::write(&shot, png));
         // Reset: what was counted is gone; what follows is counted from zero.
         let before = round_calls_until(&page, |v| v > grown).await;
         page.find(Locator::Id("ff-reset"))
@@ -410,7 +422,76 @@ fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
     assert!(calls(round) > 0, "{doc}");
     let work = calls(child(round, "work"));
     // A round in flight at the reset counts its time but not its call.
-    assert!(work + 1 >= calls(round) && work <= calls(round) + 1, "{doc}");
+    assert!(
+        work + 1 >= calls(round) && work <= calls(round) + 1,
+        "{doc}"
+    );
     drop(driver);
+    target.finish();
+}
+
+/// `ferrofluid top` on a pseudo-terminal (`script`): it shows the program's methods, quits on
+/// `q`, and leaves the agent dormant with every probe removed.
+#[test]
+fn top_shows_the_methods_and_leaves_the_jvm_as_it_was() {
+    let target = Target::start("ui-top");
+    let pid = target.java.id().to_string();
+    // `script` gives it a terminal; the terminal has no size until one is set.
+    let command = format!(
+        "stty rows 30 cols 120; exec {} top {pid} --agent {} --root Rounds::round --include Rounds",
+        env!("CARGO_BIN_EXE_ferrofluid"),
+        agent().display()
+    );
+    let mut top = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux)");
+    let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut out = top.stdout.take().unwrap();
+    let seen = std::sync::Arc::clone(&screen);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(&buf[..n]);
+        }
+    });
+    let text =
+        || String::from_utf8_lossy(&screen.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    let shows = |what: &str| text().contains(what);
+    let until = Instant::now() + Duration::from_secs(60);
+    while !(shows("Rounds.step") && shows("%SELF")) {
+        assert!(
+            Instant::now() < until,
+            "top never showed Rounds.step: {}",
+            text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    top.stdin.as_mut().unwrap().write_all(b"q").unwrap();
+    let (ok, err) = exit_of(&mut top);
+    assert!(ok, "{err}");
+    assert!(
+        shows(&format!(
+            "detached; the agent in JVM {pid} removed its probes and is dormant"
+        )),
+        "{}",
+        text()
+    );
+    let status = ferrofluid().args(["attach", &pid]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("collecting:     no\n"), "{status}");
+    assert!(
+        status.contains("instrumented:   0 classes, 0 methods\n"),
+        "{status}"
+    );
     target.finish();
 }

@@ -17,7 +17,9 @@ pub fn page() -> String {
 /// The view as a fragment for another page: its markup, style and script, showing `doc` (a
 /// profile document, docs/json-schema.md, with `metrics` present) without a server.
 pub fn embedded(doc: &serde_json::Value) -> String {
-    let start = PAGE.find("<!--APP-->").map_or(0, |i| i + "<!--APP-->".len());
+    let start = PAGE
+        .find("<!--APP-->")
+        .map_or(0, |i| i + "<!--APP-->".len());
     let end = PAGE.find("<!--/APP-->").unwrap_or(PAGE.len());
     // Markup characters occur only inside JSON strings, where their `\u` escapes mean the same:
     // nothing in the data can end the script element or read as markup.
@@ -171,7 +173,10 @@ mod tests {
         assert_eq!(lump["elided"], elided);
         assert_eq!(lump["calls"], elided);
         assert_eq!(lump["self_ns"], (0..12_505u64).sum::<u64>());
-        let sum: u64 = children.iter().map(|c| c["self_ns"].as_u64().unwrap()).sum();
+        let sum: u64 = children
+            .iter()
+            .map(|c| c["self_ns"].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, all);
     }
 

@@ -306,7 +306,9 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 let path = args.output.as_deref().unwrap_or(Path::new("-"));
                 let written = write_report(&profile, path);
                 let said = match &written {
-                    Ok(()) if path == Path::new("-") => "stopped: the report went to the terminal".to_owned(),
+                    Ok(()) if path == Path::new("-") => {
+                        "stopped: the report went to the terminal".to_owned()
+                    }
                     Ok(()) => format!("stopped: report written to {}", path.display()),
                     Err(e) => format!("stopped, but the report could not be written: {e}"),
                 };
@@ -373,7 +375,11 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
 /// never take over (or end) a profile the first one is collecting. Nor may a new profile
 /// (`profiling`) replace the session the agent's own options started (`ferrofluid run`,
 /// `-agentpath`), whose profile is written when it ends; `--reset` and `--detach` still reach it.
-pub(crate) fn refuse_if_owned(client: &mut Client, pid: u32, profiling: bool) -> Result<(), String> {
+pub(crate) fn refuse_if_owned(
+    client: &mut Client,
+    pid: u32,
+    profiling: bool,
+) -> Result<(), String> {
     match client
         .request(&Request::Status)
         .map_err(|e| e.to_string())?
@@ -447,9 +453,7 @@ fn collect(
     loop {
         while let Some(job) = ui.and_then(crate::ui::Server::next_job) {
             match crate::ui::serve_job(client, job) {
-                Some(job) if job.ask == crate::ui::Ask::Stop => {
-                    return Ok((Ending::Ui(job), None))
-                }
+                Some(job) if job.ask == crate::ui::Ask::Stop => return Ok((Ending::Ui(job), None)),
                 Some(job) => return Ok((Ending::Detached(Some(job)), None)),
                 None => {}
             }
@@ -573,7 +577,14 @@ fn profile_session(
         eprintln!(
             "ferrofluid: warming up {what} for {w:?} (what is collected meanwhile is discarded)"
         );
-        let (ending, exited) = collect(client, Some(Instant::now() + w), &interrupts, &enter, pid, ui)?;
+        let (ending, exited) = collect(
+            client,
+            Some(Instant::now() + w),
+            &interrupts,
+            &enter,
+            pid,
+            ui,
+        )?;
         if let Ending::Elapsed = ending {
             expect_ok(client, &Request::Reset)?;
         } else {
@@ -610,7 +621,11 @@ fn profile_session(
             }
             return Err(e.into());
         }
-        return Ok((ferrofluid_profile::Profile::default(), Ending::Detached(job), 0));
+        return Ok((
+            ferrofluid_profile::Profile::default(),
+            Ending::Detached(job),
+            0,
+        ));
     }
     if let Ending::Signal(signal) = ending {
         eprintln!(

@@ -202,7 +202,8 @@ fn serve(
     let interrupts = crate::interrupt::Interrupts::catch(crate::interrupt::Mode::Stop {
         again: "interrupted again: quitting".into(),
     })?;
-    let about = serde_json::json!({ "file": args.input.display().to_string(), "command": "report" });
+    let about =
+        serde_json::json!({ "file": args.input.display().to_string(), "command": "report" });
     let server = crate::ui::Server::saved(addr, &profile, about)?;
     super::attach::out(&format!(
         "ferrofluid: serving {} at {} (Ctrl-C stops)\n",

@@ -177,7 +177,11 @@ fn serve_ui(
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    crate::ui::finish(Some(server), None, "the program exited; ferrofluid writes the report".into());
+    crate::ui::finish(
+        Some(server),
+        None,
+        "the program exited; ferrofluid writes the report".into(),
+    );
 }
 
 /// `-agentpath:LIB=OPTIONS` (no `=` for empty options).

@@ -121,11 +121,8 @@ impl Table0 {
             Sort::Total => l.total,
             Sort::Calls => l.calls as f64,
         };
-        self.methods.sort_by(|a, b| {
-            key(b)
-                .total_cmp(&key(a))
-                .then_with(|| a.name.cmp(&b.name))
-        });
+        self.methods
+            .sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
     }
 }
 
@@ -211,7 +208,8 @@ fn short(v: f64, unit: &str) -> String {
 
 /// Draws the table: a title line of `title`, then the methods that fit.
 pub fn draw(frame: &mut Frame, table: &Table0, sort: Sort, title: &str) {
-    let [head, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(frame.area());
+    let [head, body] =
+        Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(frame.area());
     let by = match sort {
         Sort::SelfValue => "self",
         Sort::Total => "total",
@@ -252,7 +250,12 @@ pub fn draw(frame: &mut Frame, table: &Table0, sort: Sort, title: &str) {
         cells.push(Cell::from(l.name.clone()));
         Row::new(cells)
     });
-    let mut widths = vec![Constraint::Length(7), Constraint::Length(9), Constraint::Length(7), Constraint::Length(9)];
+    let mut widths = vec![
+        Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(7),
+        Constraint::Length(9),
+    ];
     if table.has_calls {
         widths.push(Constraint::Length(9));
     }
@@ -354,9 +357,7 @@ fn session(
     }
     match client.request(&Request::Instrument(session))? {
         Response::Ok => {}
-        Response::Error { message }
-            if ferrofluid_protocol::control::is_refusal(&message) =>
-        {
+        Response::Error { message } if ferrofluid_protocol::control::is_refusal(&message) => {
             return Err(message.into())
         }
         // Classes that could not be patched: the rest is profiled.
@@ -468,10 +469,14 @@ mod tests {
     fn a_mode_without_time_weighs_by_its_metric() {
         let mut d = doc();
         d["mode"] = json!("alloc");
-        d["metrics"] = json!([{"name": "objects", "unit": "count"}, {"name": "bytes", "unit": "bytes"}]);
+        d["metrics"] =
+            json!([{"name": "objects", "unit": "count"}, {"name": "bytes", "unit": "bytes"}]);
         d["threads"][0]["root"]["children"][0]["bytes"] = json!(4096);
         let t = Table0::from_view(&d);
-        assert_eq!((t.metric.as_str(), t.unit.as_str(), t.has_calls), ("objects", "count", false));
+        assert_eq!(
+            (t.metric.as_str(), t.unit.as_str(), t.has_calls),
+            ("objects", "count", false)
+        );
         let t = {
             let mut d = d.clone();
             d["metrics"] = json!([{"name": "bytes", "unit": "bytes"}]);
@@ -496,15 +501,18 @@ mod tests {
                     .collect()
             })
             .collect();
-        assert_eq!(lines, [
-            "ferrofluid top: JVM 7 (mode cpu)                                ",
-            "1 threads, weight time; sorted by self (s/t/c sort, r reset, q q",
-            "%SELF   SELF      %TOTAL  TOTAL     CALLS     METHOD            ",
-            "50.0%   1.0us     100.0%  2.0us     1         Main.main         ",
-            "30.0%   600ns     30.0%   600ns     30        Work.step         ",
-            "20.0%   400ns     50.0%   1.0us     4         Work.work         ",
-            "                                                                ",
-        ]);
+        assert_eq!(
+            lines,
+            [
+                "ferrofluid top: JVM 7 (mode cpu)                                ",
+                "1 threads, weight time; sorted by self (s/t/c sort, r reset, q q",
+                "%SELF   SELF      %TOTAL  TOTAL     CALLS     METHOD            ",
+                "50.0%   1.0us     100.0%  2.0us     1         Main.main         ",
+                "30.0%   600ns     30.0%   600ns     30        Work.step         ",
+                "20.0%   400ns     50.0%   1.0us     4         Work.work         ",
+                "                                                                ",
+            ]
+        );
         // The header row is drawn reversed.
         assert_eq!(buffer[(0, 2)].modifier, Modifier::REVERSED);
     }

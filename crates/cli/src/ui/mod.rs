@@ -11,18 +11,17 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
-use ferrofluid_protocol::control::{Client, Request as AgentRequest, Response as AgentResponse};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use ferrofluid_protocol::control::{Client, Request as AgentRequest, Response as AgentResponse};
 use serde_json::{json, Value};
 
 /// The address `--ui` binds without a value: loopback, a port the system picks.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
-
 
 /// The token every request must carry: 128 random bits, hex.
 fn new_token() -> std::io::Result<String> {
@@ -65,7 +64,9 @@ impl Job {
 pub fn serve_job(client: &mut Client, job: Job) -> Option<Job> {
     let reply = |r: Result<AgentResponse, ferrofluid_protocol::control::FrameError>| match r {
         Ok(AgentResponse::Snapshot { profile }) => Ok(profile),
-        Ok(AgentResponse::Status(status)) => serde_json::to_value(status).map_err(|e| e.to_string()),
+        Ok(AgentResponse::Status(status)) => {
+            serde_json::to_value(status).map_err(|e| e.to_string())
+        }
         Ok(AgentResponse::Ok) => Ok(json!({
             "message": "the data collected so far was discarded; profiling goes on"
         })),
@@ -204,9 +205,12 @@ impl Server {
     }
 
     fn shutdown_now(&mut self) {
+        let why = lock(&self.shared.ended)
+            .clone()
+            .unwrap_or_else(|| "profiling has ended".into());
         if let Some(jobs) = &self.jobs {
             while let Ok(job) = jobs.try_recv() {
-                job.answer(Err("profiling has ended".into()));
+                job.answer(Err(why.clone()));
             }
         }
         if let Some(tx) = self.shutdown.take() {
@@ -271,32 +275,34 @@ fn request_token(request: &Request) -> Option<String> {
     if let Some(v) = request.headers().get("x-ferrofluid-token") {
         return v.to_str().ok().map(str::to_owned);
     }
-    request.uri().query()?.split('&').find_map(|pair| {
-        pair.strip_prefix("token=").map(str::to_owned)
-    })
+    request
+        .uri()
+        .query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("token=").map(str::to_owned))
 }
 
 /// Equal strings, in a time that does not depend on where they differ.
 fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
-        && a
-            .bytes()
+        && a.bytes()
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
 }
 
 /// Refuses, before any handler runs, every request without the session's token.
-async fn require_token(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+async fn require_token(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
     match request_token(&request) {
         Some(t) if same(&t, &shared.token) => {
             let mut response = next.run(request).await;
             let headers = response.headers_mut();
             headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            headers.insert(
-                "referrer-policy",
-                HeaderValue::from_static("no-referrer"),
-            );
+            headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
             response
         }
         _ => {
@@ -305,7 +311,10 @@ async fn require_token(State(shared): State<Arc<Shared>>, request: Request, next
             } else {
                 StatusCode::FORBIDDEN
             };
-            (status, "ferrofluid: this URL needs the token printed when the UI started\n")
+            (
+                status,
+                "ferrofluid: this URL needs the token printed when the UI started\n",
+            )
                 .into_response()
         }
     }
@@ -472,7 +481,12 @@ mod tests {
 
     /// The address a server listens on, from its URL.
     fn addr(s: &Server) -> SocketAddr {
-        s.url()["http://".len()..].split_once('/').unwrap().0.parse().unwrap()
+        s.url()["http://".len()..]
+            .split_once('/')
+            .unwrap()
+            .0
+            .parse()
+            .unwrap()
     }
 
     fn saved() -> Server {
@@ -500,7 +514,13 @@ mod tests {
     fn nothing_is_served_without_the_token() {
         let s = saved();
         let token = s.url().rsplit_once("?token=").unwrap().1.to_owned();
-        for path in ["/", "/api/status", "/api/profile", "/?token=", "/?token=0123"] {
+        for path in [
+            "/",
+            "/api/status",
+            "/api/profile",
+            "/?token=",
+            "/?token=0123",
+        ] {
             let (code, body) = http(addr(&s), "GET", path);
             assert_eq!(code, 401, "{path}");
             assert_eq!(
@@ -545,10 +565,12 @@ mod tests {
         for path in ["/api/reset", "/api/stop", "/api/detach"] {
             assert_eq!(http(addr, "POST", path).0, 401);
         }
-        assert!(s.next_job().is_none(), "a request without the token got through");
-        let page = std::thread::spawn(move || {
-            http(addr, "POST", &format!("/api/reset?token={token}"))
-        });
+        assert!(
+            s.next_job().is_none(),
+            "a request without the token got through"
+        );
+        let page =
+            std::thread::spawn(move || http(addr, "POST", &format!("/api/reset?token={token}")));
         let job = loop {
             if let Some(job) = s.next_job() {
                 break job;

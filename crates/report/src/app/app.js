@@ -432,7 +432,7 @@
     $("state").dataset.state = state;
     const live = state === "profiling";
     for (const id of ["reset", "stop", "detach"]) $(id).disabled = !live;
-    if (s && s.ended) say(s.ended);
+    if (s && s.ended) say(st.final || s.ended);
   }
   function say(text) {
     $("message").hidden = !text;
@@ -473,7 +473,8 @@
       document.body.dataset.refreshed = String((Number(document.body.dataset.refreshed) || 0) + 1);
     } catch (e) {
       if (e instanceof TypeError) { st.gone = true; st.ended = true; renderStatus(); }
-      else say(String(e.message || e));
+      // Once Stop or Detach answered, their message stays: requests in flight then fail.
+      else say(st.final || String(e.message || e));
     }
   }
   function loop() {
@@ -485,6 +486,7 @@
     say(busy);
     try {
       const r = await api("/api/" + what, "POST");
+      if (what !== "reset") st.final = r.message || "";
       say(r.message || "");
       if (what === "reset") { st.autoExpanded = false; await refresh(); }
       else { st.ended = true; await refresh(); }
