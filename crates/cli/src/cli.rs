@@ -27,4 +27,6 @@ pub enum Command {
     Report(commands::report::ReportArgs),
     /// Compare two profiles of the same mode; exit 1 when something changed beyond the thresholds (a CI gate).
     Diff(commands::diff::DiffArgs),
+    /// A live terminal table of a running JVM's hottest methods, refreshed every second.
+    Top(commands::top::TopArgs),
 }

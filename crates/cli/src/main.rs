@@ -3,7 +3,9 @@
 mod cli;
 mod commands;
 mod interrupt;
+mod progress;
 mod stale;
+mod ui;
 
 use std::process::ExitCode;
 

@@ -98,6 +98,7 @@ svg.flame g:hover rect{stroke:#000;stroke-width:.5}
 table.hot{border-collapse:collapse;font-size:.9em}
 table.hot th,table.hot td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
 table.hot td.m,table.hot th.m{text-align:left;font-family:monospace}
+table.hot td.m{max-width:40em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 table.hot th{cursor:pointer;background:#f3f3f3;user-select:none;white-space:nowrap}
 table.hot th.asc::after{content:" \25B2"}table.hot th.desc::after{content:" \25BC"}
 .tree{font-size:.9em}.tree details,.tree .leaf{margin-left:1.2em}
@@ -137,6 +138,7 @@ impl Report for HtmlReport {
                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
                  <title>{title}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
             );
+            self.interactive(profile, &mut s);
             if profile.mode == Mode::Region {
                 let regions = profile.regions.as_deref().unwrap_or_default();
                 crate::region::html(profile, regions, &mut s);
@@ -155,6 +157,7 @@ impl Report for HtmlReport {
         );
         let totals = profile.totals(self.include_idle);
         self.summary(profile, &totals, &mut s);
+        self.interactive(profile, &mut s);
         s.push_str("<h2 id=\"flame\">Flame graph</h2>\n");
         s.push_str("<p>Width: time including callees. Hover a frame for details.</p>\n");
         let metric = |w: Weight| w.resolve(profile).unwrap_or(usize::MAX);
@@ -180,6 +183,25 @@ impl Report for HtmlReport {
 }
 
 impl HtmlReport {
+    /// The interactive view (`crate::app`), the profile written into the page: threads merged,
+    /// zoom, search, callers' view; large profiles thinned by the cutoff.
+    fn interactive(&self, profile: &Profile, s: &mut String) {
+        let mut doc = crate::app::document(profile);
+        let elided = crate::app::prune(&mut doc, self.cutoff);
+        s.push_str("<h2 id=\"view\">Interactive view</h2>\n<p>All threads merged (one tower each, or one \
+                    thread, on demand). Click a frame to zoom in, the grey frames above it to zoom out; \
+                    search highlights what matches and says its share.");
+        if elided > 0 {
+            let _ = write!(
+                s,
+                " {elided} light callees (under {} of the whole) are lumped per caller.",
+                percent_of(self.cutoff)
+            );
+        }
+        s.push_str("</p>\n");
+        s.push_str(&crate::app::embedded(&doc));
+    }
+
     fn summary(&self, profile: &Profile, totals: &ProfileTotals, s: &mut String) {
         let grand = totals.total_ns;
         s.push_str("<table class=\"summary\">\n");
@@ -275,7 +297,7 @@ impl HtmlReport {
             };
             let _ = writeln!(
                 s,
-                "<tr><td class=\"m\" data-v=\"{name}\">{name}</td><td data-v=\"{}\">{}</td>\
+                "<tr><td class=\"m\" data-v=\"{name}\" title=\"{name}\">{name}</td><td data-v=\"{}\">{}</td>\
                  <td data-v=\"{pct:.4}\">{}</td><td data-v=\"{}\">{}</td>\
                  <td data-v=\"{:.3}\">{:.3}</td><td data-v=\"{}\">{}</td>{cpu_cells}</tr>",
                 spot.self_ns,
@@ -445,6 +467,11 @@ impl HtmlReport {
 }
 
 /// `text` with its first letter in upper case.
+/// `fraction` as a percentage for prose.
+fn percent_of(fraction: f64) -> String {
+    format!("{}%", fraction * 100.0)
+}
+
 fn upper_first(text: &str) -> String {
     let mut chars = text.chars();
     chars.next().map_or_else(String::new, |c| {

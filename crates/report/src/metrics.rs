@@ -311,7 +311,10 @@ pub(crate) fn html(profile: &Profile, report: &HtmlReport, s: &mut String) {
     s.push_str("</tr></thead>\n<tbody>\n");
     for spot in &totals.hot_spots {
         let name = escape(&row_label(profile, spot.kind, ""));
-        let _ = write!(s, "<tr><td class=\"m\" data-v=\"{name}\">{name}</td>");
+        let _ = write!(
+            s,
+            "<tr><td class=\"m\" data-v=\"{name}\" title=\"{name}\">{name}</td>"
+        );
         let mut raw = Vec::new();
         for (i, v) in spot.values.iter().enumerate() {
             raw.push(v.self_value.to_string());

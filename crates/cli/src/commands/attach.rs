@@ -202,12 +202,19 @@ pub struct AttachArgs {
     /// Seconds to wait for the JVM's attach listener.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub timeout: u64,
+    /// Profile, and serve a live web UI of the profile on ADDR while profiling runs (default
+    /// 127.0.0.1:0: loopback, a free port). The URL printed carries the access token every
+    /// request needs; the page's Stop button writes the report (docs/ui.md).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::ui::DEFAULT_ADDR,
+          conflicts_with_all = ["detach", "reset"])]
+    pub ui: Option<std::net::SocketAddr>,
 }
 
 /// Runs `ferrofluid attach`.
 pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut options = args.flags.options()?;
     let profiling = args.output.is_some()
+        || args.ui.is_some()
         || !options.roots.is_empty()
         || !options.region.is_empty()
         || options.mode.is_some();
@@ -229,6 +236,14 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             check_writable(out)?;
         }
     }
+    // Bound before the JVM is touched: an address that cannot be served fails first.
+    let ui = match args.ui {
+        Some(addr) => Some(crate::ui::Server::live(
+            addr,
+            serde_json::json!({ "pid": args.pid, "command": "attach" }),
+        )?),
+        None => None,
+    };
     // Leftovers of JVMs killed outright, which could not clean up after themselves.
     crate::stale::sweep(std::path::Path::new("/tmp"));
     let socket = socket_path(args.pid, options.socket.as_deref())?;
@@ -241,7 +256,9 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             let agent = args.flags.agent_library()?;
             let vm =
                 VirtualMachine::attach_with_timeout(args.pid, Duration::from_secs(args.timeout))?;
+            let loading = crate::progress::spinner("loading the agent");
             vm.load_agent(&agent, &options.to_string())?;
+            drop(loading);
             let client = Client::connect(&socket).map_err(|e| {
                 format!(
                     "agent loaded into JVM {}, but its socket {}: {e}",
@@ -270,9 +287,41 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     if profiling && !args.detach {
+        if let Some(ui) = &ui {
+            out(&format!("ferrofluid: live UI at {}\n", ui.url()))?;
+        }
         let (profile, ending, unmatched) =
-            profile_session(&mut client, &session, args.warmup, args.pid)?;
-        write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
+            profile_session(&mut client, &session, args.warmup, args.pid, ui.as_ref())?;
+        let ending = match ending {
+            Ending::Detached(job) => {
+                let said = format!(
+                    "detached: the agent in JVM {} removed its probes and is dormant; no report was written",
+                    args.pid
+                );
+                eprintln!("ferrofluid: {said}");
+                crate::ui::finish(ui, job, said);
+                return Ok(ExitCode::SUCCESS);
+            }
+            Ending::Ui(job) => {
+                let path = args.output.as_deref().unwrap_or(Path::new("-"));
+                let written = write_report(&profile, path);
+                let said = match &written {
+                    Ok(()) if path == Path::new("-") => {
+                        "stopped: the report went to the terminal".to_owned()
+                    }
+                    Ok(()) => format!("stopped: report written to {}", path.display()),
+                    Err(e) => format!("stopped, but the report could not be written: {e}"),
+                };
+                crate::ui::finish(ui, Some(job), said);
+                written?;
+                Ending::Elapsed
+            }
+            ending => {
+                write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
+                crate::ui::finish(ui, None, "profiling has ended".to_owned());
+                ending
+            }
+        };
         if let Ending::Exited = ending {
             eprintln!(
                 "ferrofluid: JVM {} exited while profiling; the report holds what ran until then",
@@ -326,7 +375,11 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
 /// never take over (or end) a profile the first one is collecting. Nor may a new profile
 /// (`profiling`) replace the session the agent's own options started (`ferrofluid run`,
 /// `-agentpath`), whose profile is written when it ends; `--reset` and `--detach` still reach it.
-fn refuse_if_owned(client: &mut Client, pid: u32, profiling: bool) -> Result<(), String> {
+pub(crate) fn refuse_if_owned(
+    client: &mut Client,
+    pid: u32,
+    profiling: bool,
+) -> Result<(), String> {
     match client
         .request(&Request::Status)
         .map_err(|e| e.to_string())?
@@ -379,6 +432,10 @@ enum Ending {
     Signal(i32),
     /// The JVM exited; the agent handed over what it collected.
     Exited,
+    /// The UI's Stop button: the report is written, then the page is answered.
+    Ui(crate::ui::Job),
+    /// The UI's Detach button (the page is answered once detached): no report.
+    Detached(Option<crate::ui::Job>),
 }
 
 /// How often the CLI looks at signals and Enter while the agent waits for the JVM's exit.
@@ -391,8 +448,16 @@ fn collect(
     interrupts: &Interrupts,
     enter: &AtomicBool,
     pid: u32,
+    ui: Option<&crate::ui::Server>,
 ) -> Result<(Ending, Option<serde_json::Value>), String> {
     loop {
+        while let Some(job) = ui.and_then(crate::ui::Server::next_job) {
+            match crate::ui::serve_job(client, job) {
+                Some(job) if job.ask == crate::ui::Ask::Stop => return Ok((Ending::Ui(job), None)),
+                Some(job) => return Ok((Ending::Detached(Some(job)), None)),
+                None => {}
+            }
+        }
         if let Some(signal) = interrupts.received() {
             return Ok((Ending::Signal(signal), None));
         }
@@ -456,6 +521,7 @@ fn profile_session(
     options: &AgentOptions,
     warmup: Option<Duration>,
     pid: u32,
+    ui: Option<&crate::ui::Server>,
 ) -> Result<(ferrofluid_profile::Profile, Ending, usize), Box<dyn std::error::Error>> {
     let interrupts = Interrupts::catch(Mode::Stop {
         again: format!(
@@ -467,7 +533,10 @@ fn profile_session(
     let instrument = Request::Instrument(options.clone());
     // Methods the engine could not patch are reported, and the rest is profiled anyway; a
     // session owned by another tool is not ours to profile.
-    match client.request(&instrument)? {
+    let instrumenting = crate::progress::spinner("instrumenting");
+    let instrumented = client.request(&instrument);
+    drop(instrumenting);
+    match instrumented? {
         Response::Ok => {}
         Response::Error { message } if control::is_refusal(&message) => return Err(message.into()),
         Response::Error { message } => eprintln!("ferrofluid: agent: {message}"),
@@ -508,7 +577,14 @@ fn profile_session(
         eprintln!(
             "ferrofluid: warming up {what} for {w:?} (what is collected meanwhile is discarded)"
         );
-        let (ending, exited) = collect(client, Some(Instant::now() + w), &interrupts, &enter, pid)?;
+        let (ending, exited) = collect(
+            client,
+            Some(Instant::now() + w),
+            &interrupts,
+            &enter,
+            pid,
+            ui,
+        )?;
         if let Ending::Elapsed = ending {
             expect_ok(client, &Request::Reset)?;
         } else {
@@ -534,9 +610,23 @@ fn profile_session(
                     None
                 }
             };
-            collect(client, deadline, &interrupts, &enter, pid)?
+            collect(client, deadline, &interrupts, &enter, pid, ui)?
         }
     };
+    if let Ending::Detached(job) = ending {
+        // Detach removes every probe and leaves the JVM as it was; nothing is reported.
+        if let Err(e) = expect_ok(client, &Request::Detach) {
+            if let Some(job) = job {
+                job.answer(Err(e.clone()));
+            }
+            return Err(e.into());
+        }
+        return Ok((
+            ferrofluid_profile::Profile::default(),
+            Ending::Detached(job),
+            0,
+        ));
+    }
     if let Ending::Signal(signal) = ending {
         eprintln!(
             "ferrofluid: {}: stopping, writing the report and removing the probes",
@@ -581,7 +671,10 @@ fn profile_session(
                     }
                 }
             }
-            let value = match client.request(&Request::Snapshot)? {
+            let snapshot = crate::progress::spinner("taking the profile");
+            let taken = client.request(&Request::Snapshot);
+            drop(snapshot);
+            let value = match taken? {
                 Response::Snapshot { profile } => profile,
                 Response::Error { message } => return Err(format!("agent: {message}").into()),
                 other => return Err(format!("unexpected agent reply {other:?}").into()),
@@ -685,9 +778,11 @@ pub(crate) fn write_report(
     }
     let writer = report_format(path)?.writer();
     let mut buf = Vec::new();
+    let writing = crate::progress::spinner("writing the report");
     writer.write(profile, &mut buf).map_err(|e| match e {
         ferrofluid_report::ReportError::Io(io) => io,
     })?;
+    drop(writing);
     if path == Path::new("-") {
         out(&String::from_utf8_lossy(&buf))?;
     } else {
@@ -710,7 +805,7 @@ pub(crate) fn out(text: &str) -> std::io::Result<()> {
 
 /// The agent's socket as seen from here: its path in the JVM's file system, reached through
 /// `/proc/<pid>/root` (so JVMs in containers work too).
-fn socket_path(
+pub(crate) fn socket_path(
     pid: u32,
     explicit: Option<&Path>,
 ) -> Result<PathBuf, ferrofluid_attach::AttachError> {

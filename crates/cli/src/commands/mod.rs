@@ -6,6 +6,7 @@ pub mod instrument;
 pub mod list;
 pub mod report;
 pub mod run;
+pub mod top;
 
 use std::process::ExitCode;
 
@@ -20,5 +21,6 @@ pub fn run(command: Command) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Top(args) => top::run(args),
     }
 }

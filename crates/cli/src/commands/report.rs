@@ -39,6 +39,11 @@ pub struct ReportArgs {
     /// or each as its own thread. JSON keeps one entry each.
     #[arg(long, value_enum, value_name = "HOW", default_value = "merged")]
     pub virtual_threads: VirtualThreadsArg,
+    /// Serve the profile's web UI on ADDR (default 127.0.0.1:0: loopback, a free port) until
+    /// Ctrl-C, instead of converting it; the URL printed carries the access token (docs/ui.md).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::ui::DEFAULT_ADDR,
+          conflicts_with_all = ["output", "format"])]
+    pub ui: Option<std::net::SocketAddr>,
 }
 
 /// How `--virtual-threads` shows virtual threads.
@@ -182,7 +187,41 @@ fn plan(args: &ReportArgs) -> Result<(Target<'_>, Format), ReportCmdError> {
 
 /// Runs `ferrofluid report`.
 pub fn run(args: ReportArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    if let Some(addr) = args.ui {
+        return serve(&args, addr);
+    }
     convert(&args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--ui`: serves the saved profile until a signal.
+fn serve(
+    args: &ReportArgs,
+    addr: std::net::SocketAddr,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let bytes = std::fs::read(&args.input).map_err(|source| ReportCmdError::Read {
+        path: args.input.clone(),
+        source,
+    })?;
+    let profile = Profile::from_json_slice(&bytes).map_err(|source| ReportCmdError::Parse {
+        path: args.input.clone(),
+        source,
+    })?;
+    let interrupts = crate::interrupt::Interrupts::catch(crate::interrupt::Mode::Stop {
+        again: "interrupted again: quitting".into(),
+    })?;
+    let about =
+        serde_json::json!({ "file": args.input.display().to_string(), "command": "report" });
+    let server = crate::ui::Server::saved(addr, &profile, about)?;
+    super::attach::out(&format!(
+        "ferrofluid: serving {} at {} (Ctrl-C stops)\n",
+        args.input.display(),
+        server.url()
+    ))?;
+    while interrupts.received().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    server.close();
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,7 +3,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::attach::{check_writable, report_format, write_report, AgentFlags};
@@ -23,6 +23,11 @@ pub struct RunArgs {
     /// terminal, the default without --file). Without --root the whole program is profiled.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Serve a live web UI of the profile on ADDR while the program runs (default 127.0.0.1:0:
+    /// loopback, a free port); the URL printed carries the access token (docs/ui.md). The report
+    /// is written when the program exits, as without it.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::ui::DEFAULT_ADDR)]
+    pub ui: Option<std::net::SocketAddr>,
     /// The command: `java ARGS...`, or any command that starts JVMs.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -62,6 +67,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         options.file = Some(json);
         options.validate()?;
     }
+    // Bound before the program starts: an address that cannot be served fails first.
+    let ui = match args.ui {
+        Some(addr) => Some(crate::ui::Server::live(
+            addr,
+            serde_json::json!({ "command": "run" }),
+        )?),
+        None => None,
+    };
     let agentpath = agentpath_arg(&agent.display().to_string(), &options.to_string());
     let mut command = build_command(&args.command, &agentpath);
     // Caught before the JVM starts: Ctrl-C reaches it too, and ferrofluid must outlive it to
@@ -72,7 +85,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .spawn()
         .map_err(|e| format!("cannot run `{}`: {e}", args.command[0]))?;
     child_pid.store(child.id(), Ordering::SeqCst);
-    let status = child.wait()?;
+    let done = Arc::new(AtomicBool::new(false));
+    let ui = ui.map(|server| {
+        let _ = super::attach::out(&format!("ferrofluid: live UI at {}\n", server.url()));
+        let (pid, socket, done) = (child.id(), options.socket.clone(), Arc::clone(&done));
+        std::thread::spawn(move || serve_ui(server, pid, socket.as_deref(), &done))
+    });
+    let status = child.wait();
+    done.store(true, Ordering::SeqCst);
+    if let Some(ui) = ui {
+        let _ = ui.join();
+    }
+    let status = status?;
     // Like a shell: the command's code, or 128 + the signal that killed it.
     let code = status
         .code()
@@ -119,6 +143,45 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// Answers the UI's requests through the agent's control socket in JVM `pid` until `done`. The
+/// session is the one the agent's options started: it ends with the program, which writes the
+/// report, so Stop and Detach are refused.
+fn serve_ui(
+    server: crate::ui::Server,
+    pid: u32,
+    socket: Option<&std::path::Path>,
+    done: &AtomicBool,
+) {
+    let mut client = None;
+    while !done.load(Ordering::SeqCst) {
+        if client.is_none() {
+            // The agent opens its socket as the JVM starts.
+            client = super::attach::socket_path(pid, socket)
+                .ok()
+                .and_then(|path| ferrofluid_protocol::control::Client::connect(&path).ok());
+        }
+        while let Some(job) = server.next_job() {
+            let Some(c) = client.as_mut() else {
+                job.answer(Err("the agent's control socket is not open yet".into()));
+                continue;
+            };
+            if let Some(job) = crate::ui::serve_job(c, job) {
+                job.answer(Err(
+                    "`ferrofluid run` writes its report when the program exits: end the program \
+                     to stop profiling"
+                        .into(),
+                ));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    crate::ui::finish(
+        Some(server),
+        None,
+        "the program exited; ferrofluid writes the report".into(),
+    );
 }
 
 /// `-agentpath:LIB=OPTIONS` (no `=` for empty options).
