@@ -315,3 +315,67 @@ fn a_virtual_thread_parked_when_the_profile_is_taken_is_idle() {
     assert!(main.get("waiting").is_none(), "{main}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--cpu` on virtual threads that spin and sleep: the CPU time of their roots adds up to no more
+/// than the whole process used meanwhile (a virtual thread charged with its carriers' clocks
+/// gets the time of every virtual thread that ran on them while it slept: about 100 times as
+/// much).
+#[test]
+fn virtual_threads_cpu_time_adds_up_to_no_more_than_the_process_used() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreadsCpu.java", "vthreads-cpu-sum");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "VThreadsCpu::task", "--include", "VThreadsCpu"])
+        .args(["--reveal", "sync", "--cpu", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(java(&jdk))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreadsCpu")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.ends_with("done\n"), "{stdout}");
+    let process: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let doc = read_profile_json(&out);
+    let virtuals: Vec<&Value> = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["virtual"] == true)
+        .collect();
+    assert_eq!(virtuals.len(), 100, "{doc}");
+    let roots: u64 = virtuals
+        .iter()
+        .map(|t| {
+            let task = child(&t["root"], "task");
+            assert_eq!(calls(task), 1, "{t}");
+            task.get("measured_cpu_ns")
+                .or_else(|| task.get("cpu_ns"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        })
+        .sum();
+    assert!(roots > 0, "{doc}");
+    assert!(
+        roots <= process + process / 10,
+        "the virtual threads' roots took {roots} ns of CPU, the process {process} ns"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
