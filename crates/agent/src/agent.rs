@@ -75,11 +75,6 @@ fn state() -> MutexGuard<'static, Option<Running>> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The JVM the agent runs in, while it is not dormant.
-pub fn java_vm() -> Option<JavaVm> {
-    state().as_ref().map(|r| r.vm)
-}
-
 /// How many times `Agent_OnLoad`/`Agent_OnAttach` ran.
 pub fn attach_count() -> u64 {
     ATTACH_COUNT.load(Ordering::SeqCst)
@@ -90,7 +85,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     ATTACH_COUNT.fetch_add(1, Ordering::SeqCst);
     let opts: AgentOptions = options.parse()?;
     // A mode without an engine is refused before anything is set up.
-    engine::select(&opts)?;
+    engine::check(&opts)?;
     let _lifecycle = lifecycle();
     let mut slot = state();
     if let Some(running) = slot.as_ref() {
@@ -122,7 +117,12 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
 
     let jvmti = vm.jvmti()?;
     let live = jvmti.phase()? == ferrofluid_jvmti::sys::JVMTI_PHASE_LIVE;
-    jvm::setup(jvmti)?;
+    jvm::setup(vm, jvmti)?;
+    engine::take_capabilities(jvmti)?;
+    if wants_profile(&opts) {
+        // The load options' engine has what it requires, or the load fails.
+        engine::select(&opts)?;
+    }
     let info = Info {
         pid,
         vm_version: jvmti.system_property("java.vm.version").unwrap_or_default(),
@@ -229,6 +229,10 @@ fn begin_session(
     let engine = engine::select(options)?;
     // The old session's probes go before the new engine takes them.
     let _ = session::deinstrument_all(jvmti, env);
+    engine::enable_events(jvmti, engine).map_err(|event| EngineError::Event {
+        mode: engine.mode(),
+        event,
+    })?;
     engine::activate(engine, options);
     session::set_reveal(options.reveal == ferrofluid_protocol::Reveal::Async);
     Ok(match engine.instruments() {
@@ -414,6 +418,7 @@ fn dispose_env(running: &Running) {
             log::warn!("detach: {e}");
         }
         collector::reset();
+        engine::disable_events(running.jvmti);
         jvm::disable_events(running.jvmti);
         jvm::forget_env();
         *DEADLINE.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -440,7 +445,9 @@ pub fn control(request: control::Request) -> control::Response {
             })
         }
         Request::Deinstrument => with_java_thread(|jvmti, env| {
-            outcome_reply(session::deinstrument_all(jvmti, env), "deinstrument")
+            let outcome = session::deinstrument_all(jvmti, env);
+            engine::disable_events(jvmti);
+            outcome_reply(outcome, "deinstrument")
         }),
         Request::Start => with_java_thread(|_, env| {
             start_collecting(env);
@@ -482,21 +489,6 @@ fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {
             ),
         }
     }
-}
-
-/// Threads found blocked now ([`jvm::blocked_threads`]), read on the calling thread attached to
-/// the JVM; empty while dormant.
-pub fn blocked_threads(
-    of: &std::collections::HashSet<u64>,
-) -> std::collections::HashMap<u64, (String, String)> {
-    let Some(vm) = state().as_ref().map(|r| r.vm) else {
-        return Default::default();
-    };
-    vm.with_attached_thread("ferrofluid-snapshot", |env| jvm::blocked_threads(env, of))
-        .unwrap_or_else(|e| {
-            log::warn!("reading thread states: {e}");
-            Default::default()
-        })
 }
 
 /// Runs `f` on the calling (control) thread attached to the JVM, with the agent's environment.

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ferrofluid_classfile::{instrument, MethodSite, ProbeKind, ProbeOptions};
-use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv};
+use ferrofluid_jvmti::{Class, JavaVm, JniEnv, Primitive};
 use ferrofluid_profile::compensation::MIN_KEPT;
 use ferrofluid_profile::{Calibration, CalibrationBatch, CalibrationStats, Calibrator};
 
@@ -186,10 +186,9 @@ fn batch(
 ) -> Result<(CalibrationBatch, CalibrationBatch, u64), String> {
     // An active caller's probe pair costs what the callee's does, once per call: counted as pairs.
     let pairs = calls as u64 * (PER_CALL as u64 + u64::from(probes.caller != 0));
-    let args = [sys::jvalue { i: calls }, sys::jvalue { i: PER_CALL }];
+    let args = [Primitive::Int(calls), Primitive::Int(PER_CALL)];
     let cpu_start = hooks::thread_cpu();
-    // SAFETY: `run(II)J` takes two ints.
-    let elapsed = unsafe { env.call_static_long(class, c"run", c"(II)J", &args) };
+    let elapsed = env.call_static_long_method(class, c"run", c"(II)J", &args);
     // The JNI call's own CPU cost is inside, spread over thousands of pairs.
     let cpu_elapsed = hooks::thread_cpu().saturating_sub(cpu_start);
     // The inner times are the callee's only: scale them to all the pairs counted.

@@ -297,7 +297,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     let blocked = if inside.is_empty() {
         HashMap::new()
     } else {
-        crate::agent::blocked_threads(&inside)
+        crate::jvm::blocked_threads_now(&inside)
     };
     let mut c = lock(&COLLECTOR);
     let c = c.as_mut()?;

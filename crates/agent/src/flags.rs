@@ -1,7 +1,8 @@
 //! Per-method (and per-site) flags the probes read on every call, lock-free: a two-level table indexed by the global
 //! method id (chunks allocated on first use, never freed, so a reader never sees freed memory).
 
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 /// The method is instrumented in the current session (probes of older sessions see 0 and do nothing).
 pub const ACTIVE: u8 = 1;
@@ -25,7 +26,8 @@ type Chunk = [AtomicU8; CHUNK];
 
 /// A byte of flags per id, lock-free to read.
 pub struct FlagTable {
-    chunks: [AtomicPtr<Chunk>; CHUNKS],
+    /// Chunks made on first use; `OnceLock::get` is one Acquire load.
+    chunks: [OnceLock<Box<Chunk>>; CHUNKS],
 }
 
 /// Per-method flags, by global method id.
@@ -43,46 +45,27 @@ pub const MAX_IDS: u32 = (CHUNKS * CHUNK) as u32;
 impl FlagTable {
     pub const fn new() -> Self {
         FlagTable {
-            chunks: [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS],
+            chunks: [const { OnceLock::new() }; CHUNKS],
         }
     }
 
     #[inline]
     pub fn get(&self, id: u32) -> u8 {
-        let chunk = self
+        match self
             .chunks
             .get((id >> CHUNK_BITS) as usize)
-            .map_or(std::ptr::null_mut(), |c| c.load(Ordering::Acquire));
-        if chunk.is_null() {
-            return 0;
+            .and_then(OnceLock::get)
+        {
+            Some(chunk) => chunk[id as usize & (CHUNK - 1)].load(Ordering::Acquire),
+            None => 0,
         }
-        // SAFETY: a non-null chunk pointer is a leaked, fully initialised Chunk that is never freed.
-        let chunk: &Chunk = unsafe { &*chunk };
-        chunk[id as usize & (CHUNK - 1)].load(Ordering::Acquire)
     }
 
     fn slot(&self, id: u32) -> Option<&AtomicU8> {
-        let cell = self.chunks.get((id >> CHUNK_BITS) as usize)?;
-        let mut chunk = cell.load(Ordering::Acquire);
-        if chunk.is_null() {
-            let fresh: Box<Chunk> = Box::new([const { AtomicU8::new(0) }; CHUNK]);
-            let fresh = Box::into_raw(fresh);
-            chunk = match cell.compare_exchange(
-                std::ptr::null_mut(),
-                fresh,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => fresh,
-                Err(winner) => {
-                    // SAFETY: `fresh` was never shared; another thread installed its chunk first.
-                    drop(unsafe { Box::from_raw(fresh) });
-                    winner
-                }
-            };
-        }
-        // SAFETY: as in `get`; chunks live as long as the table (they are never freed).
-        let chunk: &Chunk = unsafe { &*chunk };
+        let chunk = self
+            .chunks
+            .get((id >> CHUNK_BITS) as usize)?
+            .get_or_init(|| Box::new([const { AtomicU8::new(0) }; CHUNK]));
         Some(&chunk[id as usize & (CHUNK - 1)])
     }
 

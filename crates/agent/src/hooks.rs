@@ -1,4 +1,5 @@
-//! The hot path: the native methods of the bootstrap class `ferrofluid/Hooks` that every probe calls.
+//! The hot path: what the natives of the bootstrap class `ferrofluid/Hooks` (`ffi::natives`)
+//! do for every probe.
 //!
 //! The natives hand each probe to the session's engine (`crate::engine`, a static call chosen
 //! by one byte); this module is the call recorder that engines recording calling contexts use.
@@ -14,7 +15,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ferrofluid_jvmti::sys;
+use ferrofluid_jvmti::{sys, Object};
 
 use crate::flags::{self, ACTIVE, DROPPED, INVOKED, PENDING, ROOT};
 use crate::ring::{Event, Kind, ProbeStart, Ring};
@@ -75,6 +76,10 @@ struct Local {
     /// is not the scheduler taking the CPU away.
     calibration_waited: Cell<u64>,
     generation: Cell<u32>,
+    /// Subtracted from the OS thread's CPU clock to give this state's own ([`thread_cpu`]):
+    /// 0 on a platform thread; on a carrier, what makes the mounted virtual thread's clock
+    /// count only its own time on carriers, and the carrier's not count its virtual threads'.
+    cpu_offset: Cell<u64>,
     /// The agent is working on this thread: probes are ignored.
     busy: Cell<bool>,
     /// Root frames open on this thread.
@@ -94,6 +99,7 @@ thread_local! {
             calibration_cpu_waits: Cell::new(0),
             calibration_waited: Cell::new(0),
             generation: Cell::new(0),
+            cpu_offset: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
             counted: Cell::new(0),
@@ -117,8 +123,7 @@ pub fn now() -> u64 {
 pub fn ticks() -> u64 {
     #[cfg(target_arch = "x86_64")]
     if TSC_SCALE.load(Ordering::Relaxed) != 0 {
-        // SAFETY: rdtsc has no preconditions on x86_64.
-        return unsafe { core::arch::x86_64::_rdtsc() };
+        return ferrofluid_jvmti::os::rdtsc();
     }
     monotonic()
 }
@@ -144,17 +149,14 @@ pub fn ticks_to_ns(ticks: u64) -> u64 {
     }
 }
 
-/// The calling thread's CPU clock, ns (user and system time). A system call: ~1 µs on the
-/// development VM (docs/PERFORMANCE.md, "Thread CPU time"), so only read with the `cpu` option.
+/// The calling thread's CPU clock, ns (user and system time): the Java thread's, a virtual
+/// thread's included (its time on each carrier it ran on, [`swap_carried`]). A system call: ~1 µs
+/// on the development VM (docs/PERFORMANCE.md, "Thread CPU time"), so only read with the `cpu`
+/// option.
 #[inline]
 pub fn thread_cpu() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: one out-pointer; CLOCK_THREAD_CPUTIME_ID always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    let offset = LOCAL.try_with(|l| l.cpu_offset.get()).unwrap_or(0);
+    ferrofluid_jvmti::os::thread_cpu_ns().wrapping_sub(offset)
 }
 
 /// The thread's CPU clock if the session measures it.
@@ -191,14 +193,9 @@ impl Start {
     }
 }
 
+#[inline]
 fn monotonic() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: one out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    ferrofluid_jvmti::os::monotonic_ns()
 }
 
 /// ns per TSC tick (f64 bits); 0: use `CLOCK_MONOTONIC`.
@@ -252,8 +249,7 @@ pub fn init_clock() {
 /// made a method's thread CPU time exceed its wall time.
 #[cfg(target_arch = "x86_64")]
 fn tsc_and_monotonic() -> (u64, u64) {
-    // SAFETY: rdtsc has no preconditions on x86_64.
-    let tsc = || unsafe { core::arch::x86_64::_rdtsc() };
+    let tsc = ferrofluid_jvmti::os::rdtsc;
     (0..16)
         .map(|_| {
             let before = tsc();
@@ -384,6 +380,8 @@ pub(crate) struct Carried {
     generation: u32,
     in_root: u32,
     counted: u32,
+    /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
+    cpu: u64,
     pub ring: Option<Arc<Ring>>,
 }
 
@@ -405,10 +403,20 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
     LOCAL
         .try_with(|l| {
             let c = carried.take().unwrap_or_default();
+            // The CPU clock goes with the state: the outgoing one's stops here, the incoming
+            // one's resumes where it stopped (read only when CPU time is measured).
+            let cpu = if CPU.load(Ordering::Relaxed) {
+                let now = ferrofluid_jvmti::os::thread_cpu_ns();
+                now.wrapping_sub(l.cpu_offset.replace(now.wrapping_sub(c.cpu)))
+            } else {
+                l.cpu_offset.set(0);
+                0
+            };
             Carried {
                 generation: l.generation.replace(c.generation),
                 in_root: l.in_root.replace(c.in_root),
                 counted: l.counted.replace(c.counted),
+                cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
             }
         })
@@ -556,7 +564,7 @@ fn first_invocation(l: &Local, env: *mut sys::JNIEnv, id: u32) {
     l.busy.set(true);
     let start = Start::now();
     ferrofluid_jvmti::ffi_guard("first invocation", (), || {
-        crate::session::first_invocation(env, id)
+        crate::ffi::natives::with_env(env, |jni| crate::session::first_invocation(jni, id))
     });
     let (wall, cpu) = start.elapsed();
     l.busy.set(false);
@@ -751,12 +759,10 @@ const STARTED_IN_ROOT: i64 = -1;
 
 /// `Thread.start()` was entered on `thread` by this thread, inside a root's extent: the thread
 /// is marked, so that [`thread_start`] knows it for the one started here.
-fn thread_starting(thread: sys::jobject) {
+fn thread_starting(thread: Object<'_>) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
-    // SAFETY: the hook's argument: a live, non-null local reference.
-    let thread = unsafe { ferrofluid_jvmti::Object::from_raw(thread) };
     if let Err(e) = jvmti.set_tag(thread, STARTED_IN_ROOT) {
         log::warn!("marking a thread started inside a root: {e}");
     }
@@ -764,13 +770,11 @@ fn thread_starting(thread: sys::jobject) {
 
 /// A thread starts (JVMTI ThreadStart, on the new thread): if a thread inside a root started it
 /// (its `Thread` object carries the mark), it is inside the root's extent for its whole life.
-pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: sys::jthread) {
+pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
     crate::engine::current().thread_start();
-    let Some(jvmti) = crate::jvm::jvmti().filter(|_| !thread.is_null()) else {
+    let (Some(jvmti), Some(thread)) = (crate::jvm::jvmti(), thread) else {
         return;
     };
-    // SAFETY: the event's thread argument: a live local reference for the callback.
-    let thread = unsafe { ferrofluid_jvmti::Object::from_raw(thread) };
     if jvmti.tag(thread).ok() != Some(STARTED_IN_ROOT) {
         return;
     }
@@ -795,67 +799,25 @@ pub fn thread_end(env: *mut sys::JNIEnv) {
     });
 }
 
-// The natives. The code above is written not to panic; ffi_guard (free unless a panic happens) makes
-// sure none could unwind into the JVM anyway.
-
-// Each reads the clock first: what follows, up to the publication of its event, is the probe's
-// measured duration. Reading it later, after the flag and thread-local checks, was tried: it
-// saves the read where a probe records nothing, but moves ~12 ns per probe from the measured
-// part to the calibrated rest, the uncertain part (docs/decisions/0012-probes-measure-themselves.md).
-
-pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || crate::engine::enter(env, id, start))
+/// `Hooks.receiver(null, site)`: a deferred site, through `Hooks.site` (or a receiver site on
+/// null, about to throw).
+#[inline]
+pub(crate) fn receiver_absent(env: *mut sys::JNIEnv, site: u32) {
+    if flags::SITES.get(site) & flags::FIRED == 0 && in_extent() {
+        crate::receiver::reached_without_receiver(env, site);
+    }
 }
 
-pub extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || crate::engine::exit(env, id, start))
-}
-
-pub extern "C" fn native_blocks(
-    env: *mut sys::JNIEnv,
-    _: sys::jclass,
-    id: sys::jint,
-    _count: sys::jint,
-) {
-    let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || {
-        crate::engine::exit(env, id, start)
-    })
-}
-
-pub extern "C" fn native_alloc(
-    _env: *mut sys::JNIEnv,
-    _: sys::jclass,
-    _object: sys::jobject,
-    _site: sys::jint,
-) {
-}
-
-pub extern "C" fn native_receiver(
-    env: *mut sys::JNIEnv,
-    _: sys::jclass,
-    receiver: sys::jobject,
-    site: sys::jint,
-) {
-    ferrofluid_jvmti::ffi_guard("Hooks.receiver", (), || {
-        if receiver.is_null() {
-            // A deferred site, through `Hooks.site` (or a receiver site on null, about to throw).
-            let site = site as u32;
-            if flags::SITES.get(site) & flags::FIRED == 0 && in_extent() {
-                crate::receiver::reached_without_receiver(env, site);
-            }
-            return;
-        }
-        if !in_extent() {
-            return;
-        }
-        match site as u32 {
-            THREAD_START_SITE => thread_starting(receiver),
-            site => crate::receiver::reached(env, receiver, site),
-        }
-    })
+/// `Hooks.receiver(receiver, site)` with a receiver: a receiver site, or `Thread.start()`.
+#[inline]
+pub(crate) fn receiver(env: *mut sys::JNIEnv, receiver: Object<'_>, site: u32) {
+    if !in_extent() {
+        return;
+    }
+    match site {
+        THREAD_START_SITE => thread_starting(receiver),
+        site => crate::receiver::reached(env, receiver, site),
+    }
 }
 
 /// Whether this thread is inside a root's dynamic extent (and the agent is not busy on it).
@@ -887,58 +849,6 @@ pub fn as_pause(env: *mut sys::JNIEnv, work: impl FnOnce()) {
             l.push_pause(env, 0, wall, cpu);
         }
     });
-}
-
-/// `(name, descriptor, function)` of every native of the hooks class, for RegisterNatives. With
-/// `gated` (the class this agent generates), `enter`/`exit`/`unwind` have Java bodies that call
-/// the natives `enter0`/`exit0`; without (a class an older agent defined in this JVM), they are
-/// natives themselves. Likewise `receiver` calls the native `receiver0` when `receiver_gated`.
-pub fn natives(
-    gated: bool,
-    receiver_gated: bool,
-) -> Vec<(
-    &'static std::ffi::CStr,
-    &'static std::ffi::CStr,
-    *mut std::ffi::c_void,
-)> {
-    let enter = native_enter as *mut std::ffi::c_void;
-    let exit = native_exit as *mut std::ffi::c_void;
-    let blocks = native_blocks as *mut std::ffi::c_void;
-    let mut natives = if gated {
-        vec![(c"enter0", c"(I)V", enter), (c"exit0", c"(I)V", exit)]
-    } else {
-        vec![
-            (c"enter", c"(I)V", enter),
-            (c"exit", c"(I)V", exit),
-            (c"unwind", c"(I)V", exit),
-        ]
-    };
-    natives.extend([
-        (c"exitBlocks", c"(II)V", blocks),
-        (c"unwindBlocks", c"(II)V", blocks),
-        (
-            c"alloc",
-            c"(Ljava/lang/Object;I)V",
-            native_alloc as *mut std::ffi::c_void,
-        ),
-        (c"nativeEnter", c"(I)V", enter),
-        (c"nativeExit", c"(I)V", exit),
-        (
-            if receiver_gated {
-                c"receiver0"
-            } else {
-                c"receiver"
-            },
-            c"(Ljava/lang/Object;I)V",
-            native_receiver as *mut std::ffi::c_void,
-        ),
-        (
-            c"reveal",
-            c"(Ljava/lang/Object;I)V",
-            crate::reveal::native_reveal as *mut std::ffi::c_void,
-        ),
-    ]);
-    natives
 }
 
 /// Calls the hooks as the natives do, through the active engine, without a JVM: for the

@@ -3,13 +3,14 @@
 //! `ffi_guard` and leaves the JVM as it found it on failure.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use ferrofluid_jvmti::{sys, Class, GlobalRef, JniEnv, Jvmti, JvmtiCell, Object};
+use ferrofluid_jvmti::{sys, Class, GlobalRef, JavaVm, JniEnv, Jvmti, JvmtiCell, Object};
 
 /// The live environment; empty while dormant.
 static JVMTI: JvmtiCell = JvmtiCell::new();
+/// The JVM, with the environment.
+static VM: Mutex<Option<JavaVm>> = Mutex::new(None);
 /// The hooks class's module (the bootstrap loader's unnamed module), once known. Never
 /// deleted: the hooks class lives as long as the JVM, and so does its module.
 static HOOKS_MODULE: OnceLock<GlobalRef> = OnceLock::new();
@@ -22,17 +23,17 @@ pub fn jvmti() -> Option<Jvmti> {
     JVMTI.get()
 }
 
-static CAN_TAG: AtomicBool = AtomicBool::new(false);
-
-/// Whether the agent may tag objects (JVMTI `can_tag_objects`).
-pub fn can_tag() -> bool {
-    CAN_TAG.load(Ordering::Acquire)
+/// The JVM the agent runs in, while it is not dormant.
+pub fn java_vm() -> Option<JavaVm> {
+    *VM.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Takes the capabilities and installs the callbacks. Events are enabled by [`enable_events`].
-pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
+/// Takes the runtime's capabilities and installs the callbacks. The engines' capabilities are
+/// taken by `engine::take_capabilities`; events are enabled by [`enable_events`] and, for a
+/// session, by its engine.
+pub fn setup(vm: JavaVm, jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
+    // The class bytes cache sees every class the JVM loads or retransforms.
     let mut caps = sys::jvmtiCapabilities::default();
-    caps.set_can_retransform_classes(1);
     caps.set_can_generate_all_class_hook_events(1);
     jvmti.add_capabilities(&caps)?;
     // At startup, also see the classes loaded before the start phase, so that planning at VMInit
@@ -46,34 +47,26 @@ pub fn setup(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     {
         let _ = jvmti.add_capabilities(&early);
     }
-    // Tags identify receiver classes cheaply (receiver sites); without them every virtual call is
-    // followed by class-hierarchy analysis instead.
-    let mut tags = sys::jvmtiCapabilities::default();
-    tags.set_can_tag_objects(1);
-    CAN_TAG.store(jvmti.add_capabilities(&tags).is_ok(), Ordering::Release);
-    // A hidden class (a lambda proxy) reaching a receiver site: its method's calls are read from
-    // its bytecode and constant pool. Without these, its site chooses by CHA as before.
-    let mut read = sys::jvmtiCapabilities::default();
-    read.set_can_get_bytecodes(1);
-    read.set_can_get_constant_pool(1);
-    let _ = jvmti.add_capabilities(&read);
     let callbacks = crate::ffi::callbacks::event_callbacks();
     jvmti.set_event_callbacks(&callbacks)?;
     crate::vthread::setup(jvmti, &callbacks);
     JVMTI.set(Some(jvmti));
+    *VM.lock().unwrap_or_else(|p| p.into_inner()) = Some(vm);
     Ok(())
 }
 
-const EVENTS: [sys::jvmtiEvent; 5] = [
+/// The events the runtime keeps enabled while attached: the class bytes cache and module reads
+/// (class load and preparation), the threads' rings (thread end), shutdown.
+pub const RUNTIME_EVENTS: [sys::jvmtiEvent; 4] = [
     sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
     sys::JVMTI_EVENT_CLASS_PREPARE,
-    sys::JVMTI_EVENT_THREAD_START,
     sys::JVMTI_EVENT_THREAD_END,
     sys::JVMTI_EVENT_VM_DEATH,
 ];
 
+/// Enables [`RUNTIME_EVENTS`] (and `VMInit`, at load).
 pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()> {
-    for e in EVENTS {
+    for e in RUNTIME_EVENTS {
         jvmti.set_event_notification_mode(true, e)?;
     }
     if vm_init {
@@ -86,13 +79,14 @@ pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()
 /// Disables every event and forgets the environment (before it is disposed).
 pub fn disable_events(jvmti: Jvmti) {
     crate::vthread::disable_events(jvmti);
-    for e in EVENTS.into_iter().chain([sys::JVMTI_EVENT_VM_INIT]) {
+    for e in RUNTIME_EVENTS.into_iter().chain([sys::JVMTI_EVENT_VM_INIT]) {
         let _ = jvmti.set_event_notification_mode(false, e);
     }
 }
 
 pub fn forget_env() {
     JVMTI.set(None);
+    *VM.lock().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
 /// Defines `ferrofluid/Hooks` in the bootstrap loader (or finds it, defined by an earlier attach of
@@ -203,7 +197,9 @@ fn java_thread_id(env: &JniEnv<'_>, thread: Object<'_>) -> Option<u64> {
 /// and the method on top of their stack (`java.lang.Object.wait`). Waiting (`Object.wait`),
 /// parked, sleeping and blocked on a monitor are JVMTI thread states; a thread running a native
 /// method is blocked only in one of [`BLOCKING_NATIVES`] (a socket read is "runnable" to the
-/// JVM). Empty where the JVM cannot say.
+/// JVM). Virtual threads are the ones parked (unmounted) inside a root's extent
+/// ([`crate::vthread::parked_in_root`]): one blocked while mounted on its carrier is not seen.
+/// Empty where the JVM cannot say.
 pub fn blocked_threads(
     env: &JniEnv<'_>,
     of: &std::collections::HashSet<u64>,
@@ -219,7 +215,8 @@ pub fn blocked_threads(
             return blocked;
         }
     };
-    for &thread in threads.iter() {
+    let virtuals = crate::vthread::parked_in_root(env);
+    for &thread in threads.iter().chain(&virtuals) {
         if let Some(id) = java_thread_id(env, thread).filter(|id| of.contains(id)) {
             if let Some(how) = blocked_thread(jvmti, env, thread) {
                 blocked.insert(id, how);
@@ -228,6 +225,18 @@ pub fn blocked_threads(
         env.delete_local_ref(thread);
     }
     blocked
+}
+
+/// [`blocked_threads`] read on the calling thread attached to the JVM; empty while dormant.
+pub fn blocked_threads_now(of: &std::collections::HashSet<u64>) -> HashMap<u64, (String, String)> {
+    let Some(vm) = java_vm() else {
+        return HashMap::new();
+    };
+    vm.with_attached_thread("ferrofluid-snapshot", |env| blocked_threads(env, of))
+        .unwrap_or_else(|e| {
+            log::warn!("reading thread states: {e}");
+            HashMap::new()
+        })
 }
 
 /// Native methods a thread waits in while the JVM calls it runnable: (class, method prefix).
@@ -285,12 +294,4 @@ fn blocked_thread(jvmti: Jvmti, env: &JniEnv<'_>, thread: Object<'_>) -> Option<
         how.to_owned(),
         format!("{}.{}", class.replace('/', "."), name.name),
     ))
-}
-
-/// JVMTI `VMInit`: the hooks are installed and the agent goes live.
-pub fn vm_init(jvmti: Jvmti, env: &JniEnv<'_>) {
-    match install_hooks(jvmti, env) {
-        Ok(()) => crate::agent::on_live(jvmti, env),
-        Err(e) => log::error!("VMInit: {e}; nothing will be instrumented"),
-    }
 }

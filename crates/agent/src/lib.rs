@@ -15,17 +15,14 @@
 
 mod adaptive;
 mod agent;
-#[allow(unsafe_code)]
 mod calibrate;
 mod collector;
 mod engine;
-#[allow(unsafe_code)]
 mod flags;
 // The FFI layer: every entry point the JVM calls and every raw-pointer conversion.
 #[allow(unsafe_code)]
 mod ffi;
 mod handles;
-#[allow(unsafe_code)]
 pub mod hooks;
 mod jvm;
 mod logger;
@@ -35,7 +32,6 @@ mod receiver;
 mod reveal;
 pub mod ring;
 mod server;
-#[allow(unsafe_code)]
 mod session;
 mod site_flags;
 mod vthread;

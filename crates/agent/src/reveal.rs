@@ -31,7 +31,6 @@ use std::sync::{Mutex, MutexGuard};
 use ferrofluid_classfile::MethodSite;
 use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
 
-pub use crate::ffi::natives::native_reveal;
 use ferrofluid_subgraph::{CallKind, CallSite};
 
 use crate::hooks;
@@ -214,7 +213,7 @@ pub fn method_called(jni: &JniEnv<'_>, mid: MethodId) {
         .insert(mid);
 }
 
-/// `Hooks.reveal(target, kind)` ([`native_reveal`]) for every kind but a class's, inside a
+/// `Hooks.reveal(target, kind)` (`ffi::natives::native_reveal`) for every kind but a class's, inside a
 /// root's extent.
 pub fn revealed(jni: &JniEnv<'_>, target: Object<'_>, kind: i32) {
     match kind {

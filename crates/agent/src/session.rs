@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ferrofluid_classfile::{instrument, CallSite, MethodSite, ProbeOptions, Selection, SkipReason};
-use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti};
+use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, Object, WeakGlobalClass, WeakGlobalRef};
 use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
     ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
@@ -88,7 +88,8 @@ static RETRANSFORM_NS: AtomicU64 = AtomicU64::new(0);
 /// Entries of unloaded classes stay (their weak reference is cleared); memory is the price.
 #[derive(Default)]
 struct Classes {
-    refs: HashMap<ClassKey, usize>,
+    /// Shared so that a reader takes one out of the lock and upgrades it after.
+    refs: HashMap<ClassKey, Arc<WeakGlobalClass>>,
     bytes: HashMap<ClassKey, Arc<[u8]>>,
 }
 
@@ -386,7 +387,10 @@ impl Selection for Offset<'_> {
     /// (and only that one) is profiled as its own tree.
     fn entry_site(&mut self, _method_id: u32, m: &MethodSite<'_>) -> Option<u32> {
         let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
-        (start && !self.methods_only && crate::jvm::can_tag()).then_some(hooks::THREAD_START_SITE)
+        (start
+            && !self.methods_only
+            && crate::engine::granted(crate::engine::Capability::TagObjects))
+        .then_some(hooks::THREAD_START_SITE)
     }
 }
 
@@ -519,26 +523,21 @@ impl Session {
 
 /// Loaders seen so far: a weak global reference to each and its id. Weak references outlive the
 /// JVMTI environment, so class bytes cached under a loader id stay valid across detach/attach.
-static LOADERS: Mutex<Vec<(usize, LoaderId)>> = Mutex::new(Vec::new());
+/// They are never removed (nor deleted).
+static LOADERS: Mutex<Vec<(WeakGlobalRef, LoaderId)>> = Mutex::new(Vec::new());
 
-/// The id of class loader `loader` (assigned on first sight; the bootstrap loader is null).
-pub fn loader_id(env: &JniEnv<'_>, loader: sys::jobject) -> Option<LoaderId> {
-    if loader.is_null() {
+/// The id of class loader `loader` (assigned on first sight; the bootstrap loader is `None`).
+pub fn loader_id(env: &JniEnv<'_>, loader: Option<Object<'_>>) -> Option<LoaderId> {
+    let Some(loader) = loader else {
         return Some(BOOTSTRAP);
-    }
+    };
     let mut loaders = lock(&LOADERS);
-    // SAFETY: the stored weak references are never deleted; `loader` is the callback's live reference.
-    if let Some((_, id)) = loaders
-        .iter()
-        .find(|(weak, _)| unsafe { env.is_same_object(*weak as sys::jobject, loader) })
-    {
+    if let Some((_, id)) = loaders.iter().find(|(weak, _)| weak.is(env, Some(loader))) {
         return Some(*id);
     }
-    // SAFETY: a live loader reference handed to us by the JVM for the duration of the callback.
-    let object = unsafe { ferrofluid_jvmti::Object::from_raw(loader) };
-    let weak = env.new_weak_global_ref(object).ok()?;
+    let weak = env.new_weak(loader).ok()?;
     let id = NEXT_LOADER.fetch_add(1, Ordering::Relaxed);
-    loaders.push((weak as usize, id));
+    loaders.push((weak, id));
     Some(id)
 }
 
@@ -546,7 +545,7 @@ pub fn loader_id(env: &JniEnv<'_>, loader: sys::jobject) -> Option<LoaderId> {
 /// returns instrumented bytes if the session chose methods of it. `None`: keep the bytes.
 pub fn class_file_load(
     env: &JniEnv<'_>,
-    loader: sys::jobject,
+    loader: Option<Object<'_>>,
     name: &str,
     redefining: bool,
     bytes: &[u8],
@@ -678,7 +677,7 @@ pub fn class_key(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) -> Option<Cla
     let (sig, _) = jvmti.class_signature(class).ok()?;
     let name = sig.strip_prefix('L')?.strip_suffix(';')?.to_owned();
     let loader = jvmti.class_loader(env, class).ok()?;
-    let id = loader_id(env, loader.map_or(std::ptr::null_mut(), |l| l.as_raw()));
+    let id = loader_id(env, loader);
     if let Some(l) = loader {
         env.delete_local_ref(l);
     }
@@ -691,8 +690,8 @@ fn remember(env: &JniEnv<'_>, key: &ClassKey, class: Class<'_>) {
     if classes.refs.contains_key(key) {
         return;
     }
-    if let Ok(weak) = env.new_weak_global_ref(class.as_object()) {
-        classes.refs.insert(key.clone(), weak as usize);
+    if let Ok(weak) = env.new_weak(class) {
+        classes.refs.insert(key.clone(), Arc::new(weak));
     }
 }
 
@@ -717,7 +716,9 @@ pub fn instrument_all(
     // Methods timed alone need no receiver probes in them.
     // Deferred sites call `Hooks.site`, which a hooks class defined by an older agent may lack.
     planner.set_receiver_sites(
-        !methods_only && crate::jvm::can_tag() && crate::site_flags::available(),
+        !methods_only
+            && crate::engine::granted(crate::engine::Capability::TagObjects)
+            && crate::site_flags::available(),
     );
     // Every loaded class the agent may change, and whether its bytes are known.
     let mut unknown = Vec::new();
@@ -939,11 +940,8 @@ fn set_aside(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) {
 
 /// The JVMTI class status of `key`, if it is still loaded.
 fn status_of(jvmti: Jvmti, env: &JniEnv<'_>, key: &ClassKey) -> Option<u32> {
-    let weak = *lock(&CLASSES).as_ref()?.refs.get(key)?;
-    // SAFETY: a weak global reference created by `remember`, deleted only by `forget_all`.
-    let obj = unsafe { env.upgrade_weak(weak as sys::jweak) }?;
-    // SAFETY: the weak reference was made from a class.
-    let class = unsafe { Class::from_raw(obj.as_raw()) };
+    let weak = Arc::clone(lock(&CLASSES).as_ref()?.refs.get(key)?);
+    let class = weak.upgrade(env)?;
     let status = jvmti.class_status(class).ok();
     env.delete_local_ref(class.as_object());
     status.map(|st| st as u32)
@@ -1043,13 +1041,13 @@ pub struct Refused {
 pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Refused {
     let mut refused = Refused::default();
     for chunk in keys.chunks(RETRANSFORM_BATCH) {
-        let weak: Vec<(ClassKey, usize)> = {
+        let weak: Vec<(ClassKey, Arc<WeakGlobalClass>)> = {
             let classes = lock(&CLASSES);
             let refs = classes.as_ref().map(|c| &c.refs);
             chunk
                 .iter()
                 .filter_map(|k| match refs.and_then(|r| r.get(k)) {
-                    Some(w) => Some((k.clone(), *w)),
+                    Some(w) => Some((k.clone(), Arc::clone(w))),
                     None => {
                         // Never prepared (a class instrumented as it loaded, whose linking
                         // has not happened or failed): no reference to it yet.
@@ -1061,11 +1059,7 @@ pub fn retransform(jvmti: Jvmti, env: &JniEnv<'_>, keys: &[ClassKey]) -> Refused
         };
         let mut locals = Vec::new();
         for (key, w) in weak {
-            // SAFETY: `w` is a weak global reference created by `remember` and not yet deleted
-            // (they are deleted only by `forget_all`, after the environment stops retransforming).
-            if let Some(obj) = unsafe { env.upgrade_weak(w as sys::jweak) } {
-                // SAFETY: the weak reference was made from a class.
-                let class = unsafe { Class::from_raw(obj.as_raw()) };
+            if let Some(class) = w.upgrade(env) {
                 // Unknown status: tried, and isolated if it fails.
                 let status = jvmti
                     .class_status(class)
@@ -1220,7 +1214,7 @@ fn plan_and_retransform(
 static REVEAL: Mutex<()> = Mutex::new(());
 
 /// The first invocation of global method `id` (lazy revelation), on the invoking thread.
-pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
+pub fn first_invocation(env: Option<&JniEnv<'_>>, id: u32) {
     let Some(jvmti) = crate::jvm::jvmti() else {
         return;
     };
@@ -1238,11 +1232,10 @@ pub fn first_invocation(env: *mut sys::JNIEnv, id: u32) {
     if flags::get(id) & flags::INVOKED != 0 {
         return;
     }
-    // SAFETY: the hook's own JNIEnv, valid for this native call on this thread.
-    let Some(env) = (unsafe { JniEnv::from_raw(env) }) else {
+    let Some(env) = env else {
         return;
     };
-    let planned = plan_and_retransform(jvmti, &env, "lazy revelation", |s| {
+    let planned = plan_and_retransform(jvmti, env, "lazy revelation", |s| {
         if id < s.base {
             return false;
         }
@@ -1434,7 +1427,7 @@ fn accept_requests() {
 /// Starts the reveal thread; without one, what was queued so far is revealed here and the
 /// threads reveal for themselves from then on.
 fn start_reveal_thread(jvmti: Jvmti, env: &JniEnv<'_>) {
-    let spawned = match crate::agent::java_vm() {
+    let spawned = match crate::jvm::java_vm() {
         Some(vm) => std::thread::Builder::new()
             .name("ferrofluid-reveal".into())
             .spawn(move || reveal_thread(vm, jvmti))
@@ -1574,11 +1567,7 @@ fn reveal_queued(jvmti: Jvmti, env: &JniEnv<'_>, items: Vec<Queued>) {
 /// thread served it; glibc keeps what each thread's arena freed, so without this the JVM's RSS
 /// grew by about a snapshot's size every few sessions (docs/PERFORMANCE.md, "Soak").
 pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free heap pages to the kernel; it is thread-safe.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    ferrofluid_jvmti::os::malloc_trim();
 }
 
 #[cfg(test)]

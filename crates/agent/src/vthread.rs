@@ -24,8 +24,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use ferrofluid_jvmti::{ffi_guard, sys, Jvmti};
+use ferrofluid_jvmti::{sys, JniEnv, Jvmti, Object, WeakGlobalRef};
 
+use crate::ffi::callbacks;
 use crate::hooks::{self, Carried};
 use crate::ring::Ring;
 
@@ -58,11 +59,18 @@ thread_local! {
     static CARRIER: RefCell<Option<Carried>> = const { RefCell::new(None) };
 }
 
+/// A parked virtual thread's state, and the thread itself while it is inside a root's extent
+/// (for [`parked_in_root`]).
+struct Parked {
+    carried: Carried,
+    thread: Option<WeakGlobalRef>,
+}
+
 /// The state of each parked virtual thread that has one, by recorder key; the virtual thread's
 /// JVMTI thread-local storage holds the key. Entries leave at the next mount.
-static PARKED: Mutex<Option<HashMap<u64, Carried>>> = Mutex::new(None);
+static PARKED: Mutex<Option<HashMap<u64, Parked>>> = Mutex::new(None);
 
-fn parked() -> MutexGuard<'static, Option<HashMap<u64, Carried>>> {
+fn parked() -> MutexGuard<'static, Option<HashMap<u64, Parked>>> {
     PARKED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -93,8 +101,8 @@ pub fn setup(jvmti: Jvmti, base: &sys::jvmtiEventCallbacks) {
     };
     let callbacks = ferrofluid_jvmti::EventCallbacks21 {
         base: *base,
-        virtual_thread_start: Some(virtual_thread_start),
-        virtual_thread_end: Some(virtual_thread_end),
+        virtual_thread_start: Some(callbacks::virtual_thread_start),
+        virtual_thread_end: Some(callbacks::virtual_thread_end),
     };
     if let Err(e) = jvmti.set_event_callbacks_21(&callbacks) {
         log::warn!("virtual threads: {e}; their profiles will be inexact");
@@ -118,9 +126,9 @@ pub fn enable_events(jvmti: Jvmti) {
     );
     // HotSpot posts an extension event once it has a callback and is enabled by its index.
     let result = (|| {
-        jvmti.set_extension_thread_event(mount, Some(virtual_thread_mount))?;
+        jvmti.set_extension_thread_event(mount, Some(callbacks::virtual_thread_mount))?;
         jvmti.set_event_notification_mode(true, mount as sys::jvmtiEvent)?;
-        jvmti.set_extension_thread_event(unmount, Some(virtual_thread_unmount))?;
+        jvmti.set_extension_thread_event(unmount, Some(callbacks::virtual_thread_unmount))?;
         jvmti.set_event_notification_mode(true, unmount as sys::jvmtiEvent)?;
         jvmti.set_event_notification_mode(true, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_START)?;
         jvmti.set_event_notification_mode(true, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_END)
@@ -142,8 +150,8 @@ pub fn disable_events(jvmti: Jvmti) {
     let _ = jvmti.set_event_notification_mode(false, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_START);
     let _ = jvmti.set_event_notification_mode(false, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_END);
     // Their thread-local storage goes with the environment.
-    for (_, carried) in parked().take().into_iter().flatten() {
-        close(carried);
+    for (_, parked) in parked().take().into_iter().flatten() {
+        close(parked.carried);
     }
 }
 
@@ -185,7 +193,7 @@ fn jvmti() -> Option<Jvmti> {
 
 /// The current virtual thread is on this carrier: its kept state replaces the carrier's.
 /// Idempotent (the start of a virtual thread may come with a mount event or not).
-fn mounted() {
+pub fn mounted() {
     let epoch = EPOCH.load(Ordering::Relaxed);
     if MOUNTED
         .try_with(|m| m.get().is_some_and(|v| v.epoch == epoch))
@@ -202,6 +210,7 @@ fn mounted() {
         parked()
             .as_mut()
             .and_then(|m| m.remove(&key))
+            .map(|p| p.carried)
             .unwrap_or_default()
     };
     let own = hooks::swap_carried(carried);
@@ -248,7 +257,7 @@ fn release_ring(carried: &mut Carried) {
     }
 }
 
-fn unmounting() {
+pub fn unmounting(env: Option<&JniEnv<'_>>, thread: Option<Object<'_>>) {
     let (mut carried, mut key) = unmounted();
     release_ring(&mut carried);
     if carried.is_idle() && key == 0 {
@@ -270,11 +279,16 @@ fn unmounting() {
     if carried.is_idle() {
         return; // the key alone: the same tree when it records again
     }
+    // Inside a root it is waiting in an open frame: kept for the snapshot's idle detection.
+    let thread = match (env, thread) {
+        (Some(env), Some(thread)) if carried.in_root() > 0 => env.new_weak(thread).ok(),
+        _ => None,
+    };
     if let Some(old) = parked()
         .get_or_insert_with(HashMap::new)
-        .insert(key, carried)
+        .insert(key, Parked { carried, thread })
     {
-        close(old);
+        close(old.carried);
     }
 }
 
@@ -285,30 +299,26 @@ fn close(carried: Carried) {
     }
 }
 
-extern "C" fn virtual_thread_mount(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
-    ffi_guard("VirtualThreadMount", (), mounted)
+/// The virtual threads parked inside a root's extent now (local references in `env`'s frame):
+/// `GetAllThreads` lists platform threads only, and these are the ones waiting in open frames.
+pub fn parked_in_root<'a>(env: &JniEnv<'a>) -> Vec<Object<'a>> {
+    parked()
+        .iter()
+        .flat_map(|m| m.values())
+        .filter_map(|p| p.thread.as_ref()?.upgrade(env))
+        .collect()
 }
 
-extern "C" fn virtual_thread_unmount(_: *mut sys::jvmtiEnv, _: *mut sys::JNIEnv, _: sys::jthread) {
-    ffi_guard("VirtualThreadUnmount", (), unmounting)
+/// A virtual thread starts (JVMTI VirtualThreadStart, on it).
+pub fn started(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
+    mounted();
+    hooks::thread_start(env, thread);
 }
 
-extern "C" fn virtual_thread_start(
-    _: *mut sys::jvmtiEnv,
-    env: *mut sys::JNIEnv,
-    thread: sys::jthread,
-) {
-    ffi_guard("VirtualThreadStart", (), || {
-        mounted();
-        hooks::thread_start(env, thread);
-    })
-}
-
-extern "C" fn virtual_thread_end(_: *mut sys::jvmtiEnv, env: *mut sys::JNIEnv, _: sys::jthread) {
-    ffi_guard("VirtualThreadEnd", (), || {
-        mounted();
-        hooks::thread_end(env);
-        let (carried, _) = unmounted();
-        close(carried);
-    })
+/// A virtual thread ends (JVMTI VirtualThreadEnd, on it).
+pub fn ended(env: *mut sys::JNIEnv) {
+    mounted();
+    hooks::thread_end(env);
+    let (carried, _) = unmounted();
+    close(carried);
 }

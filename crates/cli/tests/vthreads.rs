@@ -211,3 +211,171 @@ fn a_root_in_virtual_threads_of_an_attached_jvm_is_exact_with_one_tree_each() {
     assert_exact(&read_profile_json(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--cpu` on virtual threads: each one's CPU clock counts its own time on every carrier it ran
+/// on, so every node's CPU time fits in its wall time, on each virtual thread as on the platform
+/// thread (a carrier's clock read at entry on one carrier and at exit on another would not).
+#[test]
+fn thread_cpu_time_of_virtual_threads_is_their_own() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreads.java", "vthreads-cpu");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "VThreads::task", "--include", "VThreads"])
+        .args(["--reveal", "sync", "--cpu", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(java(&jdk))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreads")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = read_profile_json(&out);
+    assert_exact(&doc);
+    // Measured against measured: the fields a reader falls back to when they are absent.
+    let field = |node: &Value, key: &str, fallback: &str| {
+        node.get(key)
+            .or_else(|| node.get(fallback))
+            .and_then(Value::as_u64)
+    };
+    for t in doc["threads"].as_array().unwrap() {
+        let task = child(&t["root"], "task");
+        assert!(field(task, "measured_cpu_ns", "cpu_ns").is_some(), "{t}");
+        for node in [task, child(task, "leaf"), child(task, "block")] {
+            let cpu = field(node, "measured_cpu_ns", "cpu_ns").unwrap_or(0);
+            let wall = field(node, "measured_total_ns", "total_ns").unwrap_or(0);
+            assert!(
+                ferrofluid_testkit::cpu_fits_wall(cpu, wall),
+                "{} ns of CPU in {wall} ns: {t}",
+                cpu
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A virtual thread parked inside the profiled extent when the profile is taken is idle, as a
+/// blocked platform thread is: its wait is marked on the thread and on its innermost open frame.
+#[test]
+fn a_virtual_thread_parked_when_the_profile_is_taken_is_idle() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("IdleVirtual.java", "vthreads-idle");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--include", "IdleVirtual", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(java(&jdk))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("IdleVirtual")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.ends_with("done\n"), "{stdout}");
+    let id: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("virtual "))
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let doc = read_profile_json(&out);
+    let parker = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no thread {id}: {doc}"));
+    assert_eq!(parker["virtual"], true, "{parker}");
+    assert_eq!(parker["waiting"]["state"], "parked", "{parker}");
+    let outer = child(&parker["root"], "parker");
+    assert!(outer.get("waiting").is_none(), "{outer}");
+    assert_eq!(child(outer, "parkHere")["waiting"], true, "{parker}");
+    let main = thread(&doc, "main");
+    assert!(main.get("waiting").is_none(), "{main}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--cpu` on virtual threads that spin and sleep: the CPU time of their roots adds up to no more
+/// than the whole process used meanwhile (a virtual thread charged with its carriers' clocks
+/// gets the time of every virtual thread that ran on them while it slept: about 100 times as
+/// much).
+#[test]
+fn virtual_threads_cpu_time_adds_up_to_no_more_than_the_process_used() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreadsCpu.java", "vthreads-cpu-sum");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--root", "VThreadsCpu::task", "--include", "VThreadsCpu"])
+        .args(["--reveal", "sync", "--cpu", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(java(&jdk))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreadsCpu")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.ends_with("done\n"), "{stdout}");
+    let process: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let doc = read_profile_json(&out);
+    let virtuals: Vec<&Value> = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["virtual"] == true)
+        .collect();
+    assert_eq!(virtuals.len(), 100, "{doc}");
+    let roots: u64 = virtuals
+        .iter()
+        .map(|t| {
+            let task = child(&t["root"], "task");
+            assert_eq!(calls(task), 1, "{t}");
+            task.get("measured_cpu_ns")
+                .or_else(|| task.get("cpu_ns"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        })
+        .sum();
+    assert!(roots > 0, "{doc}");
+    assert!(
+        roots <= process + process / 10,
+        "the virtual threads' roots took {roots} ns of CPU, the process {process} ns"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,18 +5,22 @@
 //!   (`root=com.acme.Foo::bar,scheme=lazy,file=out.json`). The CLI only builds values of this type and
 //!   prints them with `Display`; an `instrument` request carries the same struct, and it says
 //!   which options each [`Mode`] takes ([`mode_options`]). Documented in `docs/agent-options.md`.
+//! - [`OPTIONS`]: every option declared once (key, how the command line takes it, help): the
+//!   grammar's keys and the CLI's `--KEY` flags are made from it.
 //! - [`control`]: the versioned request/response messages of the control socket and their
 //!   length-prefixed JSON framing.
 //! - [`socket_path`]: binding and reaching that socket at a path of any length.
 
 pub mod control;
 mod duration;
+mod option_table;
 mod options;
 mod serde_str;
 pub mod socket_path;
 
 pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
+pub use option_table::{AgentOption, Takes, OPTIONS};
 pub use options::{
     mode_options, mode_unavailable, AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode,
     OptionsError, Reveal, Scheme, AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS,

@@ -18,24 +18,7 @@ pub use ferrofluid_subgraph::{ClassFilter, ClassPattern, MethodPattern, Scheme};
 use crate::duration::{format_duration, parse_duration};
 use crate::serde_str::{as_string, as_strings};
 
-/// Every accepted key, in the canonical order `Display` writes them.
-pub const KEYS: &[&str] = &[
-    "mode",
-    "root",
-    "region",
-    "region-last",
-    "include",
-    "exclude",
-    "scheme",
-    "cpu",
-    "skip-trivial",
-    "adaptive",
-    "reveal",
-    "file",
-    "duration",
-    "log",
-    "socket",
-];
+pub use crate::option_table::KEYS;
 
 /// How many of the last region durations are kept when `region-last` is not given.
 pub const DEFAULT_REGION_LAST: u32 = 100;
@@ -308,126 +291,158 @@ impl FromStr for AgentOptions {
     type Err = OptionsError;
 
     fn from_str(s: &str) -> Result<Self, OptionsError> {
-        let mut opts = AgentOptions::default();
-        let mut seen_scheme = false;
-        let mut seen_cpu = false;
-        let mut seen_skip_trivial = false;
-        let mut seen_adaptive = false;
-        let mut seen_reveal = false;
+        let mut parser = Parser::default();
         // The JVM passes NULL or "" for no options; stray empty items (`a=1,,b=2`) are tolerated.
         for item in s.split(',').filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').unwrap_or((item, ""));
-            let key: &'static str = KEYS.iter().find(|k| **k == key).copied().ok_or_else(|| {
-                OptionsError::UnknownKey {
+            parser.set(key, value)?;
+        }
+        parser.opts.check_modes()?;
+        Ok(parser.opts)
+    }
+}
+
+impl AgentOptions {
+    /// The options of `(key, value)` pairs, each as `key=value` in an option string, with no
+    /// comma to split on (a path may hold one: [`AgentOptions::validate`] says so). Not
+    /// validated: what the CLI fills from its flags, one pair per flag given.
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<AgentOptions, OptionsError> {
+        let mut parser = Parser::default();
+        for (key, value) in pairs {
+            parser.set(key, value)?;
+        }
+        Ok(parser.opts)
+    }
+}
+
+/// The options read so far, and which of the keys with a default value were given.
+#[derive(Default)]
+struct Parser {
+    opts: AgentOptions,
+    seen_scheme: bool,
+    seen_cpu: bool,
+    seen_skip_trivial: bool,
+    seen_adaptive: bool,
+    seen_reveal: bool,
+}
+
+impl Parser {
+    /// Reads the item `key=value`.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), OptionsError> {
+        let key: &'static str =
+            KEYS.iter()
+                .find(|k| **k == key)
+                .copied()
+                .ok_or_else(|| OptionsError::UnknownKey {
                     key: key.to_owned(),
-                }
-            })?;
-            if value.is_empty() {
-                return Err(OptionsError::MissingValue {
-                    key: key.to_owned(),
-                });
+                })?;
+        if value.is_empty() {
+            return Err(OptionsError::MissingValue {
+                key: key.to_owned(),
+            });
+        }
+        let bad = |reason: String| OptionsError::BadValue {
+            key,
+            value: value.to_owned(),
+            reason,
+        };
+        let untrimmed = value.trim() != value;
+        let path = |slot: &mut Option<PathBuf>| {
+            if slot.is_some() {
+                return Err(OptionsError::Duplicate { key });
             }
-            let bad = |reason: String| OptionsError::BadValue {
-                key,
-                value: value.to_owned(),
-                reason,
-            };
-            let untrimmed = value.trim() != value;
-            let path = |slot: &mut Option<PathBuf>| {
-                if slot.is_some() {
+            if untrimmed {
+                return Err(bad(PATH_REASON.into()));
+            }
+            *slot = Some(PathBuf::from(value));
+            Ok(())
+        };
+        // The pattern parser trims; a value with edge spaces would not round-trip.
+        let pattern_reason = |e: ferrofluid_subgraph::PatternError| e.kind.to_string();
+        match key {
+            "mode" => {
+                if self.opts.mode.is_some() {
                     return Err(OptionsError::Duplicate { key });
                 }
-                if untrimmed {
-                    return Err(bad(PATH_REASON.into()));
-                }
-                *slot = Some(PathBuf::from(value));
-                Ok(())
-            };
-            // The pattern parser trims; a value with edge spaces would not round-trip.
-            let pattern_reason = |e: ferrofluid_subgraph::PatternError| e.kind.to_string();
-            match key {
-                "mode" => {
-                    if opts.mode.is_some() {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.mode = Some(value.parse().map_err(|_| bad(MODE_REASON.into()))?);
-                }
-                "root" | "region" if untrimmed => {
-                    return Err(bad("leading or trailing space".into()))
-                }
-                "root" => opts
-                    .roots
-                    .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
-                "region" => opts
-                    .region
-                    .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
-                "region-last" => {
-                    if opts.region_last.is_some() {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    let n = value
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|n| *n <= MAX_REGION_LAST && n.to_string() == value)
-                        .ok_or_else(|| bad(REGION_LAST_REASON.into()))?;
-                    opts.region_last = Some(n);
-                }
-                "include" | "exclude" => {
-                    if untrimmed {
-                        return Err(bad("leading or trailing space".into()));
-                    }
-                    let p: ClassPattern = value.parse().map_err(|e| bad(pattern_reason(e)))?;
-                    if key == "include" {
-                        opts.filter.include.push(p);
-                    } else {
-                        opts.filter.exclude.push(p);
-                    }
-                }
-                "scheme" => {
-                    if std::mem::replace(&mut seen_scheme, true) {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.scheme = value.parse().map_err(|_| bad(SCHEME_REASON.into()))?;
-                }
-                "cpu" => {
-                    if std::mem::replace(&mut seen_cpu, true) {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.cpu = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
-                }
-                "skip-trivial" => {
-                    if std::mem::replace(&mut seen_skip_trivial, true) {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.skip_trivial = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
-                }
-                "adaptive" => {
-                    if std::mem::replace(&mut seen_adaptive, true) {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.adaptive = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
-                }
-                "reveal" => {
-                    if std::mem::replace(&mut seen_reveal, true) {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.reveal = value.parse().map_err(bad)?;
-                }
-                "duration" => {
-                    if opts.duration.is_some() {
-                        return Err(OptionsError::Duplicate { key });
-                    }
-                    opts.duration =
-                        Some(parse_duration(value).ok_or_else(|| bad(DURATION_REASON.into()))?);
-                }
-                "file" => path(&mut opts.file)?,
-                "log" => path(&mut opts.log)?,
-                "socket" => path(&mut opts.socket)?,
-                _ => unreachable!("every key of KEYS is handled"),
+                self.opts.mode = Some(value.parse().map_err(|_| bad(MODE_REASON.into()))?);
             }
+            "root" | "region" if untrimmed => return Err(bad("leading or trailing space".into())),
+            "root" => self
+                .opts
+                .roots
+                .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
+            "region" => self
+                .opts
+                .region
+                .push(value.parse().map_err(|e| bad(pattern_reason(e)))?),
+            "region-last" => {
+                if self.opts.region_last.is_some() {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                let n = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= MAX_REGION_LAST && n.to_string() == value)
+                    .ok_or_else(|| bad(REGION_LAST_REASON.into()))?;
+                self.opts.region_last = Some(n);
+            }
+            "include" | "exclude" => {
+                if untrimmed {
+                    return Err(bad("leading or trailing space".into()));
+                }
+                let p: ClassPattern = value.parse().map_err(|e| bad(pattern_reason(e)))?;
+                if key == "include" {
+                    self.opts.filter.include.push(p);
+                } else {
+                    self.opts.filter.exclude.push(p);
+                }
+            }
+            "scheme" => {
+                if std::mem::replace(&mut self.seen_scheme, true) {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.scheme = value.parse().map_err(|_| bad(SCHEME_REASON.into()))?;
+            }
+            "cpu" => {
+                if std::mem::replace(&mut self.seen_cpu, true) {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.cpu = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
+            }
+            "skip-trivial" => {
+                if std::mem::replace(&mut self.seen_skip_trivial, true) {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.skip_trivial =
+                    parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
+            }
+            "adaptive" => {
+                if std::mem::replace(&mut self.seen_adaptive, true) {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.adaptive = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
+            }
+            "reveal" => {
+                if std::mem::replace(&mut self.seen_reveal, true) {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.reveal = value.parse().map_err(bad)?;
+            }
+            "duration" => {
+                if self.opts.duration.is_some() {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.duration =
+                    Some(parse_duration(value).ok_or_else(|| bad(DURATION_REASON.into()))?);
+            }
+            "file" => path(&mut self.opts.file)?,
+            "log" => path(&mut self.opts.log)?,
+            "socket" => path(&mut self.opts.socket)?,
+            _ => unreachable!("every key of KEYS is handled"),
         }
-        opts.check_modes()?;
-        Ok(opts)
+        Ok(())
     }
 }
 

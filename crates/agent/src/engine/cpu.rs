@@ -32,7 +32,8 @@ impl Engine for Cpu {
             capabilities: &[Capability::RetransformClasses],
             // Receiver sites and threads started inside roots; without tags their callees
             // are revealed at the callers' first invocation only.
-            optional: &[Capability::TagObjects],
+            // Hidden classes reaching receiver sites: without their bytecode, chosen by CHA.
+            optional: &[Capability::TagObjects, Capability::ReadBytecodes],
             events: &[
                 JvmEvent::ClassFileLoadHook,
                 JvmEvent::ClassPrepare,
@@ -76,7 +77,7 @@ impl Engine for Cpu {
         };
         let remeasure = calibration.is_some();
         collector::start(calibration, cpu_calibration, stats);
-        if let (true, Some(vm)) = (remeasure, crate::agent::java_vm()) {
+        if let (true, Some(vm)) = (remeasure, crate::jvm::java_vm()) {
             calibrate::start_remeasuring(vm);
         }
     }

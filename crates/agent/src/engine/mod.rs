@@ -52,6 +52,11 @@ macro_rules! engines {
     };
 }
 
+mod needs;
+pub use needs::{
+    disable_all as disable_events, enable_for as enable_events, granted, take_capabilities,
+};
+
 engines! {
     Cpu => cpu::Cpu,
     Region => region::Region,
@@ -78,10 +83,14 @@ pub enum Capability {
     RetransformClasses,
     /// `can_tag_objects`: receiver sites, threads started inside roots, tracked objects.
     TagObjects,
+    /// `can_get_bytecodes` and `can_get_constant_pool`: the calls of a hidden class's method
+    /// (a lambda proxy) reaching a receiver site.
+    ReadBytecodes,
 }
 
-/// A JVMTI event an engine needs enabled. (The engines of alloc and native add theirs,
-/// with the capabilities they take: docs/decisions/0022-engine-interface.md.)
+/// A JVMTI event an engine needs enabled while its session runs. (The engines of alloc and
+/// native add theirs, with the capabilities they take: docs/decisions/0022-engine-interface.md;
+/// a variant is mapped to JVMTI in `needs.rs`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JvmEvent {
     ClassFileLoadHook,
@@ -126,7 +135,7 @@ pub enum EngineError {
     Options(#[from] OptionsError),
     #[error("mode {mode} needs the JVMTI capability {capability:?}, which this JVM did not grant")]
     Capability { mode: Mode, capability: Capability },
-    #[error("mode {mode} needs the JVMTI event {event:?}, which this agent does not enable")]
+    #[error("mode {mode} needs the JVMTI event {event:?}, which this JVM did not enable")]
     Event { mode: Mode, event: JvmEvent },
 }
 
@@ -174,8 +183,7 @@ pub trait Engine: Sync {
 }
 
 /// Every engine of this build, in `Mode::ALL` order.
-#[cfg(test)]
-pub fn all() -> impl Iterator<Item = &'static dyn Engine> {
+pub fn registered() -> impl Iterator<Item = &'static dyn Engine> {
     Mode::ALL.into_iter().filter_map(find)
 }
 
@@ -189,20 +197,27 @@ pub fn current() -> &'static dyn Engine {
         .unwrap_or(&cpu::Cpu)
 }
 
-/// The engine `options` ask for, checked: it exists, takes these options, and the JVM gave
-/// what it needs.
-pub fn select(options: &AgentOptions) -> Result<&'static dyn Engine, EngineError> {
+/// The engine `options` ask for, if it exists and takes these options.
+pub fn check(options: &AgentOptions) -> Result<&'static dyn Engine, EngineError> {
     let mode = options.mode();
     let engine = find(mode).ok_or(EngineError::Unavailable(mode))?;
     options.validate()?;
-    let needs = engine.needs();
+    Ok(engine)
+}
+
+/// The engine `options` ask for, checked: it exists, takes these options, and the JVM gave
+/// the capabilities it requires ([`take_capabilities`]; its events are enabled when its session
+/// starts, [`enable_events`]).
+pub fn select(options: &AgentOptions) -> Result<&'static dyn Engine, EngineError> {
+    let engine = check(options)?;
+    if !needs::taken() {
+        return Ok(engine);
+    }
+    let (mode, needs) = (engine.mode(), engine.needs());
     for &capability in needs.capabilities {
         if !granted(capability) {
             return Err(EngineError::Capability { mode, capability });
         }
-    }
-    if let Some(&event) = needs.events.iter().find(|e| !enabled(**e)) {
-        return Err(EngineError::Event { mode, event });
     }
     for &capability in needs.optional {
         if !granted(capability) {
@@ -220,24 +235,6 @@ pub fn activate(engine: &'static dyn Engine, options: &AgentOptions) {
     ACTIVE.store(engine.mode() as u8, Ordering::Release);
 }
 
-/// Whether the agent holds `capability` (`jvm::setup` takes a fixed set).
-fn granted(capability: Capability) -> bool {
-    match capability {
-        Capability::RetransformClasses => true,
-        Capability::TagObjects => crate::jvm::can_tag(),
-    }
-}
-
-/// Whether the agent enables `event` (`jvm::enable_events` enables a fixed set).
-fn enabled(event: JvmEvent) -> bool {
-    match event {
-        JvmEvent::ClassFileLoadHook
-        | JvmEvent::ClassPrepare
-        | JvmEvent::ThreadStart
-        | JvmEvent::ThreadEnd => true,
-    }
-}
-
 /// Serialises the unit tests that switch the active engine or the hooks' global switches.
 #[cfg(test)]
 pub static TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -248,12 +245,12 @@ mod tests {
 
     #[test]
     fn the_registry_has_the_modes_the_protocol_announces() {
-        let built: Vec<Mode> = all()
+        let built: Vec<Mode> = registered()
             .map(|e| e.mode())
             .filter(|m| *m != Mode::Count)
             .collect();
         assert_eq!(built, ferrofluid_protocol::AGENT_MODES);
-        for e in all() {
+        for e in registered() {
             assert_eq!(find(e.mode()).map(|f| f.mode()), Some(e.mode()));
         }
     }

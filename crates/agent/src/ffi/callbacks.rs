@@ -4,9 +4,9 @@
 
 use std::ffi::CStr;
 
-use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Jvmti};
+use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Jvmti, Object};
 
-use crate::{hooks, jvm, session};
+use crate::{hooks, jvm, session, vthread};
 
 /// The callbacks the agent installs (`SetEventCallbacks`); events are enabled separately.
 pub fn event_callbacks() -> sys::jvmtiEventCallbacks {
@@ -33,7 +33,11 @@ unsafe extern "C" fn vm_init(
         }) else {
             return;
         };
-        jvm::vm_init(jvmti, &env);
+        // The hooks are installed and the agent goes live.
+        match jvm::install_hooks(jvmti, &env) {
+            Ok(()) => crate::agent::on_live(jvmti, &env),
+            Err(e) => log::error!("VMInit: {e}; nothing will be instrumented"),
+        }
     })
 }
 
@@ -46,7 +50,10 @@ unsafe extern "C" fn thread_start(
     env: *mut sys::JNIEnv,
     thread: sys::jthread,
 ) {
-    ffi_guard("ThreadStart", (), || hooks::thread_start(env, thread))
+    ffi_guard("ThreadStart", (), || {
+        // SAFETY: the event's thread: null or a live local reference for the callback.
+        hooks::thread_start(env, unsafe { Object::from_nullable(thread) })
+    })
 }
 
 unsafe extern "C" fn thread_end(_: *mut sys::jvmtiEnv, env: *mut sys::JNIEnv, _: sys::jthread) {
@@ -82,6 +89,8 @@ unsafe extern "C" fn class_file_load_hook(
         // SAFETY: the JVM's class bytes, valid for the duration of the callback.
         let bytes = unsafe { std::slice::from_raw_parts(class_data, class_data_len as usize) };
         let redefining = !class_being_redefined.is_null();
+        // SAFETY: null (the bootstrap loader) or a live local reference for the callback.
+        let loader = unsafe { Object::from_nullable(loader) };
         let Some(out) = session::class_file_load(&env, loader, &name, redefining, bytes) else {
             return;
         };
@@ -116,4 +125,46 @@ unsafe extern "C" fn class_prepare(
         let class = unsafe { Class::from_raw(class) };
         session::class_prepared(jvmti, &env, class);
     });
+}
+
+// The virtual-thread events (JDK 21+), installed by `vthread::setup`.
+
+pub extern "C" fn virtual_thread_mount(
+    _: *mut sys::jvmtiEnv,
+    _: *mut sys::JNIEnv,
+    _: sys::jthread,
+) {
+    ffi_guard("VirtualThreadMount", (), vthread::mounted)
+}
+
+pub extern "C" fn virtual_thread_unmount(
+    _: *mut sys::jvmtiEnv,
+    env: *mut sys::JNIEnv,
+    thread: sys::jthread,
+) {
+    ffi_guard("VirtualThreadUnmount", (), || {
+        // SAFETY: the JNIEnv of the carrier, and the event's thread: null or a live local
+        // reference to the virtual thread, for the callback.
+        let (env, thread) = unsafe { (JniEnv::from_raw(env), Object::from_nullable(thread)) };
+        vthread::unmounting(env.as_ref(), thread)
+    })
+}
+
+pub extern "C" fn virtual_thread_start(
+    _: *mut sys::jvmtiEnv,
+    env: *mut sys::JNIEnv,
+    thread: sys::jthread,
+) {
+    ffi_guard("VirtualThreadStart", (), || {
+        // SAFETY: the event's thread: null or a live local reference for the callback.
+        vthread::started(env, unsafe { Object::from_nullable(thread) })
+    })
+}
+
+pub extern "C" fn virtual_thread_end(
+    _: *mut sys::jvmtiEnv,
+    env: *mut sys::JNIEnv,
+    _: sys::jthread,
+) {
+    ffi_guard("VirtualThreadEnd", (), || vthread::ended(env))
 }

@@ -11,78 +11,107 @@ use std::time::{Duration, Instant};
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
 use ferrofluid_protocol::{
-    AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode as ProfileMode, Reveal, Scheme,
+    AgentOption, AgentOptions, ClassPattern, MethodPattern, Mode as ProfileMode, Reveal, Scheme,
+    Takes, OPTIONS,
 };
 
 use crate::interrupt::{self, Interrupts, Mode};
 
-/// Agent flags, translated one to one into the agent option string (docs/agent-options.md).
-#[derive(Debug, Clone, Default, clap::Args)]
+/// Agent flags: one per agent option of [`ferrofluid_protocol::OPTIONS`] (`--KEY VALUE`, or
+/// `--KEY` for a boolean, with the help declared there), translated one to one into the agent
+/// option string (docs/agent-options.md); and `--agent`.
+#[derive(Debug, Clone, Default)]
 pub struct AgentFlags {
-    /// What to measure: cpu (call-subgraph profile under --root: calls and time per calling
-    /// context), region (code regions: durations of the --region methods), alloc, count,
-    /// native or sample (not available in this release). Default: region with --region, else
-    /// cpu. Each mode takes its own flags (docs/agent-options.md, docs/modes/).
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
-    pub mode: Option<ProfileMode>,
-    /// Root method pattern of the profiled call subgraph, e.g. `com.acme.Report::render`,
-    /// `com.acme.**::run(I)V`, `*::main` (repeatable; grammar in docs/subgraph.md).
-    #[arg(long, value_name = "METHOD", value_parser = parse_root)]
-    pub root: Vec<MethodPattern>,
-    /// Code-region mode (short for `--mode region`): instrument only the methods matching this
-    /// pattern and measure the wall time of each outermost invocation (count, mean,
-    /// percentiles, last durations); excludes --root (repeatable).
-    #[arg(long, value_name = "METHOD", value_parser = parse_root)]
-    pub region: Vec<MethodPattern>,
-    /// With --region: how many of the last durations to keep (default 100).
-    #[arg(long, value_name = "N")]
-    pub region_last: Option<u32>,
-    /// Only instrument classes matching this pattern, e.g. `com.acme.**` (repeatable).
-    #[arg(long, value_name = "CLASSES", value_parser = parse_class)]
-    pub include: Vec<ClassPattern>,
-    /// Never instrument classes matching this pattern, e.g. `java.**` (repeatable; wins over --include).
-    #[arg(long, value_name = "CLASSES", value_parser = parse_class)]
-    pub exclude: Vec<ClassPattern>,
-    /// Instrumentation scheme: lazy, eager or total.
-    #[arg(long)]
-    pub scheme: Option<Scheme>,
-    /// Also measure each method's thread CPU time (every recorded probe reads the thread's CPU
-    /// clock, which makes probes slower; see docs/PERFORMANCE.md).
-    #[arg(long)]
-    pub cpu: bool,
-    /// Leave trivial methods uninstrumented (at most 35 bytes of bytecode, no loop, no call, no
-    /// allocation): their few nanoseconds count in their callers' self time, where no probe cost
-    /// has to be subtracted, and their calls are not counted. Roots are always instrumented.
-    #[arg(long)]
-    pub skip_trivial: bool,
-    /// Remove, as the program runs, the probes of methods called at least 10000 times that take
-    /// less time than their own probes (YourKit calls this adaptive tracing): their later calls
-    /// count in their callers' self time and are not counted, which cuts the probe cost severalfold
-    /// in real programs. Reports mark them "(probes removed)". Roots always keep their probes.
-    #[arg(long)]
-    pub adaptive: bool,
-    /// When a method's callees are instrumented at its first invocation: `sync` before it
-    /// proceeds (every call counted; each thread reaching new code waits), `async` on the
-    /// agent's thread a few ms later, many classes at once (the calls made meanwhile are not
-    /// seen, and counted). Default: async for `attach` (a live server keeps serving), sync for
-    /// `run`.
-    #[arg(long, value_name = "WHEN", value_parser = parse_reveal)]
+    /// The options given: `(key, value)` in the order of `OPTIONS`, a repeated flag's values in
+    /// command-line order, each spelt as the option string spells it.
+    given: Vec<(&'static str, String)>,
+    /// `--reveal`, if given (`run` and `attach` default differently).
     pub reveal: Option<Reveal>,
-    /// File the agent writes the profile to when profiling stops.
-    #[arg(long, value_name = "PATH")]
-    pub file: Option<PathBuf>,
-    /// Stop profiling after this long (e.g. 30s, 500ms, 2m).
-    #[arg(long, value_parser = parse_duration)]
-    pub duration: Option<Duration>,
-    /// The agent's log file (in the JVM's file system).
-    #[arg(long, value_name = "PATH")]
-    pub log: Option<PathBuf>,
-    /// The agent's control socket (in the JVM's file system; its directory must be private).
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
     /// The agent library (default: libferrofluid_agent.so next to the ferrofluid executable).
-    #[arg(long, value_name = "PATH")]
     pub agent: Option<PathBuf>,
+}
+
+const AGENT_HELP: &str =
+    "The agent library (default: libferrofluid_agent.so next to the ferrofluid executable)";
+
+impl clap::Args for AgentFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        OPTIONS.iter().fold(cmd, |cmd, o| cmd.arg(flag(o))).arg(
+            clap::Arg::new("agent")
+                .long("agent")
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(AGENT_HELP),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for AgentFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = AgentFlags::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.given.clear();
+        for o in OPTIONS {
+            if o.takes == Takes::Flag {
+                if matches.get_flag(o.key) {
+                    self.given.push((o.key, "true".to_owned()));
+                }
+            } else if let Some(values) = matches.get_many::<String>(o.key) {
+                self.given.extend(values.map(|v| (o.key, v.clone())));
+            }
+        }
+        self.reveal = self
+            .given
+            .iter()
+            .find(|(key, _)| *key == "reveal")
+            .and_then(|(_, v)| v.parse().ok());
+        self.agent = matches.get_one::<PathBuf>("agent").cloned();
+        Ok(())
+    }
+}
+
+/// The flag of agent option `o`.
+fn flag(o: &'static AgentOption) -> clap::Arg {
+    let arg = clap::Arg::new(o.key).long(o.key).help(o.help);
+    let value = |arg: clap::Arg| {
+        arg.value_name(o.value_name)
+            .value_parser(move |s: &str| canonical(o.key, s))
+    };
+    match o.takes {
+        Takes::Flag => arg.action(clap::ArgAction::SetTrue),
+        Takes::Value => value(arg).action(clap::ArgAction::Set),
+        Takes::Values => value(arg).action(clap::ArgAction::Append),
+    }
+}
+
+/// The value of a `--KEY` flag as the option string spells it, checked here where the command
+/// line says what it expects in its own words; an option with no check here (a path) is checked
+/// by the option grammar ([`AgentFlags::options`]).
+fn canonical(key: &str, s: &str) -> Result<String, String> {
+    match key {
+        "mode" => parse_mode(s).map(|m| m.name().to_owned()),
+        "root" | "region" => parse_root(s).map(|p| p.to_string()),
+        "include" | "exclude" => parse_class(s).map(|p| p.to_string()),
+        "scheme" => s
+            .parse::<Scheme>()
+            .map(|x| x.name().to_owned())
+            .map_err(|e| e.to_string()),
+        "region-last" => s
+            .parse::<u32>()
+            .map(|n| n.to_string())
+            .map_err(|e| e.to_string()),
+        "reveal" => parse_reveal(s).map(|r| r.name().to_owned()),
+        "duration" => parse_duration(s).map(ferrofluid_protocol::format_duration),
+        _ => Ok(s.to_owned()),
+    }
 }
 
 fn parse_root(s: &str) -> Result<MethodPattern, String> {
@@ -122,25 +151,8 @@ impl AgentFlags {
     /// The options these flags stand for, checked to survive the trip through the option string
     /// and to name a mode the agent has.
     pub fn options(&self) -> Result<AgentOptions, FlagsError> {
-        let options = AgentOptions {
-            mode: self.mode,
-            roots: self.root.clone(),
-            region: self.region.clone(),
-            region_last: self.region_last,
-            filter: ClassFilter {
-                include: self.include.clone(),
-                exclude: self.exclude.clone(),
-            },
-            scheme: self.scheme.unwrap_or_default(),
-            cpu: self.cpu,
-            skip_trivial: self.skip_trivial,
-            adaptive: self.adaptive,
-            reveal: self.reveal.unwrap_or_default(),
-            file: self.file.clone(),
-            duration: self.duration,
-            log: self.log.clone(),
-            socket: self.socket.clone(),
-        };
+        let options =
+            AgentOptions::from_pairs(self.given.iter().map(|(key, v)| (*key, v.as_str())))?;
         options.validate()?;
         if !ferrofluid_protocol::AGENT_MODES.contains(&options.mode()) {
             return Err(FlagsError::Unavailable(options.mode()));

@@ -1,0 +1,193 @@
+//! Every agent option, declared once: its key in the option string, how the command line takes
+//! it, and its help. The option grammar ([`crate::AgentOptions`]) reads the keys from here, and
+//! `ferrofluid run`/`attach` make a flag of each (`--KEY`), so an option added here is in both.
+
+/// How a flag takes its option's value on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// No value: the flag given is `KEY=true`.
+    Flag,
+    /// One value, at most once.
+    Value,
+    /// One value per use; repeatable.
+    Values,
+}
+
+/// One agent option.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentOption {
+    /// Its key in the option string, and the long flag's name.
+    pub key: &'static str,
+    pub takes: Takes,
+    /// The value's placeholder in the command line's help and errors.
+    pub value_name: &'static str,
+    /// The command line's help.
+    pub help: &'static str,
+}
+
+const fn option(
+    key: &'static str,
+    takes: Takes,
+    value_name: &'static str,
+    help: &'static str,
+) -> AgentOption {
+    AgentOption {
+        key,
+        takes,
+        value_name,
+        help,
+    }
+}
+
+/// Every option, in the canonical order of the option string.
+pub const OPTIONS: &[AgentOption] = &[
+    option(
+        "mode",
+        Takes::Value,
+        "MODE",
+        "What to measure: cpu (call-subgraph profile under --root: calls and time per calling \
+         context), region (code regions: durations of the --region methods), alloc, count, native \
+         or sample (not available in this release). Default: region with --region, else cpu. Each \
+         mode takes its own flags (docs/agent-options.md, docs/modes/)",
+    ),
+    option(
+        "root",
+        Takes::Values,
+        "METHOD",
+        "Root method pattern of the profiled call subgraph, e.g. `com.acme.Report::render`, \
+         `com.acme.**::run(I)V`, `*::main` (repeatable; grammar in docs/subgraph.md)",
+    ),
+    option(
+        "region",
+        Takes::Values,
+        "METHOD",
+        "Code-region mode (short for `--mode region`): instrument only the methods matching this \
+         pattern and measure the wall time of each outermost invocation (count, mean, \
+         percentiles, last durations); excludes --root (repeatable)",
+    ),
+    option(
+        "region-last",
+        Takes::Value,
+        "N",
+        "With --region: how many of the last durations to keep (default 100)",
+    ),
+    option(
+        "include",
+        Takes::Values,
+        "CLASSES",
+        "Only instrument classes matching this pattern, e.g. `com.acme.**` (repeatable)",
+    ),
+    option(
+        "exclude",
+        Takes::Values,
+        "CLASSES",
+        "Never instrument classes matching this pattern, e.g. `java.**` (repeatable; wins over \
+         --include)",
+    ),
+    option(
+        "scheme",
+        Takes::Value,
+        "SCHEME",
+        "Instrumentation scheme: lazy, eager or total",
+    ),
+    option(
+        "cpu",
+        Takes::Flag,
+        "",
+        "Also measure each method's thread CPU time (every recorded probe reads the thread's CPU \
+         clock, which makes probes slower; see docs/PERFORMANCE.md)",
+    ),
+    option(
+        "skip-trivial",
+        Takes::Flag,
+        "",
+        "Leave trivial methods uninstrumented (at most 35 bytes of bytecode, no loop, no call, no \
+         allocation): their few nanoseconds count in their callers' self time, where no probe \
+         cost has to be subtracted, and their calls are not counted. Roots are always \
+         instrumented",
+    ),
+    option(
+        "adaptive",
+        Takes::Flag,
+        "",
+        "Remove, as the program runs, the probes of methods called at least 10000 times that take \
+         less time than their own probes (YourKit calls this adaptive tracing): their later calls \
+         count in their callers' self time and are not counted, which cuts the probe cost \
+         severalfold in real programs. Reports mark them \"(probes removed)\". Roots always keep \
+         their probes",
+    ),
+    option(
+        "reveal",
+        Takes::Value,
+        "WHEN",
+        "When a method's callees are instrumented at its first invocation: `sync` before it \
+         proceeds (every call counted; each thread reaching new code waits), `async` on the \
+         agent's thread a few ms later, many classes at once (the calls made meanwhile are not \
+         seen, and counted). Default: async for `attach` (a live server keeps serving), sync for \
+         `run`",
+    ),
+    option(
+        "file",
+        Takes::Value,
+        "PATH",
+        "File the agent writes the profile to when profiling stops",
+    ),
+    option(
+        "duration",
+        Takes::Value,
+        "DURATION",
+        "Stop profiling after this long (e.g. 30s, 500ms, 2m)",
+    ),
+    option(
+        "log",
+        Takes::Value,
+        "PATH",
+        "The agent's log file (in the JVM's file system)",
+    ),
+    option(
+        "socket",
+        Takes::Value,
+        "PATH",
+        "The agent's control socket (in the JVM's file system; its directory must be private)",
+    ),
+];
+
+/// Every accepted key, in the canonical order `Display` writes them.
+pub const KEYS: &[&str] = &keys();
+
+const fn keys() -> [&'static str; OPTIONS.len()] {
+    let mut keys = [""; OPTIONS.len()];
+    let mut i = 0;
+    while i < OPTIONS.len() {
+        keys[i] = OPTIONS[i].key;
+        i += 1;
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference page documents every option, with its key in the table of keys.
+    #[test]
+    fn every_option_is_documented() {
+        let page = include_str!("../../../docs/agent-options.md");
+        for o in OPTIONS {
+            assert!(
+                page.contains(&format!("| `{}` |", o.key)),
+                "docs/agent-options.md: no row for `{}`",
+                o.key
+            );
+        }
+    }
+
+    #[test]
+    fn keys_are_unique_and_flags_have_no_value_name() {
+        for (i, o) in OPTIONS.iter().enumerate() {
+            assert!(!KEYS[..i].contains(&o.key), "{}", o.key);
+            assert_eq!(o.takes == Takes::Flag, o.value_name.is_empty(), "{}", o.key);
+            assert!(!o.help.is_empty());
+        }
+    }
+}
