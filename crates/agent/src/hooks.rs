@@ -418,7 +418,37 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
 /// Records the entry of method `id` (or of `!id`, [`always_native`]) into the thread's ring,
 /// a probe started at `start` ([`ticks`]): the calling-context engines' entry probe.
 #[inline]
-pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
+pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
+    enter_with(env, id, start, |l, id, start| {
+        let c = cpu_stamp();
+        let waited = l.push_probe(env, Kind::Enter, id, start, c);
+        if id < FIRST_SESSION_ID {
+            calibration_enter(l, id, start, c, waited);
+        }
+    });
+}
+
+/// The entry probe of a calling-context engine that keeps its own per-thread state: the
+/// extents, roots, revelation and agent-work rules of [`enter`], with `record(method id)` in
+/// place of the ring push (called while collecting, inside a root's extent).
+#[inline(always)]
+pub(crate) fn enter_gated(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(u32)) {
+    enter_with(env, id, start, |_, id, _| record(id));
+}
+
+/// The exit probe as [`enter_gated`] is the entry probe.
+#[inline(always)]
+pub(crate) fn exit_gated(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(u32)) {
+    exit_with(env, id, start, |_, id, _| record(id));
+}
+
+#[inline(always)]
+fn enter_with(
+    env: *mut sys::JNIEnv,
+    id: i32,
+    mut start: u64,
+    record: impl FnOnce(&Local, u32, u64),
+) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & (ACTIVE | DROPPED) != ACTIVE {
@@ -451,11 +481,7 @@ pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
             }
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            let c = cpu_stamp();
-            let waited = l.push_probe(env, Kind::Enter, id, start, c);
-            if id < FIRST_SESSION_ID {
-                calibration_enter(l, id, start, c, waited);
-            }
+            record(l, id, start);
         }
     });
 }
@@ -463,6 +489,17 @@ pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
 /// Records the exit of method `id`, as [`enter`].
 #[inline]
 pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
+    exit_with(env, id, start, |l, id, start| {
+        let c = cpu_stamp();
+        let waited = l.push_probe(env, Kind::Exit, id, start, c);
+        if id < FIRST_SESSION_ID {
+            calibration_exit(l, id, start, c, waited);
+        }
+    });
+}
+
+#[inline(always)]
+fn exit_with(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(&Local, u32, u64)) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
@@ -478,11 +515,7 @@ pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
             return;
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            let c = cpu_stamp();
-            let waited = l.push_probe(env, Kind::Exit, id, start, c);
-            if id < FIRST_SESSION_ID {
-                calibration_exit(l, id, start, c, waited);
-            }
+            record(l, id, start);
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
             l.in_root.set(depth - 1);
@@ -804,25 +837,13 @@ pub fn thread_end(env: *mut sys::JNIEnv) {
 // part to the calibrated rest, the uncertain part (docs/decisions/0012-probes-measure-themselves.md).
 
 pub extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = ticks();
+    let start = crate::engine::probe_ticks();
     ferrofluid_jvmti::ffi_guard("Hooks.enter", (), || crate::engine::enter(env, id, start))
 }
 
 pub extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = ticks();
+    let start = crate::engine::probe_ticks();
     ferrofluid_jvmti::ffi_guard("Hooks.exit", (), || crate::engine::exit(env, id, start))
-}
-
-pub extern "C" fn native_blocks(
-    env: *mut sys::JNIEnv,
-    _: sys::jclass,
-    id: sys::jint,
-    _count: sys::jint,
-) {
-    let start = ticks();
-    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || {
-        crate::engine::exit(env, id, start)
-    })
 }
 
 pub extern "C" fn native_alloc(
@@ -903,7 +924,7 @@ pub fn natives(
 )> {
     let enter = native_enter as *mut std::ffi::c_void;
     let exit = native_exit as *mut std::ffi::c_void;
-    let blocks = native_blocks as *mut std::ffi::c_void;
+    let blocks = crate::ffi::count::native_exit_blocks as *mut std::ffi::c_void;
     let mut natives = if gated {
         vec![(c"enter0", c"(I)V", enter), (c"exit0", c"(I)V", exit)]
     } else {

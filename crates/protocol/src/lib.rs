@@ -19,6 +19,6 @@ pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
 pub use options::{
     mode_options, mode_unavailable, AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode,
-    OptionsError, Reveal, Scheme, AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS,
+    Blocks, OptionsError, Reveal, Scheme, AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS,
     MAX_REGION_LAST,
 };

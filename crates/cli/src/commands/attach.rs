@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
 use ferrofluid_protocol::{
-    AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode as ProfileMode, Reveal, Scheme,
+    AgentOptions, Blocks, ClassFilter, ClassPattern, MethodPattern, Mode as ProfileMode, Reveal,
+    Scheme,
 };
 
 use crate::interrupt::{self, Interrupts, Mode};
@@ -46,6 +47,11 @@ pub struct AgentFlags {
     /// Instrumentation scheme: lazy, eager or total.
     #[arg(long)]
     pub scheme: Option<Scheme>,
+    /// With --mode count: where the bytecode counters end a block: `default` (at control
+    /// transfers; a block cut short by an exception counts whole) or `precise` (also after every
+    /// instruction that may throw: exact under exceptions, more counter updates).
+    #[arg(long, value_name = "BLOCKS", value_parser = parse_blocks)]
+    pub blocks: Option<Blocks>,
     /// Also measure each method's thread CPU time (every recorded probe reads the thread's CPU
     /// clock, which makes probes slower; see docs/PERFORMANCE.md).
     #[arg(long)]
@@ -100,6 +106,10 @@ fn parse_mode(s: &str) -> Result<ProfileMode, String> {
         .map_err(|e: ferrofluid_profile::UnknownMode| e.to_string())
 }
 
+fn parse_blocks(s: &str) -> Result<Blocks, String> {
+    s.parse()
+}
+
 fn parse_reveal(s: &str) -> Result<Reveal, String> {
     s.parse()
 }
@@ -132,6 +142,7 @@ impl AgentFlags {
                 exclude: self.exclude.clone(),
             },
             scheme: self.scheme.unwrap_or_default(),
+            blocks: self.blocks.unwrap_or_default(),
             cpu: self.cpu,
             skip_trivial: self.skip_trivial,
             adaptive: self.adaptive,
@@ -900,14 +911,22 @@ mod tests {
             options(&["--region", "demo.Work::step"]).as_deref(),
             Ok("region=demo.Work::step")
         );
-        for mode in ["alloc", "count", "native", "sample"] {
+        for mode in ["alloc", "native", "sample"] {
             assert_eq!(
                 options(&["--mode", mode]),
                 Err(format!(
-                    "mode {mode} is not available in this agent (available: cpu, region)"
+                    "mode {mode} is not available in this agent (available: cpu, region, count)"
                 ))
             );
         }
+        assert_eq!(
+            options(&["--mode", "count", "--root", "A::f", "--blocks", "precise"]).as_deref(),
+            Ok("mode=count,root=A::f,blocks=precise")
+        );
+        assert_eq!(
+            options(&["--mode", "cpu", "--blocks", "precise"]),
+            Err("agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal".into())
+        );
         assert_eq!(
             options(&["--mode", "heap"]),
             Err("error: invalid value 'heap' for '--mode <MODE>': unknown mode `heap` (expected one of cpu, region, alloc, count, native, sample)".into())
