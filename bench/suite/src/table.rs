@@ -157,13 +157,15 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
     }
 }
 
-const TIMED: [(Mode, &str); 10] = [
+const TIMED: [(Mode, &str); 12] = [
     (Mode::Total, "total"),
     (Mode::LazyMain, "lazy main"),
     (Mode::Root, "root ~10%"),
     (Mode::RootSkipTrivial, "root ~10%, skip trivial"),
     (Mode::RootAdaptive, "root ~10%, skip trivial, adaptive"),
     (Mode::Region, "region"),
+    (Mode::Count, "count"),
+    (Mode::CountRoot, "count, root ~10%"),
     (Mode::JfrDefault, "JFR default"),
     (Mode::JfrProfile, "JFR profile"),
     (Mode::JvmtiEvents, "JVMTI entry/exit"),
