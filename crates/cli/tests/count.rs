@@ -142,7 +142,11 @@ fn two_runs_give_identical_profiles_and_agentpath_gives_the_same() {
         .arg("Count")
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(first, canonical(read_profile_json(&direct)));
 }
 
@@ -166,7 +170,10 @@ fn reports_weigh_by_bytecodes() {
         std::fs::read_to_string(path).unwrap()
     };
     let collapsed = report("out.collapsed");
-    let main: Vec<&str> = collapsed.lines().filter(|l| l.starts_with("main;")).collect();
+    let main: Vec<&str> = collapsed
+        .lines()
+        .filter(|l| l.starts_with("main;"))
+        .collect();
     assert_eq!(
         main,
         [
@@ -190,5 +197,8 @@ fn reports_weigh_by_bytecodes() {
     // The hottest method by its own bytecodes over all threads: `g`, 330 + 8 · 1500.
     let spots = text.split("by self bytecodes)\n").nth(1).unwrap();
     let first = spots.lines().nth(1).unwrap();
-    assert!(first.contains(" 12330 ") && first.ends_with("Count.g(I)V"), "{first}");
+    assert!(
+        first.contains(" 12330 ") && first.ends_with("Count.g(I)V"),
+        "{first}"
+    );
 }

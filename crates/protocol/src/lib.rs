@@ -18,7 +18,7 @@ pub mod socket_path;
 pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
 pub use options::{
-    mode_options, mode_unavailable, AgentOptions, ClassFilter, ClassPattern, MethodPattern, Mode,
-    Blocks, OptionsError, Reveal, Scheme, AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS,
+    mode_options, mode_unavailable, AgentOptions, Blocks, ClassFilter, ClassPattern, MethodPattern,
+    Mode, OptionsError, Reveal, Scheme, AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS,
     MAX_REGION_LAST,
 };

@@ -853,7 +853,10 @@ mod tests {
         assert_eq!(parsed.to_string(), "mode=count,root=A::f,blocks=precise");
         // The default is not written.
         let default: AgentOptions = "mode=count,blocks=default".parse().unwrap();
-        assert_eq!((default.blocks, default.to_string().as_str()), (Blocks::Default, "mode=count"));
+        assert_eq!(
+            (default.blocks, default.to_string().as_str()),
+            (Blocks::Default, "mode=count")
+        );
         let cases = [
             ("mode=count,blocks=exact", "bad value `exact` for agent option `blocks`: expected default or precise"),
             ("mode=count,blocks=precise,blocks=precise", "agent option `blocks` given twice"),
