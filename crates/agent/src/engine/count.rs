@@ -395,6 +395,8 @@ fn restart() {
 
 /// The node thread `java_id` is counting in now, as (global method ids from the root down):
 /// what a sampler attributes a sample to. `None` if that thread has no tree.
+// No sampler reads it yet; the tests do.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn current_node(java_id: u64) -> Option<Vec<u32>> {
     let t = lock(&THREADS)
         .iter()
@@ -498,4 +500,99 @@ fn to_tree(nodes: &[Node], ids: &FxHashMap<u32, MethodId>) -> CallTree {
         stack.extend(added.into_iter().rev());
     }
     tree
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(id: u32) -> Option<(String, String, String)> {
+        // Ids in reverse name order, so that name order is visible.
+        Some(("demo/A".into(), format!("m{}", 9 - id), "()V".into()))
+    }
+
+    /// f(1) calls g(2) twice, g calls h(3); an exit without its entry is counted apart; a
+    /// restart keeps the open contexts with no counts.
+    #[test]
+    fn trees_count_calls_and_bytecodes_per_context() {
+        let mut t = Tree::new();
+        t.enter(1);
+        for _ in 0..2 {
+            t.enter(2);
+            t.enter(3);
+            t.exit(3, 5);
+            t.exit(2, 10);
+        }
+        t.enter(3);
+        assert_eq!(t.nodes[t.current as usize].method, 3);
+        let open = t.restarted();
+        t.exit(3, 5);
+        t.exit(1, 7);
+        t.exit(4, 1);
+        assert_eq!(t.unmatched_exits, 1);
+        let got: Vec<(u32, u32, u64, u64)> = t
+            .nodes
+            .iter()
+            .map(|n| (n.method, n.parent, n.calls, n.bytecodes))
+            .collect();
+        assert_eq!(
+            got,
+            [(ROOT, 0, 0, 0), (1, 0, 1, 7), (2, 1, 2, 20), (3, 2, 2, 10), (3, 1, 1, 5)]
+        );
+        let path: Vec<u32> = open.nodes.iter().map(|n| n.method).collect();
+        assert_eq!((path, open.nodes[2].calls), (vec![ROOT, 1, 3], 0));
+        assert_eq!(open.nodes[open.current as usize].method, 3);
+
+        let mut profile = Profile::default();
+        let counts = ThreadCounts {
+            order: 1,
+            name: "main".into(),
+            java_id: 7,
+            current: AtomicU32::new(t.current),
+            tree: Mutex::new(t),
+        };
+        let _lock = crate::engine::TEST_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        restart();
+        lock(&THREADS).push(Arc::new(counts));
+        snapshot_into(&mut profile, names);
+        assert_eq!(current_node(7), Some(vec![]));
+        restart();
+        assert_eq!(profile.mode, Mode::Count);
+        let tree = &profile.threads[0].tree;
+        let frames: Vec<(String, u64, u64)> = tree
+            .walk()
+            .into_iter()
+            .skip(1)
+            .map(|(id, _)| {
+                let n = tree.node(id);
+                let m = profile.methods.get(n.method().unwrap()).unwrap();
+                (m.method.clone(), n.calls, tree.extra(id)[0])
+            })
+            .collect();
+        // f = m8, g = m7, h = m6: children in name order (m6 before m7 under f).
+        assert_eq!(
+            frames,
+            [
+                ("m8".into(), 1, 7),
+                ("m6".into(), 1, 5),
+                ("m7".into(), 2, 20),
+                ("m6".into(), 2, 10),
+            ]
+        );
+        // Method ids in name order.
+        assert_eq!(profile.methods.get(MethodId(0)).unwrap().method, "m6");
+    }
+
+    #[test]
+    fn past_the_node_budget_calls_count_in_one_overflow_node() {
+        let mut t = Tree::new();
+        t.nodes.resize(MAX_NODES, t.nodes[0]);
+        t.enter(1);
+        t.enter(2);
+        t.exit(2, 3);
+        t.exit(1, 4);
+        let o = &t.nodes[MAX_NODES];
+        assert_eq!((o.method, o.calls, o.bytecodes), (OVERFLOW, 2, 7));
+        assert_eq!((t.overflow_calls, t.current), (2, ROOT_NODE));
+    }
 }
