@@ -446,6 +446,7 @@ impl SkipReason {
             SkipReason::NothingToDo => "nothing-to-do",
             SkipReason::Malformed(_) => "malformed",
             SkipReason::ConstantPoolFull => "pool-full",
+            SkipReason::Intrinsic => "intrinsic",
         }
     }
 }
