@@ -21,8 +21,9 @@ use crate::interrupt::{self, Interrupts, Mode};
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentFlags {
     /// What to measure: cpu (call-subgraph profile under --root: calls and time per calling
-    /// context), region (code regions: durations of the --region methods), alloc, count,
-    /// native or sample (not available in this release). Default: region with --region, else
+    /// context), region (code regions: durations of the --region methods), count (exact calls
+    /// and executed bytecodes per calling context, no clock; --blocks), alloc, native or sample
+    /// (not available in this release). Default: region with --region, else
     /// cpu. Each mode takes its own flags (docs/agent-options.md, docs/modes/).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub mode: Option<ProfileMode>,
