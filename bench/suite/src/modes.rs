@@ -23,13 +23,17 @@ pub enum Mode {
     RootAdaptive,
     /// Code region around one method.
     Region,
+    /// Whole program, exact bytecode counts: `--mode count --scheme total` without roots.
+    Count,
+    /// Bytecode counts under the ~10% root (`--mode count`, lazy scheme).
+    CountRoot,
     JfrDefault,
     JfrProfile,
     /// The JVMTI MethodEntry/MethodExit agent of bench/suite/agent.
     JvmtiEvents,
 }
 
-pub const ALL: [Mode; 11] = [
+pub const ALL: [Mode; 13] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -38,6 +42,8 @@ pub const ALL: [Mode; 11] = [
     Mode::RootSkipTrivial,
     Mode::RootAdaptive,
     Mode::Region,
+    Mode::Count,
+    Mode::CountRoot,
     Mode::JfrDefault,
     Mode::JfrProfile,
     Mode::JvmtiEvents,
@@ -54,6 +60,8 @@ impl Mode {
             Mode::RootSkipTrivial => "root-skip-trivial",
             Mode::RootAdaptive => "root-adaptive",
             Mode::Region => "region",
+            Mode::Count => "count",
+            Mode::CountRoot => "count-root",
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
@@ -75,6 +83,8 @@ impl Mode {
                 | Mode::RootSkipTrivial
                 | Mode::RootAdaptive
                 | Mode::Region
+                | Mode::Count
+                | Mode::CountRoot
         )
     }
 
@@ -108,6 +118,8 @@ impl Mode {
                 "--adaptive",
             ],
             Mode::Region => vec!["--region", w.region],
+            Mode::Count => vec!["--mode", "count", "--scheme", "total"],
+            Mode::CountRoot => vec!["--mode", "count", "--scheme", "lazy", "--root", w.root],
             _ => return None,
         };
         Some(flags.into_iter().map(String::from).collect())
@@ -154,6 +166,10 @@ mod tests {
         assert_eq!(
             Mode::Region.ferrofluid_flags(w).unwrap(),
             ["--region", w.region]
+        );
+        assert_eq!(
+            Mode::CountRoot.ferrofluid_flags(w).unwrap(),
+            ["--mode", "count", "--scheme", "lazy", "--root", w.root]
         );
         assert_eq!(Mode::Baseline.ferrofluid_flags(w), None);
         assert_eq!(Mode::JvmtiEvents.jvm_flags("/a.so"), ["-agentpath:/a.so"]);

@@ -157,13 +157,15 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
     }
 }
 
-const TIMED: [(Mode, &str); 10] = [
+const TIMED: [(Mode, &str); 12] = [
     (Mode::Total, "total"),
     (Mode::LazyMain, "lazy main"),
     (Mode::Root, "root ~10%"),
     (Mode::RootSkipTrivial, "root ~10%, skip trivial"),
     (Mode::RootAdaptive, "root ~10%, skip trivial, adaptive"),
     (Mode::Region, "region"),
+    (Mode::Count, "count"),
+    (Mode::CountRoot, "count, root ~10%"),
     (Mode::JfrDefault, "JFR default"),
     (Mode::JfrProfile, "JFR profile"),
     (Mode::JvmtiEvents, "JVMTI entry/exit"),
@@ -282,9 +284,17 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
         cfg.n, cfg.cap_ratio, cfg.cap_secs
     );
     let _ = writeln!(s, "### Slowdown vs baseline (median wall time ratio)\n");
+    // The count columns only when some workload ran them.
+    let timed: Vec<(Mode, &str)> = TIMED
+        .into_iter()
+        .filter(|(mode, _)| {
+            !matches!(mode, Mode::Count | Mode::CountRoot)
+                || report.workloads.iter().any(|w| w.modes.contains_key(mode))
+        })
+        .collect();
     let mut header = String::from("| workload | baseline |");
     let mut rule = String::from("|---|---:|");
-    for (_, name) in TIMED {
+    for &(_, name) in &timed {
         let _ = write!(header, " {name} |");
         rule.push_str("---:|");
     }
@@ -296,13 +306,13 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             .and_then(|b| b.median_secs())
             .map_or("–".into(), |b| format!("{b:.2} s"));
         let _ = write!(s, "| {} | {base} |", w.workload.name);
-        for (mode, _) in TIMED {
+        for &(mode, _) in &timed {
             let _ = write!(s, " {} |", ratio_cell(w, mode));
         }
         let _ = writeln!(s);
     }
     let _ = write!(s, "| geometric mean | |");
-    for (mode, _) in TIMED {
+    for &(mode, _) in &timed {
         let _ = write!(s, " {} |", geomean_cell(report, mode));
     }
     let _ = writeln!(s);
@@ -321,7 +331,7 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             .and_then(|b| b.median_cpu_secs())
             .map_or("–".into(), |b| format!("{b:.2} s"));
         let _ = write!(s, "| {} | {base} |", w.workload.name);
-        for (mode, _) in TIMED {
+        for &(mode, _) in &timed {
             let cell = match w.cpu_ratio(mode) {
                 _ if !mode.is_built() => "n/a (not built)".to_string(),
                 Some(r) => format!("{r:.2}x"),

@@ -426,7 +426,37 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
 /// Records the entry of method `id` (or of `!id`, [`always_native`]) into the thread's ring,
 /// a probe started at `start` ([`ticks`]): the calling-context engines' entry probe.
 #[inline]
-pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
+pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
+    enter_with(env, id, start, |l, id, start| {
+        let c = cpu_stamp();
+        let waited = l.push_probe(env, Kind::Enter, id, start, c);
+        if id < FIRST_SESSION_ID {
+            calibration_enter(l, id, start, c, waited);
+        }
+    });
+}
+
+/// The entry probe of a calling-context engine that keeps its own per-thread state: the
+/// extents, roots, revelation and agent-work rules of [`enter`], with `record(method id)` in
+/// place of the ring push (called while collecting, inside a root's extent).
+#[inline(always)]
+pub(crate) fn enter_gated(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(u32)) {
+    enter_with(env, id, start, |_, id, _| record(id));
+}
+
+/// The exit probe as [`enter_gated`] is the entry probe.
+#[inline(always)]
+pub(crate) fn exit_gated(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(u32)) {
+    exit_with(env, id, start, |_, id, _| record(id));
+}
+
+#[inline(always)]
+fn enter_with(
+    env: *mut sys::JNIEnv,
+    id: i32,
+    mut start: u64,
+    record: impl FnOnce(&Local, u32, u64),
+) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & (ACTIVE | DROPPED) != ACTIVE {
@@ -459,11 +489,7 @@ pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
             }
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            let c = cpu_stamp();
-            let waited = l.push_probe(env, Kind::Enter, id, start, c);
-            if id < FIRST_SESSION_ID {
-                calibration_enter(l, id, start, c, waited);
-            }
+            record(l, id, start);
         }
     });
 }
@@ -471,6 +497,17 @@ pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, mut start: u64) {
 /// Records the exit of method `id`, as [`enter`].
 #[inline]
 pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
+    exit_with(env, id, start, |l, id, start| {
+        let c = cpu_stamp();
+        let waited = l.push_probe(env, Kind::Exit, id, start, c);
+        if id < FIRST_SESSION_ID {
+            calibration_exit(l, id, start, c, waited);
+        }
+    });
+}
+
+#[inline(always)]
+fn exit_with(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(&Local, u32, u64)) {
     let id = method_id(id as u32);
     let f = flags::get(id);
     if f & ACTIVE == 0 {
@@ -486,11 +523,7 @@ pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
             return;
         }
         if COLLECTING.load(Ordering::Relaxed) {
-            let c = cpu_stamp();
-            let waited = l.push_probe(env, Kind::Exit, id, start, c);
-            if id < FIRST_SESSION_ID {
-                calibration_exit(l, id, start, c, waited);
-            }
+            record(l, id, start);
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
             l.in_root.set(depth - 1);

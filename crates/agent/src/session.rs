@@ -496,7 +496,10 @@ impl Session {
             Ok(out) => {
                 for m in &out.methods {
                     if let Err(reason) = &m.result {
-                        if !matches!(reason, SkipReason::Abstract | SkipReason::Native) {
+                        if !matches!(
+                            reason,
+                            SkipReason::Abstract | SkipReason::Native | SkipReason::Intrinsic
+                        ) {
                             let e = format!("{}.{}{}: {reason}", key.1, m.name, m.descriptor);
                             log::warn!("not instrumented: {e}");
                             self.failures.push(e);

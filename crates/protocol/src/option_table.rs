@@ -46,8 +46,9 @@ pub const OPTIONS: &[AgentOption] = &[
         Takes::Value,
         "MODE",
         "What to measure: cpu (call-subgraph profile under --root: calls and time per calling \
-         context), region (code regions: durations of the --region methods), alloc, count, native \
-         or sample (not available in this release). Default: region with --region, else cpu. Each \
+         context), region (code regions: durations of the --region methods), count (exact calls \
+         and executed bytecodes per calling context, no clock; --blocks), alloc, native or sample \
+         (not available in this release). Default: region with --region, else cpu. Each \
          mode takes its own flags (docs/agent-options.md, docs/modes/)",
     ),
     option(
@@ -89,6 +90,14 @@ pub const OPTIONS: &[AgentOption] = &[
         Takes::Value,
         "SCHEME",
         "Instrumentation scheme: lazy, eager or total",
+    ),
+    option(
+        "blocks",
+        Takes::Value,
+        "BLOCKS",
+        "With --mode count: where the bytecode counters end a block: `default` (at control \
+         transfers; a block cut short by an exception counts whole) or `precise` (also after every \
+         instruction that may throw: exact under exceptions, more counter updates)",
     ),
     option(
         "cpu",

@@ -69,6 +69,10 @@ pub struct AgentOptions {
     /// When lazy revelation instruments what a method calls (`reveal=sync|async`; default sync).
     #[serde(default, skip_serializing_if = "Reveal::is_default")]
     pub reveal: Reveal,
+    /// Which bytecode blocks the `count` mode's counters cover (`blocks=default|precise`;
+    /// default `default`).
+    #[serde(default, skip_serializing_if = "Blocks::is_default")]
+    pub blocks: Blocks,
     /// What to measure (`mode=`), when given; see [`AgentOptions::mode`] for the mode in effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -145,14 +149,9 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // attach` sends `reveal=async` for every session.
         Mode::Region => &["region", "region-last", "include", "exclude", "reveal"],
         Mode::Alloc => &["root", "include", "exclude", "scheme", "reveal"],
-        Mode::Count => &[
-            "root",
-            "include",
-            "exclude",
-            "scheme",
-            "skip-trivial",
-            "reveal",
-        ],
+        // Not `skip-trivial`: a method without probes would lose its bytecodes, and counts
+        // are exact or nothing.
+        Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
         Mode::Native => &["root", "include", "exclude"],
         Mode::Sample => &["root", "include", "exclude"],
     }
@@ -160,7 +159,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
 
 /// The modes the agent of this release has an engine for; the agent's registry is checked
 /// against this list by its tests. The CLI refuses the others before touching a JVM.
-pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region];
+pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Count];
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
@@ -219,6 +218,53 @@ impl FromStr for Reveal {
     }
 }
 
+/// Where the `count` mode's block counters end a block (JP's block definitions, `blocks=`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Blocks {
+    /// At control transfers only: one counter update per basic block. A block cut short by an
+    /// exception is counted whole (JP's Default BBA).
+    #[default]
+    Default,
+    /// Also after every instruction that may throw: exact under exceptions, more updates
+    /// (JP's Precise BBA).
+    Precise,
+}
+
+impl Blocks {
+    fn is_default(&self) -> bool {
+        *self == Blocks::default()
+    }
+
+    /// The value's spelling in the option string and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Blocks::Default => "default",
+            Blocks::Precise => "precise",
+        }
+    }
+}
+
+impl fmt::Display for Blocks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Blocks {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "default" => Ok(Blocks::Default),
+            "precise" => Ok(Blocks::Precise),
+            _ => Err(BLOCKS_REASON.into()),
+        }
+    }
+}
+
 /// Why an option string was rejected. Messages name the key and what it accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionsError {
@@ -252,6 +298,7 @@ const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 const BOOL_REASON: &str = "expected true or false";
 const REVEAL_REASON: &str = "expected sync or async";
+const BLOCKS_REASON: &str = "expected default or precise";
 const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
 
 fn parse_bool(value: &str) -> Option<bool> {
@@ -326,6 +373,7 @@ struct Parser {
     seen_skip_trivial: bool,
     seen_adaptive: bool,
     seen_reveal: bool,
+    seen_blocks: bool,
 }
 
 impl Parser {
@@ -424,6 +472,12 @@ impl Parser {
                 }
                 self.opts.adaptive = parse_bool(value).ok_or_else(|| bad(BOOL_REASON.into()))?;
             }
+            "blocks" => {
+                if std::mem::replace(&mut self.seen_blocks, true) {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                self.opts.blocks = value.parse().map_err(bad)?;
+            }
             "reveal" => {
                 if std::mem::replace(&mut self.seen_reveal, true) {
                     return Err(OptionsError::Duplicate { key });
@@ -459,6 +513,9 @@ impl fmt::Display for AgentOptions {
         items.extend(self.filter.exclude.iter().map(|p| format!("exclude={p}")));
         if self.scheme != Scheme::default() {
             items.push(format!("scheme={}", self.scheme.name()));
+        }
+        if self.blocks != Blocks::default() {
+            items.push(format!("blocks={}", self.blocks));
         }
         if self.cpu {
             items.push("cpu=true".into());
@@ -509,6 +566,7 @@ impl AgentOptions {
             ("include", !self.filter.include.is_empty()),
             ("exclude", !self.filter.exclude.is_empty()),
             ("scheme", self.scheme != d.scheme),
+            ("blocks", self.blocks != d.blocks),
             ("cpu", self.cpu),
             ("skip-trivial", self.skip_trivial),
             ("adaptive", self.adaptive),
@@ -684,7 +742,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
+        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -798,8 +856,31 @@ mod tests {
         }
         assert_eq!(
             mode_unavailable(Mode::Alloc),
-            "mode alloc is not available in this agent (available: cpu, region)"
+            "mode alloc is not available in this agent (available: cpu, region, count)"
         );
+    }
+
+    #[test]
+    fn blocks_is_counts_own_option() {
+        let parsed: AgentOptions = "blocks=precise,root=A::f,mode=count".parse().unwrap();
+        assert_eq!(parsed.blocks, Blocks::Precise);
+        assert_eq!(parsed.to_string(), "mode=count,root=A::f,blocks=precise");
+        // The default is not written.
+        let default: AgentOptions = "mode=count,blocks=default".parse().unwrap();
+        assert_eq!(
+            (default.blocks, default.to_string().as_str()),
+            (Blocks::Default, "mode=count")
+        );
+        let cases = [
+            ("mode=count,blocks=exact", "bad value `exact` for agent option `blocks`: expected default or precise"),
+            ("mode=count,blocks=precise,blocks=precise", "agent option `blocks` given twice"),
+            ("blocks=precise", "agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
+            ("mode=count,skip-trivial=true", "agent option `skip-trivial` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal"),
+        ];
+        for (input, message) in cases {
+            let err = input.parse::<AgentOptions>().unwrap_err();
+            assert_eq!(err.to_string(), message, "{input}");
+        }
     }
 
     #[test]

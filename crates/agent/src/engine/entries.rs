@@ -1,6 +1,7 @@
-//! A test engine, registered only in the agent's unit tests: it counts the entries of the
-//! methods it selects, per method, and reports them as region counts. It shows what a new
-//! engine takes: this module and its line in the registry, no other file.
+//! A test engine, registered only in the agent's unit tests (in the slot of a mode this agent
+//! has no engine for: `sample`): it counts the entries of the methods it selects, per method,
+//! and reports them as region counts. It shows what a new engine takes: this module and its
+//! line in the registry, no other file.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -27,7 +28,7 @@ pub struct Entries;
 
 impl Engine for Entries {
     fn mode(&self) -> Mode {
-        Mode::Count
+        Mode::Sample
     }
 
     fn units(&self) -> Units {
@@ -115,9 +116,9 @@ mod tests {
     #[test]
     fn a_registered_engine_gets_the_probes() {
         let _lock = engine::TEST_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        let options: AgentOptions = "mode=count,root=demo.Work::step".parse().unwrap();
+        let options: AgentOptions = "mode=sample,root=demo.Work::step".parse().unwrap();
         let chosen = engine::select(&options).expect("the test engine is registered");
-        assert_eq!((chosen.mode(), chosen.units()), (Mode::Count, Units::Counts));
+        assert_eq!((chosen.mode(), chosen.units()), (Mode::Sample, Units::Counts));
         let (counted, other) = (8_000_001, 8_000_002);
         engine::activate(chosen, &options);
         chosen.method_chosen(counted);

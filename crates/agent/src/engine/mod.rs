@@ -60,7 +60,30 @@ pub use needs::{
 engines! {
     Cpu => cpu::Cpu,
     Region => region::Region,
-    #[cfg(test)] Count => entries::Entries,
+    Count => count::Count,
+    #[cfg(test)] Sample => entries::Entries,
+}
+
+/// The start of a probe for the active engine: [`crate::hooks::ticks`], or 0 for an engine
+/// that reads no clock (`count`).
+#[inline(always)]
+pub fn probe_ticks() -> u64 {
+    if ACTIVE.load(Ordering::Relaxed) == Mode::Count as u8 {
+        0
+    } else {
+        crate::hooks::ticks()
+    }
+}
+
+/// The exit (or unwind) probe of a method with block counters, which summed `bytecodes`: to the
+/// `count` engine; the other engines take it as a plain exit.
+#[inline(always)]
+pub fn exit_blocks(env: *mut sys::JNIEnv, id: i32, bytecodes: i32) {
+    if ACTIVE.load(Ordering::Relaxed) == Mode::Count as u8 {
+        count::exit_blocks(env, id, bytecodes);
+    } else {
+        exit(env, id, crate::hooks::ticks());
+    }
 }
 
 /// The mode of the active engine (`Mode as u8`), read by every probe.
@@ -71,8 +94,7 @@ static ACTIVE: AtomicU8 = AtomicU8::new(Mode::Cpu as u8);
 pub enum Units {
     /// Time, ns.
     Nanoseconds,
-    /// Events counted: calls, bytecode blocks (the test engine's; `count`'s to come).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Events counted: calls, bytecodes.
     Counts,
 }
 
@@ -247,7 +269,7 @@ mod tests {
     fn the_registry_has_the_modes_the_protocol_announces() {
         let built: Vec<Mode> = registered()
             .map(|e| e.mode())
-            .filter(|m| *m != Mode::Count)
+            .filter(|m| *m != Mode::Sample)
             .collect();
         assert_eq!(built, ferrofluid_protocol::AGENT_MODES);
         for e in registered() {
@@ -257,7 +279,7 @@ mod tests {
 
     #[test]
     fn modes_without_an_engine_are_refused_in_one_line() {
-        for mode in [Mode::Alloc, Mode::Native, Mode::Sample] {
+        for mode in [Mode::Alloc, Mode::Native] {
             let options = AgentOptions {
                 mode: Some(mode),
                 ..AgentOptions::default()
@@ -265,7 +287,9 @@ mod tests {
             let err = select(&options).err().expect("no engine");
             assert_eq!(
                 err.to_string(),
-                format!("mode {mode} is not available in this agent (available: cpu, region)")
+                format!(
+                    "mode {mode} is not available in this agent (available: cpu, region, count)"
+                )
             );
         }
     }

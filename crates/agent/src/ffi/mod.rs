@@ -10,12 +10,14 @@
 //! - [`natives`]: `Hooks.reveal`, the registration of the hooks' natives, and the raw-argument
 //!   functions the probes' natives (in `hooks`, kept there so that each stays one direct call)
 //!   use.
+//! - [`count`]: the block-counting probes' exit native.
 //! - [`jni_intercept`]: the JNI `Call*Method*`/`NewObject*` wrappers.
 //!
 //! Below this layer are `ferrofluid-jvmti` (JVMTI/JNI, global references, OS calls) and
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
 
 pub mod callbacks;
+pub mod count;
 pub mod entry;
 pub mod jni_intercept;
 pub mod natives;

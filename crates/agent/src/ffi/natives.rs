@@ -19,7 +19,11 @@ pub type Native = (&'static CStr, &'static CStr, *mut c_void);
 /// method replacing an earlier one (an engine's FFI module may bind a method the probes' table
 /// binds to a no-op). An engine's natives are one more line here.
 pub fn hooks_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
-    merge([probe_natives(gated, receiver_gated), reveal_natives()])
+    merge([
+        probe_natives(gated, receiver_gated),
+        reveal_natives(),
+        super::count::natives(),
+    ])
 }
 
 /// The natives of `tables` in order, a later one replacing an earlier one of the same name.
@@ -39,7 +43,6 @@ fn merge(tables: impl IntoIterator<Item = Vec<Native>>) -> Vec<Native> {
 fn probe_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
     let enter = native_enter as *mut c_void;
     let exit = native_exit as *mut c_void;
-    let blocks = native_blocks as *mut c_void;
     let mut natives = if gated {
         vec![(c"enter0", c"(I)V", enter), (c"exit0", c"(I)V", exit)]
     } else {
@@ -55,8 +58,6 @@ fn probe_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
         c"receiver"
     };
     natives.extend([
-        (c"exitBlocks", c"(II)V", blocks),
-        (c"unwindBlocks", c"(II)V", blocks),
         (
             c"alloc",
             c"(Ljava/lang/Object;I)V",
@@ -104,18 +105,13 @@ pub fn register_hooks(
 // part to the calibrated rest, the uncertain part (docs/decisions/0012-probes-measure-themselves.md).
 
 extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = hooks::ticks();
+    let start = engine::probe_ticks();
     ffi_guard("Hooks.enter", (), || engine::enter(env, id, start))
 }
 
 extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = hooks::ticks();
+    let start = engine::probe_ticks();
     ffi_guard("Hooks.exit", (), || engine::exit(env, id, start))
-}
-
-extern "C" fn native_blocks(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint, _: sys::jint) {
-    let start = hooks::ticks();
-    ffi_guard("Hooks.exitBlocks", (), || engine::exit(env, id, start))
 }
 
 extern "C" fn native_alloc(_: *mut sys::JNIEnv, _: sys::jclass, _: sys::jobject, _: sys::jint) {}
@@ -225,13 +221,13 @@ mod tests {
             [
                 "enter0",
                 "exit0",
-                "exitBlocks",
-                "unwindBlocks",
                 "alloc",
                 "nativeEnter",
                 "nativeExit",
                 "receiver0",
-                "reveal"
+                "reveal",
+                "exitBlocks",
+                "unwindBlocks"
             ]
         );
         assert_eq!(

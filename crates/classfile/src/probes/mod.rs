@@ -406,6 +406,10 @@ pub enum SkipReason {
     Malformed(String),
     /// The constant pool has no room for the probe's constants.
     ConstantPoolFull,
+    /// An `@IntrinsicCandidate` under a block-counting probe: compiled code may run HotSpot's
+    /// own code for its calls instead of its bytecode, so what its probes count depends on
+    /// the JIT.
+    Intrinsic,
 }
 
 impl fmt::Display for SkipReason {
@@ -422,6 +426,7 @@ impl fmt::Display for SkipReason {
             SkipReason::NothingToDo => f.write_str("nothing to do"),
             SkipReason::Malformed(s) => write!(f, "malformed: {s}"),
             SkipReason::ConstantPoolFull => f.write_str("constant pool full"),
+            SkipReason::Intrinsic => f.write_str("intrinsic candidate"),
         }
     }
 }
@@ -441,6 +446,7 @@ impl SkipReason {
             SkipReason::NothingToDo => "nothing-to-do",
             SkipReason::Malformed(_) => "malformed",
             SkipReason::ConstantPoolFull => "pool-full",
+            SkipReason::Intrinsic => "intrinsic",
         }
     }
 }
@@ -467,6 +473,28 @@ pub struct Instrumented<'a> {
     pub bytes: Option<Vec<u8>>,
     /// One entry per selected method.
     pub methods: Vec<MethodOutcome<'a>>,
+}
+
+/// Whether `member` is annotated `@IntrinsicCandidate` (JDK 16 on) or `@HotSpotIntrinsicCandidate`
+/// (JDK 9 to 15).
+fn is_intrinsic_candidate(class: &ClassFile<'_>, member: &crate::class::Member<'_>) -> bool {
+    use crate::attributes::{decode, Attribute, Context, Location};
+    let cp = &class.constant_pool;
+    let Some(raw) = member.attribute(cp, "RuntimeVisibleAnnotations") else {
+        return false;
+    };
+    let Ok(Attribute::RuntimeVisibleAnnotations(list)) =
+        decode(raw, cp, Context::new(class, Location::Method))
+    else {
+        return false;
+    };
+    list.iter().any(|a| {
+        matches!(
+            cp.utf8(a.type_index).as_deref(),
+            Ok("Ljdk/internal/vm/annotation/IntrinsicCandidate;"
+                | "Ljdk/internal/HotSpotIntrinsicCandidate;")
+        )
+    })
 }
 
 /// Inserts `options.kind` into every method `selection` picks.
@@ -545,6 +573,11 @@ pub fn instrument<'a>(
                             &mut patcher,
                         )
                     }
+                }
+                ProbeKind::Blocks | ProbeKind::BlocksPrecise
+                    if is_intrinsic_candidate(&class, member) =>
+                {
+                    Err(SkipReason::Intrinsic)
                 }
                 ProbeKind::Blocks => {
                     entry_exit::patch(&class, index, id, hooks, Counting::Default, &mut patcher)

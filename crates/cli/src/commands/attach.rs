@@ -1007,14 +1007,22 @@ mod tests {
             options(&["--region", "demo.Work::step"]).as_deref(),
             Ok("region=demo.Work::step")
         );
-        for mode in ["alloc", "count", "native", "sample"] {
+        for mode in ["alloc", "native", "sample"] {
             assert_eq!(
                 options(&["--mode", mode]),
                 Err(format!(
-                    "mode {mode} is not available in this agent (available: cpu, region)"
+                    "mode {mode} is not available in this agent (available: cpu, region, count)"
                 ))
             );
         }
+        assert_eq!(
+            options(&["--mode", "count", "--root", "A::f", "--blocks", "precise"]).as_deref(),
+            Ok("mode=count,root=A::f,blocks=precise")
+        );
+        assert_eq!(
+            options(&["--mode", "cpu", "--blocks", "precise"]),
+            Err("agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal".into())
+        );
         assert_eq!(
             options(&["--mode", "heap"]),
             Err("error: invalid value 'heap' for '--mode <MODE>': unknown mode `heap` (expected one of cpu, region, alloc, count, native, sample)".into())

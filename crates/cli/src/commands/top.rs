@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{Client, Request, Response};
+use ferrofluid_protocol::AgentOptions;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
@@ -284,7 +285,7 @@ pub fn run(args: TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if !std::io::stdout().is_terminal() {
         return Err(TopError::NoTerminal.into());
     }
-    let mut client = connect(&args)?;
+    let mut client = connect(&args, &options)?;
     let result = session(&mut client, &options, &args);
     // Whatever happened, the probes go and the agent goes dormant.
     let _ = client.request(&Request::Stop);
@@ -299,20 +300,24 @@ pub fn run(args: TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 }
 
 /// The agent's control connection in JVM `args.pid`, loading the agent if it is not there.
-fn connect(args: &TopArgs) -> Result<Client, Box<dyn std::error::Error>> {
-    let plain = AgentFlags {
-        log: args.flags.log.clone(),
-        socket: args.flags.socket.clone(),
-        ..AgentFlags::default()
+fn connect(
+    args: &TopArgs,
+    options: &AgentOptions,
+) -> Result<Client, Box<dyn std::error::Error>> {
+    // Loaded with where to log and listen only; the session's options come with `instrument`.
+    let plain = AgentOptions {
+        log: options.log.clone(),
+        socket: options.socket.clone(),
+        ..AgentOptions::default()
     };
-    let socket = super::attach::socket_path(args.pid, args.flags.socket.as_deref())?;
+    let socket = super::attach::socket_path(args.pid, options.socket.as_deref())?;
     if let Ok(mut client) = Client::connect(&socket) {
         super::attach::refuse_if_owned(&mut client, args.pid, true)?;
         return Ok(client);
     }
     let agent = args.flags.agent_library()?;
     let vm = VirtualMachine::attach_with_timeout(args.pid, Duration::from_secs(args.timeout))?;
-    vm.load_agent(&agent, &plain.options()?.to_string())?;
+    vm.load_agent(&agent, &plain.to_string())?;
     Ok(Client::connect(&socket).map_err(|e| {
         format!(
             "agent loaded into JVM {}, but its socket {}: {e}",

@@ -1,0 +1,204 @@
+//! The `count` mode end to end in a real JVM (`tests/java/Count.java`): exact calls and
+//! executed bytecodes per calling context under both block definitions, derived below from the
+//! class's bytecode (javac 17, `--release 17`; `javap -c -p Count.class` shows the same
+//! instructions); identical profiles from two runs; `-agentpath`; the report writers.
+//!
+//! Derivations (each instruction executed counts 1):
+//! - `h()`: getstatic, iconst_1, iadd, putstatic, return: 5.
+//! - `g(i)`: 2 before the loop, the loop test (iload, iload, if_icmpge) i + 1 times, the body
+//!   (invokestatic h, iinc, goto) i times, return: 2 + 3(i + 1) + 3i + 1 = 6 + 6i.
+//! - `f()`: 2 + 3 · 11 (loop test) + 5 · 10 (invokestatic h, iload, invokestatic g, iinc,
+//!   goto) + 1 = 86; it calls `h` 10 times (50 bytecodes) and `g(0..9)` 10 times:
+//!   Σ(6 + 6i) = 60 + 6 · 45 = 330, which call `h` 0 + 1 + ... + 9 = 45 times (225).
+//! - `cut(n)`: 17 instructions in one block (no branch); for n = 1, `iastore` (the 11th)
+//!   throws. Default blocks count the block whole at its start: 4 · 17 = 68, 2 · 6 = 12 more
+//!   than executed. Precise blocks end after each instruction that may throw (`newarray`,
+//!   `iastore`, `ireturn`): 6 + 5 + 6, and a throwing call counts 6 + 5 = 11: 2 · 17 + 2 · 11 = 56.
+//! - `cuts()`: 2 + 3 · 5 (loop test); a normal iteration runs the 8 instructions of its `try`
+//!   block (getstatic, iload, iconst_2, irem, invokestatic cut, iadd, putstatic, goto) and the
+//!   increment (iinc, goto): 10; a throwing one runs 5 of them (through invokestatic), the
+//!   handler's 5 and the increment's 2: 12; return 1. 2 + 15 + 2 · 10 + 2 · 12 + 1 = 62.
+//!   Default blocks count the `try` block whole when `cut` throws: 3 more per throw, 68.
+//! - `work()`: 2 + 3 · 101 + 6 · 100 (iload, iconst_4, irem, invokestatic g, iinc, goto) + 1 =
+//!   906; it calls `g(i % 4)` 100 times: 25 · (6 + 12 + 18 + 24) = 1500, which call `h`
+//!   25 · 6 = 150 times (750).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::{agent, child, child_names, compile, ferrofluid, run_java, thread};
+use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+
+const ROOTS: [&str; 6] = [
+    "--root",
+    "Count::f",
+    "--root",
+    "Count::cuts",
+    "--root",
+    "Count::work",
+];
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// (calls, bytecodes) of `node`.
+fn counts(node: &Value) -> (u64, u64) {
+    (u(&node["calls"]), u(&node["bytecodes"]))
+}
+
+/// Checks the trees of a profile of `Count` with the roots [`ROOTS`]; `cut` and `cuts` counted
+/// with `cut_bytecodes` and `cuts_bytecodes`.
+fn check(doc: &Value, cut_bytecodes: u64, cuts_bytecodes: u64) {
+    assert_eq!(doc["mode"], "count");
+    assert_eq!(
+        doc["metrics"],
+        serde_json::json!([{"name": "calls", "unit": "count"}, {"name": "bytecodes", "unit": "count"}])
+    );
+    let threads = doc["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 9, "main and 8 workers");
+    let main = &thread(doc, "main")["root"];
+    // Children in name order: `cuts` before `f`.
+    assert_eq!(child_names(main), ["cuts", "f"]);
+    let f = child(main, "f");
+    assert_eq!(counts(f), (1, 86));
+    assert_eq!(child_names(f), ["g", "h"]);
+    assert_eq!(counts(child(f, "h")), (10, 50));
+    let g = child(f, "g");
+    assert_eq!(counts(g), (10, 330));
+    assert_eq!(child_names(g), ["h"]);
+    assert_eq!(counts(child(g, "h")), (45, 225));
+    let cuts = child(main, "cuts");
+    assert_eq!(counts(cuts), (1, cuts_bytecodes));
+    assert_eq!(child_names(cuts), ["cut"]);
+    assert_eq!(counts(child(cuts, "cut")), (4, cut_bytecodes));
+    for t in 0..8 {
+        let root = &thread(doc, &format!("worker-{t}"))["root"];
+        assert_eq!(child_names(root), ["work"]);
+        let work = child(root, "work");
+        assert_eq!(counts(work), (1, 906));
+        let g = child(work, "g");
+        assert_eq!(counts(g), (100, 1500));
+        assert_eq!(counts(child(g, "h")), (150, 750));
+    }
+    for t in threads {
+        assert_eq!(t.get("overflow_calls"), None);
+        assert_eq!(t.get("unmatched_exits"), None);
+    }
+}
+
+#[test]
+fn fig4_exceptions_and_8_threads_are_counted_exactly_under_both_block_definitions() {
+    let dir = compile("Count.java", "count-exact");
+    let out = dir.join("default.json");
+    let mut flags = vec!["--mode", "count"];
+    flags.extend(ROOTS);
+    let output = run_java(&flags, &out, &dir, "Count");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    // Default blocks over-count the blocks exceptions cut short: `cut` by 12, `cuts` by 6.
+    check(&read_profile_json(&out), 68, 68);
+
+    let out = dir.join("precise.json");
+    flags.extend(["--blocks", "precise"]);
+    run_java(&flags, &out, &dir, "Count");
+    check(&read_profile_json(&out), 56, 62);
+}
+
+/// The document without what differs between runs: thread ids, threads in name order.
+fn canonical(mut doc: Value) -> Value {
+    let threads = doc["threads"].as_array_mut().unwrap();
+    for t in threads.iter_mut() {
+        t.as_object_mut().unwrap().remove("id");
+    }
+    threads.sort_by_key(|t| t["name"].as_str().unwrap().to_owned());
+    doc
+}
+
+#[test]
+fn two_runs_give_identical_profiles_and_agentpath_gives_the_same() {
+    let dir = compile("Count.java", "count-repro");
+    let mut flags = vec!["--mode", "count", "--blocks", "precise"];
+    flags.extend(ROOTS);
+    let first = dir.join("first.json");
+    let second = dir.join("second.json");
+    run_java(&flags, &first, &dir, "Count");
+    run_java(&flags, &second, &dir, "Count");
+    let first = canonical(read_profile_json(&first));
+    check(&first, 56, 62);
+    assert_eq!(first, canonical(read_profile_json(&second)));
+
+    let direct = dir.join("direct.json");
+    let options = format!(
+        "mode=count,root=Count::f,root=Count::cuts,root=Count::work,blocks=precise,file={}",
+        direct.display()
+    );
+    let output = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg(format!("-agentpath:{}={options}", agent().display()))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Count")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(first, canonical(read_profile_json(&direct)));
+}
+
+#[test]
+fn reports_weigh_by_bytecodes() {
+    let dir = compile("Count.java", "count-reports");
+    let out = dir.join("out.json");
+    let mut flags = vec!["--mode", "count"];
+    flags.extend(ROOTS);
+    run_java(&flags, &out, &dir, "Count");
+    let report = |name: &str| {
+        let path = dir.join(name);
+        let status = ferrofluid()
+            .arg("report")
+            .arg(&out)
+            .arg("-o")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::read_to_string(path).unwrap()
+    };
+    let collapsed = report("out.collapsed");
+    let main: Vec<&str> = collapsed
+        .lines()
+        .filter(|l| l.starts_with("main;"))
+        .collect();
+    assert_eq!(
+        main,
+        [
+            "main;Count.cuts 68",
+            "main;Count.cuts;Count.cut 68",
+            "main;Count.f 86",
+            "main;Count.f;Count.g 330",
+            "main;Count.f;Count.g;Count.h 225",
+            "main;Count.f;Count.h 50",
+        ]
+    );
+    let text = report("out.txt");
+    assert!(text.starts_with("ferrofluid count profile\n"), "{text}");
+    // 1 + 4 + 1 + 10 + 45 + 10 calls on main, 1 + 100 + 150 on each worker; bytecodes likewise.
+    let calls = 71 + 8 * 251;
+    let bytecodes = 68 + 68 + 86 + 330 + 225 + 50 + 8 * (906 + 1500 + 750);
+    assert!(
+        text.contains(&format!("total: {calls} calls, {bytecodes} bytecodes\n")),
+        "{text}"
+    );
+    // The hottest method by its own bytecodes over all threads: `g`, 330 + 8 · 1500.
+    let spots = text.split("by self bytecodes)\n").nth(1).unwrap();
+    let first = spots.lines().nth(1).unwrap();
+    assert!(
+        first.contains(" 12330 ") && first.ends_with("Count.g(I)V"),
+        "{first}"
+    );
+}
