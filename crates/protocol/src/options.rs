@@ -31,6 +31,8 @@ pub const KEYS: &[&str] = &[
     "skip-trivial",
     "adaptive",
     "reveal",
+    "track-every",
+    "stack-depth",
     "file",
     "duration",
     "log",
@@ -41,6 +43,12 @@ pub const KEYS: &[&str] = &[
 pub const DEFAULT_REGION_LAST: u32 = 100;
 /// Largest accepted `region-last` (memory is bounded by it, per region method and thread).
 pub const MAX_REGION_LAST: u32 = 100_000;
+/// Every how many allocations of a site one object is tracked when `track-every` is not given.
+pub const DEFAULT_TRACK_EVERY: u64 = 10;
+/// Frames of a tracked object's allocation stack kept when `stack-depth` is not given.
+pub const DEFAULT_STACK_DEPTH: u32 = 64;
+/// Largest accepted `stack-depth`.
+pub const MAX_STACK_DEPTH: u32 = 1024;
 
 /// Parsed agent options: the one options struct of ferrofluid. The CLI fills it from its flags
 /// and prints it for `-agentpath:`/attach `load`, an `instrument` request carries it
@@ -86,6 +94,14 @@ pub struct AgentOptions {
     /// When lazy revelation instruments what a method calls (`reveal=sync|async`; default sync).
     #[serde(default, skip_serializing_if = "Reveal::is_default")]
     pub reveal: Reveal,
+    /// Allocation mode: track every N-th allocation of each site (`track-every=N`; 0: count
+    /// only; default [`DEFAULT_TRACK_EVERY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_every: Option<u64>,
+    /// Allocation mode: frames kept of a tracked object's allocation stack (`stack-depth=D`;
+    /// default [`DEFAULT_STACK_DEPTH`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_depth: Option<u32>,
     /// What to measure (`mode=`), when given; see [`AgentOptions::mode`] for the mode in effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -161,7 +177,15 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // `reveal` is taken (and has no effect: nothing is revealed) because `ferrofluid
         // attach` sends `reveal=async` for every session.
         Mode::Region => &["region", "region-last", "include", "exclude", "reveal"],
-        Mode::Alloc => &["root", "include", "exclude", "scheme", "reveal"],
+        Mode::Alloc => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "reveal",
+            "track-every",
+            "stack-depth",
+        ],
         Mode::Count => &[
             "root",
             "include",
@@ -177,7 +201,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
 
 /// The modes the agent of this release has an engine for; the agent's registry is checked
 /// against this list by its tests. The CLI refuses the others before touching a JVM.
-pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region];
+pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Alloc];
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
@@ -269,6 +293,8 @@ const SCHEME_REASON: &str = "expected one of lazy, eager, total";
 const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 const BOOL_REASON: &str = "expected true or false";
 const REVEAL_REASON: &str = "expected sync or async";
+const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
+const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
 const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
 
 fn parse_bool(value: &str) -> Option<bool> {
@@ -372,6 +398,28 @@ impl FromStr for AgentOptions {
                         .ok_or_else(|| bad(REGION_LAST_REASON.into()))?;
                     opts.region_last = Some(n);
                 }
+                "track-every" => {
+                    if opts.track_every.is_some() {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    let n = value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|n| n.to_string() == value)
+                        .ok_or_else(|| bad(TRACK_EVERY_REASON.into()))?;
+                    opts.track_every = Some(n);
+                }
+                "stack-depth" => {
+                    if opts.stack_depth.is_some() {
+                        return Err(OptionsError::Duplicate { key });
+                    }
+                    let n = value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=MAX_STACK_DEPTH).contains(n) && n.to_string() == value)
+                        .ok_or_else(|| bad(STACK_DEPTH_REASON.into()))?;
+                    opts.stack_depth = Some(n);
+                }
                 "include" | "exclude" => {
                     if untrimmed {
                         return Err(bad("leading or trailing space".into()));
@@ -457,6 +505,12 @@ impl fmt::Display for AgentOptions {
         if self.reveal != Reveal::default() {
             items.push(format!("reveal={}", self.reveal));
         }
+        if let Some(n) = self.track_every {
+            items.push(format!("track-every={n}"));
+        }
+        if let Some(n) = self.stack_depth {
+            items.push(format!("stack-depth={n}"));
+        }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
@@ -498,6 +552,8 @@ impl AgentOptions {
             ("skip-trivial", self.skip_trivial),
             ("adaptive", self.adaptive),
             ("reveal", self.reveal != d.reveal),
+            ("track-every", self.track_every.is_some()),
+            ("stack-depth", self.stack_depth.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
@@ -512,6 +568,16 @@ impl AgentOptions {
             None => Ok(()),
             Some(key) => Err(refusal(mode, key)),
         }
+    }
+
+    /// Every how many allocations of a site one object is tracked (0: none).
+    pub fn track_every(&self) -> u64 {
+        self.track_every.unwrap_or(DEFAULT_TRACK_EVERY)
+    }
+
+    /// Frames kept of a tracked object's allocation stack.
+    pub fn stack_depth(&self) -> u32 {
+        self.stack_depth.unwrap_or(DEFAULT_STACK_DEPTH)
     }
 
     /// How many last region durations to keep.
@@ -669,7 +735,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
+        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -782,8 +848,8 @@ mod tests {
             assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
         }
         assert_eq!(
-            mode_unavailable(Mode::Alloc),
-            "mode alloc is not available in this agent (available: cpu, region)"
+            mode_unavailable(Mode::Native),
+            "mode native is not available in this agent (available: cpu, region, alloc)"
         );
     }
 

@@ -36,6 +36,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod collapsed;
 mod flame;
 pub mod html;

@@ -55,6 +55,7 @@ macro_rules! engines {
 engines! {
     Cpu => cpu::Cpu,
     Region => region::Region,
+    Alloc => alloc::Alloc,
     #[cfg(test)] Count => entries::Entries,
 }
 
@@ -69,6 +70,8 @@ pub enum Units {
     /// Events counted: calls, bytecode blocks (the test engine's; `count`'s to come).
     #[cfg_attr(not(test), allow(dead_code))]
     Counts,
+    /// Bytes allocated.
+    Bytes,
 }
 
 /// A JVMTI capability an engine needs.
@@ -260,7 +263,7 @@ mod tests {
 
     #[test]
     fn modes_without_an_engine_are_refused_in_one_line() {
-        for mode in [Mode::Alloc, Mode::Native, Mode::Sample] {
+        for mode in [Mode::Native, Mode::Sample] {
             let options = AgentOptions {
                 mode: Some(mode),
                 ..AgentOptions::default()
@@ -268,7 +271,7 @@ mod tests {
             let err = select(&options).err().expect("no engine");
             assert_eq!(
                 err.to_string(),
-                format!("mode {mode} is not available in this agent (available: cpu, region)")
+                format!("mode {mode} is not available in this agent (available: cpu, region, alloc)")
             );
         }
     }

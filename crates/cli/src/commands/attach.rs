@@ -68,6 +68,13 @@ pub struct AgentFlags {
     /// `run`.
     #[arg(long, value_name = "WHEN", value_parser = parse_reveal)]
     pub reveal: Option<Reveal>,
+    /// `--mode alloc`: track every N-th allocation of each site (age, surviving generations,
+    /// allocation stack); 0 counts only. Default 10.
+    #[arg(long, value_name = "N")]
+    pub track_every: Option<u64>,
+    /// `--mode alloc`: frames kept of a tracked object's allocation stack (1-1024, default 64).
+    #[arg(long, value_name = "D")]
+    pub stack_depth: Option<u32>,
     /// File the agent writes the profile to when profiling stops.
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -136,6 +143,8 @@ impl AgentFlags {
             skip_trivial: self.skip_trivial,
             adaptive: self.adaptive,
             reveal: self.reveal.unwrap_or_default(),
+            track_every: self.track_every,
+            stack_depth: self.stack_depth,
             file: self.file.clone(),
             duration: self.duration,
             log: self.log.clone(),
@@ -900,11 +909,11 @@ mod tests {
             options(&["--region", "demo.Work::step"]).as_deref(),
             Ok("region=demo.Work::step")
         );
-        for mode in ["alloc", "count", "native", "sample"] {
+        for mode in ["count", "native", "sample"] {
             assert_eq!(
                 options(&["--mode", mode]),
                 Err(format!(
-                    "mode {mode} is not available in this agent (available: cpu, region)"
+                    "mode {mode} is not available in this agent (available: cpu, region, alloc)"
                 ))
             );
         }
