@@ -27,9 +27,13 @@ pub enum Mode {
     JfrProfile,
     /// The JVMTI MethodEntry/MethodExit agent of bench/suite/agent.
     JvmtiEvents,
+    /// Whole program, allocations counted and every 10th of each site tracked.
+    Alloc10,
+    /// Whole program, allocations counted only (`--track-every 0`).
+    Alloc0,
 }
 
-pub const ALL: [Mode; 11] = [
+pub const ALL: [Mode; 13] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -41,6 +45,8 @@ pub const ALL: [Mode; 11] = [
     Mode::JfrDefault,
     Mode::JfrProfile,
     Mode::JvmtiEvents,
+    Mode::Alloc10,
+    Mode::Alloc0,
 ];
 
 impl Mode {
@@ -57,6 +63,8 @@ impl Mode {
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
+            Mode::Alloc10 => "alloc-10",
+            Mode::Alloc0 => "alloc-0",
         }
     }
 
@@ -75,6 +83,8 @@ impl Mode {
                 | Mode::RootSkipTrivial
                 | Mode::RootAdaptive
                 | Mode::Region
+                | Mode::Alloc10
+                | Mode::Alloc0
         )
     }
 
@@ -108,6 +118,8 @@ impl Mode {
                 "--adaptive",
             ],
             Mode::Region => vec!["--region", w.region],
+            Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
+            Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
             _ => return None,
         };
         Some(flags.into_iter().map(String::from).collect())

@@ -157,7 +157,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
     }
 }
 
-const TIMED: [(Mode, &str); 10] = [
+const TIMED: [(Mode, &str); 12] = [
     (Mode::Total, "total"),
     (Mode::LazyMain, "lazy main"),
     (Mode::Root, "root ~10%"),
@@ -168,6 +168,8 @@ const TIMED: [(Mode, &str); 10] = [
     (Mode::JfrProfile, "JFR profile"),
     (Mode::JvmtiEvents, "JVMTI entry/exit"),
     (Mode::TotalVerify, "total + -Xverify:all"),
+    (Mode::Alloc10, "alloc, track every 10th"),
+    (Mode::Alloc0, "alloc, count only"),
 ];
 
 /// The root and region medians of a workload, when both ran.

@@ -54,6 +54,14 @@ impl TextReport {
         }
     }
 
+    /// The same report, an allocation profile's classes in `order`.
+    pub fn with_class_order(self, order: crate::alloc::ClassOrder) -> Self {
+        Self {
+            class_order: order,
+            ..self
+        }
+    }
+
     /// The same report, showing virtual threads as `mode` says.
     pub fn with_virtual_threads(self, mode: crate::VirtualThreads) -> Self {
         Self {
