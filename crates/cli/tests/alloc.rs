@@ -3,8 +3,9 @@
 //! in a lambda, from 8 threads) under `run` and `-agentpath`, with and without tracking; and
 //! the DDJ article's leak found by its surviving generations.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -53,24 +54,43 @@ fn check_counts(doc: &Value, rounds: u64, every: u64) {
     }
     // Bytes: an array is a 16-byte header and its elements; an object its measured size.
     let long = class(doc, "long[]");
-    assert_eq!(u(&long["allocated_bytes"]), rounds * (15 * 16 + (0..15).sum::<u64>() * 8));
+    assert_eq!(
+        u(&long["allocated_bytes"]),
+        rounds * (15 * 16 + (0..15).sum::<u64>() * 8)
+    );
     let bytes = class(doc, "byte[]");
-    assert_eq!(u(&bytes["allocated_bytes"]), rounds * (11 * 16 + (0..11).sum::<u64>()));
+    assert_eq!(
+        u(&bytes["allocated_bytes"]),
+        rounds * (11 * 16 + (0..11).sum::<u64>())
+    );
     let plain = class(doc, "Allocs$Plain");
     assert_eq!(u(&plain["allocated_bytes"]), rounds * 1000 * 16);
     // Tracked: the first of each site and every `every`-th (per site, from the first).
-    let tracked = if every == 0 { 0 } else { (1000 * rounds).div_ceil(every) };
+    let tracked = if every == 0 {
+        0
+    } else {
+        (1000 * rounds).div_ceil(every)
+    };
     assert_eq!(u(&plain["tracked"]), tracked);
     // Sites: each class above has one site, and the sites' counts add up to the classes'.
     let sites = doc["sites"].as_array().unwrap();
-    let lam: Vec<&Value> = sites.iter().filter(|s| s["class"] == "Allocs$Lam").collect();
+    let lam: Vec<&Value> = sites
+        .iter()
+        .filter(|s| s["class"] == "Allocs$Lam")
+        .collect();
     assert_eq!(lam.len(), 1);
     assert!(
-        lam[0]["method"].as_str().unwrap().starts_with("Allocs.lambda$round$"),
+        lam[0]["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("Allocs.lambda$round$"),
         "{}",
         lam[0]
     );
-    let payload: Vec<&Value> = sites.iter().filter(|s| s["class"] == "Allocs$Payload").collect();
+    let payload: Vec<&Value> = sites
+        .iter()
+        .filter(|s| s["class"] == "Allocs$Payload")
+        .collect();
     assert_eq!(payload.len(), 1);
     assert_eq!(payload[0]["method"], "Allocs$Child.<init>(I)V");
 }
@@ -79,7 +99,14 @@ fn check_counts(doc: &Value, rounds: u64, every: u64) {
 fn exact_counts_under_run_with_tracking() {
     let dir = compile("Allocs.java", "alloc-run");
     let out = dir.join("out.json");
-    let flags = ["--mode", "alloc", "--include", "Allocs*", "--track-every", "10"];
+    let flags = [
+        "--mode",
+        "alloc",
+        "--include",
+        "Allocs*",
+        "--track-every",
+        "10",
+    ];
     let output = run_java_with(&flags, &out, &dir, "Allocs", &["2"]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     let doc = read_profile_json(&out);
@@ -94,13 +121,13 @@ fn exact_counts_under_run_with_tracking() {
     assert_eq!(workers, 16);
 }
 
-#[test]
-fn exact_counts_without_tracking_through_agentpath() {
-    let dir = compile("Allocs.java", "alloc-agentpath");
+/// `java -agentpath:…=mode=alloc,include=Allocs*,track-every=N,file=…` on the JDK at `home`.
+fn agentpath(home: &Path, tag: &str, every: u64) -> Value {
+    let dir = compile("Allocs.java", tag);
     let out = dir.join("out.json");
-    let output = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+    let output = Command::new(home.join("bin/java"))
         .arg(format!(
-            "-agentpath:{}=mode=alloc,include=Allocs*,track-every=0,file={}",
+            "-agentpath:{}=mode=alloc,include=Allocs*,track-every={every},file={}",
             agent().display(),
             out.display()
         ))
@@ -109,12 +136,84 @@ fn exact_counts_without_tracking_through_agentpath() {
         .arg("Allocs")
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
-    let doc = read_profile_json(&out);
+    read_profile_json(&out)
+}
+
+#[test]
+fn exact_counts_without_tracking_through_agentpath() {
+    let doc = agentpath(Path::new(JDK17_HOME), "alloc-agentpath", 0);
     check_counts(&doc, 1, 0);
     assert_eq!(doc["leak_suspects"], Value::Array(vec![]));
     assert_eq!(u(&class(&doc, "Allocs$Shared")["generations"]), 0);
+}
+
+#[test]
+fn exact_counts_on_jdk25() {
+    let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
+        return;
+    };
+    let doc = agentpath(&home, "alloc-jdk25", 3);
+    check_counts(&doc, 1, 3);
+}
+
+#[test]
+fn exact_counts_under_attach() {
+    let dir = compile("Allocs.java", "alloc-attach");
+    let (out, go) = (dir.join("out.json"), dir.join("go"));
+    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Allocs")
+        .arg("0")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut java_out = BufReader::new(java.stdout.take().unwrap());
+    let mut line = String::new();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(java.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "alloc", "--include", "Allocs*", "-o"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut l = String::new();
+        if stderr.read_line(&mut l).unwrap() == 0 {
+            let _ = java.kill();
+            panic!("attach ended before profiling: {lines:?}");
+        }
+        let profiling = l.starts_with("ferrofluid: profiling ");
+        lines.push(l);
+        if profiling {
+            break;
+        }
+    }
+    std::fs::write(&go, "").unwrap();
+    line.clear();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "done\n");
+    assert!(java.wait().unwrap().success());
+    let status = cli.wait().unwrap();
+    assert!(status.success(), "{lines:?}");
+    let doc = read_profile_json(&out);
+    check_counts(&doc, 1, 10);
 }
 
 #[test]
@@ -135,7 +234,11 @@ fn the_leaking_class_comes_first_by_generations() {
         .args(["Leak", "4000"])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let doc = read_profile_json(&out);
     assert!(u(&doc["gc_count"]) >= 5, "too few GCs: {}", doc["gc_count"]);
     let suspects = doc["leak_suspects"].as_array().unwrap();
@@ -144,7 +247,10 @@ fn the_leaking_class_comes_first_by_generations() {
     let path = suspects[0]["paths"][0]["frames"].as_array().unwrap();
     assert_eq!(path.last().unwrap(), "Leak.remember", "{path:?}");
     for quiet in ["Leak$Temp", "Leak$Stable"] {
-        assert!(suspects.iter().all(|s| s["class"] != quiet), "{quiet}: {suspects:?}");
+        assert!(
+            suspects.iter().all(|s| s["class"] != quiet),
+            "{quiet}: {suspects:?}"
+        );
         let g = u(&class(&doc, quiet)["generations"]);
         assert!(g <= 3, "{quiet}: {g} generations");
     }
@@ -157,7 +263,11 @@ fn the_leaking_class_comes_first_by_generations() {
         .arg(&txt)
         .output()
         .unwrap();
-    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
     let text = std::fs::read_to_string(&txt).unwrap();
     let first = text.lines().find(|l| l.starts_with("1. ")).unwrap();
     assert!(first.starts_with("1. Leak$Entry: "), "{text}");

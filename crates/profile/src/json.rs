@@ -678,15 +678,18 @@ impl Profile {
                 .and_then(|c| c.calibration.clone()),
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
             failed_classes: doc.failed_classes.clone(),
-            alloc: doc.classes.as_ref().map(|classes| crate::alloc::AllocSummary {
-                track_every: doc.track_every.unwrap_or_default(),
-                gc_count: doc.gc_count.unwrap_or_default(),
-                untracked: doc.untracked.unwrap_or_default(),
-                stacks_dropped: doc.stacks_dropped.unwrap_or_default(),
-                classes: classes.clone(),
-                sites: doc.sites.clone().unwrap_or_default(),
-                suspects: doc.leak_suspects.clone().unwrap_or_default(),
-            }),
+            alloc: doc
+                .classes
+                .as_ref()
+                .map(|classes| crate::alloc::AllocSummary {
+                    track_every: doc.track_every.unwrap_or_default(),
+                    gc_count: doc.gc_count.unwrap_or_default(),
+                    untracked: doc.untracked.unwrap_or_default(),
+                    stacks_dropped: doc.stacks_dropped.unwrap_or_default(),
+                    classes: classes.clone(),
+                    sites: doc.sites.clone().unwrap_or_default(),
+                    suspects: doc.leak_suspects.clone().unwrap_or_default(),
+                }),
             ..Profile::default()
         };
         // Methods no node names keep their ids after the trees' (which the writers' ties

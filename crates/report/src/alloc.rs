@@ -45,7 +45,7 @@ pub fn text(summary: &AllocSummary, order: ClassOrder) -> String {
 fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     writeln!(
         s,
-        "ferrofluid allocation profile: every {} allocation(s) of a site tracked, {} GCs",
+        "ferrofluid allocation profile: {}, {} GCs",
         tracking(a.track_every),
         a.gc_count
     )?;
@@ -63,12 +63,18 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
             a.stacks_dropped
         )?;
     }
-    writeln!(s, "live, live bytes, age and generations are estimated from the tracked objects (~)")?;
+    writeln!(
+        s,
+        "live, live bytes, age and generations are estimated from the tracked objects (~)"
+    )?;
     writeln!(s)?;
     if a.suspects.is_empty() {
         writeln!(s, "Leak suspects: none")?;
     } else {
-        writeln!(s, "Leak suspects (by surviving generations, then their growth)")?;
+        writeln!(
+            s,
+            "Leak suspects (by surviving generations, then their growth)"
+        )?;
         for (i, x) in a.suspects.iter().enumerate() {
             writeln!(
                 s,
@@ -80,7 +86,11 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
                 history(&x.history)
             )?;
             for p in &x.paths {
-                writeln!(s, "   {} live tracked, {} generations:", p.live, p.generations)?;
+                writeln!(
+                    s,
+                    "   {} live tracked, {} generations:",
+                    p.live, p.generations
+                )?;
                 for f in p.frames.iter().rev() {
                     writeln!(s, "     at {f}")?;
                 }
@@ -141,9 +151,9 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
 
 fn tracking(every: u64) -> String {
     match every {
-        0 => "no".to_owned(),
-        1 => "all".to_owned(),
-        n => format!("{n}th"),
+        0 => "counts only (no object tracked)".to_owned(),
+        1 => "every object tracked".to_owned(),
+        n => format!("every {n}th allocation of each site tracked"),
     }
 }
 
@@ -204,15 +214,23 @@ mod tests {
             ..AllocSummary::default()
         };
         let t = text(&a, ClassOrder::LiveBytes);
-        let suspects = t.find("1. demo.Leak: 6 generations (+5), history 1 3 6").unwrap();
+        let suspects = t
+            .find("1. demo.Leak: 6 generations (+5), history 1 3 6")
+            .unwrap();
         let classes = t.find("Classes (by live bytes)").unwrap();
         assert!(suspects < classes);
         assert!(t.contains("     at demo.Main.leak\n     at demo.Main.main\n"));
         let rows: Vec<&str> = t[classes..].lines().skip(2).take(2).collect();
-        assert!(rows[0].ends_with("demo.Leak") && rows[1].ends_with("long[]"), "{rows:?}");
+        assert!(
+            rows[0].ends_with("demo.Leak") && rows[1].ends_with("long[]"),
+            "{rows:?}"
+        );
         let t = text(&a, ClassOrder::AllocatedBytes);
         let classes = t.find("Classes (by allocated bytes)").unwrap();
         let rows: Vec<&str> = t[classes..].lines().skip(2).take(2).collect();
-        assert!(rows[0].ends_with("long[]") && rows[1].ends_with("demo.Leak"), "{rows:?}");
+        assert!(
+            rows[0].ends_with("long[]") && rows[1].ends_with("demo.Leak"),
+            "{rows:?}"
+        );
     }
 }

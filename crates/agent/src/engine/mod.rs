@@ -271,7 +271,9 @@ mod tests {
             let err = select(&options).err().expect("no engine");
             assert_eq!(
                 err.to_string(),
-                format!("mode {mode} is not available in this agent (available: cpu, region, alloc)")
+                format!(
+                    "mode {mode} is not available in this agent (available: cpu, region, alloc)"
+                )
             );
         }
     }

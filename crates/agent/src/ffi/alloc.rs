@@ -61,7 +61,13 @@ pub fn read_counts(env: &JniEnv<'_>, sites: usize) -> Option<Vec<i64>> {
     // reference); the buffer holds that many longs.
     unsafe {
         if let Some(get) = (**raw).GetLongArrayRegion {
-            get(raw, array.as_raw(), 0, out.len() as sys::jsize, out.as_mut_ptr());
+            get(
+                raw,
+                array.as_raw(),
+                0,
+                out.len() as sys::jsize,
+                out.as_mut_ptr(),
+            );
         }
     }
     let failed = env.clear_exception();
@@ -226,7 +232,11 @@ pub fn stack(jvmti: Jvmti, depth: usize, out: &mut Vec<usize>) {
 
 /// Declaring class (Java name), name and descriptor of the method `method` (a `jmethodID`
 /// [`stack`] returned, on the thread that took the stack).
-pub fn method_name(jvmti: Jvmti, env: &JniEnv<'_>, method: usize) -> Option<(String, String, String)> {
+pub fn method_name(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    method: usize,
+) -> Option<(String, String, String)> {
     if method == 0 {
         return None;
     }

@@ -14,7 +14,9 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ferrofluid_jvmti::{JniEnv, JvmtiCell, Object};
-use ferrofluid_profile::alloc::{java_name, AllocSummary, ClassAlloc, SiteAlloc, Suspect, SuspectPath};
+use ferrofluid_profile::alloc::{
+    java_name, AllocSummary, ClassAlloc, SiteAlloc, Suspect, SuspectPath,
+};
 use ferrofluid_profile::{CallTree, Mode, NodeId, NodeKind, Profile, ThreadProfile};
 
 use crate::ffi::alloc as jni;
@@ -353,19 +355,26 @@ pub fn tick() {
     let mut t = lock(&TRACKER);
     let Some(t) = t.as_mut() else { return };
     let now = Instant::now();
-    if t.last_sample.is_some_and(|l| now - l < Duration::from_secs(1)) {
+    if t.last_sample
+        .is_some_and(|l| now - l < Duration::from_secs(1))
+    {
         return;
     }
     t.last_sample = Some(now);
     let mut ages: HashMap<&str, BTreeSet<u64>> = HashMap::new();
     for s in t.slots.iter().flatten() {
         if let Some(c) = classes.get(s.site as usize) {
-            ages.entry(c.as_str()).or_default().insert(gc - s.gc.min(gc));
+            ages.entry(c.as_str())
+                .or_default()
+                .insert(gc - s.gc.min(gc));
         }
     }
     let samples = t.samples;
     for (class, a) in ages {
-        let h = t.history.entry(class.to_owned()).or_insert_with(|| vec![0; samples]);
+        let h = t
+            .history
+            .entry(class.to_owned())
+            .or_insert_with(|| vec![0; samples]);
         h.resize(samples, 0);
         h.push(a.len() as u32);
     }
@@ -462,7 +471,12 @@ pub fn snapshot(profile: &mut Profile) {
             bytes: bytes[s],
         });
     }
-    site_rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.method.cmp(&b.method)).then(a.bci.cmp(&b.bci)));
+    site_rows.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.method.cmp(&b.method))
+            .then(a.bci.cmp(&b.bci))
+    });
 
     // Classes.
     #[derive(Default)]
@@ -487,7 +501,9 @@ pub fn snapshot(profile: &mut Profile) {
     }
     let mut live_paths: HashMap<(String, u32), (u64, BTreeSet<u64>)> = HashMap::new();
     for o in t.slots.iter().flatten() {
-        let Some((_, _, class)) = sites.get(o.site as usize) else { continue };
+        let Some((_, _, class)) = sites.get(o.site as usize) else {
+            continue;
+        };
         let name = java_name(class);
         let age = gc - o.gc.min(gc);
         let a = classes.entry(name.clone()).or_default();
@@ -525,7 +541,11 @@ pub fn snapshot(profile: &mut Profile) {
             }
         })
         .collect();
-    class_rows.sort_by(|a, b| b.allocated_bytes.cmp(&a.allocated_bytes).then_with(|| a.class.cmp(&b.class)));
+    class_rows.sort_by(|a, b| {
+        b.allocated_bytes
+            .cmp(&a.allocated_bytes)
+            .then_with(|| a.class.cmp(&b.class))
+    });
 
     // Suspects.
     let frame_name = |f: u32| {
@@ -538,7 +558,12 @@ pub fn snapshot(profile: &mut Profile) {
         .filter(|c| c.generations >= SUSPECT_GENERATIONS)
         .filter_map(|c| {
             let history = t.history.get(&c.class).cloned().unwrap_or_default();
-            let low = history.iter().copied().filter(|&g| g > 0).min().unwrap_or(0);
+            let low = history
+                .iter()
+                .copied()
+                .filter(|&g| g > 0)
+                .min()
+                .unwrap_or(0);
             let growth = c.generations.saturating_sub(low);
             (growth >= SUSPECT_GROWTH).then(|| {
                 let mut paths: Vec<SuspectPath> = live_paths
@@ -590,8 +615,13 @@ pub fn snapshot(profile: &mut Profile) {
         let tracked: u64 = paths.iter().map(|p| p.2).sum();
         if tracked == 0 {
             let (c, m, d) = method_of(*method);
-            let tree = trees.entry("all threads".into()).or_insert_with(|| CallTree::with_width(2));
-            let m = tree.child_or_insert(NodeId::ROOT, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
+            let tree = trees
+                .entry("all threads".into())
+                .or_insert_with(|| CallTree::with_width(2));
+            let m = tree.child_or_insert(
+                NodeId::ROOT,
+                NodeKind::Method(profile.methods.insert(&c, &m, &d)),
+            );
             let leaf = tree.child_or_insert(m, NodeKind::Method(class_frame));
             add(tree.extra_mut(leaf), n, bytes[s]);
             continue;
@@ -608,16 +638,20 @@ pub fn snapshot(profile: &mut Profile) {
             };
             given = (given.0 + objects, given.1 + b);
             let thread = t.threads.get(thread as usize).cloned().unwrap_or_default();
-            let tree = trees.entry(thread).or_insert_with(|| CallTree::with_width(2));
+            let tree = trees
+                .entry(thread)
+                .or_insert_with(|| CallTree::with_width(2));
             let mut node = NodeId::ROOT;
             let stack_frames = t.stacks.get(stack as usize).map(|s| &s[..]).unwrap_or(&[]);
             if stack_frames.is_empty() {
                 let (c, m, d) = method_of(*method);
-                node = tree.child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
+                node = tree
+                    .child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
             }
             for &f in stack_frames.iter().rev() {
                 let (c, m, d) = names.get(f as usize).cloned().unwrap_or_default();
-                node = tree.child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
+                node = tree
+                    .child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
             }
             let leaf = tree.child_or_insert(node, NodeKind::Method(class_frame));
             add(tree.extra_mut(leaf), objects, b);
@@ -651,9 +685,36 @@ mod tests {
     #[test]
     fn array_bytes_count_header_and_elements() {
         assert_eq!(site_bytes("[J", 3, 30, Some(96)), 3 * 16 + 30 * 8);
-        assert_eq!(site_bytes("[Ljava/lang/String;", 2, 10, None), 2 * 16 + 10 * 4);
+        assert_eq!(
+            site_bytes("[Ljava/lang/String;", 2, 10, None),
+            2 * 16 + 10 * 4
+        );
         assert_eq!(site_bytes("[Z", 1, 5, None), 16 + 5);
         assert_eq!(site_bytes("java/lang/Object", 7, 0, Some(16)), 112);
+    }
+
+    /// The committed class file is what javac makes of the committed source.
+    #[test]
+    fn class_file_matches_its_source() {
+        let javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
+        if !std::path::Path::new(javac).exists() {
+            eprintln!("skipped: no JDK 17 javac");
+            return;
+        }
+        let out = std::env::temp_dir().join(format!("ff-alloc-{}", std::process::id()));
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src/memory/Alloc.java");
+        let ok = std::process::Command::new(javac)
+            .args(["--release", "11", "-d"])
+            .arg(&out)
+            .arg(src)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let made = std::fs::read(out.join("ferrofluid/Alloc.class")).unwrap();
+        let _ = std::fs::remove_dir_all(&out);
+        let committed: &[u8] = include_bytes!("Alloc.class");
+        assert!(made == committed, "recompile Alloc.java (see its comment)");
     }
 
     #[test]

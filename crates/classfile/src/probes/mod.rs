@@ -489,7 +489,8 @@ pub fn instrument<'a>(
     let class = ClassFile::parse(class_bytes)?;
     let cp = &class.constant_pool;
     let class_name = class.name()?.into_owned();
-    let is_hook_class = class_name == options.hooks.class || class_name == options.hooks.alloc_class;
+    let is_hook_class =
+        class_name == options.hooks.class || class_name == options.hooks.alloc_class;
     let mut patcher = ClassPatcher::new(&class);
     let mut refs = Refs::new(&options.hooks);
     let mut methods = Vec::with_capacity(class.methods.len());

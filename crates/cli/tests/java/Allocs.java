@@ -22,10 +22,11 @@ public class Allocs {
             round();
         }
         if (args.length > 1) {
-            // Attach mode: wait for the tool, then allocate once more.
+            // Attach mode: wait until the tool is profiling (the file exists), then allocate.
             System.out.println("ready");
             System.out.flush();
-            Thread.sleep(Long.parseLong(args[1]));
+            java.io.File go = new java.io.File(args[1]);
+            while (!go.exists()) Thread.sleep(10);
             round();
         }
         System.out.println("done");
