@@ -42,6 +42,75 @@ pub fn text(summary: &AllocSummary, order: ClassOrder) -> String {
     s
 }
 
+/// Appends the HTML of `summary`'s tables: leak suspects, then the classes (a table sortable
+/// by any column, as the page's other tables are).
+pub(crate) fn html(a: &AllocSummary, s: &mut String) {
+    use crate::html::escape;
+    let _ = writeln!(s, "<h2>Leak suspects</h2>");
+    if a.suspects.is_empty() {
+        let _ = writeln!(s, "<p>none</p>");
+    }
+    for x in &a.suspects {
+        let _ = writeln!(
+            s,
+            "<h3>{}: {} generations (+{})</h3>\n<p>generations sampled about every second: {}</p>",
+            escape(&x.class),
+            x.generations,
+            x.growth,
+            escape(&history(&x.history))
+        );
+        for p in &x.paths {
+            let frames: Vec<String> = p.frames.iter().rev().map(|f| escape(f)).collect();
+            let _ = writeln!(
+                s,
+                "<pre>{} live tracked, {} generations\n  at {}</pre>",
+                p.live,
+                p.generations,
+                frames.join("\n  at ")
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "<h2>Classes</h2>\n<p>{}, {} GCs; ~: estimated from the tracked objects</p>",
+        escape(&tracking(a.track_every)),
+        a.gc_count
+    );
+    s.push_str("<table class=\"hot\">\n<thead><tr>");
+    for h in [
+        "allocated",
+        "bytes",
+        "tracked",
+        "~live",
+        "~live bytes",
+        "~age",
+        "~generations",
+    ] {
+        let _ = write!(s, "<th data-num=\"1\">{h}</th>");
+    }
+    s.push_str("<th class=\"m\">class</th></tr></thead>\n<tbody>\n");
+    for c in &a.classes {
+        s.push_str("<tr>");
+        for v in [
+            c.allocated,
+            c.allocated_bytes,
+            c.tracked,
+            c.live,
+            c.live_bytes,
+        ] {
+            let _ = write!(s, "<td data-v=\"{v}\">{v}</td>");
+        }
+        let _ = write!(
+            s,
+            "<td data-v=\"{0}\">{0:.2}</td><td data-v=\"{1}\">{1}</td><td class=\"m\" data-v=\"{2}\">{2}</td></tr>\n",
+            c.avg_age,
+            c.generations,
+            escape(&c.class)
+        );
+    }
+    s.push_str("</tbody></table>\n");
+}
+
 fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     writeln!(
         s,
@@ -231,6 +300,17 @@ mod tests {
         assert!(
             rows[0].ends_with("long[]") && rows[1].ends_with("demo.Leak"),
             "{rows:?}"
+        );
+        let mut h = String::new();
+        html(&a, &mut h);
+        assert!(h.contains("<h3>demo.Leak: 6 generations (+5)</h3>"), "{h}");
+        assert!(
+            h.contains("9 live tracked, 6 generations\n  at demo.Main.leak\n  at demo.Main.main"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<td class=\"m\" data-v=\"long[]\">long[]</td></tr>"),
+            "{h}"
         );
     }
 }
