@@ -27,6 +27,9 @@ pub const MIN_PROTOCOL_VERSION: u32 = 2;
 pub const MAX_FRAME: u32 = 64 << 20;
 
 /// Tool → agent.
+// `Instrument` carries the whole options struct; a request is built once per control message,
+// so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
