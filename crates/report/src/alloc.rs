@@ -100,9 +100,9 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
         ] {
             let _ = write!(s, "<td data-v=\"{v}\">{v}</td>");
         }
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<td data-v=\"{0}\">{0:.2}</td><td data-v=\"{1}\">{1}</td><td class=\"m\" data-v=\"{2}\">{2}</td></tr>\n",
+            "<td data-v=\"{0}\">{0:.2}</td><td data-v=\"{1}\">{1}</td><td class=\"m\" data-v=\"{2}\">{2}</td></tr>",
             c.avg_age,
             c.generations,
             escape(&c.class)
