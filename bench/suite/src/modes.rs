@@ -31,6 +31,10 @@ pub enum Mode {
     JfrProfile,
     /// The JVMTI MethodEntry/MethodExit agent of bench/suite/agent.
     JvmtiEvents,
+    /// Whole program, allocations counted and every 10th of each site tracked.
+    Alloc10,
+    /// Whole program, allocations counted only (`--track-every 0`).
+    Alloc0,
 }
 
 pub const ALL: [Mode; 13] = [
@@ -47,6 +51,8 @@ pub const ALL: [Mode; 13] = [
     Mode::JfrDefault,
     Mode::JfrProfile,
     Mode::JvmtiEvents,
+    Mode::Alloc10,
+    Mode::Alloc0,
 ];
 
 impl Mode {
@@ -65,6 +71,8 @@ impl Mode {
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
+            Mode::Alloc10 => "alloc-10",
+            Mode::Alloc0 => "alloc-0",
         }
     }
 
@@ -85,6 +93,8 @@ impl Mode {
                 | Mode::Region
                 | Mode::Count
                 | Mode::CountRoot
+                | Mode::Alloc10
+                | Mode::Alloc0
         )
     }
 
@@ -120,6 +130,8 @@ impl Mode {
             Mode::Region => vec!["--region", w.region],
             Mode::Count => vec!["--mode", "count", "--scheme", "total"],
             Mode::CountRoot => vec!["--mode", "count", "--scheme", "lazy", "--root", w.root],
+            Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
+            Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
             _ => return None,
         };
         Some(flags.into_iter().map(String::from).collect())

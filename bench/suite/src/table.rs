@@ -170,6 +170,8 @@ const TIMED: [(Mode, &str); 12] = [
     (Mode::JfrProfile, "JFR profile"),
     (Mode::JvmtiEvents, "JVMTI entry/exit"),
     (Mode::TotalVerify, "total + -Xverify:all"),
+    (Mode::Alloc10, "alloc, track every 10th"),
+    (Mode::Alloc0, "alloc, count only"),
 ];
 
 /// The root and region medians of a workload, when both ran.

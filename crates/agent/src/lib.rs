@@ -26,6 +26,7 @@ mod handles;
 pub mod hooks;
 mod jvm;
 mod logger;
+mod memory;
 mod owner;
 mod private_dir;
 mod receiver;

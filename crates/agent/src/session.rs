@@ -366,6 +366,10 @@ impl Selection for Offset<'_> {
         self.selection.wants_receiver_sites()
     }
 
+    fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
+        crate::memory::site_id(hooks::method_id(method_id), bci, type_name)
+    }
+
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let site = self
             .selection
@@ -485,7 +489,8 @@ impl Session {
             self.instrumented.remove(key);
             return None;
         }
-        let options = ProbeOptions::new(self.instrumentation.probes);
+        let mut options = ProbeOptions::new(self.instrumentation.probes);
+        options.hooks.alloc_class = crate::ffi::alloc::ALLOC_CLASS.to_owned();
         let mut selection = Offset {
             selection,
             base: self.base,

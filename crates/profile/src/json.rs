@@ -73,6 +73,27 @@ pub struct Document {
     /// no node shows (removed before a reset, never called since); absent when none were.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped_methods: Vec<MethodDoc>,
+    /// Allocation mode: every how many allocations of a site one object was tracked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_every: Option<u64>,
+    /// Allocation mode: garbage collections while profiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_count: Option<u64>,
+    /// Allocation mode: objects not tracked (the cap was reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untracked: Option<u64>,
+    /// Allocation mode: allocation stacks not kept (the cap was reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacks_dropped: Option<u64>,
+    /// Allocation mode: per allocated class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<crate::alloc::ClassAlloc>>,
+    /// Allocation mode: per allocation site.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sites: Option<Vec<crate::alloc::SiteAlloc>>,
+    /// Allocation mode: leak suspects, the strongest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak_suspects: Option<Vec<crate::alloc::Suspect>>,
 }
 
 /// A method's name.
@@ -533,6 +554,13 @@ impl Profile {
                     descriptor: m.descriptor.clone(),
                 })
                 .collect(),
+            track_every: self.alloc.as_ref().map(|a| a.track_every),
+            gc_count: self.alloc.as_ref().map(|a| a.gc_count),
+            untracked: self.alloc.as_ref().map(|a| a.untracked),
+            stacks_dropped: self.alloc.as_ref().map(|a| a.stacks_dropped),
+            classes: self.alloc.as_ref().map(|a| a.classes.clone()),
+            sites: self.alloc.as_ref().map(|a| a.sites.clone()),
+            leak_suspects: self.alloc.as_ref().map(|a| a.suspects.clone()),
         }
     }
 
@@ -650,6 +678,18 @@ impl Profile {
                 .and_then(|c| c.calibration.clone()),
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
             failed_classes: doc.failed_classes.clone(),
+            alloc: doc
+                .classes
+                .as_ref()
+                .map(|classes| crate::alloc::AllocSummary {
+                    track_every: doc.track_every.unwrap_or_default(),
+                    gc_count: doc.gc_count.unwrap_or_default(),
+                    untracked: doc.untracked.unwrap_or_default(),
+                    stacks_dropped: doc.stacks_dropped.unwrap_or_default(),
+                    classes: classes.clone(),
+                    sites: doc.sites.clone().unwrap_or_default(),
+                    suspects: doc.leak_suspects.clone().unwrap_or_default(),
+                }),
             ..Profile::default()
         };
         // Methods no node names keep their ids after the trees' (which the writers' ties

@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod calibration;
 pub mod compensation;
 pub mod error;
@@ -43,6 +44,7 @@ pub mod region;
 pub mod totals;
 pub mod tree;
 
+pub use alloc::{AllocSummary, ClassAlloc, SiteAlloc, Suspect, SuspectPath};
 pub use calibration::{
     compensate, node_cpu_times, node_times, probe_dominated, rest_dominated, Calibration,
     CalibrationBatch, CpuTimes, Times, PROBE_SPREAD, REST_SPREAD, UNCERTAIN_SHARE,

@@ -46,7 +46,12 @@ impl MethodInfo {
     }
 
     /// `com.acme.Foo.bar`: the frame name used by flame graphs and folded stacks.
+    /// An entry with an empty method name is a class alone (the `alloc` mode's allocated
+    /// class, last frame of an allocation path).
     pub fn frame_name(&self) -> String {
+        if self.method.is_empty() {
+            return self.class.clone();
+        }
         format!("{}.{}", self.class, self.method)
     }
 }
@@ -54,6 +59,9 @@ impl MethodInfo {
 impl fmt::Display for MethodInfo {
     /// `com.acme.Foo.bar(I)V`, unambiguous even for overloads.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.method.is_empty() {
+            return f.write_str(&self.class);
+        }
         write!(f, "{}.{}{}", self.class, self.method, self.descriptor)
     }
 }

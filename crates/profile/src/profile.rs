@@ -99,6 +99,8 @@ pub struct Profile {
     /// Classes that could not be instrumented or restored (or were skipped as none of their
     /// code can run), in the order met.
     pub failed_classes: Vec<crate::failed::FailedClass>,
+    /// Allocation mode ([`Mode::Alloc`]): per class and per site counts, ages, leak suspects.
+    pub alloc: Option<crate::alloc::AllocSummary>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.

@@ -263,6 +263,7 @@ impl Recording {
             threads,
             regions: None,
             failed_classes: Vec::new(),
+            alloc: None,
         };
         profile.cap_calibration();
         profile

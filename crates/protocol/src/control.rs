@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::options::AgentOptions;
 
-/// Version of the messages below.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// Version of the messages below (4: an `instrument` may ask for `mode=alloc`, which an agent
+/// of version 3 would take for `cpu`).
+pub const PROTOCOL_VERSION: u32 = 4;
 /// The oldest version an agent still serves: a version-2 tool knows neither `wait` nor
 /// ownership, and is served as before (its `instrument` claims the session all the same).
 pub const MIN_PROTOCOL_VERSION: u32 = 2;
@@ -26,6 +27,9 @@ pub const MIN_PROTOCOL_VERSION: u32 = 2;
 pub const MAX_FRAME: u32 = 64 << 20;
 
 /// Tool → agent.
+// `Instrument` carries the whole options struct; a request is built once per control message,
+// so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {

@@ -46,9 +46,10 @@ pub const OPTIONS: &[AgentOption] = &[
         Takes::Value,
         "MODE",
         "What to measure: cpu (call-subgraph profile under --root: calls and time per calling \
-         context), region (code regions: durations of the --region methods), count (exact calls \
-         and executed bytecodes per calling context, no clock; --blocks), alloc, native or sample \
-         (not available in this release). Default: region with --region, else cpu. Each \
+         context), region (code regions: durations of the --region methods), alloc \
+         (allocations per site and class, tracked objects' ages and generations, leak suspects; \
+         --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
+         --blocks), native or sample (not available in this release). Default: region with --region, else cpu. Each \
          mode takes its own flags (docs/agent-options.md, docs/modes/)",
     ),
     option(
@@ -134,6 +135,20 @@ pub const OPTIONS: &[AgentOption] = &[
          agent's thread a few ms later, many classes at once (the calls made meanwhile are not \
          seen, and counted). Default: async for `attach` (a live server keeps serving), sync for \
          `run`",
+    ),
+    option(
+        "track-every",
+        Takes::Value,
+        "N",
+        "With --mode alloc: track every N-th allocation of each site (age, surviving generations, \
+         allocation stack); 0 counts only. Default 10",
+    ),
+    option(
+        "stack-depth",
+        Takes::Value,
+        "D",
+        "With --mode alloc: frames kept of a tracked object's allocation stack (1-1024, default \
+         64)",
     ),
     option(
         "file",

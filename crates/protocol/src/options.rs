@@ -24,6 +24,12 @@ pub use crate::option_table::KEYS;
 pub const DEFAULT_REGION_LAST: u32 = 100;
 /// Largest accepted `region-last` (memory is bounded by it, per region method and thread).
 pub const MAX_REGION_LAST: u32 = 100_000;
+/// Every how many allocations of a site one object is tracked when `track-every` is not given.
+pub const DEFAULT_TRACK_EVERY: u64 = 10;
+/// Frames of a tracked object's allocation stack kept when `stack-depth` is not given.
+pub const DEFAULT_STACK_DEPTH: u32 = 64;
+/// Largest accepted `stack-depth`.
+pub const MAX_STACK_DEPTH: u32 = 1024;
 
 /// Parsed agent options: the one options struct of ferrofluid. The CLI fills it from its flags
 /// and prints it for `-agentpath:`/attach `load`, an `instrument` request carries it
@@ -73,6 +79,14 @@ pub struct AgentOptions {
     /// default `default`).
     #[serde(default, skip_serializing_if = "Blocks::is_default")]
     pub blocks: Blocks,
+    /// Allocation mode: track every N-th allocation of each site (`track-every=N`; 0: count
+    /// only; default [`DEFAULT_TRACK_EVERY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_every: Option<u64>,
+    /// Allocation mode: frames kept of a tracked object's allocation stack (`stack-depth=D`;
+    /// default [`DEFAULT_STACK_DEPTH`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_depth: Option<u32>,
     /// What to measure (`mode=`), when given; see [`AgentOptions::mode`] for the mode in effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -148,7 +162,15 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // `reveal` is taken (and has no effect: nothing is revealed) because `ferrofluid
         // attach` sends `reveal=async` for every session.
         Mode::Region => &["region", "region-last", "include", "exclude", "reveal"],
-        Mode::Alloc => &["root", "include", "exclude", "scheme", "reveal"],
+        Mode::Alloc => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "reveal",
+            "track-every",
+            "stack-depth",
+        ],
         // Not `skip-trivial`: a method without probes would lose its bytecodes, and counts
         // are exact or nothing.
         Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
@@ -159,7 +181,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
 
 /// The modes the agent of this release has an engine for; the agent's registry is checked
 /// against this list by its tests. The CLI refuses the others before touching a JVM.
-pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Count];
+pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Alloc, Mode::Count];
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
@@ -299,6 +321,8 @@ const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
 const BOOL_REASON: &str = "expected true or false";
 const REVEAL_REASON: &str = "expected sync or async";
 const BLOCKS_REASON: &str = "expected default or precise";
+const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
+const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
 const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
 
 fn parse_bool(value: &str) -> Option<bool> {
@@ -436,6 +460,28 @@ impl Parser {
                     .ok_or_else(|| bad(REGION_LAST_REASON.into()))?;
                 self.opts.region_last = Some(n);
             }
+            "track-every" => {
+                if self.opts.track_every.is_some() {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                let n = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| n.to_string() == value)
+                    .ok_or_else(|| bad(TRACK_EVERY_REASON.into()))?;
+                self.opts.track_every = Some(n);
+            }
+            "stack-depth" => {
+                if self.opts.stack_depth.is_some() {
+                    return Err(OptionsError::Duplicate { key });
+                }
+                let n = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_STACK_DEPTH).contains(n) && n.to_string() == value)
+                    .ok_or_else(|| bad(STACK_DEPTH_REASON.into()))?;
+                self.opts.stack_depth = Some(n);
+            }
             "include" | "exclude" => {
                 if untrimmed {
                     return Err(bad("leading or trailing space".into()));
@@ -529,6 +575,12 @@ impl fmt::Display for AgentOptions {
         if self.reveal != Reveal::default() {
             items.push(format!("reveal={}", self.reveal));
         }
+        if let Some(n) = self.track_every {
+            items.push(format!("track-every={n}"));
+        }
+        if let Some(n) = self.stack_depth {
+            items.push(format!("stack-depth={n}"));
+        }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
@@ -571,6 +623,8 @@ impl AgentOptions {
             ("skip-trivial", self.skip_trivial),
             ("adaptive", self.adaptive),
             ("reveal", self.reveal != d.reveal),
+            ("track-every", self.track_every.is_some()),
+            ("stack-depth", self.stack_depth.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
@@ -585,6 +639,16 @@ impl AgentOptions {
             None => Ok(()),
             Some(key) => Err(refusal(mode, key)),
         }
+    }
+
+    /// Every how many allocations of a site one object is tracked (0: none).
+    pub fn track_every(&self) -> u64 {
+        self.track_every.unwrap_or(DEFAULT_TRACK_EVERY)
+    }
+
+    /// Frames kept of a tracked object's allocation stack.
+    pub fn stack_depth(&self) -> u32 {
+        self.stack_depth.unwrap_or(DEFAULT_STACK_DEPTH)
     }
 
     /// How many last region durations to keep.
@@ -742,7 +806,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, file, duration, log, socket";
+        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -855,8 +919,8 @@ mod tests {
             assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
         }
         assert_eq!(
-            mode_unavailable(Mode::Alloc),
-            "mode alloc is not available in this agent (available: cpu, region, count)"
+            mode_unavailable(Mode::Native),
+            "mode native is not available in this agent (available: cpu, region, alloc, count)"
         );
     }
 

@@ -143,6 +143,9 @@ impl Report for HtmlReport {
                 let regions = profile.regions.as_deref().unwrap_or_default();
                 crate::region::html(profile, regions, &mut s);
             } else {
+                if let Some(alloc) = &profile.alloc {
+                    crate::alloc::html(alloc, &mut s);
+                }
                 crate::metrics::html(profile, self, &mut s);
             }
             let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");

@@ -38,6 +38,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod app;
 pub mod collapsed;
 pub mod diff;

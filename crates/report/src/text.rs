@@ -29,6 +29,8 @@ pub struct TextReport {
     pub include_idle: bool,
     /// Virtual threads merged into one entry (the default) or one by one.
     pub virtual_threads: crate::VirtualThreads,
+    /// The order of an allocation profile's class table.
+    pub class_order: crate::alloc::ClassOrder,
 }
 
 impl Default for TextReport {
@@ -38,6 +40,7 @@ impl Default for TextReport {
             max_hot_spots: 30,
             include_idle: false,
             virtual_threads: crate::VirtualThreads::Merged,
+            class_order: crate::alloc::ClassOrder::default(),
         }
     }
 }
@@ -47,6 +50,14 @@ impl TextReport {
     pub fn with_idle(self, include: bool) -> Self {
         Self {
             include_idle: include,
+            ..self
+        }
+    }
+
+    /// The same report, an allocation profile's classes in `order`.
+    pub fn with_class_order(self, order: crate::alloc::ClassOrder) -> Self {
+        Self {
+            class_order: order,
             ..self
         }
     }
@@ -71,6 +82,9 @@ impl Report for TextReport {
             }
             Mode::Cpu => {}
             _ => {
+                if let Some(alloc) = &profile.alloc {
+                    out.write_all(crate::alloc::text(alloc, self.class_order).as_bytes())?;
+                }
                 out.write_all(
                     crate::metrics::text(profile, self.cutoff, self.max_hot_spots).as_bytes(),
                 )?;

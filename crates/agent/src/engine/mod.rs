@@ -61,6 +61,7 @@ engines! {
     Cpu => cpu::Cpu,
     Region => region::Region,
     Count => count::Count,
+    Alloc => alloc::Alloc,
     #[cfg(test)] Sample => entries::Entries,
 }
 
@@ -96,6 +97,8 @@ pub enum Units {
     Nanoseconds,
     /// Events counted: calls, bytecodes.
     Counts,
+    /// Bytes allocated.
+    Bytes,
 }
 
 /// A JVMTI capability an engine needs.
@@ -279,7 +282,7 @@ mod tests {
 
     #[test]
     fn modes_without_an_engine_are_refused_in_one_line() {
-        for mode in [Mode::Alloc, Mode::Native] {
+        for mode in [Mode::Native] {
             let options = AgentOptions {
                 mode: Some(mode),
                 ..AgentOptions::default()
@@ -288,7 +291,7 @@ mod tests {
             assert_eq!(
                 err.to_string(),
                 format!(
-                    "mode {mode} is not available in this agent (available: cpu, region, count)"
+                    "mode {mode} is not available in this agent (available: cpu, region, alloc, count)"
                 )
             );
         }

@@ -16,6 +16,7 @@
 //! Below this layer are `ferrofluid-jvmti` (JVMTI/JNI, global references, OS calls) and
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
 
+pub mod alloc;
 pub mod callbacks;
 pub mod count;
 pub mod entry;

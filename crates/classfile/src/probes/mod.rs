@@ -81,9 +81,13 @@ impl<'h> Refs<'h> {
             return Ok(i);
         }
         self.prefetch(p);
+        let class = match hook {
+            Hook::Alloc => &h.alloc_class,
+            _ => &h.class,
+        };
         let i = p
             .pool
-            .method_ref(&h.class, &m.name, &m.descriptor)
+            .method_ref(class, &m.name, &m.descriptor)
             .map_err(|_| SkipReason::ConstantPoolFull)?;
         self.cache[hook as usize] = Some(i);
         Ok(i)
@@ -195,6 +199,9 @@ pub struct Hooks {
     pub unwind_blocks: HookMethod,
     /// `alloc(Ljava/lang/Object;I)V`: the new object and its allocation-site id.
     pub alloc: HookMethod,
+    /// Internal name of the class declaring [`Hooks::alloc`] (by default [`Hooks::class`]; the
+    /// agent's `alloc` engine names a class whose Java body counts without a JNI call).
+    pub alloc_class: String,
     /// `nativeEnter(I)V`: method id, before calling the native method.
     pub native_enter: HookMethod,
     /// `nativeExit(I)V`: method id, after the native method returned or threw.
@@ -223,6 +230,7 @@ impl Default for Hooks {
             exit_blocks: HookMethod::new("exitBlocks", "(II)V"),
             unwind_blocks: HookMethod::new("unwindBlocks", "(II)V"),
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
+            alloc_class: "ferrofluid/Hooks".to_owned(),
             native_enter: HookMethod::new("nativeEnter", "(I)V"),
             native_exit: HookMethod::new("nativeExit", "(I)V"),
             receiver: HookMethod::new("receiver", "(Ljava/lang/Object;I)V"),
@@ -509,7 +517,8 @@ pub fn instrument<'a>(
     let class = ClassFile::parse(class_bytes)?;
     let cp = &class.constant_pool;
     let class_name = class.name()?.into_owned();
-    let is_hook_class = class_name == options.hooks.class;
+    let is_hook_class =
+        class_name == options.hooks.class || class_name == options.hooks.alloc_class;
     let mut patcher = ClassPatcher::new(&class);
     let mut refs = Refs::new(&options.hooks);
     let mut methods = Vec::with_capacity(class.methods.len());

@@ -1007,11 +1007,11 @@ mod tests {
             options(&["--region", "demo.Work::step"]).as_deref(),
             Ok("region=demo.Work::step")
         );
-        for mode in ["alloc", "native", "sample"] {
+        for mode in ["native", "sample"] {
             assert_eq!(
                 options(&["--mode", mode]),
                 Err(format!(
-                    "mode {mode} is not available in this agent (available: cpu, region, count)"
+                    "mode {mode} is not available in this agent (available: cpu, region, alloc, count)"
                 ))
             );
         }

@@ -35,6 +35,10 @@ pub struct ReportArgs {
     /// listing it apart (text and HTML).
     #[arg(long)]
     pub include_idle: bool,
+    /// The class table of an allocation profile (text): by `live-bytes` (default),
+    /// `allocated-bytes` or `generations`.
+    #[arg(long, value_name = "ORDER", value_parser = parse_class_order)]
+    pub sort: Option<ferrofluid_report::alloc::ClassOrder>,
     /// Virtual threads (JDK 21+) in text and HTML: merged into one entry, "virtual threads (N)",
     /// or each as its own thread. JSON keeps one entry each.
     #[arg(long, value_enum, value_name = "HOW", default_value = "merged")]
@@ -259,6 +263,10 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
     })
 }
 
+fn parse_class_order(s: &str) -> Result<ferrofluid_report::alloc::ClassOrder, String> {
+    s.parse()
+}
+
 /// The writer of `format` for `profile` with the options of `args`.
 fn writer(
     args: &ReportArgs,
@@ -304,6 +312,7 @@ fn writer(
         (_, Some(Weight::Cpu)) => return Err(ReportCmdError::WeightFormat),
         (Format::Text, None | Some(Weight::Wall)) => Box::new(
             TextReport::default()
+                .with_class_order(args.sort.unwrap_or_default())
                 .with_idle(args.include_idle)
                 .with_virtual_threads(vthreads),
         ),

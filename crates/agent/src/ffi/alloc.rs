@@ -1,0 +1,259 @@
+//! The JNI and JVMTI side of the `alloc` engine: the `ferrofluid/Alloc` class (defined in the
+//! bootstrap loader, its native bound, its counters read), the engine's own JVMTI environment
+//! (object tags, `ObjectFree`, `GarbageCollectionFinish`: an environment of its own, so that
+//! disposing it at the end of a session removes every tag it set), and the calls made for a
+//! tracked object (`GetObjectSize`, `GetStackTrace`, method names).
+
+use std::ffi::CStr;
+
+use ferrofluid_jvmti::{ffi_guard, sys, Class, JavaVm, JniEnv, Jvmti, MethodId, Object};
+
+use crate::memory;
+
+/// Internal name of the counting class.
+pub const ALLOC_CLASS: &str = "ferrofluid/Alloc";
+const ALLOC_BYTES: &[u8] = include_bytes!("../memory/Alloc.class");
+
+/// Defines `ferrofluid/Alloc` (or finds it, defined by an earlier session or attach), binds its
+/// native and resets it to count from zero, sampling every `every`-th allocation of a site
+/// (and the first). On a Java thread, before any class carries `alloc` probes.
+pub fn install(env: &JniEnv<'_>, every: u64) -> Result<(), String> {
+    let class = match env.find_class(ALLOC_CLASS) {
+        Ok(c) => c,
+        Err(_) => {
+            env.clear_exception();
+            env.define_class(ALLOC_CLASS, None, ALLOC_BYTES)
+                .map_err(|e| format!("defining {ALLOC_CLASS}: {e}"))?
+        }
+    };
+    let natives = [(
+        c"sample",
+        c"(Ljava/lang/Object;I)V",
+        native_sample as *mut std::ffi::c_void,
+    )];
+    // SAFETY: `sample` is the class's one static native, `(Object, int) -> void`, and
+    // `native_sample` has that JNI signature; the library stays loaded while probes exist.
+    unsafe { env.register_natives(class, &natives) }
+        .map_err(|e| format!("binding {ALLOC_CLASS}.sample: {e}"))?;
+    let every = sys::jvalue {
+        j: i64::try_from(every).unwrap_or(i64::MAX),
+    };
+    // SAFETY: `reset(J)V` takes one long.
+    let reset = unsafe { call_static(env, class, c"reset", c"(J)V", &[every], false) };
+    env.delete_local_ref(class.as_object());
+    reset.map(|_| ())
+}
+
+/// The counters of sites `0..sites` (`2*s`: objects, `2*s+1`: array elements), read from
+/// `ferrofluid/Alloc`; `None` if it cannot be read.
+pub fn read_counts(env: &JniEnv<'_>, sites: usize) -> Option<Vec<i64>> {
+    let class = env.find_class(ALLOC_CLASS).ok()?;
+    let n = sys::jvalue {
+        i: i32::try_from(sites).ok()?,
+    };
+    // SAFETY: `counts(I)[J` takes one int and returns a long[].
+    let array = unsafe { call_static(env, class, c"counts", c"(I)[J", &[n], true) };
+    env.delete_local_ref(class.as_object());
+    let array = array.ok()??;
+    let mut out = vec![0i64; 2 * sites];
+    let raw = env.as_raw();
+    // SAFETY: `array` is the long[] of length 2 * sites the method returned (a live local
+    // reference); the buffer holds that many longs.
+    unsafe {
+        if let Some(get) = (**raw).GetLongArrayRegion {
+            get(
+                raw,
+                array.as_raw(),
+                0,
+                out.len() as sys::jsize,
+                out.as_mut_ptr(),
+            );
+        }
+    }
+    let failed = env.clear_exception();
+    env.delete_local_ref(array);
+    (!failed).then_some(out)
+}
+
+/// Calls static method `name` `signature` of `class`, returning its object result when
+/// `returns_object` (else `None`). A Java exception is cleared and reported.
+///
+/// # Safety
+/// `args` must match the parameters of `signature`, and `returns_object` its return type.
+unsafe fn call_static<'a>(
+    env: &JniEnv<'a>,
+    class: Class<'_>,
+    name: &CStr,
+    signature: &CStr,
+    args: &[sys::jvalue],
+    returns_object: bool,
+) -> Result<Option<Object<'a>>, String> {
+    let raw = env.as_raw();
+    // SAFETY: the current thread's JNIEnv; a live class reference and NUL-terminated strings.
+    let method = unsafe {
+        match (**raw).GetStaticMethodID {
+            Some(get) => get(raw, class.as_raw(), name.as_ptr(), signature.as_ptr()),
+            None => std::ptr::null_mut(),
+        }
+    };
+    if method.is_null() {
+        env.clear_exception();
+        return Err(format!("{ALLOC_CLASS}.{name:?} not found"));
+    }
+    let result = if returns_object {
+        // SAFETY: a static method of `class` returning an object; the caller vouches for `args`.
+        let o = unsafe {
+            match (**raw).CallStaticObjectMethodA {
+                Some(call) => call(raw, class.as_raw(), method, args.as_ptr()),
+                None => std::ptr::null_mut(),
+            }
+        };
+        // SAFETY: null or a local reference the call returned.
+        unsafe { Object::from_nullable(o) }
+    } else {
+        // SAFETY: a static void method of `class`; the caller vouches for `args`.
+        unsafe {
+            if let Some(call) = (**raw).CallStaticVoidMethodA {
+                call(raw, class.as_raw(), method, args.as_ptr());
+            }
+        }
+        None
+    };
+    if env.clear_exception() {
+        return Err(format!("{ALLOC_CLASS}.{name:?} threw"));
+    }
+    Ok(result)
+}
+
+/// `Alloc.sample(o, site)`: the first allocation of a site and every `every`-th.
+extern "C" fn native_sample(
+    env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    object: sys::jobject,
+    site: sys::jint,
+) {
+    ffi_guard("Alloc.sample", (), || {
+        // SAFETY: the JNIEnv of this native call and its argument, a live local reference.
+        let (Some(env), Some(object)) = (unsafe { JniEnv::from_raw(env) }, unsafe {
+            Object::from_nullable(object)
+        }) else {
+            return;
+        };
+        memory::sampled(&env, object, site as u32);
+    })
+}
+
+/// A JVMTI environment for the engine, with tags, `ObjectFree` and `GarbageCollectionFinish`
+/// enabled. Disposing it ([`Jvmti::dispose`]) removes every tag it set.
+pub fn open_env(vm: JavaVm) -> Result<Jvmti, String> {
+    let jvmti = vm.jvmti().map_err(|e| e.to_string())?;
+    let mut caps = sys::jvmtiCapabilities::default();
+    caps.set_can_tag_objects(1);
+    caps.set_can_generate_object_free_events(1);
+    caps.set_can_generate_garbage_collection_events(1);
+    let setup = || -> ferrofluid_jvmti::Result<()> {
+        jvmti.add_capabilities(&caps)?;
+        let callbacks = sys::jvmtiEventCallbacks {
+            ObjectFree: Some(object_free),
+            GarbageCollectionFinish: Some(gc_finish),
+            ..Default::default()
+        };
+        jvmti.set_event_callbacks(&callbacks)?;
+        jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_OBJECT_FREE)?;
+        jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH)
+    };
+    if let Err(e) = setup() {
+        let _ = jvmti.dispose();
+        return Err(e.to_string());
+    }
+    Ok(jvmti)
+}
+
+/// Stops the environment's events and disposes it (its tags go with it).
+pub fn close_env(jvmti: Jvmti) {
+    let _ = jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_OBJECT_FREE);
+    let _ = jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+    let _ = jvmti.dispose();
+}
+
+/// `ObjectFree`: a tracked object died. No JNI or JVMTI call is allowed here.
+unsafe extern "C" fn object_free(_: *mut sys::jvmtiEnv, tag: sys::jlong) {
+    ffi_guard("ObjectFree", (), || memory::freed(tag))
+}
+
+/// `GarbageCollectionFinish`: counted, nothing else (no JNI or JVMTI call is allowed here).
+unsafe extern "C" fn gc_finish(_: *mut sys::jvmtiEnv) {
+    ffi_guard("GarbageCollectionFinish", (), memory::gc_finished)
+}
+
+/// `GetObjectSize` of `object`.
+pub fn object_size(jvmti: Jvmti, object: Object<'_>) -> Option<u64> {
+    let raw = jvmti.as_raw();
+    let mut size: sys::jlong = 0;
+    // SAFETY: a live environment and object reference, one out-pointer.
+    let err = unsafe {
+        match (**raw).GetObjectSize {
+            Some(f) => f(raw, object.as_raw(), &mut size),
+            None => sys::JVMTI_ERROR_NOT_AVAILABLE,
+        }
+    };
+    (err == sys::JVMTI_ERROR_NONE).then_some(size as u64)
+}
+
+/// The current thread's stack below the counting class's two frames (`sample`, `alloc`):
+/// up to `depth` method ids, innermost first.
+pub fn stack(jvmti: Jvmti, depth: usize, out: &mut Vec<usize>) {
+    out.clear();
+    let mut frames = vec![sys::jvmtiFrameInfo::default(); depth];
+    let mut count: sys::jint = 0;
+    let raw = jvmti.as_raw();
+    // SAFETY: null is the current thread; the buffer holds `depth` frames.
+    let err = unsafe {
+        match (**raw).GetStackTrace {
+            Some(f) => f(
+                raw,
+                std::ptr::null_mut(),
+                2,
+                depth as sys::jint,
+                frames.as_mut_ptr(),
+                &mut count,
+            ),
+            None => sys::JVMTI_ERROR_NOT_AVAILABLE,
+        }
+    };
+    if err == sys::JVMTI_ERROR_NONE {
+        out.extend(
+            frames[..count.max(0) as usize]
+                .iter()
+                .map(|f| f.method as usize),
+        );
+    }
+}
+
+/// Declaring class (Java name), name and descriptor of the method `method` (a `jmethodID`
+/// [`stack`] returned, on the thread that took the stack).
+pub fn method_name(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    method: usize,
+) -> Option<(String, String, String)> {
+    if method == 0 {
+        return None;
+    }
+    // SAFETY: a method ID GetStackTrace returned for a frame of this thread, just now.
+    let id = unsafe { MethodId::from_raw(method as sys::jmethodID) };
+    let name = jvmti.method_name(id).ok()?;
+    let class = jvmti.method_declaring_class(env, id).ok()?;
+    let signature = jvmti.class_signature(class).map(|s| s.0);
+    env.delete_local_ref(class.as_object());
+    let signature = signature.ok()?;
+    let internal = signature
+        .strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+        .unwrap_or(&signature);
+    Some((
+        ferrofluid_profile::alloc::java_name(internal),
+        name.name,
+        name.signature,
+    ))
+}

@@ -1,0 +1,275 @@
+//! Allocation mode end to end in real JVMs: exact counts per class for every kind of
+//! allocating instruction (every array kind, `multianewarray`, an allocation before `super()`,
+//! in a lambda, from 8 threads) under `run` and `-agentpath`, with and without tracking; and
+//! the DDJ article's leak found by its surviving generations.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+mod common;
+use common::{agent, compile, ferrofluid, run_java_with};
+use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn class<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    common::entry(doc, "classes", "class", name)
+}
+
+/// (class, objects allocated by one round of `Allocs`).
+const EXPECTED: [(&str, u64); 17] = [
+    ("Allocs$Plain", 1000),
+    ("boolean[]", 10),
+    ("byte[]", 11),
+    ("char[]", 12),
+    ("short[]", 13),
+    ("int[]", 14),
+    ("long[]", 15),
+    ("float[]", 16),
+    ("double[]", 17),
+    ("java.lang.String[]", 18),
+    // `new int[2][3]`: one multianewarray, counted once (its inner arrays are the JVM's).
+    ("int[][]", 19),
+    ("java.lang.String[][]", 20),
+    ("Allocs$Child", 21),
+    // In Child's constructor, before super().
+    ("Allocs$Payload", 21),
+    // In a lambda's body.
+    ("Allocs$Lam", 300),
+    // 8 threads × 20000.
+    ("Allocs$Shared", 160_000),
+    ("java.lang.Thread", 8),
+];
+
+fn check_counts(doc: &Value, rounds: u64, every: u64) {
+    assert_eq!(doc["mode"], "alloc");
+    assert_eq!(u(&doc["track_every"]), every);
+    for (name, n) in EXPECTED {
+        assert_eq!(u(&class(doc, name)["allocated"]), n * rounds, "{name}");
+    }
+    // Bytes: an array is a 16-byte header and its elements; an object its measured size.
+    let long = class(doc, "long[]");
+    assert_eq!(
+        u(&long["allocated_bytes"]),
+        rounds * (15 * 16 + (0..15).sum::<u64>() * 8)
+    );
+    let bytes = class(doc, "byte[]");
+    assert_eq!(
+        u(&bytes["allocated_bytes"]),
+        rounds * (11 * 16 + (0..11).sum::<u64>())
+    );
+    let plain = class(doc, "Allocs$Plain");
+    assert_eq!(u(&plain["allocated_bytes"]), rounds * 1000 * 16);
+    // Tracked: the first of each site and every `every`-th (per site, from the first).
+    let tracked = if every == 0 {
+        0
+    } else {
+        (1000 * rounds).div_ceil(every)
+    };
+    assert_eq!(u(&plain["tracked"]), tracked);
+    // Sites: each class above has one site, and the sites' counts add up to the classes'.
+    let sites = doc["sites"].as_array().unwrap();
+    let lam: Vec<&Value> = sites
+        .iter()
+        .filter(|s| s["class"] == "Allocs$Lam")
+        .collect();
+    assert_eq!(lam.len(), 1);
+    assert!(
+        lam[0]["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("Allocs.lambda$round$"),
+        "{}",
+        lam[0]
+    );
+    let payload: Vec<&Value> = sites
+        .iter()
+        .filter(|s| s["class"] == "Allocs$Payload")
+        .collect();
+    assert_eq!(payload.len(), 1);
+    assert_eq!(payload[0]["method"], "Allocs$Child.<init>(I)V");
+}
+
+#[test]
+fn exact_counts_under_run_with_tracking() {
+    let dir = compile("Allocs.java", "alloc-run");
+    let out = dir.join("out.json");
+    let flags = [
+        "--mode",
+        "alloc",
+        "--include",
+        "Allocs*",
+        "--track-every",
+        "10",
+    ];
+    let output = run_java_with(&flags, &out, &dir, "Allocs", &["2"]);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    let doc = read_profile_json(&out);
+    check_counts(&doc, 2, 10);
+    // Paths: the tracked objects' stacks, the allocated class as the last frame; the
+    // shared class is allocated on 8 threads, all under the worker lambda.
+    let threads = doc["threads"].as_array().unwrap();
+    let workers = threads
+        .iter()
+        .filter(|t| t["name"].as_str().unwrap().starts_with("Thread-"))
+        .count();
+    assert_eq!(workers, 16);
+}
+
+/// `java -agentpath:…=mode=alloc,include=Allocs*,track-every=N,file=…` on the JDK at `home`.
+fn agentpath(home: &Path, tag: &str, every: u64) -> Value {
+    let dir = compile("Allocs.java", tag);
+    let out = dir.join("out.json");
+    let output = Command::new(home.join("bin/java"))
+        .arg(format!(
+            "-agentpath:{}=mode=alloc,include=Allocs*,track-every={every},file={}",
+            agent().display(),
+            out.display()
+        ))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Allocs")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    read_profile_json(&out)
+}
+
+#[test]
+fn exact_counts_without_tracking_through_agentpath() {
+    let doc = agentpath(Path::new(JDK17_HOME), "alloc-agentpath", 0);
+    check_counts(&doc, 1, 0);
+    assert_eq!(doc["leak_suspects"], Value::Array(vec![]));
+    assert_eq!(u(&class(&doc, "Allocs$Shared")["generations"]), 0);
+}
+
+#[test]
+fn exact_counts_on_jdk25() {
+    let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
+        return;
+    };
+    let doc = agentpath(&home, "alloc-jdk25", 3);
+    check_counts(&doc, 1, 3);
+}
+
+#[test]
+#[allow(clippy::zombie_processes)] // a failed attach kills the target and panics
+fn exact_counts_under_attach() {
+    let dir = compile("Allocs.java", "alloc-attach");
+    let (out, go) = (dir.join("out.json"), dir.join("go"));
+    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Allocs")
+        .arg("0")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut java_out = BufReader::new(java.stdout.take().unwrap());
+    let mut line = String::new();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(java.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "alloc", "--include", "Allocs*", "-o"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut l = String::new();
+        if stderr.read_line(&mut l).unwrap() == 0 {
+            let _ = java.kill();
+            panic!("attach ended before profiling: {lines:?}");
+        }
+        let profiling = l.starts_with("ferrofluid: profiling ");
+        lines.push(l);
+        if profiling {
+            break;
+        }
+    }
+    std::fs::write(&go, "").unwrap();
+    line.clear();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "done\n");
+    assert!(java.wait().unwrap().success());
+    let status = cli.wait().unwrap();
+    assert!(status.success(), "{lines:?}");
+    let doc = read_profile_json(&out);
+    check_counts(&doc, 1, 10);
+}
+
+#[test]
+fn the_leaking_class_comes_first_by_generations() {
+    let dir = compile("Leak.java", "alloc-leak");
+    let out = dir.join("out.json");
+    let txt = dir.join("out.txt");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "alloc", "--include", "Leak*", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .args(["-Xmx64m", "-Xmn4m", "-XX:+UseSerialGC", "-cp"])
+        .arg(&dir)
+        .args(["Leak", "4000"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = read_profile_json(&out);
+    assert!(u(&doc["gc_count"]) >= 5, "too few GCs: {}", doc["gc_count"]);
+    let suspects = doc["leak_suspects"].as_array().unwrap();
+    assert!(!suspects.is_empty(), "no suspect: {}", doc["classes"]);
+    assert_eq!(suspects[0]["class"], "Leak$Entry", "{suspects:?}");
+    let path = suspects[0]["paths"][0]["frames"].as_array().unwrap();
+    assert_eq!(path.last().unwrap(), "Leak.remember", "{path:?}");
+    for quiet in ["Leak$Temp", "Leak$Stable"] {
+        assert!(
+            suspects.iter().all(|s| s["class"] != quiet),
+            "{quiet}: {suspects:?}"
+        );
+        let g = u(&class(&doc, quiet)["generations"]);
+        assert!(g <= 3, "{quiet}: {g} generations");
+    }
+    let entry = class(&doc, "Leak$Entry");
+    assert!(u(&entry["generations"]) > 3);
+    let report = ferrofluid()
+        .arg("report")
+        .arg(&out)
+        .arg("-o")
+        .arg(&txt)
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let text = std::fs::read_to_string(&txt).unwrap();
+    let first = text.lines().find(|l| l.starts_with("1. ")).unwrap();
+    assert!(first.starts_with("1. Leak$Entry: "), "{text}");
+}

@@ -1,0 +1,136 @@
+//! What the `alloc` mode measures beyond its trees: per allocated class, exact allocation counts
+//! and what the tracked objects say about the live ones (ages, surviving generations), the
+//! allocation sites, and the leak suspects (docs/modes/alloc.md).
+
+use serde::{Deserialize, Serialize};
+
+/// The `alloc` mode's tables ([`crate::Profile::alloc`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AllocSummary {
+    /// Every how many allocations of a site one object is tracked (0: none).
+    pub track_every: u64,
+    /// Garbage collections finished while profiling.
+    pub gc_count: u64,
+    /// Objects that would have been tracked but were not: the cap on tracked objects was
+    /// reached. Ages and live estimates leave them out.
+    pub untracked: u64,
+    /// Allocation stacks not kept (the cap on distinct stacks was reached): their objects are
+    /// tracked under their allocating method alone.
+    pub stacks_dropped: u64,
+    /// Per allocated class, by allocated bytes.
+    pub classes: Vec<ClassAlloc>,
+    /// Per allocation site, by allocated bytes.
+    pub sites: Vec<SiteAlloc>,
+    /// Leak suspects, the strongest first.
+    pub suspects: Vec<Suspect>,
+}
+
+/// One allocated class. `allocated` and `allocated_bytes` are exact counts (bytes: measured
+/// object sizes; for arrays, an estimate from their lengths); `live`, `live_bytes`, `avg_age`
+/// and `generations` are estimated from the tracked objects.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassAlloc {
+    /// As `Class.getName()` prints it, arrays as Java writes them (`long[]`).
+    pub class: String,
+    /// Objects allocated.
+    pub allocated: u64,
+    /// Bytes allocated.
+    pub allocated_bytes: u64,
+    /// Objects tracked.
+    pub tracked: u64,
+    /// Live objects, estimated: live tracked ones scaled by allocated / tracked.
+    pub live: u64,
+    /// Live bytes, estimated the same way.
+    pub live_bytes: u64,
+    /// Average age of the live tracked objects, in garbage collections survived.
+    pub avg_age: f64,
+    /// Surviving generations: distinct ages among the live tracked objects.
+    pub generations: u32,
+}
+
+/// One allocation site: a bytecode offset of a method allocating one class.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteAlloc {
+    /// The allocating method, `com.acme.Foo.bar(I)V`.
+    pub method: String,
+    /// Bytecode offset of the allocating instruction.
+    pub bci: u32,
+    /// The allocated class.
+    pub class: String,
+    /// Objects allocated there (exact).
+    pub allocated: u64,
+    /// Bytes allocated there.
+    pub bytes: u64,
+}
+
+/// A class whose surviving generations keep growing: allocated on and on and never let go.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Suspect {
+    /// The class.
+    pub class: String,
+    /// Its surviving generations at the end.
+    pub generations: u32,
+    /// How many generations it gained over the sampled history.
+    pub growth: u32,
+    /// Its generation count, sampled about every second.
+    pub history: Vec<u32>,
+    /// Its allocation paths with live tracked objects, the most live first (at most 5).
+    pub paths: Vec<SuspectPath>,
+}
+
+/// An allocation path of a suspect.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuspectPath {
+    /// Frames, outermost first (`com.acme.Foo.bar`).
+    pub frames: Vec<String>,
+    /// Live tracked objects allocated on it.
+    pub live: u64,
+    /// Their distinct ages.
+    pub generations: u32,
+}
+
+/// The Java name of an internal class name or array descriptor: `java/lang/String` →
+/// `java.lang.String`, `[J` → `long[]`, `[[Ljava/lang/String;` → `java.lang.String[][]`.
+pub fn java_name(internal: &str) -> String {
+    let dims = internal.bytes().take_while(|&b| b == b'[').count();
+    if dims == 0 {
+        return internal.replace('/', ".");
+    }
+    let element = &internal[dims..];
+    let base = match element {
+        "Z" => "boolean".to_owned(),
+        "B" => "byte".to_owned(),
+        "C" => "char".to_owned(),
+        "S" => "short".to_owned(),
+        "I" => "int".to_owned(),
+        "J" => "long".to_owned(),
+        "F" => "float".to_owned(),
+        "D" => "double".to_owned(),
+        e => e
+            .strip_prefix('L')
+            .and_then(|e| e.strip_suffix(';'))
+            .unwrap_or(e)
+            .replace('/', "."),
+    };
+    format!("{base}{}", "[]".repeat(dims))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_names_of_classes_and_arrays() {
+        for (internal, java) in [
+            ("java/lang/String", "java.lang.String"),
+            ("com/acme/Cache$Entry", "com.acme.Cache$Entry"),
+            ("[J", "long[]"),
+            ("[Z", "boolean[]"),
+            ("[[I", "int[][]"),
+            ("[[Ljava/lang/String;", "java.lang.String[][]"),
+            ("[Lcom/acme/A;", "com.acme.A[]"),
+        ] {
+            assert_eq!(java_name(internal), java);
+        }
+    }
+}

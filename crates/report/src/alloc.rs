@@ -1,0 +1,316 @@
+//! The `alloc` mode's tables in the text report: leak suspects first (with their generation
+//! history and top allocation paths), then the classes, then the allocation sites.
+
+use std::fmt::Write;
+
+use ferrofluid_profile::alloc::{AllocSummary, ClassAlloc};
+
+/// How the class table is ordered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClassOrder {
+    /// Estimated live bytes, the largest first.
+    #[default]
+    LiveBytes,
+    /// Allocated bytes.
+    AllocatedBytes,
+    /// Surviving generations.
+    Generations,
+}
+
+impl std::str::FromStr for ClassOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "live-bytes" => Ok(ClassOrder::LiveBytes),
+            "allocated-bytes" => Ok(ClassOrder::AllocatedBytes),
+            "generations" => Ok(ClassOrder::Generations),
+            _ => Err(format!(
+                "unknown order `{s}` (expected live-bytes, allocated-bytes or generations)"
+            )),
+        }
+    }
+}
+
+/// Rows of the class and site tables shown, at most.
+const MAX_ROWS: usize = 50;
+
+/// The text of `summary`'s tables, classes in `order`.
+pub fn text(summary: &AllocSummary, order: ClassOrder) -> String {
+    let mut s = String::new();
+    let _ = write_text(&mut s, summary, order);
+    s
+}
+
+/// Appends the HTML of `summary`'s tables: leak suspects, then the classes (a table sortable
+/// by any column, as the page's other tables are).
+pub(crate) fn html(a: &AllocSummary, s: &mut String) {
+    use crate::html::escape;
+    let _ = writeln!(s, "<h2>Leak suspects</h2>");
+    if a.suspects.is_empty() {
+        let _ = writeln!(s, "<p>none</p>");
+    }
+    for x in &a.suspects {
+        let _ = writeln!(
+            s,
+            "<h3>{}: {} generations (+{})</h3>\n<p>generations sampled about every second: {}</p>",
+            escape(&x.class),
+            x.generations,
+            x.growth,
+            escape(&history(&x.history))
+        );
+        for p in &x.paths {
+            let frames: Vec<String> = p.frames.iter().rev().map(|f| escape(f)).collect();
+            let _ = writeln!(
+                s,
+                "<pre>{} live tracked, {} generations\n  at {}</pre>",
+                p.live,
+                p.generations,
+                frames.join("\n  at ")
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "<h2>Classes</h2>\n<p>{}, {} GCs; ~: estimated from the tracked objects</p>",
+        escape(&tracking(a.track_every)),
+        a.gc_count
+    );
+    s.push_str("<table class=\"hot\">\n<thead><tr>");
+    for h in [
+        "allocated",
+        "bytes",
+        "tracked",
+        "~live",
+        "~live bytes",
+        "~age",
+        "~generations",
+    ] {
+        let _ = write!(s, "<th data-num=\"1\">{h}</th>");
+    }
+    s.push_str("<th class=\"m\">class</th></tr></thead>\n<tbody>\n");
+    for c in &a.classes {
+        s.push_str("<tr>");
+        for v in [
+            c.allocated,
+            c.allocated_bytes,
+            c.tracked,
+            c.live,
+            c.live_bytes,
+        ] {
+            let _ = write!(s, "<td data-v=\"{v}\">{v}</td>");
+        }
+        let _ = writeln!(
+            s,
+            "<td data-v=\"{0}\">{0:.2}</td><td data-v=\"{1}\">{1}</td><td class=\"m\" data-v=\"{2}\">{2}</td></tr>",
+            c.avg_age,
+            c.generations,
+            escape(&c.class)
+        );
+    }
+    s.push_str("</tbody></table>\n");
+}
+
+fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
+    writeln!(
+        s,
+        "ferrofluid allocation profile: {}, {} GCs",
+        tracking(a.track_every),
+        a.gc_count
+    )?;
+    if a.untracked > 0 {
+        writeln!(
+            s,
+            "! {} objects were not tracked: the cap on tracked objects was reached",
+            a.untracked
+        )?;
+    }
+    if a.stacks_dropped > 0 {
+        writeln!(
+            s,
+            "! {} allocation stacks were not kept: the cap on stacks was reached",
+            a.stacks_dropped
+        )?;
+    }
+    writeln!(
+        s,
+        "live, live bytes, age and generations are estimated from the tracked objects (~)"
+    )?;
+    writeln!(s)?;
+    if a.suspects.is_empty() {
+        writeln!(s, "Leak suspects: none")?;
+    } else {
+        writeln!(
+            s,
+            "Leak suspects (by surviving generations, then their growth)"
+        )?;
+        for (i, x) in a.suspects.iter().enumerate() {
+            writeln!(
+                s,
+                "{}. {}: {} generations (+{}), history {}",
+                i + 1,
+                x.class,
+                x.generations,
+                x.growth,
+                history(&x.history)
+            )?;
+            for p in &x.paths {
+                writeln!(
+                    s,
+                    "   {} live tracked, {} generations:",
+                    p.live, p.generations
+                )?;
+                for f in p.frames.iter().rev() {
+                    writeln!(s, "     at {f}")?;
+                }
+            }
+        }
+    }
+    writeln!(s)?;
+    let mut classes: Vec<&ClassAlloc> = a.classes.iter().collect();
+    let by = |c: &ClassAlloc| match order {
+        ClassOrder::LiveBytes => c.live_bytes,
+        ClassOrder::AllocatedBytes => c.allocated_bytes,
+        ClassOrder::Generations => u64::from(c.generations),
+    };
+    let key = match order {
+        ClassOrder::LiveBytes => "live bytes",
+        ClassOrder::AllocatedBytes => "allocated bytes",
+        ClassOrder::Generations => "generations",
+    };
+    classes.sort_by(|x, y| by(y).cmp(&by(x)).then_with(|| x.class.cmp(&y.class)));
+    writeln!(s, "Classes (by {key})")?;
+    writeln!(
+        s,
+        "{:>12} {:>14} {:>9} {:>10} {:>13} {:>8} {:>5}  class",
+        "allocated", "bytes", "tracked", "~live", "~live bytes", "~age", "~gen"
+    )?;
+    for c in classes.iter().take(MAX_ROWS) {
+        writeln!(
+            s,
+            "{:>12} {:>14} {:>9} {:>10} {:>13} {:>8.2} {:>5}  {}",
+            c.allocated,
+            c.allocated_bytes,
+            c.tracked,
+            c.live,
+            c.live_bytes,
+            c.avg_age,
+            c.generations,
+            c.class
+        )?;
+    }
+    if classes.len() > MAX_ROWS {
+        writeln!(s, "({} more classes)", classes.len() - MAX_ROWS)?;
+    }
+    writeln!(s)?;
+    writeln!(s, "Allocation sites (by bytes)")?;
+    writeln!(s, "{:>12} {:>14}  site", "allocated", "bytes")?;
+    for x in a.sites.iter().take(MAX_ROWS) {
+        writeln!(
+            s,
+            "{:>12} {:>14}  {} @{}: {}",
+            x.allocated, x.bytes, x.method, x.bci, x.class
+        )?;
+    }
+    if a.sites.len() > MAX_ROWS {
+        writeln!(s, "({} more sites)", a.sites.len() - MAX_ROWS)?;
+    }
+    writeln!(s)
+}
+
+fn tracking(every: u64) -> String {
+    match every {
+        0 => "counts only (no object tracked)".to_owned(),
+        1 => "every object tracked".to_owned(),
+        n => format!("every {n}th allocation of each site tracked"),
+    }
+}
+
+/// The last 20 samples of a generation history.
+fn history(h: &[u32]) -> String {
+    let from = h.len().saturating_sub(20);
+    let v: Vec<String> = h[from..].iter().map(u32::to_string).collect();
+    if from > 0 {
+        format!("... {}", v.join(" "))
+    } else {
+        v.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrofluid_profile::alloc::{Suspect, SuspectPath};
+
+    #[test]
+    fn suspects_come_first_and_classes_sort_as_asked() {
+        let a = AllocSummary {
+            track_every: 10,
+            gc_count: 7,
+            classes: vec![
+                ClassAlloc {
+                    class: "demo.Leak".into(),
+                    allocated: 100,
+                    allocated_bytes: 1600,
+                    tracked: 10,
+                    live: 90,
+                    live_bytes: 1440,
+                    avg_age: 3.5,
+                    generations: 6,
+                },
+                ClassAlloc {
+                    class: "long[]".into(),
+                    allocated: 10,
+                    allocated_bytes: 8000,
+                    tracked: 1,
+                    live: 0,
+                    live_bytes: 0,
+                    avg_age: 0.0,
+                    generations: 0,
+                },
+            ],
+            suspects: vec![Suspect {
+                class: "demo.Leak".into(),
+                generations: 6,
+                growth: 5,
+                history: vec![1, 3, 6],
+                paths: vec![SuspectPath {
+                    frames: vec!["demo.Main.main".into(), "demo.Main.leak".into()],
+                    live: 9,
+                    generations: 6,
+                }],
+            }],
+            ..AllocSummary::default()
+        };
+        let t = text(&a, ClassOrder::LiveBytes);
+        let suspects = t
+            .find("1. demo.Leak: 6 generations (+5), history 1 3 6")
+            .unwrap();
+        let classes = t.find("Classes (by live bytes)").unwrap();
+        assert!(suspects < classes);
+        assert!(t.contains("     at demo.Main.leak\n     at demo.Main.main\n"));
+        let rows: Vec<&str> = t[classes..].lines().skip(2).take(2).collect();
+        assert!(
+            rows[0].ends_with("demo.Leak") && rows[1].ends_with("long[]"),
+            "{rows:?}"
+        );
+        let t = text(&a, ClassOrder::AllocatedBytes);
+        let classes = t.find("Classes (by allocated bytes)").unwrap();
+        let rows: Vec<&str> = t[classes..].lines().skip(2).take(2).collect();
+        assert!(
+            rows[0].ends_with("long[]") && rows[1].ends_with("demo.Leak"),
+            "{rows:?}"
+        );
+        let mut h = String::new();
+        html(&a, &mut h);
+        assert!(h.contains("<h3>demo.Leak: 6 generations (+5)</h3>"), "{h}");
+        assert!(
+            h.contains("9 live tracked, 6 generations\n  at demo.Main.leak\n  at demo.Main.main"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<td class=\"m\" data-v=\"long[]\">long[]</td></tr>"),
+            "{h}"
+        );
+    }
+}
