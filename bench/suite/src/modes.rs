@@ -37,7 +37,7 @@ pub enum Mode {
     Alloc0,
 }
 
-pub const ALL: [Mode; 13] = [
+pub const ALL: [Mode; 15] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -48,11 +48,11 @@ pub const ALL: [Mode; 13] = [
     Mode::Region,
     Mode::Count,
     Mode::CountRoot,
+    Mode::Alloc10,
+    Mode::Alloc0,
     Mode::JfrDefault,
     Mode::JfrProfile,
     Mode::JvmtiEvents,
-    Mode::Alloc10,
-    Mode::Alloc0,
 ];
 
 impl Mode {

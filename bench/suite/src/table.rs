@@ -157,7 +157,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
     }
 }
 
-const TIMED: [(Mode, &str); 12] = [
+const TIMED: [(Mode, &str); 14] = [
     (Mode::Total, "total"),
     (Mode::LazyMain, "lazy main"),
     (Mode::Root, "root ~10%"),
@@ -166,12 +166,12 @@ const TIMED: [(Mode, &str); 12] = [
     (Mode::Region, "region"),
     (Mode::Count, "count"),
     (Mode::CountRoot, "count, root ~10%"),
+    (Mode::Alloc10, "alloc, track every 10th"),
+    (Mode::Alloc0, "alloc, count only"),
     (Mode::JfrDefault, "JFR default"),
     (Mode::JfrProfile, "JFR profile"),
     (Mode::JvmtiEvents, "JVMTI entry/exit"),
     (Mode::TotalVerify, "total + -Xverify:all"),
-    (Mode::Alloc10, "alloc, track every 10th"),
-    (Mode::Alloc0, "alloc, count only"),
 ];
 
 /// The root and region medians of a workload, when both ran.
@@ -286,12 +286,14 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
         cfg.n, cfg.cap_ratio, cfg.cap_secs
     );
     let _ = writeln!(s, "### Slowdown vs baseline (median wall time ratio)\n");
-    // The count columns only when some workload ran them.
+    // The count and alloc columns only when some workload ran them.
     let timed: Vec<(Mode, &str)> = TIMED
         .into_iter()
         .filter(|(mode, _)| {
-            !matches!(mode, Mode::Count | Mode::CountRoot)
-                || report.workloads.iter().any(|w| w.modes.contains_key(mode))
+            !matches!(
+                mode,
+                Mode::Count | Mode::CountRoot | Mode::Alloc10 | Mode::Alloc0
+            ) || report.workloads.iter().any(|w| w.modes.contains_key(mode))
         })
         .collect();
     let mut header = String::from("| workload | baseline |");

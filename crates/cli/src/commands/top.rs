@@ -300,10 +300,7 @@ pub fn run(args: TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 }
 
 /// The agent's control connection in JVM `args.pid`, loading the agent if it is not there.
-fn connect(
-    args: &TopArgs,
-    options: &AgentOptions,
-) -> Result<Client, Box<dyn std::error::Error>> {
+fn connect(args: &TopArgs, options: &AgentOptions) -> Result<Client, Box<dyn std::error::Error>> {
     // Loaded with where to log and listen only; the session's options come with `instrument`.
     let plain = AgentOptions {
         log: options.log.clone(),
