@@ -45,7 +45,7 @@ enum Cmd {
         /// Only these workloads (comma-separated names)
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
-        /// Only these modes (comma-separated: baseline, total, total-verify, lazy-main, root, region, jfr, jfr-profile, jvmti-events)
+        /// Only these modes (comma-separated: baseline, total, total-verify, lazy-main, root, root-skip-trivial, root-adaptive, region, count, count-root, alloc-10, alloc-100, alloc-0, async-cpu, async-alloc, jfr, jfr-profile, jvmti-events)
         #[arg(long, value_delimiter = ',')]
         modes: Vec<String>,
         /// The CI subset: smoke workloads at tiny scale, ferrofluid modes only, N=1, no table
@@ -69,6 +69,10 @@ enum Cmd {
         /// (to stdout with --no-doc)
         #[arg(long, value_name = "DIR")]
         reference: Option<PathBuf>,
+        /// async-profiler's `libasyncProfiler.so`, for the `async-cpu` and `async-alloc` anchor
+        /// columns (skipped without it)
+        #[arg(long, value_name = "LIB", env = "ASYNC_PROFILER")]
+        async_profiler: Option<PathBuf>,
     },
 }
 
@@ -131,6 +135,7 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
             ferrofluid,
             agent,
             reference,
+            async_profiler,
         } => {
             let mut selected = select(&workloads)?;
             if smoke && workloads.is_empty() {
@@ -177,6 +182,7 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
                 agent,
                 java: prepare::java_home().join("bin/java"),
                 methodevents: work.join("libmethodevents.so"),
+                async_profiler,
                 keep,
             };
             if let Some(dir) = reference {

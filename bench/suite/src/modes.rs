@@ -33,11 +33,17 @@ pub enum Mode {
     JvmtiEvents,
     /// Whole program, allocations counted and every 10th of each site tracked.
     Alloc10,
+    /// Whole program, allocations counted and every 100th of each site tracked.
+    Alloc100,
     /// Whole program, allocations counted only (`--track-every 0`).
     Alloc0,
+    /// async-profiler's CPU sampling (`event=cpu`, 10 ms), when a library is given.
+    AsyncCpu,
+    /// async-profiler's allocation sampling (`event=alloc`, its default 512 KiB interval).
+    AsyncAlloc,
 }
 
-pub const ALL: [Mode; 15] = [
+pub const ALL: [Mode; 18] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -49,7 +55,10 @@ pub const ALL: [Mode; 15] = [
     Mode::Count,
     Mode::CountRoot,
     Mode::Alloc10,
+    Mode::Alloc100,
     Mode::Alloc0,
+    Mode::AsyncCpu,
+    Mode::AsyncAlloc,
     Mode::JfrDefault,
     Mode::JfrProfile,
     Mode::JvmtiEvents,
@@ -72,7 +81,10 @@ impl Mode {
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
             Mode::Alloc10 => "alloc-10",
+            Mode::Alloc100 => "alloc-100",
             Mode::Alloc0 => "alloc-0",
+            Mode::AsyncCpu => "async-cpu",
+            Mode::AsyncAlloc => "async-alloc",
         }
     }
 
@@ -94,6 +106,7 @@ impl Mode {
                 | Mode::Count
                 | Mode::CountRoot
                 | Mode::Alloc10
+                | Mode::Alloc100
                 | Mode::Alloc0
         )
     }
@@ -131,15 +144,34 @@ impl Mode {
             Mode::Count => vec!["--mode", "count", "--scheme", "total"],
             Mode::CountRoot => vec!["--mode", "count", "--scheme", "lazy", "--root", w.root],
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
+            Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
             _ => return None,
         };
         Some(flags.into_iter().map(String::from).collect())
     }
 
-    /// JVM flags this mode adds (before the workload's own); `methodevents` is the JVMTI agent.
-    pub fn jvm_flags(self, methodevents: &str) -> Vec<String> {
+    /// async-profiler's modes, which run only when its library is given.
+    pub fn is_async_profiler(self) -> bool {
+        matches!(self, Mode::AsyncCpu | Mode::AsyncAlloc)
+    }
+
+    /// JVM flags this mode adds (before the workload's own); `methodevents` is the JVMTI agent,
+    /// `async_profiler` async-profiler's library (`libasyncProfiler.so`).
+    pub fn jvm_flags(self, methodevents: &str, async_profiler: Option<&str>) -> Vec<String> {
         match self {
+            Mode::AsyncCpu | Mode::AsyncAlloc => {
+                let event = if self == Mode::AsyncCpu {
+                    "cpu,interval=10ms"
+                } else {
+                    "alloc"
+                };
+                async_profiler.map_or_else(Vec::new, |lib| {
+                    vec![format!(
+                        "-agentpath:{lib}=start,event={event},file=async.collapsed,collapsed"
+                    )]
+                })
+            }
             Mode::TotalVerify => vec!["-Xverify:all".into()],
             Mode::JfrDefault => vec!["-XX:StartFlightRecording:filename=rec.jfr".into()],
             Mode::JfrProfile => {
@@ -184,7 +216,15 @@ mod tests {
             ["--mode", "count", "--scheme", "lazy", "--root", w.root]
         );
         assert_eq!(Mode::Baseline.ferrofluid_flags(w), None);
-        assert_eq!(Mode::JvmtiEvents.jvm_flags("/a.so"), ["-agentpath:/a.so"]);
+        assert_eq!(
+            Mode::JvmtiEvents.jvm_flags("/a.so", None),
+            ["-agentpath:/a.so"]
+        );
+        assert_eq!(
+            Mode::AsyncAlloc.jvm_flags("/a.so", Some("/ap.so")),
+            ["-agentpath:/ap.so=start,event=alloc,file=async.collapsed,collapsed"]
+        );
+        assert!(Mode::AsyncCpu.jvm_flags("/a.so", None).is_empty());
         assert_eq!(Mode::TotalVerify.runs(5), 1);
         assert_eq!(Mode::Total.runs(5), 5);
     }

@@ -31,6 +31,8 @@ pub struct Config {
     pub agent: Option<PathBuf>,
     pub java: PathBuf,
     pub methodevents: PathBuf,
+    /// async-profiler's `libasyncProfiler.so`; its modes are skipped without it.
+    pub async_profiler: Option<PathBuf>,
     /// Keep large run outputs (JFR recordings, javac output).
     pub keep: bool,
 }
@@ -268,7 +270,11 @@ pub fn command(
     let cp = std::env::join_paths(classpath(w, &cfg.work)?)
         .map_err(|e| SuiteError::Setup(e.to_string()))?;
     let mut java: Vec<String> = vec![cfg.java.display().to_string()];
-    java.extend(mode.jvm_flags(&cfg.methodevents.display().to_string()));
+    let async_profiler = cfg.async_profiler.as_ref().map(|p| p.display().to_string());
+    java.extend(mode.jvm_flags(
+        &cfg.methodevents.display().to_string(),
+        async_profiler.as_deref(),
+    ));
     java.extend(COMMON_JVM_ARGS.iter().map(|s| s.to_string()));
     java.extend(w.jvm_args.iter().map(|s| s.to_string()));
     java.push("-cp".into());
@@ -379,7 +385,10 @@ pub fn run(cfg: &Config, after_each: &mut dyn FnMut(&Report)) -> Result<Report, 
         let mut fastest_base = f64::INFINITY;
         'reps: for rep in 0..cfg.n {
             for &mode in &modes {
-                if rep >= mode.runs(cfg.n) || !mode.is_built() {
+                if rep >= mode.runs(cfg.n)
+                    || !mode.is_built()
+                    || (mode.is_async_profiler() && cfg.async_profiler.is_none())
+                {
                     continue;
                 }
                 let entry = res.modes.entry(mode).or_insert_with(|| ModeResult {

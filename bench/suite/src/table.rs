@@ -157,22 +157,44 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
     }
 }
 
-const TIMED: [(Mode, &str); 14] = [
-    (Mode::Total, "total"),
-    (Mode::LazyMain, "lazy main"),
-    (Mode::Root, "root ~10%"),
-    (Mode::RootSkipTrivial, "root ~10%, skip trivial"),
-    (Mode::RootAdaptive, "root ~10%, skip trivial, adaptive"),
-    (Mode::Region, "region"),
-    (Mode::Count, "count"),
-    (Mode::CountRoot, "count, root ~10%"),
-    (Mode::Alloc10, "alloc, track every 10th"),
-    (Mode::Alloc0, "alloc, count only"),
-    (Mode::JfrDefault, "JFR default"),
-    (Mode::JfrProfile, "JFR profile"),
-    (Mode::JvmtiEvents, "JVMTI entry/exit"),
-    (Mode::TotalVerify, "total + -Xverify:all"),
+/// The timed columns, with the goal of those that have one (a geometric-mean slowdown).
+const TIMED: [(Mode, &str, Option<f64>); 17] = [
+    (Mode::Total, "total", Some(2.0)),
+    (Mode::LazyMain, "lazy main", None),
+    (Mode::Root, "root ~10%", Some(1.10)),
+    (Mode::RootSkipTrivial, "root ~10%, skip trivial", None),
+    (
+        Mode::RootAdaptive,
+        "root ~10%, skip trivial, adaptive",
+        None,
+    ),
+    (Mode::Region, "region", Some(1.02)),
+    (Mode::Count, "count", Some(2.0)),
+    (Mode::CountRoot, "count, root ~10%", Some(1.3)),
+    (Mode::Alloc10, "alloc, track every 10th", Some(2.0)),
+    (Mode::Alloc100, "alloc, track every 100th", Some(1.3)),
+    (Mode::Alloc0, "alloc, count only", Some(1.10)),
+    (Mode::AsyncCpu, "async-profiler cpu", None),
+    (Mode::AsyncAlloc, "async-profiler alloc", None),
+    (Mode::JfrDefault, "JFR default", None),
+    (Mode::JfrProfile, "JFR profile", None),
+    (Mode::JvmtiEvents, "JVMTI entry/exit", None),
+    (Mode::TotalVerify, "total + -Xverify:all", None),
 ];
+
+/// Columns shown only when some workload ran them.
+fn optional_column(mode: Mode) -> bool {
+    matches!(
+        mode,
+        Mode::Count
+            | Mode::CountRoot
+            | Mode::Alloc10
+            | Mode::Alloc100
+            | Mode::Alloc0
+            | Mode::AsyncCpu
+            | Mode::AsyncAlloc
+    )
+}
 
 /// The root and region medians of a workload, when both ran.
 fn root_times(w: &WorkloadResult) -> Option<(RootTime, RootTime)> {
@@ -287,18 +309,15 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     );
     let _ = writeln!(s, "### Slowdown vs baseline (median wall time ratio)\n");
     // The count and alloc columns only when some workload ran them.
-    let timed: Vec<(Mode, &str)> = TIMED
+    let timed: Vec<(Mode, &str, Option<f64>)> = TIMED
         .into_iter()
-        .filter(|(mode, _)| {
-            !matches!(
-                mode,
-                Mode::Count | Mode::CountRoot | Mode::Alloc10 | Mode::Alloc0
-            ) || report.workloads.iter().any(|w| w.modes.contains_key(mode))
+        .filter(|(mode, _, _)| {
+            !optional_column(*mode) || report.workloads.iter().any(|w| w.modes.contains_key(mode))
         })
         .collect();
     let mut header = String::from("| workload | baseline |");
     let mut rule = String::from("|---|---:|");
-    for &(_, name) in &timed {
+    for &(_, name, _) in &timed {
         let _ = write!(header, " {name} |");
         rule.push_str("---:|");
     }
@@ -310,17 +329,25 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             .and_then(|b| b.median_secs())
             .map_or("–".into(), |b| format!("{b:.2} s"));
         let _ = write!(s, "| {} | {base} |", w.workload.name);
-        for &(mode, _) in &timed {
+        for &(mode, _, _) in &timed {
             let _ = write!(s, " {} |", ratio_cell(w, mode));
         }
         let _ = writeln!(s);
     }
     let _ = write!(s, "| geometric mean | |");
-    for &(mode, _) in &timed {
+    for &(mode, _, _) in &timed {
         let _ = write!(s, " {} |", geomean_cell(report, mode));
     }
     let _ = writeln!(s);
-    let _ = writeln!(s, "| goal | | ≤ 2.0x | | ≤ 1.10x | | ≤ 1.02x | | | | |\n");
+    let _ = write!(s, "| goal | |");
+    for &(_, _, goal) in &timed {
+        let _ = write!(
+            s,
+            " {} |",
+            goal.map_or(String::new(), |g| format!("≤ {g:.2}x"))
+        );
+    }
+    let _ = writeln!(s, "\n");
 
     let _ = writeln!(
         s,
@@ -335,7 +362,7 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             .and_then(|b| b.median_cpu_secs())
             .map_or("–".into(), |b| format!("{b:.2} s"));
         let _ = write!(s, "| {} | {base} |", w.workload.name);
-        for &(mode, _) in &timed {
+        for &(mode, _, _) in &timed {
             let cell = match w.cpu_ratio(mode) {
                 _ if !mode.is_built() => "n/a (not built)".to_string(),
                 Some(r) => format!("{r:.2}x"),
@@ -418,6 +445,39 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
         },
         verdict(region, 1.02)
     );
+    for (mode, what, goal) in [
+        (
+            Mode::Count,
+            "whole-program bytecode counts (`--mode count`)",
+            2.0,
+        ),
+        (Mode::CountRoot, "bytecode counts under the ~10% root", 1.3),
+        (
+            Mode::Alloc0,
+            "allocation counts only (`--mode alloc --track-every 0`)",
+            1.10,
+        ),
+        (
+            Mode::Alloc10,
+            "allocations, every 10th object tracked with its stack",
+            2.0,
+        ),
+        (
+            Mode::Alloc100,
+            "allocations, every 100th object tracked",
+            1.3,
+        ),
+    ] {
+        if report.workloads.iter().any(|w| w.modes.contains_key(&mode)) {
+            let g = geomean(report, mode).map(|g| g.0);
+            let _ = writeln!(
+                s,
+                "| {what}, geometric-mean slowdown ≤ {goal:.2}x | {} | {} |",
+                show(g, "x"),
+                verdict(g, goal)
+            );
+        }
+    }
     let charged = charged_ratios(report);
     let worst = charged.iter().copied().reduce(f64::max);
     let _ = writeln!(
@@ -525,6 +585,7 @@ mod tests {
             agent: None,
             java: PathBuf::from("/j"),
             methodevents: PathBuf::from("/m"),
+            async_profiler: None,
             keep: false,
         };
         let m = Machine {

@@ -58,6 +58,7 @@ fn smoke_workloads_give_the_baseline_checksum_under_every_ferrofluid_mode() {
         agent: Some(built("libferrofluid_agent.so")),
         java: prepare::java_home().join("bin/java"),
         methodevents: work.join("libmethodevents.so"),
+        async_profiler: None,
         keep: false,
     };
     let report = suite::run(&cfg, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
