@@ -736,8 +736,9 @@ pub(crate) fn report_format(path: &Path) -> Result<ferrofluid_report::Format, St
     }
     ferrofluid_report::Format::from_path(path).ok_or_else(|| {
         format!(
-            "cannot tell the report format from {}; name a .txt, .html, .collapsed or .json file",
-            path.display()
+            "cannot tell the report format from {}; name a {} file",
+            path.display(),
+            ferrofluid_report::Format::EXTENSIONS
         )
     })
 }
@@ -1061,7 +1062,7 @@ mod tests {
         assert_eq!(report_format(Path::new("a/p.json")), Ok(Format::Json));
         assert_eq!(
             report_format(Path::new("p.svg")),
-            Err("cannot tell the report format from p.svg; name a .txt, .html, .collapsed or .json file".into())
+            Err("cannot tell the report format from p.svg; name a .txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr file".into())
         );
     }
 

@@ -89,6 +89,9 @@ pub enum FormatArg {
     /// speedscope's file format.
     #[value(name = "speedscope")]
     Speedscope,
+    /// A JFR recording, for JDK Mission Control and the JDK's `jfr` tool.
+    #[value(name = "jfr")]
+    Jfr,
 }
 
 impl From<FormatArg> for Format {
@@ -100,6 +103,7 @@ impl From<FormatArg> for Format {
             FormatArg::Json => Format::Json,
             FormatArg::Pprof => Format::Pprof,
             FormatArg::Speedscope => Format::Speedscope,
+            FormatArg::Jfr => Format::Jfr,
         }
     }
 }
@@ -124,7 +128,7 @@ pub enum ReportCmdError {
         source: ferrofluid_profile::DocumentError,
     },
     /// Neither --format nor the extension of -o names a format.
-    #[error("cannot tell the report format from {}; name a .txt, .html, .collapsed or .json file, or pass --format", path.display())]
+    #[error("cannot tell the report format from {}; name a {} file, or pass --format", path.display(), Format::EXTENSIONS)]
     NoFormat {
         /// Output path.
         path: PathBuf,
@@ -381,7 +385,7 @@ mod tests {
         let a = parse(&["p.json", "-o", "out.svg"]);
         assert_eq!(
             plan(&a).unwrap_err().to_string(),
-            "cannot tell the report format from out.svg; name a .txt, .html, .collapsed or .json file, or pass --format"
+            "cannot tell the report format from out.svg; name a .txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr file, or pass --format"
         );
         let err = Cmd::try_parse_from(["report", "p.json", "--format", "svg"]).unwrap_err();
         assert!(err
