@@ -101,7 +101,11 @@ fn threads_grouped_by_name_share_one_tower_per_pool() {
         .arg(&html)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let driver = Driver::start();
     let profile = dir.join("chromium-profile");
@@ -125,7 +129,9 @@ fn threads_grouped_by_name_share_one_tower_per_pool() {
             .connect(&format!("http://127.0.0.1:{}", driver.port))
             .await
             .expect("chromedriver session");
-        page.goto(&format!("file://{}", html.display())).await.unwrap();
+        page.goto(&format!("file://{}", html.display()))
+            .await
+            .unwrap();
         page.find(Locator::Css(".ffapp .tab[data-view=\"tree\"]"))
             .await
             .unwrap()

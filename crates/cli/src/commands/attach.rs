@@ -193,10 +193,11 @@ pub struct AttachArgs {
     pub pid: u32,
     #[command(flatten)]
     pub flags: AgentFlags,
-    /// Profile, then write the report here (.txt, .html, .collapsed, .json; `-`: text to the
-    /// terminal). Profiling runs for --duration, or until Enter (stdin a terminal), Ctrl-C,
-    /// SIGTERM or the JVM's exit; then the agent removes its probes and goes dormant. Exit status
-    /// 1 if no --root/--region pattern ever matched a method.
+    /// Profile, then write the report here (.txt, .html, .collapsed, .json; the exports .pb.gz,
+    /// .speedscope.json, .jfr; `-`: text to the terminal). Profiling runs for --duration, or
+    /// until Enter (stdin a terminal), Ctrl-C, SIGTERM or the JVM's exit; then the agent removes
+    /// its probes and goes dormant. Exit status 1 if no --root/--region pattern ever matched a
+    /// method.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Detach the agent after connecting: it removes everything it did and goes dormant.

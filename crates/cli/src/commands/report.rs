@@ -235,6 +235,10 @@ fn serve(
 
 fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
     let (target, format) = plan(args)?;
+    let reading = match target {
+        Target::File(_) => Some(crate::progress::spinner("reading the profile")),
+        Target::Stdout => None,
+    };
     let bytes = std::fs::read(&args.input).map_err(|source| ReportCmdError::Read {
         path: args.input.clone(),
         source,
@@ -243,6 +247,7 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
         path: args.input.clone(),
         source,
     })?;
+    drop(reading);
     let writer = writer(args, &profile, format)?;
     let result = match target {
         Target::Stdout => {
@@ -255,6 +260,8 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
             }
         }
         Target::File(path) => {
+            // Not on the terminal while the report itself may go there.
+            let _writing = crate::progress::spinner("writing the report");
             File::create(path).and_then(|f| write_all(&*writer, &profile, &mut BufWriter::new(f)))
         }
     };
