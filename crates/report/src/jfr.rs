@@ -365,8 +365,9 @@ fn pooled(name: &str, type_id: u64, text: &str) -> Element {
 
 fn event_class(id: u64, name: &str, text: &str, category: &[&str], description: &str) -> Element {
     let mut cat = Element::new("annotation").attr("class", id::CATEGORY);
+    // An array value is one attribute per element, `value-0`, `value-1`...
     for (i, c) in category.iter().enumerate() {
-        cat = cat.attr(["value-0", "value-1", "value-2"][i.min(2)], c);
+        cat = cat.attr(format!("value-{i}"), c);
     }
     Element::new("class")
         .attr("name", name)
@@ -579,7 +580,7 @@ fn metadata(metrics: &[Metric], alloc: bool) -> Vec<u8> {
     out.0
 }
 
-/// Events of one kind, with the tick each thread has reached.
+/// The events written so far, and the latest tick of any thread's samples.
 struct Events {
     out: Buf,
     end_tick: u64,

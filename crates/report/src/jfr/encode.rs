@@ -95,7 +95,7 @@ pub(crate) fn varint_len(v: u64) -> usize {
 #[derive(Debug)]
 pub(crate) struct Element {
     name: &'static str,
-    attributes: Vec<(&'static str, String)>,
+    attributes: Vec<(String, String)>,
     children: Vec<Element>,
 }
 
@@ -108,8 +108,8 @@ impl Element {
         }
     }
 
-    pub(crate) fn attr(mut self, name: &'static str, value: impl ToString) -> Self {
-        self.attributes.push((name, value.to_string()));
+    pub(crate) fn attr(mut self, name: impl ToString, value: impl ToString) -> Self {
+        self.attributes.push((name.to_string(), value.to_string()));
         self
     }
 
@@ -143,7 +143,7 @@ impl Element {
         out.varint(index[self.name] as u64);
         out.varint(self.attributes.len() as u64);
         for (k, v) in &self.attributes {
-            out.varint(index[k] as u64);
+            out.varint(index[k.as_str()] as u64);
             out.varint(index[v.as_str()] as u64);
         }
         out.varint(self.children.len() as u64);
