@@ -110,3 +110,98 @@ fn run_writes_speedscope_and_pprof_by_extension() {
         "{text}"
     );
 }
+
+/// Per stack (outermost first, `;`-joined): the `calls` of the `ferrofluid.CallingContext`
+/// events of `file`, as JDK 17's `jfr print --json` reads them.
+fn jfr_calls(file: &Path) -> Vec<(String, u64)> {
+    let jfr = Path::new(ferrofluid_testkit::JDK17_HOME).join("bin/jfr");
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(&jfr)
+        .args(["print", "--json", "--events", "ferrofluid.CallingContext"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut rows: Vec<(String, u64)> = doc["recording"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let v = &e["values"];
+            let mut frames: Vec<String> = v["stackTrace"]["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let m = &f["method"];
+                    format!(
+                        "{}.{}",
+                        m["type"]["name"].as_str().unwrap(),
+                        m["name"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            frames.reverse();
+            (frames.join(";"), v["calls"].as_u64().unwrap())
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn run_and_report_write_jfr_that_jfr_print_reads() {
+    let dir = compile("gate/base/Gate.java", "exports-jfr");
+    let want = [
+        ("Gate.root".to_owned(), 1),
+        ("Gate.root;Gate.check".to_owned(), 1),
+        ("Gate.root;Gate.step".to_owned(), 3),
+    ];
+
+    let jfr = dir.join("gate.jfr");
+    gate(&jfr, &dir);
+    assert_eq!(&std::fs::read(&jfr).unwrap()[..4], b"FLR\0");
+    assert_eq!(jfr_calls(&jfr), want);
+
+    // The same from a saved profile.
+    let json = dir.join("gate.json");
+    gate(&json, &dir);
+    let converted = dir.join("converted.jfr");
+    let out = common::ferrofluid()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(&converted)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(jfr_calls(&converted), want);
+
+    // A name that says no format lists every one.
+    let out = common::ferrofluid()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(dir.join("p.svg"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.ends_with(
+            "; name a .txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr \
+             file, or pass --format\n"
+        ),
+        "{stderr}"
+    );
+}

@@ -9,6 +9,7 @@
 //! | `.json` | [`json`] | the profile document of `docs/json-schema.md` |
 //! | `.pb.gz`, `.pprof` | [`pprof`] | pprof's protobuf, for `go tool pprof`, Pyroscope, Parca |
 //! | `.speedscope.json` | [`speedscope`] | speedscope's file format |
+//! | `.jfr` | [`jfr`] | a JFR recording, for JDK Mission Control and the JDK's `jfr` tool |
 //!
 //! A code-region profile (`"mode":"region"`, [`Profile::regions`]) is rendered by the text and
 //! HTML writers as a summary table and latency distributions; folded stacks get one line per
@@ -44,6 +45,7 @@ pub mod collapsed;
 pub mod diff;
 mod flame;
 pub mod html;
+pub mod jfr;
 pub mod json;
 mod metrics;
 pub mod pprof;
@@ -137,11 +139,13 @@ pub enum Format {
     Pprof,
     /// speedscope's JSON file format (`.speedscope.json`).
     Speedscope,
+    /// A JFR recording (`.jfr`).
+    Jfr,
 }
 
 /// A format name that is not one of ours.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown report format {0:?} (expected txt, html, collapsed or json)")]
+#[error("unknown report format {:?} (expected {names})", .0, names = Format::NAMES)]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {
@@ -155,6 +159,7 @@ impl FromStr for Format {
             "json" => Ok(Format::Json),
             "pprof" | "pb.gz" => Ok(Format::Pprof),
             "speedscope" | "speedscope.json" => Ok(Format::Speedscope),
+            "jfr" => Ok(Format::Jfr),
             _ => Err(UnknownFormat(s.to_owned())),
         }
     }
@@ -164,8 +169,15 @@ impl Format {
     /// The report formats, in documentation order.
     pub const ALL: [Format; 4] = [Format::Text, Format::Html, Format::Collapsed, Format::Json];
 
-    /// The formats other tools read (pprof, speedscope).
-    pub const EXPORTS: [Format; 2] = [Format::Pprof, Format::Speedscope];
+    /// The formats other tools read (pprof, speedscope, JFR).
+    pub const EXPORTS: [Format; 3] = [Format::Pprof, Format::Speedscope, Format::Jfr];
+
+    /// Every format's name, for messages.
+    pub const NAMES: &'static str = "txt, html, collapsed, json, pprof, speedscope or jfr";
+
+    /// Every file extension that names a format, for messages.
+    pub const EXTENSIONS: &'static str =
+        ".txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr";
 
     /// The format named by a file's extension, if it names one; the two-part extensions
     /// `.pb.gz` and `.speedscope.json` first.
@@ -191,6 +203,7 @@ impl Format {
             Format::Json => "json",
             Format::Pprof => "pb.gz",
             Format::Speedscope => "speedscope.json",
+            Format::Jfr => "jfr",
         }
     }
 
@@ -203,6 +216,7 @@ impl Format {
             Format::Json => Box::new(json::JsonReport::default()),
             Format::Pprof => Box::new(pprof::PprofReport::default()),
             Format::Speedscope => Box::new(speedscope::SpeedscopeReport::default()),
+            Format::Jfr => Box::new(jfr::JfrReport::default()),
         }
     }
 }
@@ -217,7 +231,7 @@ mod tests {
         assert_eq!("folded".parse::<Format>(), Ok(Format::Collapsed));
         assert_eq!(
             "svg".parse::<Format>().unwrap_err().to_string(),
-            "unknown report format \"svg\" (expected txt, html, collapsed or json)"
+            "unknown report format \"svg\" (expected txt, html, collapsed, json, pprof, speedscope or jfr)"
         );
         assert_eq!(
             Format::from_path(Path::new("out/p.txt")),

@@ -193,10 +193,11 @@ pub struct AttachArgs {
     pub pid: u32,
     #[command(flatten)]
     pub flags: AgentFlags,
-    /// Profile, then write the report here (.txt, .html, .collapsed, .json; `-`: text to the
-    /// terminal). Profiling runs for --duration, or until Enter (stdin a terminal), Ctrl-C,
-    /// SIGTERM or the JVM's exit; then the agent removes its probes and goes dormant. Exit status
-    /// 1 if no --root/--region pattern ever matched a method.
+    /// Profile, then write the report here (.txt, .html, .collapsed, .json; the exports .pb.gz,
+    /// .speedscope.json, .jfr; `-`: text to the terminal). Profiling runs for --duration, or
+    /// until Enter (stdin a terminal), Ctrl-C, SIGTERM or the JVM's exit; then the agent removes
+    /// its probes and goes dormant. Exit status 1 if no --root/--region pattern ever matched a
+    /// method.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Detach the agent after connecting: it removes everything it did and goes dormant.
@@ -736,8 +737,9 @@ pub(crate) fn report_format(path: &Path) -> Result<ferrofluid_report::Format, St
     }
     ferrofluid_report::Format::from_path(path).ok_or_else(|| {
         format!(
-            "cannot tell the report format from {}; name a .txt, .html, .collapsed or .json file",
-            path.display()
+            "cannot tell the report format from {}; name a {} file",
+            path.display(),
+            ferrofluid_report::Format::EXTENSIONS
         )
     })
 }
@@ -1061,7 +1063,7 @@ mod tests {
         assert_eq!(report_format(Path::new("a/p.json")), Ok(Format::Json));
         assert_eq!(
             report_format(Path::new("p.svg")),
-            Err("cannot tell the report format from p.svg; name a .txt, .html, .collapsed or .json file".into())
+            Err("cannot tell the report format from p.svg; name a .txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr file".into())
         );
     }
 

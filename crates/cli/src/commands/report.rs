@@ -89,6 +89,9 @@ pub enum FormatArg {
     /// speedscope's file format.
     #[value(name = "speedscope")]
     Speedscope,
+    /// A JFR recording, for JDK Mission Control and the JDK's `jfr` tool.
+    #[value(name = "jfr")]
+    Jfr,
 }
 
 impl From<FormatArg> for Format {
@@ -100,6 +103,7 @@ impl From<FormatArg> for Format {
             FormatArg::Json => Format::Json,
             FormatArg::Pprof => Format::Pprof,
             FormatArg::Speedscope => Format::Speedscope,
+            FormatArg::Jfr => Format::Jfr,
         }
     }
 }
@@ -124,7 +128,7 @@ pub enum ReportCmdError {
         source: ferrofluid_profile::DocumentError,
     },
     /// Neither --format nor the extension of -o names a format.
-    #[error("cannot tell the report format from {}; name a .txt, .html, .collapsed or .json file, or pass --format", path.display())]
+    #[error("cannot tell the report format from {}; name a {} file, or pass --format", path.display(), Format::EXTENSIONS)]
     NoFormat {
         /// Output path.
         path: PathBuf,
@@ -231,6 +235,10 @@ fn serve(
 
 fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
     let (target, format) = plan(args)?;
+    let reading = match target {
+        Target::File(_) => Some(crate::progress::spinner("reading the profile")),
+        Target::Stdout => None,
+    };
     let bytes = std::fs::read(&args.input).map_err(|source| ReportCmdError::Read {
         path: args.input.clone(),
         source,
@@ -239,6 +247,7 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
         path: args.input.clone(),
         source,
     })?;
+    drop(reading);
     let writer = writer(args, &profile, format)?;
     let result = match target {
         Target::Stdout => {
@@ -251,6 +260,8 @@ fn convert(args: &ReportArgs) -> Result<(), ReportCmdError> {
             }
         }
         Target::File(path) => {
+            // Not on the terminal while the report itself may go there.
+            let _writing = crate::progress::spinner("writing the report");
             File::create(path).and_then(|f| write_all(&*writer, &profile, &mut BufWriter::new(f)))
         }
     };
@@ -381,7 +392,7 @@ mod tests {
         let a = parse(&["p.json", "-o", "out.svg"]);
         assert_eq!(
             plan(&a).unwrap_err().to_string(),
-            "cannot tell the report format from out.svg; name a .txt, .html, .collapsed or .json file, or pass --format"
+            "cannot tell the report format from out.svg; name a .txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr file, or pass --format"
         );
         let err = Cmd::try_parse_from(["report", "p.json", "--format", "svg"]).unwrap_err();
         assert!(err

@@ -19,8 +19,9 @@ use crate::interrupt::{self, Interrupts, Mode};
 pub struct RunArgs {
     #[command(flatten)]
     pub flags: AgentFlags,
-    /// Write the report here when the JVM exits (.txt, .html, .collapsed, .json; `-`: text to the
-    /// terminal, the default without --file). Without --root the whole program is profiled.
+    /// Write the report here when the JVM exits (.txt, .html, .collapsed, .json; the exports
+    /// .pb.gz, .speedscope.json, .jfr; `-`: text to the terminal, the default without --file).
+    /// Without --root the whole program is profiled.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Serve a live web UI of the profile on ADDR while the program runs (default 127.0.0.1:0:

@@ -99,6 +99,11 @@
       for (let i = 0; i < node.tot.length; i++) node.tot[i] += k.tot[i];
     }
   }
+  // A thread's group: its name with the last run of digits as `*` (pool-1-thread-7 and
+  // pool-1-thread-9 -> pool-1-thread-*), so a pool's threads share one.
+  function threadGroup(name) {
+    return name.replace(/\d+(?=\D*$)/, "*");
+  }
   function build(doc, ms, how, inverted) {
     const threads = doc.threads || [];
     const n = ms.length;
@@ -109,6 +114,20 @@
     } else if (how === "each") {
       root = newNode("all", "all threads", "all threads (" + threads.length + ")", n);
       threads.forEach((t, i) => addInto(child(root, "thread#" + i, t.name, "thread " + t.name, n), t.root, ms));
+    } else if (how === "groups") {
+      const groups = new Map();
+      for (const t of threads) {
+        const g = threadGroup(t.name);
+        if (!groups.has(g)) groups.set(g, []);
+        groups.get(g).push(t);
+      }
+      root = newNode("all", "all threads", `all threads (${threads.length}, ${groups.size} groups)`, n);
+      for (const [g, ts] of groups) {
+        const one = ts.length === 1;
+        const name = one ? ts[0].name : g;
+        const node = child(root, "group#" + g, name, one ? "thread " + name : `threads ${g} (${ts.length}, merged)`, n);
+        for (const t of ts) addInto(node, t.root, ms);
+      }
     } else {
       const t = threads[Number(how)];
       root = newNode("all", t ? t.name : "?", t ? "thread " + t.name : "?", n);
@@ -165,10 +184,11 @@
     const threads = st.doc.threads || [];
     const tnames = threads.map((t) => t.name).join("\u0000");
     if (tsel.dataset.names !== tnames) {
-      tsel.innerHTML = `<option value="merged">all, merged</option><option value="each">all, one tower each</option>` +
+      tsel.innerHTML = `<option value="merged">all, merged</option><option value="groups">all, grouped by name</option>` +
+        `<option value="each">all, one tower each</option>` +
         threads.map((t, i) => `<option value="${i}">${esc(t.name)}</option>`).join("");
       tsel.dataset.names = tnames;
-      if (st.threads !== "merged" && st.threads !== "each" && Number(st.threads) >= threads.length) st.threads = "merged";
+      if (!["merged", "groups", "each"].includes(st.threads) && Number(st.threads) >= threads.length) st.threads = "merged";
       tsel.value = st.threads;
     }
     const hasRegions = Array.isArray(st.doc.regions);
