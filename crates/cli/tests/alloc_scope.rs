@@ -44,7 +44,11 @@ fn check_in_root_counts(doc: &Value, every: u64) {
     };
     // Per thread: `root` 1000, `recurse(9)` 2 per level, `thrower` 1 each of 5 times; the
     // 2 * 3250 + 100 made by the same method outside the roots are not counted.
-    assert_eq!(allocated("Scoped$Item"), Some(2 * (1000 + 20 + 5)), "{classes:?}");
+    assert_eq!(
+        allocated("Scoped$Item"),
+        Some(2 * (1000 + 20 + 5)),
+        "{classes:?}"
+    );
     assert_eq!(allocated("java.lang.IllegalStateException"), Some(2 * 5));
     // Allocated outside every root only: its method is not in the subgraph.
     assert_eq!(allocated("Scoped$Other"), None, "{classes:?}");
@@ -56,7 +60,10 @@ fn check_in_root_counts(doc: &Value, every: u64) {
         .collect();
     assert_eq!(item.len(), 1, "{sites:?}");
     assert_eq!(item[0]["method"], "Scoped.make()Ljava/lang/Object;");
-    let item = classes.iter().find(|c| c["class"] == "Scoped$Item").unwrap();
+    let item = classes
+        .iter()
+        .find(|c| c["class"] == "Scoped$Item")
+        .unwrap();
     // The first of the site and every `every`-th after it.
     assert_eq!(u(&item["tracked"]), (2 * 1025u64).div_ceil(every));
 }
@@ -69,6 +76,9 @@ fn only_allocations_inside_the_roots_count_with_lazy_revelation() {
 
 #[test]
 fn only_allocations_inside_the_roots_count_with_the_eager_plan() {
-    let doc = scoped("alloc-scope-eager", &["--scheme", "eager", "--track-every", "7"]);
+    let doc = scoped(
+        "alloc-scope-eager",
+        &["--scheme", "eager", "--track-every", "7"],
+    );
     check_in_root_counts(&doc, 7);
 }

@@ -71,7 +71,14 @@ pub fn instrument<'a>(
         let results: Vec<Called> = calls
             .methods
             .into_iter()
-            .map(|m| (m.id, m.name.into_owned(), m.descriptor.into_owned(), m.result))
+            .map(|m| {
+                (
+                    m.id,
+                    m.name.into_owned(),
+                    m.descriptor.into_owned(),
+                    m.result,
+                )
+            })
             .collect();
         (calls.bytes, results)
     };
@@ -84,7 +91,11 @@ type Called = (u32, String, String, Result<(), SkipReason>);
 /// One outcome per method of the two passes: patched if either pass patched it; a failure of
 /// the `alloc` pass (other than finding no allocation) wins, since then its allocations are not
 /// counted.
-fn merge<'a>(allocs: Instrumented<'a>, bytes: Option<Vec<u8>>, calls: &[Called]) -> Instrumented<'a> {
+fn merge<'a>(
+    allocs: Instrumented<'a>,
+    bytes: Option<Vec<u8>>,
+    calls: &[Called],
+) -> Instrumented<'a> {
     let methods = allocs
         .methods
         .into_iter()
@@ -157,7 +168,10 @@ mod tests {
             return;
         };
         let committed: &[u8] = include_bytes!("AllocScope.class");
-        assert!(made == committed, "recompile AllocScope.java (see its comment)");
+        assert!(
+            made == committed,
+            "recompile AllocScope.java (see its comment)"
+        );
     }
 
     /// With roots the subgraph is revealed as the scheme says; without, every class is planned
