@@ -1,12 +1,14 @@
 //! Allocation mode with roots, in real JVMs: only the allocations made while the thread is
 //! inside a root invocation count (the same allocating method called inside and outside the
 //! roots, on 2 threads at once; a recursive root; a root left by an exception), with the call
-//! subgraph revealed lazily or planned eagerly.
+//! subgraph revealed lazily or planned eagerly; under `run` on JDK 17 and `-agentpath` on JDK 25.
+
+use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::{compile, run_java_with};
+use common::{agent, compile, run_java_with};
 use ferrofluid_testkit::read_profile_json;
 
 fn u(v: &Value) -> u64 {
@@ -81,4 +83,33 @@ fn only_allocations_inside_the_roots_count_with_the_eager_plan() {
         &["--scheme", "eager", "--track-every", "7"],
     );
     check_in_root_counts(&doc, 7);
+}
+
+/// `-agentpath:…=mode=alloc,root=…` on JDK 25 (or 21): the same counts.
+#[test]
+fn only_allocations_inside_the_roots_count_through_agentpath_on_jdk25() {
+    let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("Scoped.java", "alloc-scope-jdk25");
+    let out = dir.join("out.json");
+    let output = Command::new(home.join("bin/java"))
+        .arg(format!(
+            "-agentpath:{}=mode=alloc,root=Scoped::root,root=Scoped::recurse,\
+             root=Scoped::thrower,track-every=5,file={}",
+            agent().display(),
+            out.display()
+        ))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Scoped")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    check_in_root_counts(&read_profile_json(&out), 5);
 }
