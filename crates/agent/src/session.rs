@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ferrofluid_classfile::{instrument, CallSite, MethodSite, ProbeOptions, Selection, SkipReason};
+use ferrofluid_classfile::{CallSite, MethodSite, ProbeOptions, Selection, SkipReason};
 use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, Object, WeakGlobalClass, WeakGlobalRef};
 use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
@@ -497,7 +497,7 @@ impl Session {
             site_base: self.site_base,
             methods_only: self.instrumentation.selection == Chosen::Methods,
         };
-        match instrument(bytes, &options, &mut selection) {
+        match crate::memory::scope::instrument(bytes, &options, &mut selection) {
             Ok(out) => {
                 for m in &out.methods {
                     if let Err(reason) = &m.result {

@@ -4,6 +4,12 @@
 /// `--release release`, read from `class` (its path under the output directory); `None` when
 /// there is no JDK 17 javac here (the caller skips).
 pub fn compiled(src: &str, release: &str, class: &str) -> Option<Vec<u8>> {
+    compiled_with(&[src], release, class)
+}
+
+/// As [`compiled`], for a source that needs others (`srcs[0]`; the others compiled with it).
+pub fn compiled_with(srcs: &[&str], release: &str, class: &str) -> Option<Vec<u8>> {
+    let src = srcs[0];
     let javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
     if !std::path::Path::new(javac).exists() {
         eprintln!("skipped: no JDK 17 javac");
@@ -17,7 +23,10 @@ pub fn compiled(src: &str, release: &str, class: &str) -> Option<Vec<u8>> {
     let ok = std::process::Command::new(javac)
         .args(["--release", release, "-d"])
         .arg(&out)
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(src))
+        .args(
+            srcs.iter()
+                .map(|s| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(s)),
+        )
         .status()
         .unwrap()
         .success();

@@ -52,13 +52,14 @@ impl Engine for Alloc {
         })
     }
 
-    /// With roots, the methods of their call subgraph as class-hierarchy analysis finds it
-    /// (the `alloc` probe has no entry probe to reveal callees as they run).
+    /// With roots, their call subgraph revealed as the scheme says (entry/exit probes calling
+    /// `ferrofluid/AllocScope` keep each thread's root depth and reveal callees: `memory::scope`).
     fn plan(&self, options: &AgentOptions) -> PlanConfig {
         PlanConfig {
             roots: options.roots.clone(),
             scheme: match options.scheme {
-                Scheme::Lazy => Scheme::Eager,
+                // Without roots every class is instrumented as it loads; nothing is revealed.
+                Scheme::Lazy if options.roots.is_empty() => Scheme::Eager,
                 s => s,
             },
             filter: platform_excluded(&options.filter),
@@ -73,7 +74,10 @@ impl Engine for Alloc {
         let installed = crate::jvm::java_vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
-            .and_then(|env| memory::install(&env));
+            .and_then(|env| {
+                memory::install(&env)?;
+                memory::scope::configure(&env, !options.roots.is_empty())
+            });
         if let Err(e) = &installed {
             log::error!("alloc: {e}; nothing is instrumented");
         }
@@ -101,9 +105,16 @@ impl Engine for Alloc {
         memory::snapshot(profile);
     }
 
-    fn enter(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
+    /// With roots only (without, the `alloc` probe is the only one).
+    #[inline(always)]
+    fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
+        memory::scope::enter(env, id, start)
+    }
 
-    fn exit(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
+    #[inline(always)]
+    fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
+        memory::scope::exit(env, id, start)
+    }
 }
 
 /// The JDK's own packages, never given `alloc` probes: allocation sites in platform code that

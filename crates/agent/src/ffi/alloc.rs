@@ -80,7 +80,7 @@ pub fn read_counts(env: &JniEnv<'_>, sites: usize) -> Option<Vec<i64>> {
 ///
 /// # Safety
 /// `args` must match the parameters of `signature`, and `returns_object` its return type.
-unsafe fn call_static<'a>(
+pub(super) unsafe fn call_static<'a>(
     env: &JniEnv<'a>,
     class: Class<'_>,
     name: &CStr,

@@ -17,6 +17,7 @@
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
 
 pub mod alloc;
+pub mod alloc_scope;
 pub mod callbacks;
 pub mod count;
 pub mod entry;

@@ -22,6 +22,8 @@ use rustc_hash::FxHashMap;
 
 use crate::ffi::alloc as jni;
 
+pub mod scope;
+
 /// Default stack depth of tracked objects.
 pub const DEFAULT_STACK_DEPTH: u32 = 64;
 /// Tracked objects alive at once, at most: past it, objects are counted but not tracked.
