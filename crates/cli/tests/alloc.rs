@@ -292,7 +292,11 @@ fn path<'a>(mut node: &'a Value, path: &[&str]) -> &'a Value {
             .unwrap()
             .iter()
             .find(|c| {
-                let name = format!("{}.{}", c["class"].as_str().unwrap(), c["method"].as_str().unwrap());
+                let name = format!(
+                    "{}.{}",
+                    c["class"].as_str().unwrap(),
+                    c["method"].as_str().unwrap()
+                );
                 name.trim_end_matches('.') == *step
             })
             .unwrap_or_else(|| panic!("no {step} under {}", node["class"]));
