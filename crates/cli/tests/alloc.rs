@@ -273,3 +273,150 @@ fn the_leaking_class_comes_first_by_generations() {
     let first = text.lines().find(|l| l.starts_with("1. ")).unwrap();
     assert!(first.starts_with("1. Leak$Entry: "), "{text}");
 }
+
+/// The site of `method` (Java class name, method name and descriptor) allocating `class`.
+fn site<'a>(doc: &'a Value, method: &str, class: &str) -> &'a Value {
+    doc["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["method"] == method && s["class"] == class)
+        .unwrap_or_else(|| panic!("no site {method} allocating {class}: {}", doc["sites"]))
+}
+
+/// The node reached from `node` through the children whose `class.method` are `path`.
+fn path<'a>(mut node: &'a Value, path: &[&str]) -> &'a Value {
+    for step in path {
+        node = node["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| {
+                let name = format!(
+                    "{}.{}",
+                    c["class"].as_str().unwrap(),
+                    c["method"].as_str().unwrap()
+                );
+                name.trim_end_matches('.') == *step
+            })
+            .unwrap_or_else(|| panic!("no {step} under {}", node["class"]));
+    }
+    node
+}
+
+const JDK_OUTPUT: &str = "1000 1000 1000 1000 2000\n";
+
+/// `ferrofluid run --mode alloc FLAGS -o OUT -- java -cp DIR JdkAllocs 1000` on the JDK at
+/// `home`: the program's output is unchanged; the profile.
+fn jdk_allocs(home: &Path, tag: &str, flags: &[&str]) -> Value {
+    let dir = compile("JdkAllocs.java", tag);
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "alloc"])
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(home.join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .args(["JdkAllocs", "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), JDK_OUTPUT);
+    read_profile_json(&out)
+}
+
+/// Whole program: the JDK's own allocation sites are counted, with the program's calls above
+/// them on the allocation paths.
+fn check_jdk_sites(doc: &Value) {
+    let node = site(
+        doc,
+        "java.util.HashMap.newNode(ILjava/lang/Object;Ljava/lang/Object;Ljava/util/HashMap$Node;)Ljava/util/HashMap$Node;",
+        "java.util.HashMap$Node",
+    );
+    assert_eq!(u(&node["allocated"]), 1000);
+    let linked = site(
+        doc,
+        "java.util.LinkedList.linkLast(Ljava/lang/Object;)V",
+        "java.util.LinkedList$Node",
+    );
+    assert_eq!(u(&linked["allocated"]), 1000);
+    // TreeMap: the first entry of an empty map, then 999 more.
+    let first = site(
+        doc,
+        "java.util.TreeMap.addEntryToEmptyMap(Ljava/lang/Object;Ljava/lang/Object;)V",
+        "java.util.TreeMap$Entry",
+    );
+    let more = site(
+        doc,
+        "java.util.TreeMap.addEntry(Ljava/lang/Object;Ljava/lang/Object;Ljava/util/TreeMap$Entry;Z)V",
+        "java.util.TreeMap$Entry",
+    );
+    assert_eq!((u(&first["allocated"]), u(&more["allocated"])), (1, 999));
+    // Every node is tracked (`--track-every 1`): the path of the program's puts holds them all.
+    let main = common::thread(doc, "main");
+    let nodes = path(
+        &main["root"],
+        &[
+            "JdkAllocs.main",
+            "java.util.HashMap.put",
+            "java.util.HashMap.putVal",
+            "java.util.HashMap.newNode",
+            "java.util.HashMap$Node",
+        ],
+    );
+    assert_eq!(u(&nodes["objects"]), 1000);
+    assert_eq!(u(&nodes["bytes"]), 1000 * 32);
+    // StringBuilder's arrays: allocated inside the JDK, on the program's appends.
+    path(
+        &main["root"],
+        &["JdkAllocs.main", "java.lang.StringBuilder.append"],
+    );
+}
+
+#[test]
+fn jdk_allocation_sites_are_counted_whole_program() {
+    let doc = jdk_allocs(Path::new(JDK17_HOME), "alloc-jdk", &["--track-every", "1"]);
+    check_jdk_sites(&doc);
+}
+
+#[test]
+fn jdk_allocation_sites_are_counted_on_jdk25() {
+    let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
+        return;
+    };
+    let doc = jdk_allocs(&home, "alloc-jdk25-sites", &["--track-every", "1"]);
+    check_jdk_sites(&doc);
+}
+
+#[test]
+fn an_include_of_a_jdk_package_selects_its_sites() {
+    let doc = jdk_allocs(
+        Path::new(JDK17_HOME),
+        "alloc-jdk-include",
+        &["--include", "java.util.**", "--track-every", "0"],
+    );
+    let sites = doc["sites"].as_array().unwrap();
+    assert!(!sites.is_empty());
+    for s in sites {
+        assert!(
+            s["method"].as_str().unwrap().starts_with("java.util."),
+            "{s}"
+        );
+    }
+    let linked = site(
+        &doc,
+        "java.util.LinkedList.linkLast(Ljava/lang/Object;)V",
+        "java.util.LinkedList$Node",
+    );
+    assert_eq!(u(&linked["allocated"]), 1000);
+}

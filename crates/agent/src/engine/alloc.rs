@@ -62,7 +62,7 @@ impl Engine for Alloc {
                 Scheme::Lazy if options.roots.is_empty() => Scheme::Eager,
                 s => s,
             },
-            filter: platform_excluded(&options.filter),
+            filter: options.filter.clone(),
             skip_trivial: false,
             adaptive: false,
         }
@@ -115,20 +115,4 @@ impl Engine for Alloc {
     fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
         memory::scope::exit(env, id, start)
     }
-}
-
-/// The JDK's own packages, never given `alloc` probes: allocation sites in platform code that
-/// runs while the JVM initialises (thread and launcher setup) leave a pending exception the VM
-/// does not expect, and it aborts. The application's own allocations are all counted.
-const PLATFORM: [&str; 4] = ["java.**", "jdk.**", "sun.**", "com.sun.**"];
-
-/// `filter` with the JDK's packages excluded.
-fn platform_excluded(filter: &ferrofluid_subgraph::ClassFilter) -> ferrofluid_subgraph::ClassFilter {
-    let mut filter = filter.clone();
-    filter.exclude.extend(
-        PLATFORM
-            .iter()
-            .filter_map(|p| p.parse::<ferrofluid_subgraph::ClassPattern>().ok()),
-    );
-    filter
 }

@@ -36,15 +36,23 @@ public final class Alloc {
         if (a == null) {
             a = chunk(i);
         }
-        int j = (site & MASK) << 1;
-        long n = (long) AT.getAndAdd(a, j, 1L);
-        if (o.getClass().isArray()) {
-            AT.getAndAdd(a, j + 1, (long) Array.getLength(o));
-        }
+        long n = count(a, (site & MASK) << 1, o);
         long e = every;
         if (n == 0 || (e > 0 && n % e == 0)) {
             sample(o, site);
         }
+    }
+
+    /**
+     * Adds {@code o} to the counters at {@code j} (an array's length at {@code j + 1}); returns
+     * the objects counted there before it.
+     */
+    private static long count(long[] a, int j, Object o) {
+        long n = (long) AT.getAndAdd(a, j, 1L);
+        if (o.getClass().isArray()) {
+            AT.getAndAdd(a, j + 1, (long) Array.getLength(o));
+        }
+        return n;
     }
 
     /** The chunk of counters {@code i}, created on first use. */
@@ -62,8 +70,14 @@ public final class Alloc {
         return c[i];
     }
 
-    /** Forgets every count and samples every {@code every}-th allocation of each site from now on. */
+    /**
+     * Forgets every count and samples every {@code every}-th allocation of each site from now on.
+     * Runs before any class carries probes, and first runs the counting path once: linking its
+     * {@code VarHandle} call sites allocates in the JDK's own (probed) code, which would call
+     * {@link #alloc} again, before that link exists, until the stack overflows.
+     */
     public static synchronized void reset(long every) {
+        count(new long[2], 0, new long[1]);
         chunks = new long[0][];
         Alloc.every = every;
     }

@@ -468,8 +468,10 @@ pub fn snapshot(profile: &mut Profile) {
     let names = frames.as_ref().map(|f| f.names.as_slice()).unwrap_or(&[]);
     let count_of = |s: usize| counts.get(2 * s).copied().unwrap_or(0).max(0) as u64;
     let elements_of = |s: usize| counts.get(2 * s + 1).copied().unwrap_or(0).max(0) as u64;
+    // Java class names, as the stack frames have them.
     let method_of = |id: u32| {
         crate::session::method_name(id)
+            .map(|(c, m, d)| (java_name(&c), m, d))
             .unwrap_or_else(|| (format!("<method {id}>"), String::new(), String::new()))
     };
 
