@@ -44,8 +44,9 @@ pub const FIRST_SESSION_ID: u32 = 2;
 
 /// The id that the probes of method `id` pass when they must reach the agent even while no thread
 /// is inside a root's extent (a root, a method an engine selects alone): `!id`, a negative int.
-/// The Java bodies of `Hooks.enter`/`exit`/`unwind` return without a JNI call for a
-/// non-negative id while `Hooks.active` is 0 (`ferrofluid_classfile::hooks_class`).
+/// The Java bodies of `Hooks.enter`/`exit`/`unwind`/`exitBlocks`/`unwindBlocks` return without
+/// a JNI call for a non-negative id while `Hooks.active` is 0
+/// (`ferrofluid_classfile::hooks_class`).
 pub const fn always_native(id: u32) -> u32 {
     !id
 }

@@ -2,7 +2,9 @@
 //! The `blocks` (or `blocks-precise`) probes keep a counter per invocation in a local of the
 //! method: one `iinc` per basic block, in Java, no call. The method's exit and unwind probes hand
 //! the counter to the agent with the method id (`Hooks.exitBlocks`/`unwindBlocks`), its entry
-//! probe the id alone. No clock is read: a profile is the same on any machine and under any load.
+//! probe the id alone. Like `Hooks.enter`/`exit`, the block exits return in Java while no thread
+//! is inside a root (`Hooks.active` 0) unless the id is a root's `~id`; with no root `active`
+//! stays 1, so every probe reaches the agent. No clock is read: a profile is the same on any machine and under any load.
 //!
 //! Per thread the agent keeps a calling context tree (JP's method call tree) whose nodes carry
 //! `calls` and `bytecodes` (that method's own bytecodes in that context, callees excluded),
