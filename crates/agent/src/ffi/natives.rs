@@ -232,7 +232,8 @@ mod tests {
                 "unwindBlocks0"
             ]
         );
-        let older = names(&hooks_natives(false, false, false));
+        let older = hooks_natives(false, false, false);
+        let older = names(&older);
         assert_eq!(older[..3], ["enter", "exit", "unwind"]);
         assert_eq!(older[older.len() - 2..], ["exitBlocks", "unwindBlocks"]);
     }
