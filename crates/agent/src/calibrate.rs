@@ -452,23 +452,13 @@ mod tests {
     /// The committed class file is what javac makes of the committed source.
     #[test]
     fn class_file_matches_its_source() {
-        let javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
-        if !std::path::Path::new(javac).exists() {
-            eprintln!("skipped: no JDK 17 javac");
+        let Some(made) = crate::testing::compiled(
+            "src/calibrate/Calibrate.java",
+            "8",
+            "ferrofluid/Calibrate.class",
+        ) else {
             return;
-        }
-        let out = std::env::temp_dir().join(format!("ff-calibrate-{}", std::process::id()));
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src/calibrate/Calibrate.java");
-        let ok = std::process::Command::new(javac)
-            .args(["--release", "8", "-d"])
-            .arg(&out)
-            .arg(src)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let made = std::fs::read(out.join("ferrofluid/Calibrate.class")).unwrap();
-        let _ = std::fs::remove_dir_all(&out);
+        };
         assert!(
             made == super::BYTES,
             "recompile Calibrate.java (see its comment)"

@@ -35,6 +35,8 @@ pub mod ring;
 mod server;
 mod session;
 mod site_flags;
+#[cfg(test)]
+mod testing;
 mod vthread;
 
 pub use agent::AgentError;

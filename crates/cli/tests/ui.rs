@@ -486,9 +486,14 @@ fn top_shows_the_methods_and_leaves_the_jvm_as_it_was() {
         "{}",
         text()
     );
-    let status = ferrofluid().args(["attach", &pid]).output().unwrap();
+    let status = ferrofluid()
+        .args(["attach", &pid, "--agent"])
+        .arg(agent())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&status.stderr).into_owned();
     let status = String::from_utf8_lossy(&status.stdout);
-    assert!(status.contains("collecting:     no\n"), "{status}");
+    assert!(status.contains("collecting:     no\n"), "{status}{stderr}");
     assert!(
         status.contains("instrumented:   0 classes, 0 methods\n"),
         "{status}"

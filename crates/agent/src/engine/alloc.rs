@@ -61,7 +61,7 @@ impl Engine for Alloc {
                 Scheme::Lazy => Scheme::Eager,
                 s => s,
             },
-            filter: options.filter.clone(),
+            filter: platform_excluded(&options.filter),
             skip_trivial: false,
             adaptive: false,
         }
@@ -104,4 +104,20 @@ impl Engine for Alloc {
     fn enter(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
 
     fn exit(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
+}
+
+/// The JDK's own packages, never given `alloc` probes: allocation sites in platform code that
+/// runs while the JVM initialises (thread and launcher setup) leave a pending exception the VM
+/// does not expect, and it aborts. The application's own allocations are all counted.
+const PLATFORM: [&str; 4] = ["java.**", "jdk.**", "sun.**", "com.sun.**"];
+
+/// `filter` with the JDK's packages excluded.
+fn platform_excluded(filter: &ferrofluid_subgraph::ClassFilter) -> ferrofluid_subgraph::ClassFilter {
+    let mut filter = filter.clone();
+    filter.exclude.extend(
+        PLATFORM
+            .iter()
+            .filter_map(|p| p.parse::<ferrofluid_subgraph::ClassPattern>().ok()),
+    );
+    filter
 }

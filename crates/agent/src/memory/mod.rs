@@ -696,23 +696,11 @@ mod tests {
     /// The committed class file is what javac makes of the committed source.
     #[test]
     fn class_file_matches_its_source() {
-        let javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
-        if !std::path::Path::new(javac).exists() {
-            eprintln!("skipped: no JDK 17 javac");
+        let Some(made) =
+            crate::testing::compiled("src/memory/Alloc.java", "11", "ferrofluid/Alloc.class")
+        else {
             return;
-        }
-        let out = std::env::temp_dir().join(format!("ff-alloc-{}", std::process::id()));
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src/memory/Alloc.java");
-        let ok = std::process::Command::new(javac)
-            .args(["--release", "11", "-d"])
-            .arg(&out)
-            .arg(src)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let made = std::fs::read(out.join("ferrofluid/Alloc.class")).unwrap();
-        let _ = std::fs::remove_dir_all(&out);
+        };
         let committed: &[u8] = include_bytes!("Alloc.class");
         assert!(made == committed, "recompile Alloc.java (see its comment)");
     }
