@@ -1,7 +1,9 @@
 //! The `count` mode end to end in a real JVM (`tests/java/Count.java`): exact calls and
 //! executed bytecodes per calling context under both block definitions, derived below from the
 //! class's bytecode (javac 17, `--release 17`; `javap -c -p Count.class` shows the same
-//! instructions); identical profiles from two runs; `-agentpath`; the report writers.
+//! instructions); identical profiles from two runs; `-agentpath`; the report writers; `attach`
+//! (`tests/java/CountAttach.java`, the same methods) counting only the calls made after it, a
+//! thread that ended before the profile included.
 //!
 //! Derivations (each instruction executed counts 1):
 //! - `h()`: getstatic, iconst_1, iadd, putstatic, return: 5.
@@ -23,8 +25,9 @@
 //!   906; it calls `g(i % 4)` 100 times: 25 · (6 + 12 + 18 + 24) = 1500, which call `h`
 //!   25 · 6 = 150 times (750).
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -201,4 +204,94 @@ fn reports_weigh_by_bytecodes() {
         first.contains(" 12330 ") && first.ends_with("Count.g(I)V"),
         "{first}"
     );
+}
+
+/// `attach` to a program that ran the roots before: only the calls made after it are counted,
+/// exactly, and the thread that ran `work` and ended before the profile was written keeps its
+/// tree.
+#[test]
+#[allow(clippy::zombie_processes)] // a failed attach kills the target and panics
+fn attach_counts_the_calls_after_it_and_keeps_ended_threads() {
+    let dir = compile("CountAttach.java", "count-attach");
+    let (out, go) = (dir.join("out.json"), dir.join("go"));
+    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("CountAttach")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut java_out = BufReader::new(java.stdout.take().unwrap());
+    let mut line = String::new();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // `eager`: the whole subgraph is instrumented before profiling starts (attach reveals
+    // asynchronously, which `lazy` would leave to the first calls).
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(java.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "count", "--scheme", "eager"])
+        .args(["--root", "CountAttach::f", "--root", "CountAttach::work", "-o"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut l = String::new();
+        if stderr.read_line(&mut l).unwrap() == 0 {
+            let _ = java.kill();
+            panic!("attach ended before profiling: {lines:?}");
+        }
+        let profiling = l.starts_with("ferrofluid: profiling ");
+        lines.push(l);
+        if profiling {
+            break;
+        }
+    }
+    std::fs::write(&go, "").unwrap();
+    line.clear();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "done\n");
+    assert!(java.wait().unwrap().success());
+    let status = cli.wait().unwrap();
+    assert!(status.success(), "{lines:?}");
+
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["mode"], "count");
+    let mut names: Vec<&str> = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ended", "main"], "{doc}");
+    // One `f` after attach (the three before are not counted): the counts of `Count`'s `f`.
+    let main = &thread(&doc, "main")["root"];
+    assert_eq!(child_names(main), ["f"]);
+    let f = child(main, "f");
+    assert_eq!(counts(f), (1, 86));
+    assert_eq!(child_names(f), ["g", "h"]);
+    assert_eq!(counts(child(f, "h")), (10, 50));
+    let g = child(f, "g");
+    assert_eq!(counts(g), (10, 330));
+    assert_eq!(counts(child(g, "h")), (45, 225));
+    let ended = &thread(&doc, "ended")["root"];
+    assert_eq!(child_names(ended), ["work"]);
+    let work = child(ended, "work");
+    assert_eq!(counts(work), (1, 906));
+    let g = child(work, "g");
+    assert_eq!(counts(g), (100, 1500));
+    assert_eq!(counts(child(g, "h")), (150, 750));
+    for t in doc["threads"].as_array().unwrap() {
+        assert_eq!(t.get("unmatched_exits"), None, "{t}");
+    }
+    assert_eq!(doc.get("unrevealed_calls"), None, "{doc}");
 }
