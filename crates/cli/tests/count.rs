@@ -234,7 +234,13 @@ fn attach_counts_the_calls_after_it_and_keeps_ended_threads() {
         .arg("--agent")
         .arg(agent())
         .args(["--mode", "count", "--scheme", "eager"])
-        .args(["--root", "CountAttach::f", "--root", "CountAttach::work", "-o"])
+        .args([
+            "--root",
+            "CountAttach::f",
+            "--root",
+            "CountAttach::work",
+            "-o",
+        ])
         .arg(&out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -162,6 +162,17 @@ struct Node {
     bytecodes: u64,
 }
 
+impl Node {
+    fn new(method: u32, parent: u32) -> Node {
+        Node {
+            method,
+            parent,
+            calls: 0,
+            bytecodes: 0,
+        }
+    }
+}
+
 /// One thread's tree.
 struct Tree {
     nodes: Vec<Node>,
@@ -183,12 +194,7 @@ struct Tree {
 impl Tree {
     fn new() -> Tree {
         Tree {
-            nodes: vec![Node {
-                method: ROOT,
-                parent: ROOT_NODE,
-                calls: 0,
-                bytecodes: 0,
-            }],
+            nodes: vec![Node::new(ROOT, ROOT_NODE)],
             children: FxHashMap::default(),
             current: ROOT_NODE,
             overflow_depth: 0,
@@ -240,12 +246,7 @@ impl Tree {
             return c;
         }
         let index = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            method,
-            parent,
-            calls: 0,
-            bytecodes: 0,
-        });
+        self.nodes.push(Node::new(method, parent));
         self.children.insert((parent, method), index);
         index
     }
@@ -583,6 +584,39 @@ mod tests {
         );
         // Method ids in name order.
         assert_eq!(profile.methods.get(MethodId(0)).unwrap().method, "m6");
+    }
+
+    /// Calls that alternate between callees, and the same callee from two contexts, each find
+    /// their own node.
+    #[test]
+    fn contexts_find_their_children_in_any_order() {
+        let mut t = Tree::new();
+        t.enter(1);
+        for m in [2, 3, 2, 2, 3, 1] {
+            t.enter(m);
+            t.enter(2);
+            t.exit(2, 1);
+            t.exit(m, 10);
+        }
+        t.exit(1, 4);
+        let got: Vec<(u32, u32, u64, u64)> = t
+            .nodes
+            .iter()
+            .map(|n| (n.method, n.parent, n.calls, n.bytecodes))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (ROOT, 0, 0, 0),
+                (1, 0, 1, 4),
+                (2, 1, 3, 30),
+                (2, 2, 3, 3),
+                (3, 1, 2, 20),
+                (2, 4, 2, 2),
+                (1, 1, 1, 10),
+                (2, 6, 1, 1),
+            ]
+        );
     }
 
     #[test]
