@@ -384,12 +384,14 @@ pub(crate) struct Carried {
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
     pub ring: Option<Arc<Ring>>,
+    /// The `count` engine's tree of the thread.
+    count: Option<crate::engine::CountTree>,
 }
 
 impl Carried {
-    /// Nothing to keep: outside every root, uncounted, no ring.
+    /// Nothing to keep: outside every root, uncounted, no ring, no count tree.
     pub fn is_idle(&self) -> bool {
-        self.in_root == 0 && self.counted == 0 && self.ring.is_none()
+        self.in_root == 0 && self.counted == 0 && self.ring.is_none() && self.count.is_none()
     }
 
     /// Root frames open.
@@ -419,6 +421,7 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
                 counted: l.counted.replace(c.counted),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
+                count: crate::engine::swap_count_tree(c.count),
             }
         })
         .unwrap_or_default()

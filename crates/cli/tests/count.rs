@@ -3,7 +3,8 @@
 //! class's bytecode (javac 17, `--release 17`; `javap -c -p Count.class` shows the same
 //! instructions); identical profiles from two runs; `-agentpath`; the report writers; `attach`
 //! (`tests/java/CountAttach.java`, the same methods) counting only the calls made after it, a
-//! thread that ended before the profile included.
+//! thread that ended before the profile included; virtual threads (`tests/java/VThreads.java`,
+//! JDK 21+), each counted in its own tree across the carriers it runs on.
 //!
 //! Derivations (each instruction executed counts 1):
 //! - `h()`: getstatic, iconst_1, iadd, putstatic, return: 5.
@@ -33,7 +34,7 @@ use serde_json::Value;
 
 mod common;
 use common::{agent, child, child_names, compile, ferrofluid, run_java, thread};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+use ferrofluid_testkit::{jdk21_or_skip, read_profile_json, JDK17_HOME};
 
 const ROOTS: [&str; 6] = [
     "--root",
@@ -300,4 +301,62 @@ fn attach_counts_the_calls_after_it_and_keeps_ended_threads() {
         assert_eq!(t.get("unmatched_exits"), None, "{t}");
     }
     assert_eq!(doc.get("unrevealed_calls"), None, "{doc}");
+}
+
+/// 100 virtual threads run the root `task`, blocking after each of its 50 `leaf` calls so that
+/// they move between carriers: each has its own tree with `task`'s and `leaf`'s exact counts
+/// (`task(n)`: 2 + 3 · 51 (loop test) + 7 · 50 (iload, invokestatic leaf, iload, iload,
+/// invokestatic block, iinc, goto) + 1 = 506; `leaf(i)`: getstatic, iload, i2l, ladd,
+/// putstatic, return: 6), none on a carrier. Skipped without a JDK 21+.
+#[test]
+fn virtual_threads_count_in_their_own_trees() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreads.java", "count-vthreads");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "count", "--root", "VThreads::task"])
+        .args(["--include", "VThreads", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(jdk.join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreads")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    let doc = read_profile_json(&out);
+    let threads = doc["threads"].as_array().unwrap();
+    let virtuals: Vec<&Value> = threads.iter().filter(|t| t["virtual"] == true).collect();
+    assert_eq!(virtuals.len(), 100, "{doc}");
+    assert_eq!(threads.len(), 101, "100 virtual threads and main: {doc}");
+    let mut ids: Vec<u64> = virtuals.iter().map(|t| u(&t["id"])).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 100);
+    let main = thread(&doc, "main");
+    assert_eq!(main.get("virtual"), None);
+    for t in virtuals.iter().copied().chain([main]) {
+        if t["virtual"] == true {
+            assert_eq!(t["name"], format!("virtual#{}", t["id"]), "{t}");
+        }
+        let root = &t["root"];
+        assert_eq!(child_names(root), ["task"], "{t}");
+        let task = child(root, "task");
+        assert_eq!(counts(task), (1, 506), "{t}");
+        assert_eq!(child_names(task), ["block", "leaf"], "{t}");
+        assert_eq!(counts(child(task, "leaf")), (50, 300), "{t}");
+        assert_eq!(u(&child(task, "block")["calls"]), 50, "{t}");
+        assert_eq!(t.get("unmatched_exits"), None, "{t}");
+    }
 }

@@ -307,6 +307,37 @@ struct ThreadCounts {
     tree: Mutex<Tree>,
     /// [`Tree::current`], published after each probe (relaxed) for readers outside the thread.
     current: AtomicU32,
+    /// A virtual thread (its tree follows it from carrier to carrier).
+    is_virtual: bool,
+}
+
+/// A virtual thread's tree while it is not mounted (`hooks::Carried`).
+pub(crate) struct Carried {
+    thread: Arc<ThreadCounts>,
+    epoch: u32,
+}
+
+/// Puts `incoming` (a virtual thread's tree, or the carrier's own) in this OS thread's place and
+/// returns what was there: the probes of a virtual thread count into its own tree whatever
+/// carrier runs it. `None` in: the thread makes its tree at its next probe.
+pub(crate) fn swap_carried(incoming: Option<Carried>) -> Option<Carried> {
+    LOCAL
+        .try_with(|l| {
+            let out = l.thread.borrow_mut().take().map(|thread| Carried {
+                thread,
+                epoch: l.epoch.get(),
+            });
+            match incoming {
+                Some(c) => {
+                    *l.thread.borrow_mut() = Some(c.thread);
+                    l.epoch.set(c.epoch);
+                }
+                None => l.epoch.set(0),
+            }
+            out
+        })
+        .ok()
+        .flatten()
 }
 
 /// Every thread's counts of the current recording.
@@ -357,14 +388,26 @@ fn with_tree(env: *mut sys::JNIEnv, f: impl FnOnce(&mut Tree)) {
 #[cold]
 fn renew(l: &Local, env: *mut sys::JNIEnv, epoch: u32) {
     let old = l.thread.borrow_mut().take();
-    let (tree, name, java_id) = match &old {
-        Some(t) => (lock(&t.tree).restarted(), t.name.clone(), t.java_id),
+    let (tree, name, java_id, is_virtual) = match &old {
+        Some(t) => (
+            lock(&t.tree).restarted(),
+            t.name.clone(),
+            t.java_id,
+            t.is_virtual,
+        ),
         None => {
             l.naming.set(true);
             let (java_id, name) = crate::jvm::current_thread_identity(env);
             l.naming.set(false);
             let java_id = java_id.unwrap_or(0);
-            (Tree::new(), name.unwrap_or_else(|| "?".to_owned()), java_id)
+            let is_virtual = crate::vthread::mounted_key().is_some();
+            // Virtual threads mostly have no name: `virtual#ID`, as in the other modes.
+            let name = match name.filter(|n| !n.is_empty()) {
+                Some(n) => n,
+                None if is_virtual => format!("virtual#{java_id}"),
+                None => "?".to_owned(),
+            };
+            (Tree::new(), name, java_id, is_virtual)
         }
     };
     let counts = Arc::new(ThreadCounts {
@@ -373,6 +416,7 @@ fn renew(l: &Local, env: *mut sys::JNIEnv, epoch: u32) {
         java_id,
         current: AtomicU32::new(tree.current),
         tree: Mutex::new(tree),
+        is_virtual,
     });
     lock(&THREADS).push(Arc::clone(&counts));
     *l.thread.borrow_mut() = Some(counts);
@@ -462,6 +506,7 @@ fn snapshot_into(
         let mut thread = ThreadProfile::new(t.name.clone(), t.java_id, to_tree(&nodes, &ids));
         thread.overflow_calls = overflow_calls;
         thread.unmatched_exits = unmatched_exits;
+        thread.virtual_thread = t.is_virtual;
         out.push(thread);
     }
     profile.methods = methods;
@@ -553,6 +598,7 @@ mod tests {
             java_id: 7,
             current: AtomicU32::new(t.current),
             tree: Mutex::new(t),
+            is_virtual: false,
         };
         let _lock = crate::engine::TEST_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         restart();
