@@ -14,7 +14,8 @@
 //! behind a mutex that only that thread and snapshots take (uncontended); its current node is
 //! also an atomic, readable from any thread ([`current_node`]). Memory is bounded: at
 //! [`MAX_NODES`] nodes per thread, new contexts count into one overflow node, and the profile
-//! says how many calls went there.
+//! says how many calls went there. A virtual thread counts into a tree of its own, which moves
+//! with it from carrier to carrier in the hooks' carried state ([`swap_carried`]).
 //!
 //! Extents, roots, lazy revelation and the ignoring of the agent's own work are those of the
 //! `cpu` engine (`hooks::enter_gated`/`exit_gated`): a count profile covers the same calls.
