@@ -44,8 +44,9 @@ pub const FIRST_SESSION_ID: u32 = 2;
 
 /// The id that the probes of method `id` pass when they must reach the agent even while no thread
 /// is inside a root's extent (a root, a method an engine selects alone): `!id`, a negative int.
-/// The Java bodies of `Hooks.enter`/`exit`/`unwind` return without a JNI call for a
-/// non-negative id while `Hooks.active` is 0 (`ferrofluid_classfile::hooks_class`).
+/// The Java bodies of `Hooks.enter`/`exit`/`unwind`/`exitBlocks`/`unwindBlocks` return without
+/// a JNI call for a non-negative id while `Hooks.active` is 0
+/// (`ferrofluid_classfile::hooks_class`).
 pub const fn always_native(id: u32) -> u32 {
     !id
 }
@@ -383,12 +384,14 @@ pub(crate) struct Carried {
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
     pub ring: Option<Arc<Ring>>,
+    /// The `count` engine's tree of the thread.
+    count: Option<crate::engine::CountTree>,
 }
 
 impl Carried {
-    /// Nothing to keep: outside every root, uncounted, no ring.
+    /// Nothing to keep: outside every root, uncounted, no ring, no count tree.
     pub fn is_idle(&self) -> bool {
-        self.in_root == 0 && self.counted == 0 && self.ring.is_none()
+        self.in_root == 0 && self.counted == 0 && self.ring.is_none() && self.count.is_none()
     }
 
     /// Root frames open.
@@ -418,6 +421,7 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
                 counted: l.counted.replace(c.counted),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
+                count: crate::engine::swap_count_tree(c.count),
             }
         })
         .unwrap_or_default()

@@ -110,7 +110,10 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
     let receiver_gated = env
         .static_method_exists(class, c"receiver0", c"(Ljava/lang/Object;I)V")
         .unwrap_or(false);
-    crate::ffi::natives::register_hooks(env, class, gated, receiver_gated)
+    let blocks_gated = env
+        .static_method_exists(class, c"exitBlocks0", c"(II)V")
+        .unwrap_or(false);
+    crate::ffi::natives::register_hooks(env, class, gated, receiver_gated, blocks_gated)
         .map_err(|e| format!("binding {HOOKS_CLASS} natives: {e}"))?;
     crate::site_flags::install(env, class);
     if HOOKS_MODULE.get().is_none() {

@@ -12,6 +12,12 @@
 //!     if (active == 0 && id >= 0) return;
 //!     enterInRoot(id);          // exit and unwind call exitInRoot
 //! }
+//! // exitBlocks and unwindBlocks (the block counters' exits): the same gate, then the native
+//! // exitBlocks0 (unwindBlocks0) with the id and the bytecodes.
+//! public static void exitBlocks(int id, int n) {
+//!     if (active == 0 && id >= 0) return;
+//!     exitBlocks0(id, n);
+//! }
 //! // dropped[id]: the method's probes were dropped (`adaptive`): 1, its enter returns here;
 //! // 2, once no invocation recorded before the drop can still be running, its exit too.
 //! public static byte[] dropped;
@@ -39,8 +45,8 @@
 //! }
 //! ```
 //!
-//! The gate, `enterInRoot`/`exitInRoot` and `site` bodies are 16, 30/31 and 32 bytes of
-//! bytecode, under the 35 bytes up to which C1 and C2 inline any call (the dropped check is a
+//! The gate, `enterInRoot`/`exitInRoot` and `site` bodies are 16 (17 for the block exits),
+//! 30/31 and 32 bytes of bytecode, under the 35 bytes up to which C1 and C2 inline any call (the dropped check is a
 //! method of its own to stay under it); `receiver`'s 44 are inlined where the call is hot (C2 inlines up
 //! to 325 bytes there), a plain Java call elsewhere. None throws: the gates and `site` are
 //! never given a negative id, `receiver` indexes `seen` only with a site in its bounds and
@@ -66,6 +72,10 @@ pub const FIRED_FIELD: &str = "fired";
 pub const ENTER_NATIVE: &str = "enter0";
 /// The native `(I)V` that the Java bodies of the exit and unwind hooks call.
 pub const EXIT_NATIVE: &str = "exit0";
+/// The native `(II)V` that the Java body of the `exitBlocks` hook calls.
+pub const EXIT_BLOCKS_NATIVE: &str = "exitBlocks0";
+/// The native `(II)V` that the Java body of the `unwindBlocks` hook calls.
+pub const UNWIND_BLOCKS_NATIVE: &str = "unwindBlocks0";
 /// The static `byte[]` field of per-method levels of dropped probes, which the agent sets.
 pub const DROPPED_FIELD: &str = "dropped";
 /// The Java method the enter gate calls inside a root: returns if the probes were dropped.
@@ -133,7 +143,8 @@ impl Pool {
 }
 
 /// Builds the hooks class for `hooks`: every hook method as `public static native`, except
-/// `enter`, `exit`, `unwind`, `enterInRoot`, `exitInRoot`, `site` and `receiver` (see the
+/// `enter`, `exit`, `unwind`, `exitBlocks`, `unwindBlocks`, `enterInRoot`, `exitInRoot`, `site`
+/// and `receiver` (see the
 /// module's doc), the natives those call, and the static fields `active`, `fired`, `seen` and
 /// `dropped`.
 pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
@@ -146,14 +157,13 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let mut signature = |m: &HookMethod| (pool.utf8(&m.name), pool.utf8(&m.descriptor));
     let receiver_sig = signature(&hooks.receiver);
     let reveal_sig = signature(&hooks.reveal);
-    let mut natives = vec![enter0, exit0];
-    for m in [
-        &hooks.exit_blocks,
-        &hooks.unwind_blocks,
-        &hooks.alloc,
-        &hooks.native_enter,
-        &hooks.native_exit,
-    ] {
+    let exit_blocks_sig = signature(&hooks.exit_blocks);
+    let unwind_blocks_sig = signature(&hooks.unwind_blocks);
+    let exit_blocks0 = (pool.utf8(EXIT_BLOCKS_NATIVE), exit_blocks_sig.1);
+    let unwind_blocks0 = (pool.utf8(UNWIND_BLOCKS_NATIVE), unwind_blocks_sig.1);
+    let mut signature = |m: &HookMethod| (pool.utf8(&m.name), pool.utf8(&m.descriptor));
+    let mut natives = vec![enter0, exit0, exit_blocks0, unwind_blocks0];
+    for m in [&hooks.alloc, &hooks.native_enter, &hooks.native_exit] {
         natives.push(signature(m));
     }
     let receiver0 = (pool.utf8(RECEIVER_NATIVE), receiver_sig.1);
@@ -188,7 +198,14 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         (&hooks.exit, exit_in_root),
         (&hooks.unwind, exit_in_root),
     ] {
-        gated.push((pool.utf8(&m.name), pool.utf8(&m.descriptor), next));
+        gated.push((pool.utf8(&m.name), pool.utf8(&m.descriptor), next, 1));
+    }
+    for ((name, desc), native) in [
+        (exit_blocks_sig, exit_blocks0),
+        (unwind_blocks_sig, unwind_blocks0),
+    ] {
+        let next = pool.member(10, this_class, native.0, native.1);
+        gated.push((name, desc, next, 2));
     }
     let (site_name, site_desc) = (
         pool.utf8(&hooks.site.name),
@@ -232,15 +249,16 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
         code_name,
         frames_name,
     };
-    // The gate's one frame: at GATE_SLOW_AT, locals [int] and an empty stack (same_frame).
+    // The gate's one frame: at GATE_SLOW_AT, the entry frame (locals [int] or [int, int]) and
+    // an empty stack (same_frame).
     let gate_frames = [0, 1, GATE_SLOW_AT as u8];
-    for (name, desc, next) in gated {
+    for (name, desc, next, args) in gated {
         java.write(
             &mut b,
             name,
             desc,
-            &gate_code(active, next),
-            1,
+            &gate_code(active, next, args),
+            args,
             &gate_frames,
         );
     }
@@ -322,24 +340,27 @@ fn to(from: u16, target: u16) -> [u8; 2] {
 /// Offset of the native call in [`gate_code`].
 const GATE_SLOW_AT: u16 = 11;
 
-/// The body of `enter`, `exit` and `unwind` (see the module's doc), with the pool indices of
-/// `active` and of the method it calls inside a root.
-fn gate_code(active: u16, next: u16) -> Vec<u8> {
+/// The body of `enter`, `exit` and `unwind` (`args` 1), `exitBlocks` and `unwindBlocks` (`args`
+/// 2: the id, then the bytecodes, passed on), with the pool indices of `active` and of the
+/// method it calls inside a root.
+fn gate_code(active: u16, next: u16, args: u16) -> Vec<u8> {
     let [ah, al] = active.to_be_bytes();
     let [nh, nl] = next.to_be_bytes();
     let [s3h, s3l] = to(3, GATE_SLOW_AT);
     let [s7h, s7l] = to(7, GATE_SLOW_AT);
     #[rustfmt::skip]
-    let code = vec![
+    let mut code = vec![
         GETSTATIC, ah, al,      // 0: active
         IFNE, s3h, s3l,         // 3: some thread inside a root: the agent decides
         ILOAD_0,                // 6
         IFLT, s7h, s7l,         // 7: a root or a region: the agent decides
         RETURN,                 // 10: outside every root
         ILOAD_0,                // 11: GATE_SLOW_AT
-        INVOKESTATIC, nh, nl,   // 12
-        RETURN,                 // 15
     ];
+    if args == 2 {
+        code.push(ILOAD_1);
+    }
+    code.extend([INVOKESTATIC, nh, nl, RETURN]);
     debug_assert_eq!(code[GATE_SLOW_AT as usize], ILOAD_0);
     code
 }
@@ -510,7 +531,7 @@ mod tests {
         let bytes = hooks_class(&hooks);
         let c = ClassFile::parse(&bytes).unwrap();
         assert_eq!(c.name().unwrap(), "ferrofluid/Hooks");
-        assert_eq!(c.methods.len(), 16);
+        assert_eq!(c.methods.len(), 18);
         for m in &c.methods[..9] {
             assert_eq!(m.access, 0x0109);
         }
@@ -528,8 +549,8 @@ mod tests {
             [
                 "enter0",
                 "exit0",
-                "exitBlocks",
-                "unwindBlocks",
+                "exitBlocks0",
+                "unwindBlocks0",
                 "alloc",
                 "nativeEnter",
                 "nativeExit",
@@ -538,6 +559,8 @@ mod tests {
                 "enter",
                 "exit",
                 "unwind",
+                "exitBlocks",
+                "unwindBlocks",
                 "enterInRoot",
                 "exitInRoot",
                 "site",

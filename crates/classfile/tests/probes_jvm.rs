@@ -596,3 +596,15 @@ fn the_generated_entry_exit_hooks_return_in_java_outside_roots_and_when_dropped(
         assert_eq!(out, expected);
     }
 }
+
+/// The Java bodies of `exitBlocks` and `unwindBlocks` return at once while `active` is 0 unless
+/// the id is negative (a root, passed as `~id`), and call their natives `exitBlocks0` and
+/// `unwindBlocks0` otherwise, interpreted and compiled alike.
+#[test]
+fn the_generated_block_exit_hooks_return_in_java_outside_roots() {
+    let one = "java native java java native / native native native";
+    let expected = format!("{one} | {one}\n");
+    for out in run_against_generated_hooks("blocks_gate_hook", "BlocksGateHook") {
+        assert_eq!(out, expected);
+    }
+}

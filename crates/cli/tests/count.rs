@@ -1,7 +1,10 @@
 //! The `count` mode end to end in a real JVM (`tests/java/Count.java`): exact calls and
 //! executed bytecodes per calling context under both block definitions, derived below from the
 //! class's bytecode (javac 17, `--release 17`; `javap -c -p Count.class` shows the same
-//! instructions); identical profiles from two runs; `-agentpath`; the report writers.
+//! instructions); identical profiles from two runs; `-agentpath`; the report writers; `attach`
+//! (`tests/java/CountAttach.java`, the same methods) counting only the calls made after it, a
+//! thread that ended before the profile included; virtual threads (`tests/java/VThreads.java`,
+//! JDK 21+), each counted in its own tree across the carriers it runs on.
 //!
 //! Derivations (each instruction executed counts 1):
 //! - `h()`: getstatic, iconst_1, iadd, putstatic, return: 5.
@@ -23,14 +26,15 @@
 //!   906; it calls `g(i % 4)` 100 times: 25 · (6 + 12 + 18 + 24) = 1500, which call `h`
 //!   25 · 6 = 150 times (750).
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 mod common;
 use common::{agent, child, child_names, compile, ferrofluid, run_java, thread};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+use ferrofluid_testkit::{jdk21_or_skip, read_profile_json, JDK17_HOME};
 
 const ROOTS: [&str; 6] = [
     "--root",
@@ -201,4 +205,158 @@ fn reports_weigh_by_bytecodes() {
         first.contains(" 12330 ") && first.ends_with("Count.g(I)V"),
         "{first}"
     );
+}
+
+/// `attach` to a program that ran the roots before: only the calls made after it are counted,
+/// exactly, and the thread that ran `work` and ended before the profile was written keeps its
+/// tree.
+#[test]
+#[allow(clippy::zombie_processes)] // a failed attach kills the target and panics
+fn attach_counts_the_calls_after_it_and_keeps_ended_threads() {
+    let dir = compile("CountAttach.java", "count-attach");
+    let (out, go) = (dir.join("out.json"), dir.join("go"));
+    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("CountAttach")
+        .arg(&go)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut java_out = BufReader::new(java.stdout.take().unwrap());
+    let mut line = String::new();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // `eager`: the whole subgraph is instrumented before profiling starts (attach reveals
+    // asynchronously, which `lazy` would leave to the first calls).
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(java.id().to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "count", "--scheme", "eager"])
+        .args([
+            "--root",
+            "CountAttach::f",
+            "--root",
+            "CountAttach::work",
+            "-o",
+        ])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut l = String::new();
+        if stderr.read_line(&mut l).unwrap() == 0 {
+            let _ = java.kill();
+            panic!("attach ended before profiling: {lines:?}");
+        }
+        let profiling = l.starts_with("ferrofluid: profiling ");
+        lines.push(l);
+        if profiling {
+            break;
+        }
+    }
+    std::fs::write(&go, "").unwrap();
+    line.clear();
+    java_out.read_line(&mut line).unwrap();
+    assert_eq!(line, "done\n");
+    assert!(java.wait().unwrap().success());
+    let status = cli.wait().unwrap();
+    assert!(status.success(), "{lines:?}");
+
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["mode"], "count");
+    let mut names: Vec<&str> = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ended", "main"], "{doc}");
+    // One `f` after attach (the three before are not counted): the counts of `Count`'s `f`.
+    let main = &thread(&doc, "main")["root"];
+    assert_eq!(child_names(main), ["f"]);
+    let f = child(main, "f");
+    assert_eq!(counts(f), (1, 86));
+    assert_eq!(child_names(f), ["g", "h"]);
+    assert_eq!(counts(child(f, "h")), (10, 50));
+    let g = child(f, "g");
+    assert_eq!(counts(g), (10, 330));
+    assert_eq!(counts(child(g, "h")), (45, 225));
+    let ended = &thread(&doc, "ended")["root"];
+    assert_eq!(child_names(ended), ["work"]);
+    let work = child(ended, "work");
+    assert_eq!(counts(work), (1, 906));
+    let g = child(work, "g");
+    assert_eq!(counts(g), (100, 1500));
+    assert_eq!(counts(child(g, "h")), (150, 750));
+    for t in doc["threads"].as_array().unwrap() {
+        assert_eq!(t.get("unmatched_exits"), None, "{t}");
+    }
+    assert_eq!(doc.get("unrevealed_calls"), None, "{doc}");
+}
+
+/// 100 virtual threads run the root `task`, blocking after each of its 50 `leaf` calls so that
+/// they move between carriers: each has its own tree with `task`'s and `leaf`'s exact counts
+/// (`task(n)`: 2 + 3 · 51 (loop test) + 7 · 50 (iload, invokestatic leaf, iload, iload,
+/// invokestatic block, iinc, goto) + 1 = 506; `leaf(i)`: getstatic, iload, i2l, ladd,
+/// putstatic, return: 6), none on a carrier. Skipped without a JDK 21+.
+#[test]
+fn virtual_threads_count_in_their_own_trees() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("VThreads.java", "count-vthreads");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "count", "--root", "VThreads::task"])
+        .args(["--include", "VThreads", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(jdk.join("bin/java"))
+        .arg("-cp")
+        .arg(&dir)
+        .arg("VThreads")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    let doc = read_profile_json(&out);
+    let threads = doc["threads"].as_array().unwrap();
+    let virtuals: Vec<&Value> = threads.iter().filter(|t| t["virtual"] == true).collect();
+    assert_eq!(virtuals.len(), 100, "{doc}");
+    assert_eq!(threads.len(), 101, "100 virtual threads and main: {doc}");
+    let mut ids: Vec<u64> = virtuals.iter().map(|t| u(&t["id"])).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 100);
+    let main = thread(&doc, "main");
+    assert_eq!(main.get("virtual"), None);
+    for t in virtuals.iter().copied().chain([main]) {
+        if t["virtual"] == true {
+            assert_eq!(t["name"], format!("virtual#{}", t["id"]), "{t}");
+        }
+        let root = &t["root"];
+        assert_eq!(child_names(root), ["task"], "{t}");
+        let task = child(root, "task");
+        assert_eq!(counts(task), (1, 506), "{t}");
+        assert_eq!(child_names(task), ["block", "leaf"], "{t}");
+        assert_eq!(counts(child(task, "leaf")), (50, 300), "{t}");
+        assert_eq!(u(&child(task, "block")["calls"]), 50, "{t}");
+        assert_eq!(t.get("unmatched_exits"), None, "{t}");
+    }
 }

@@ -2,7 +2,9 @@
 //! The `blocks` (or `blocks-precise`) probes keep a counter per invocation in a local of the
 //! method: one `iinc` per basic block, in Java, no call. The method's exit and unwind probes hand
 //! the counter to the agent with the method id (`Hooks.exitBlocks`/`unwindBlocks`), its entry
-//! probe the id alone. No clock is read: a profile is the same on any machine and under any load.
+//! probe the id alone. Like `Hooks.enter`/`exit`, the block exits return in Java while no thread
+//! is inside a root (`Hooks.active` 0) unless the id is a root's `~id`; with no root `active`
+//! stays 1, so every probe reaches the agent. No clock is read: a profile is the same on any machine and under any load.
 //!
 //! Per thread the agent keeps a calling context tree (JP's method call tree) whose nodes carry
 //! `calls` and `bytecodes` (that method's own bytecodes in that context, callees excluded),
@@ -12,7 +14,8 @@
 //! behind a mutex that only that thread and snapshots take (uncontended); its current node is
 //! also an atomic, readable from any thread ([`current_node`]). Memory is bounded: at
 //! [`MAX_NODES`] nodes per thread, new contexts count into one overflow node, and the profile
-//! says how many calls went there.
+//! says how many calls went there. A virtual thread counts into a tree of its own, which moves
+//! with it from carrier to carrier in the hooks' carried state ([`swap_carried`]).
 //!
 //! Extents, roots, lazy revelation and the ignoring of the agent's own work are those of the
 //! `cpu` engine (`hooks::enter_gated`/`exit_gated`): a count profile covers the same calls.
@@ -160,6 +163,17 @@ struct Node {
     bytecodes: u64,
 }
 
+impl Node {
+    fn new(method: u32, parent: u32) -> Node {
+        Node {
+            method,
+            parent,
+            calls: 0,
+            bytecodes: 0,
+        }
+    }
+}
+
 /// One thread's tree.
 struct Tree {
     nodes: Vec<Node>,
@@ -181,12 +195,7 @@ struct Tree {
 impl Tree {
     fn new() -> Tree {
         Tree {
-            nodes: vec![Node {
-                method: ROOT,
-                parent: ROOT_NODE,
-                calls: 0,
-                bytecodes: 0,
-            }],
+            nodes: vec![Node::new(ROOT, ROOT_NODE)],
             children: FxHashMap::default(),
             current: ROOT_NODE,
             overflow_depth: 0,
@@ -238,12 +247,7 @@ impl Tree {
             return c;
         }
         let index = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            method,
-            parent,
-            calls: 0,
-            bytecodes: 0,
-        });
+        self.nodes.push(Node::new(method, parent));
         self.children.insert((parent, method), index);
         index
     }
@@ -304,6 +308,37 @@ struct ThreadCounts {
     tree: Mutex<Tree>,
     /// [`Tree::current`], published after each probe (relaxed) for readers outside the thread.
     current: AtomicU32,
+    /// A virtual thread (its tree follows it from carrier to carrier).
+    is_virtual: bool,
+}
+
+/// A virtual thread's tree while it is not mounted (`hooks::Carried`).
+pub(crate) struct Carried {
+    thread: Arc<ThreadCounts>,
+    epoch: u32,
+}
+
+/// Puts `incoming` (a virtual thread's tree, or the carrier's own) in this OS thread's place and
+/// returns what was there: the probes of a virtual thread count into its own tree whatever
+/// carrier runs it. `None` in: the thread makes its tree at its next probe.
+pub(crate) fn swap_carried(incoming: Option<Carried>) -> Option<Carried> {
+    LOCAL
+        .try_with(|l| {
+            let out = l.thread.borrow_mut().take().map(|thread| Carried {
+                thread,
+                epoch: l.epoch.get(),
+            });
+            match incoming {
+                Some(c) => {
+                    *l.thread.borrow_mut() = Some(c.thread);
+                    l.epoch.set(c.epoch);
+                }
+                None => l.epoch.set(0),
+            }
+            out
+        })
+        .ok()
+        .flatten()
 }
 
 /// Every thread's counts of the current recording.
@@ -354,14 +389,26 @@ fn with_tree(env: *mut sys::JNIEnv, f: impl FnOnce(&mut Tree)) {
 #[cold]
 fn renew(l: &Local, env: *mut sys::JNIEnv, epoch: u32) {
     let old = l.thread.borrow_mut().take();
-    let (tree, name, java_id) = match &old {
-        Some(t) => (lock(&t.tree).restarted(), t.name.clone(), t.java_id),
+    let (tree, name, java_id, is_virtual) = match &old {
+        Some(t) => (
+            lock(&t.tree).restarted(),
+            t.name.clone(),
+            t.java_id,
+            t.is_virtual,
+        ),
         None => {
             l.naming.set(true);
             let (java_id, name) = crate::jvm::current_thread_identity(env);
             l.naming.set(false);
             let java_id = java_id.unwrap_or(0);
-            (Tree::new(), name.unwrap_or_else(|| "?".to_owned()), java_id)
+            let is_virtual = crate::vthread::mounted_key().is_some();
+            // Virtual threads mostly have no name: `virtual#ID`, as in the other modes.
+            let name = match name.filter(|n| !n.is_empty()) {
+                Some(n) => n,
+                None if is_virtual => format!("virtual#{java_id}"),
+                None => "?".to_owned(),
+            };
+            (Tree::new(), name, java_id, is_virtual)
         }
     };
     let counts = Arc::new(ThreadCounts {
@@ -370,6 +417,7 @@ fn renew(l: &Local, env: *mut sys::JNIEnv, epoch: u32) {
         java_id,
         current: AtomicU32::new(tree.current),
         tree: Mutex::new(tree),
+        is_virtual,
     });
     lock(&THREADS).push(Arc::clone(&counts));
     *l.thread.borrow_mut() = Some(counts);
@@ -459,6 +507,7 @@ fn snapshot_into(
         let mut thread = ThreadProfile::new(t.name.clone(), t.java_id, to_tree(&nodes, &ids));
         thread.overflow_calls = overflow_calls;
         thread.unmatched_exits = unmatched_exits;
+        thread.virtual_thread = t.is_virtual;
         out.push(thread);
     }
     profile.methods = methods;
@@ -550,6 +599,7 @@ mod tests {
             java_id: 7,
             current: AtomicU32::new(t.current),
             tree: Mutex::new(t),
+            is_virtual: false,
         };
         let _lock = crate::engine::TEST_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         restart();
@@ -581,6 +631,39 @@ mod tests {
         );
         // Method ids in name order.
         assert_eq!(profile.methods.get(MethodId(0)).unwrap().method, "m6");
+    }
+
+    /// Calls that alternate between callees, and the same callee from two contexts, each find
+    /// their own node.
+    #[test]
+    fn contexts_find_their_children_in_any_order() {
+        let mut t = Tree::new();
+        t.enter(1);
+        for m in [2, 3, 2, 2, 3, 1] {
+            t.enter(m);
+            t.enter(2);
+            t.exit(2, 1);
+            t.exit(m, 10);
+        }
+        t.exit(1, 4);
+        let got: Vec<(u32, u32, u64, u64)> = t
+            .nodes
+            .iter()
+            .map(|n| (n.method, n.parent, n.calls, n.bytecodes))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (ROOT, 0, 0, 0),
+                (1, 0, 1, 4),
+                (2, 1, 3, 30),
+                (2, 2, 3, 3),
+                (3, 1, 2, 20),
+                (2, 4, 2, 2),
+                (1, 1, 1, 10),
+                (2, 6, 1, 1),
+            ]
+        );
     }
 
     #[test]

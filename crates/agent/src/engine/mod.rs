@@ -65,6 +65,9 @@ engines! {
     #[cfg(test)] Sample => entries::Entries,
 }
 
+/// The `count` engine's tree of a thread, which follows a virtual thread (`hooks::Carried`).
+pub(crate) use count::{swap_carried as swap_count_tree, Carried as CountTree};
+
 /// The start of a probe for the active engine: [`crate::hooks::ticks`], or 0 for an engine
 /// that reads no clock (`count`).
 #[inline(always)]

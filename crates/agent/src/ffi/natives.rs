@@ -17,12 +17,13 @@ pub type Native = (&'static CStr, &'static CStr, *mut c_void);
 
 /// Every native of the hooks class: the tables below in order, a later entry for the same
 /// method replacing an earlier one (an engine's FFI module may bind a method the probes' table
-/// binds to a no-op). An engine's natives are one more line here.
-pub fn hooks_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
+/// binds to a no-op). An engine's natives are one more line here. `blocks_gated`: the class has
+/// the Java gates of `exitBlocks`/`unwindBlocks` (`super::count::natives`).
+pub fn hooks_natives(gated: bool, receiver_gated: bool, blocks_gated: bool) -> Vec<Native> {
     merge([
         probe_natives(gated, receiver_gated),
         reveal_natives(),
-        super::count::natives(),
+        super::count::natives(blocks_gated),
     ])
 }
 
@@ -88,8 +89,9 @@ pub fn register_hooks(
     class: Class<'_>,
     gated: bool,
     receiver_gated: bool,
+    blocks_gated: bool,
 ) -> ferrofluid_jvmti::Result<()> {
-    let natives = hooks_natives(gated, receiver_gated);
+    let natives = hooks_natives(gated, receiver_gated, blocks_gated);
     // SAFETY: `natives` lists the static native methods of the hooks class with functions of the
     // matching JNI signatures; the library is never unloaded once hooks are bound
     // (Agent_OnAttach cannot fail after this point).
@@ -217,7 +219,7 @@ mod tests {
     #[test]
     fn every_native_of_the_hooks_class_is_bound_once() {
         assert_eq!(
-            names(&hooks_natives(true, true)),
+            names(&hooks_natives(true, true, true)),
             [
                 "enter0",
                 "exit0",
@@ -226,14 +228,14 @@ mod tests {
                 "nativeExit",
                 "receiver0",
                 "reveal",
-                "exitBlocks",
-                "unwindBlocks"
+                "exitBlocks0",
+                "unwindBlocks0"
             ]
         );
-        assert_eq!(
-            names(&hooks_natives(false, false))[..3],
-            ["enter", "exit", "unwind"]
-        );
+        let older = hooks_natives(false, false, false);
+        let older = names(&older);
+        assert_eq!(older[..3], ["enter", "exit", "unwind"]);
+        assert_eq!(older[older.len() - 2..], ["exitBlocks", "unwindBlocks"]);
     }
 
     #[test]
