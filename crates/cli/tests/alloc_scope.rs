@@ -113,3 +113,42 @@ fn only_allocations_inside_the_roots_count_through_agentpath_on_jdk25() {
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     check_in_root_counts(&read_profile_json(&out), 5);
 }
+
+/// A thread's first `ThreadLocal` lookup inside a root allocates in `ThreadLocal`'s own code,
+/// which the root's subgraph reaches: the program's threads must neither overflow their stacks
+/// nor lose work, and the root's own allocation counts exactly (one buffer per thread).
+#[test]
+fn a_root_that_reads_a_fresh_thread_local_runs_unchanged() {
+    for scheme in ["lazy", "eager"] {
+        let dir = compile(
+            "ScopedThreadLocal.java",
+            &format!("alloc-scope-tl-{scheme}"),
+        );
+        let out = dir.join("out.json");
+        let flags = [
+            "--mode",
+            "alloc",
+            "--root",
+            "ScopedThreadLocal::root",
+            "--scheme",
+            scheme,
+        ];
+        let output = run_java_with(&flags, &out, &dir, "ScopedThreadLocal", &[]);
+        // 4 threads x 50 rounds x (sum of the digit counts of 0..999 = 2890).
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "578000\n");
+        assert!(
+            !String::from_utf8_lossy(&output.stderr).contains("StackOverflowError"),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let doc = read_profile_json(&out);
+        let builders = doc["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["class"] == "java.lang.StringBuilder")
+            .map(|s| u(&s["allocated"]))
+            .sum::<u64>();
+        assert_eq!(builders, 4, "{scheme}: {}", doc["sites"]);
+    }
+}

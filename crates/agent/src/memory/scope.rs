@@ -65,6 +65,9 @@ pub fn instrument<'a>(
     let mut entries = ProbeOptions::new(ProbeKind::EntryExit);
     entries.hooks.class = scope.to_owned();
     entries.hooks.alloc_class = options.hooks.alloc_class.clone();
+    if uses_itself(&allocs.class_name) {
+        return patch(bytes, &entries, selection);
+    }
     let (bytes, calls) = {
         let input = allocs.bytes.as_deref().unwrap_or(bytes);
         let calls = patch(input, &entries, selection)?;
@@ -83,6 +86,15 @@ pub fn instrument<'a>(
         (calls.bytes, results)
     };
     Ok(merge(allocs, bytes, &calls))
+}
+
+/// `ferrofluid/AllocScope.alloc` looks up its thread's depth in a `ThreadLocal`, and a thread's
+/// first lookup allocates (its map, its entry): with `alloc` probes in `ThreadLocal`'s own code,
+/// that allocation would call `AllocScope.alloc` again, whose lookup is still unfinished, until
+/// the stack overflows. Those classes keep their entry/exit probes (the subgraph goes on through
+/// them) without allocation probes; what they allocate inside a root is not counted.
+fn uses_itself(class: &str) -> bool {
+    class == "java/lang/ThreadLocal" || class.starts_with("java/lang/ThreadLocal$")
 }
 
 /// A method's outcome in the entry/exit pass: id, name, descriptor, result.
