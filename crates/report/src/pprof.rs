@@ -272,6 +272,18 @@ impl Frames {
     }
 }
 
+/// The sample type Go's heap profiles give an allocation profile's path metric: `alloc_objects`
+/// and `alloc_space` (allocated, exact), `inuse_objects` and `inuse_space` (live, estimated).
+fn go_heap_name(metric: &str) -> &str {
+    match metric {
+        ferrofluid_profile::alloc::OBJECTS => "alloc_objects",
+        ferrofluid_profile::metric::BYTES => "alloc_space",
+        ferrofluid_profile::alloc::LIVE => "inuse_objects",
+        ferrofluid_profile::alloc::LIVE_BYTES => "inuse_space",
+        other => other,
+    }
+}
+
 /// The pprof message of `profile`.
 pub fn encode(profile: &Profile) -> proto::Profile {
     let mut frames = Frames {
@@ -350,7 +362,11 @@ pub fn encode(profile: &Profile) -> proto::Profile {
     let sample_type: Vec<proto::ValueType> = metrics
         .iter()
         .map(|m| proto::ValueType {
-            r#type: frames.strings.id(&m.name),
+            r#type: frames.strings.id(if profile.alloc.is_some() {
+                go_heap_name(&m.name)
+            } else {
+                &m.name
+            }),
             unit: frames.strings.id(&m.unit),
         })
         .collect();
