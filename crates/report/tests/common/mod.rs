@@ -280,7 +280,7 @@ pub fn alloc_paths() -> Profile {
     let chars = m("char[]", "", "");
     let mut gens = std::collections::BTreeMap::new();
     let mut tree = CallTree::with_width(4);
-    let mut leaf = |tree: &mut CallTree, parent, kind, values: [u64; 4]| {
+    let leaf = |tree: &mut CallTree, parent, kind, values: [u64; 4]| {
         let id = tree.add_child(parent, kind);
         tree.extra_mut(id).copy_from_slice(&values);
         id
