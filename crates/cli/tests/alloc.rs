@@ -129,7 +129,11 @@ fn check_paths(doc: &Value, rounds: u64, every: u64) {
                 "Allocs$Lam" | "Allocs$Shared" => "Allocs.lambda$round$",
                 _ => "Allocs.round",
             };
-            let at = format!("{}.{}", n["class"].as_str().unwrap(), n["method"].as_str().unwrap());
+            let at = format!(
+                "{}.{}",
+                n["class"].as_str().unwrap(),
+                n["method"].as_str().unwrap()
+            );
             assert!(at.starts_with(allocator), "{class} allocated in {at}");
             if every == 0 {
                 assert_eq!((u(&a["live"]), u(&a["generations"])), (0, 0), "{a}");
@@ -352,7 +356,11 @@ fn a_leaks_profile_in_every_format() {
         .args(["Leak", "4000"])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let doc = read_profile_json(&out);
     let report = |file: &str, extra: &[&str]| -> std::path::PathBuf {
         let path = dir.join(file);
@@ -364,7 +372,11 @@ fn a_leaks_profile_in_every_format() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(r.status.success(), "{file}: {}", String::from_utf8_lossy(&r.stderr));
+        assert!(
+            r.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
         path
     };
     // Folded stacks: the class last; by live bytes the leaking class's path through remember
@@ -372,7 +384,11 @@ fn a_leaks_profile_in_every_format() {
     let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap();
     let live = read(report("live.collapsed", &["--weight", "live-bytes"]));
     assert!(
-        live.lines().any(|l| l.rsplit_once(' ').unwrap().0.ends_with(";Leak.remember;Leak$Entry")),
+        live.lines().any(|l| l
+            .rsplit_once(' ')
+            .unwrap()
+            .0
+            .ends_with(";Leak.remember;Leak$Entry")),
         "{live}"
     );
     let count = read(report("count.collapsed", &["--weight", "alloc-count"]));
@@ -389,7 +405,8 @@ fn a_leaks_profile_in_every_format() {
     let table = text.find("Classes (by generations)").unwrap();
     let first_row = text[table..].lines().nth(2).unwrap();
     assert!(first_row.ends_with("  Leak$Entry"), "{text}");
-    let speedscope: Value = serde_json::from_str(&read(report("out.speedscope.json", &[]))).unwrap();
+    let speedscope: Value =
+        serde_json::from_str(&read(report("out.speedscope.json", &[]))).unwrap();
     assert_eq!(speedscope["profiles"].as_array().unwrap().len(), 4);
     let pprof = report("out.pb.gz", &[]);
     if let Some(go) = ["/usr/bin/go", "/usr/lib/go/bin/go"]
@@ -398,14 +415,24 @@ fn a_leaks_profile_in_every_format() {
         .find(|p| p.is_file())
     {
         let top = Command::new(go)
-            .args(["tool", "pprof", "-top", "-sample_index=alloc_objects", "-unit=minimum"])
+            .args([
+                "tool",
+                "pprof",
+                "-top",
+                "-sample_index=alloc_objects",
+                "-unit=minimum",
+            ])
             .arg(&pprof)
             .env("GOCACHE", dir.join("gocache"))
             .env("HOME", &dir)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&top.stdout);
-        assert!(top.status.success(), "{}", String::from_utf8_lossy(&top.stderr));
+        assert!(
+            top.status.success(),
+            "{}",
+            String::from_utf8_lossy(&top.stderr)
+        );
         let row = text
             .lines()
             .find(|l| l.trim_end().ends_with(" Leak$Entry"))

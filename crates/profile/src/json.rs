@@ -533,8 +533,7 @@ impl Profile {
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let root =
-                        self.node_doc(i, &t.tree, t.waiting.as_ref().and_then(|w| w.node));
+                    let root = self.node_doc(i, &t.tree, t.waiting.as_ref().and_then(|w| w.node));
                     ThreadDoc {
                         name: t.name.clone(),
                         id: t.id,
@@ -602,7 +601,10 @@ impl Profile {
         };
         crate::alloc::Allocation {
             class: match tree.node(id).kind {
-                NodeKind::Method(m) => self.methods.get(m).map_or_else(String::new, |i| i.class.clone()),
+                NodeKind::Method(m) => self
+                    .methods
+                    .get(m)
+                    .map_or_else(String::new, |i| i.class.clone()),
                 _ => String::new(),
             },
             allocated: value(OBJECTS),
@@ -782,14 +784,26 @@ impl Profile {
                 fill_node(&mut tree, NodeId::ROOT, &t.root, mode, &names);
                 leaves.add(&mut profile, &mut tree, NodeId::ROOT, &t.root.allocations);
                 for child in &t.root.children {
-                    waiting =
-                        add_subtree(&mut profile, &mut tree, NodeId::ROOT, child, &t.name, &mut leaves)?
-                            .or(waiting);
+                    waiting = add_subtree(
+                        &mut profile,
+                        &mut tree,
+                        NodeId::ROOT,
+                        child,
+                        &t.name,
+                        &mut leaves,
+                    )?
+                    .or(waiting);
                 }
             } else {
                 // A root that is a method: the thread node is implied.
-                waiting =
-                    add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name, &mut leaves)?;
+                waiting = add_subtree(
+                    &mut profile,
+                    &mut tree,
+                    NodeId::ROOT,
+                    &t.root,
+                    &t.name,
+                    &mut leaves,
+                )?;
                 let root_total = t.root.measured_total_ns.or(t.root.total_ns).unwrap_or(0);
                 tree.node_mut(NodeId::ROOT).total_ns = root_total;
                 tree.node_mut(NodeId::ROOT).cpu_ns = t.root.measured_cpu_ns.or(t.root.cpu_ns);
@@ -937,7 +951,9 @@ impl Leaves<'_> {
     ) {
         use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS};
         for a in allocations {
-            let class = profile.methods.intern(MethodInfo::new(a.class.as_str(), "", ""));
+            let class = profile
+                .methods
+                .intern(MethodInfo::new(a.class.as_str(), "", ""));
             let id = tree.child_or_insert(parent, NodeKind::Method(class));
             for (name, v) in [
                 (OBJECTS, a.allocated),

@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 fn profile() -> Profile {
     let mut p = Profile::new(Mode::Alloc);
     p.extra_metrics = path_metrics();
-    let main = p.methods.insert("demo.App", "main", "([Ljava/lang/String;)V");
+    let main = p
+        .methods
+        .insert("demo.App", "main", "([Ljava/lang/String;)V");
     let fill = p.methods.insert("demo.Cache", "fill", "(I)V");
     let entry = p.methods.insert("demo.Cache$Entry", "", "");
     let longs = p.methods.insert("long[]", "", "");
@@ -17,7 +19,8 @@ fn profile() -> Profile {
     let m = tree.add_child(NodeId::ROOT, NodeKind::Method(main));
     let f = tree.add_child(m, NodeKind::Method(fill));
     let e = tree.add_child(f, NodeKind::Method(entry));
-    tree.extra_mut(e).copy_from_slice(&[1000, 16_000, 900, 14_400]);
+    tree.extra_mut(e)
+        .copy_from_slice(&[1000, 16_000, 900, 14_400]);
     let l = tree.add_child(m, NodeKind::Method(longs));
     tree.extra_mut(l).copy_from_slice(&[10, 960, 0, 0]);
     p.threads.push(ThreadProfile::new("main", 1, tree));
@@ -83,7 +86,10 @@ fn documents_read_back_the_same() {
     let back = Profile::from_json_slice(&serde_json::to_vec(&written(&p)).unwrap()).unwrap();
     assert_eq!(back.to_document(), p.to_document());
     let a = back.alloc.as_ref().unwrap();
-    assert_eq!(a.path_generations.values().copied().collect::<Vec<_>>(), [6]);
+    assert_eq!(
+        a.path_generations.values().copied().collect::<Vec<_>>(),
+        [6]
+    );
     assert_eq!(back.metrics(), path_metrics());
 }
 

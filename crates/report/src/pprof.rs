@@ -3,7 +3,9 @@
 //!
 //! The sample types are the profile's declared metrics ([`Profile::metrics`]: `calls`/`count`
 //! and `time`/`nanoseconds` for CPU, `calls` and `bytecodes` for count, `objects` and `bytes`
-//! for alloc); a code-region profile has `calls` and `time` per region method. Each calling
+//! for alloc; a profile of the `alloc` engine names its four as Go's heap profiles do:
+//! `alloc_objects`, `alloc_space`, `inuse_objects`, `inuse_space`); a code-region profile has
+//! `calls` and `time` per region method. Each calling
 //! context with a non-zero value is one sample carrying the node's self values, its stack
 //! (leaf first) and a `thread` label; pprof sums samples into flat and cumulative values by
 //! itself, so its totals are the profile's. One location and one function per method: the

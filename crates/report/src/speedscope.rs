@@ -4,7 +4,9 @@
 //! profile's primary metric: compensated wall time in ns for CPU, bytecodes for count, bytes
 //! for alloc. Contexts with a zero weight are left out; samples follow the call tree depth
 //! first, so speedscope's time-ordered view draws each thread's tree once. A code-region
-//! profile is one profile of one sample per region method (its total time).
+//! profile is one profile of one sample per region method (its total time). A profile of the
+//! `alloc` engine has one profile per weight (allocated bytes and objects, live bytes and
+//! objects), the threads' paths under their thread's frame.
 
 use std::collections::HashMap;
 use std::io::Write;

@@ -45,10 +45,7 @@ fn folded_stacks_by_each_weight_end_in_the_allocated_class() {
          main;demo.App.main;demo.Parser.parse;char[] 400\n"
     );
     // The default is allocated bytes.
-    assert_eq!(
-        render(&CollapsedReport::default()),
-        folded("alloc-bytes")
-    );
+    assert_eq!(render(&CollapsedReport::default()), folded("alloc-bytes"));
 }
 
 #[test]
@@ -78,7 +75,11 @@ fn the_page_charts_each_suspects_generations_and_switches_its_flame_graph() {
             "{id}"
         );
         assert!(page.contains(&format!("#aflame-{id}:checked~.fl-{id}{{display:block}}")));
-        assert_eq!(page.matches(&format!("<div class=\"fl fl-{id}\"><svg")).count(), 1);
+        assert_eq!(
+            page.matches(&format!("<div class=\"fl fl-{id}\"><svg"))
+                .count(),
+            1
+        );
     }
     // The class table sorts by any column (the page's sortable tables).
     assert!(page.contains("<td class=\"m\" data-v=\"demo.Cache$Entry\">demo.Cache$Entry</td>"));
@@ -108,12 +109,26 @@ fn the_text_report_puts_suspects_first_and_sorts_classes() {
         .find("1. demo.Cache$Entry: 6 generations (+5), history 0 1 2 2 4 6")
         .unwrap();
     assert!(suspect < text.find("Classes (by live bytes)").unwrap());
-    assert!(text.contains("   90 live tracked, 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"));
+    assert!(text.contains(
+        "   90 live tracked, 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"
+    ));
     for (order, want) in [
-        (ClassOrder::LiveBytes, ["demo.Cache$Entry", "char[]", "long[]"]),
-        (ClassOrder::AllocatedBytes, ["long[]", "char[]", "demo.Cache$Entry"]),
-        (ClassOrder::Allocated, ["demo.Cache$Entry", "long[]", "char[]"]),
-        (ClassOrder::Generations, ["demo.Cache$Entry", "char[]", "long[]"]),
+        (
+            ClassOrder::LiveBytes,
+            ["demo.Cache$Entry", "char[]", "long[]"],
+        ),
+        (
+            ClassOrder::AllocatedBytes,
+            ["long[]", "char[]", "demo.Cache$Entry"],
+        ),
+        (
+            ClassOrder::Allocated,
+            ["demo.Cache$Entry", "long[]", "char[]"],
+        ),
+        (
+            ClassOrder::Generations,
+            ["demo.Cache$Entry", "char[]", "long[]"],
+        ),
     ] {
         assert_eq!(class_rows(order), want, "{order:?}");
     }
@@ -131,7 +146,10 @@ fn speedscope_has_one_profile_per_weight() {
         .map(|f| f["name"].as_str().unwrap())
         .collect();
     let profiles = doc["profiles"].as_array().unwrap();
-    let names: Vec<&str> = profiles.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = profiles
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
         [
@@ -161,14 +179,21 @@ fn speedscope_has_one_profile_per_weight() {
     assert_eq!(
         samples,
         [
-            ("main;demo.App.main;demo.Cache.remember;demo.Cache$Entry".to_owned(), 21_600),
-            ("main;demo.App.main;demo.Parser.parse;char[]".to_owned(), 400),
+            (
+                "main;demo.App.main;demo.Cache.remember;demo.Cache$Entry".to_owned(),
+                21_600
+            ),
+            (
+                "main;demo.App.main;demo.Parser.parse;char[]".to_owned(),
+                400
+            ),
         ]
     );
     assert_eq!(profiles[1]["endValue"], 2800);
     let schema: serde_json::Value = serde_json::from_slice(
         &std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/speedscope/file-format-schema.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/speedscope/file-format-schema.json"),
         )
         .unwrap(),
     )
@@ -226,13 +251,21 @@ fn go_tool_pprof_reads_go_heap_sample_types() {
             "alloc_space",
             "B",
             136_000,
-            vec![("long[]", 80_000), ("char[]", 32_000), ("demo.Cache$Entry", 24_000)],
+            vec![
+                ("long[]", 80_000),
+                ("char[]", 32_000),
+                ("demo.Cache$Entry", 24_000),
+            ],
         ),
         (
             "alloc_objects",
             "minimum",
             2_800,
-            vec![("demo.Cache$Entry", 1_000), ("long[]", 1_000), ("char[]", 800)],
+            vec![
+                ("demo.Cache$Entry", 1_000),
+                ("long[]", 1_000),
+                ("char[]", 800),
+            ],
         ),
         (
             "inuse_space",
@@ -257,7 +290,11 @@ fn go_tool_pprof_reads_go_heap_sample_types() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let suffix = if unit == "B" { "B" } else { "" };
         assert!(
             text.contains(&format!("of {total}{suffix} total")),

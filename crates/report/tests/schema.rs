@@ -162,7 +162,14 @@ fn every_allocation_key_is_documented() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/allocpaths/report.json");
     let mut seen = BTreeSet::new();
     keys(&ferrofluid_testkit::read_profile_json(&path), &mut seen);
-    for key in ["allocations", "allocated", "live", "live_bytes", "generations", "live_estimated"] {
+    for key in [
+        "allocations",
+        "allocated",
+        "live",
+        "live_bytes",
+        "generations",
+        "live_estimated",
+    ] {
         assert!(seen.contains(key), "{key} not written: {seen:?}");
     }
     let undocumented: Vec<_> = seen

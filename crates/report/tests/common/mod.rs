@@ -298,7 +298,14 @@ pub fn alloc_paths() -> Profile {
     let q = tree.add_child(NodeId::ROOT, parse);
     leaf(&mut tree, q, chars, [300, 12_000, 0, 0]);
     p.threads.push(ThreadProfile::new("worker-1", 2, tree));
-    let class = |class: &str, allocated, allocated_bytes, tracked, live, live_bytes, avg_age, generations| ClassAlloc {
+    let class = |class: &str,
+                 allocated,
+                 allocated_bytes,
+                 tracked,
+                 live,
+                 live_bytes,
+                 avg_age,
+                 generations| ClassAlloc {
         class: class.into(),
         allocated,
         allocated_bytes,
