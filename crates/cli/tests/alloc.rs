@@ -419,6 +419,7 @@ fn a_leaks_profile_in_every_format() {
                 "tool",
                 "pprof",
                 "-top",
+                "-nodefraction=0",
                 "-sample_index=alloc_objects",
                 "-unit=minimum",
             ])
