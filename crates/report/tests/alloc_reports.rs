@@ -3,6 +3,7 @@
 //! flame-graph switch, the text report's orders, pprof's sample types as Go's heap profiles
 //! name them (read by `go tool pprof -top`), and speedscope's one profile per weight.
 
+#[allow(dead_code)] // the other tests' profiles
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -504,7 +504,13 @@ pub fn snapshot(profile: &mut Profile) {
     }
     let mut live_paths: HashMap<(String, u32), (u64, BTreeSet<u64>)> = HashMap::new();
     // Per (site, stack, thread): live tracked objects, their bytes and ages.
-    let mut live_by_path: HashMap<(u32, u32, u32), (u64, u64, BTreeSet<u64>)> = HashMap::new();
+    #[derive(Default)]
+    struct LivePath {
+        objects: u64,
+        bytes: u64,
+        ages: BTreeSet<u64>,
+    }
+    let mut live_by_path: HashMap<(u32, u32, u32), LivePath> = HashMap::new();
     for o in t.slots.iter().flatten() {
         let Some((_, _, class)) = sites.get(o.site as usize) else {
             continue;
@@ -519,9 +525,9 @@ pub fn snapshot(profile: &mut Profile) {
         p.0 += 1;
         p.1.insert(age);
         let q = live_by_path.entry((o.site, o.stack, o.thread)).or_default();
-        q.0 += 1;
-        q.1 += o.size;
-        q.2.insert(age);
+        q.objects += 1;
+        q.bytes += o.size;
+        q.ages.insert(age);
     }
     let mut class_rows: Vec<ClassAlloc> = classes
         .iter()
@@ -648,7 +654,11 @@ pub fn snapshot(profile: &mut Profile) {
             };
             given = (given.0 + objects, given.1 + b);
             // Live: the path's live tracked objects scaled by the site's allocated / tracked.
-            let (live, live_bytes, ages) = live_by_path
+            let LivePath {
+                objects: live,
+                bytes: live_bytes,
+                ages,
+            } = live_by_path
                 .remove(&(s as u32, stack, thread))
                 .unwrap_or_default();
             let scale = |v: u64| (u128::from(v) * u128::from(n) / u128::from(tracked)) as u64;
