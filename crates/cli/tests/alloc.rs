@@ -93,6 +93,69 @@ fn check_counts(doc: &Value, rounds: u64, every: u64) {
         .collect();
     assert_eq!(payload.len(), 1);
     assert_eq!(payload[0]["method"], "Allocs$Child.<init>(I)V");
+    check_paths(doc, rounds, every);
+}
+
+/// Every calling context of the trees with what its method allocates there.
+fn contexts(doc: &Value) -> Vec<&Value> {
+    let mut out = Vec::new();
+    let mut pending: Vec<&Value> = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["root"])
+        .collect();
+    while let Some(node) = pending.pop() {
+        out.push(node);
+        pending.extend(node["children"].as_array().unwrap());
+    }
+    out
+}
+
+/// The trees: contexts carry `allocations` (no class leaf nodes), whose counts add up to the
+/// classes' exactly, each under the method that allocates it; live values are estimates.
+fn check_paths(doc: &Value, rounds: u64, every: u64) {
+    assert_eq!(doc["live_estimated"], true);
+    let nodes = contexts(doc);
+    assert!(nodes.iter().all(|n| n["method"] != ""), "a class leaf node");
+    let mut total = std::collections::BTreeMap::<String, u64>::new();
+    for n in &nodes {
+        for a in n["allocations"].as_array().into_iter().flatten() {
+            let class = a["class"].as_str().unwrap();
+            assert!(u(&a["live"]) <= u(&a["allocated"]), "{a}");
+            *total.entry(class.to_owned()).or_default() += u(&a["allocated"]);
+            let allocator = match class {
+                "Allocs$Payload" => "Allocs$Child.<init>",
+                "Allocs$Lam" | "Allocs$Shared" => "Allocs.lambda$round$",
+                _ => "Allocs.round",
+            };
+            let at = format!(
+                "{}.{}",
+                n["class"].as_str().unwrap(),
+                n["method"].as_str().unwrap()
+            );
+            assert!(at.starts_with(allocator), "{class} allocated in {at}");
+            if every == 0 {
+                assert_eq!((u(&a["live"]), u(&a["generations"])), (0, 0), "{a}");
+            }
+        }
+    }
+    for (name, n) in EXPECTED {
+        assert_eq!(total.get(name).copied(), Some(n * rounds), "{name}");
+    }
+    if every == 0 {
+        let threads: Vec<&str> = doc["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(threads, ["all threads"]);
+        let round = common::child(&doc["threads"][0]["root"], "round");
+        let plain = common::entry(round, "allocations", "class", "Allocs$Plain");
+        assert_eq!(u(&plain["allocated"]), 1000 * rounds);
+        assert_eq!(u(&plain["bytes"]), 16_000 * rounds);
+    }
 }
 
 #[test]
@@ -371,10 +434,10 @@ fn check_jdk_sites(doc: &Value) {
             "java.util.HashMap.put",
             "java.util.HashMap.putVal",
             "java.util.HashMap.newNode",
-            "java.util.HashMap$Node",
         ],
     );
-    assert_eq!(u(&nodes["objects"]), 1000);
+    let nodes = common::entry(nodes, "allocations", "class", "java.util.HashMap$Node");
+    assert_eq!(u(&nodes["allocated"]), 1000);
     assert_eq!(u(&nodes["bytes"]), 1000 * 32);
     // StringBuilder's arrays: allocated inside the JDK, on the program's appends.
     path(
@@ -419,4 +482,110 @@ fn an_include_of_a_jdk_package_selects_its_sites() {
         "java.util.LinkedList$Node",
     );
     assert_eq!(u(&linked["allocated"]), 1000);
+}
+
+/// `ferrofluid report` of a leak's profile in every format: the leaking class's paths by live
+/// bytes, its chart, Go's heap sample types, one speedscope profile per weight.
+#[test]
+fn a_leaks_profile_in_every_format() {
+    let dir = compile("Leak.java", "alloc-leak-reports");
+    let out = dir.join("out.json");
+    let output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "alloc", "--include", "Leak*", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .args(["-Xmx64m", "-Xmn4m", "-XX:+UseSerialGC", "-cp"])
+        .arg(&dir)
+        .args(["Leak", "4000"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = read_profile_json(&out);
+    let report = |file: &str, extra: &[&str]| -> std::path::PathBuf {
+        let path = dir.join(file);
+        let r = ferrofluid()
+            .arg("report")
+            .arg(&out)
+            .arg("-o")
+            .arg(&path)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        path
+    };
+    // Folded stacks: the class last; by live bytes the leaking class's path through remember
+    // (it keeps every entry), by allocated objects every path, adding up to the class table.
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap();
+    let live = read(report("live.collapsed", &["--weight", "live-bytes"]));
+    assert!(
+        live.lines().any(|l| l
+            .rsplit_once(' ')
+            .unwrap()
+            .0
+            .ends_with(";Leak.remember;Leak$Entry")),
+        "{live}"
+    );
+    let count = read(report("count.collapsed", &["--weight", "alloc-count"]));
+    let entries: u64 = count
+        .lines()
+        .filter(|l| l.rsplit_once(' ').unwrap().0.ends_with(";Leak$Entry"))
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(entries, u(&class(&doc, "Leak$Entry")["allocated"]));
+    let html = read(report("out.html", &[]));
+    assert!(html.contains("<svg class=\"history\""), "no chart");
+    assert!(html.contains("id=\"aflame-live\"") && html.contains("id=\"aflame-objects\""));
+    let text = read(report("out.txt", &["--sort", "generations"]));
+    let table = text.find("Classes (by generations)").unwrap();
+    let first_row = text[table..].lines().nth(2).unwrap();
+    assert!(first_row.ends_with("  Leak$Entry"), "{text}");
+    let speedscope: Value =
+        serde_json::from_str(&read(report("out.speedscope.json", &[]))).unwrap();
+    assert_eq!(speedscope["profiles"].as_array().unwrap().len(), 4);
+    let pprof = report("out.pb.gz", &[]);
+    if let Some(go) = ["/usr/bin/go", "/usr/lib/go/bin/go"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+    {
+        let top = Command::new(go)
+            .args([
+                "tool",
+                "pprof",
+                "-top",
+                "-nodefraction=0",
+                "-sample_index=alloc_objects",
+                "-unit=minimum",
+            ])
+            .arg(&pprof)
+            .env("GOCACHE", dir.join("gocache"))
+            .env("HOME", &dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&top.stdout);
+        assert!(
+            top.status.success(),
+            "{}",
+            String::from_utf8_lossy(&top.stderr)
+        );
+        let row = text
+            .lines()
+            .find(|l| l.trim_end().ends_with(" Leak$Entry"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let flat: u64 = row.split_whitespace().next().unwrap().parse().unwrap();
+        assert_eq!(flat, entries, "{text}");
+    }
 }

@@ -2,7 +2,53 @@
 //! and what the tracked objects say about the live ones (ages, surviving generations), the
 //! allocation sites, and the leak suspects (docs/modes/alloc.md).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use crate::metric::{Metric, BYTES, COUNT};
+use crate::tree::NodeId;
+
+/// Metric of an allocation-path leaf: objects allocated (exact).
+pub const OBJECTS: &str = "objects";
+/// Metric of an allocation-path leaf: live objects (estimated from the tracked ones).
+pub const LIVE: &str = "live";
+/// Metric of an allocation-path leaf: live bytes (estimated).
+pub const LIVE_BYTES: &str = "live_bytes";
+
+/// The metrics of the allocation paths of a profile made by the `alloc` engine: `objects` and
+/// `bytes` allocated (exact), `live` and `live_bytes` (estimated). Each is the value of the
+/// leaf naming the allocated class; the methods above it carry none of their own.
+pub fn path_metrics() -> Vec<Metric> {
+    vec![
+        Metric::new(OBJECTS, COUNT),
+        Metric::new(BYTES, BYTES),
+        Metric::new(LIVE, COUNT),
+        Metric::new(LIVE_BYTES, BYTES),
+    ]
+}
+
+/// What a method allocates in one calling context: the document's `allocations` entry, a
+/// class leaf of the tree in memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Allocation {
+    /// The allocated class, as [`ClassAlloc::class`].
+    pub class: String,
+    /// Objects allocated (the site's exact count shared out over its paths in proportion to
+    /// the objects tracked on each).
+    pub allocated: u64,
+    /// Bytes allocated, shared out the same way.
+    pub bytes: u64,
+    /// Live objects, estimated: the path's live tracked objects scaled by the site's
+    /// allocated / tracked.
+    pub live: u64,
+    /// Live bytes, estimated the same way.
+    #[serde(default)]
+    pub live_bytes: u64,
+    /// Surviving generations: distinct ages among the path's live tracked objects.
+    #[serde(default)]
+    pub generations: u32,
+}
 
 /// The `alloc` mode's tables ([`crate::Profile::alloc`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -23,6 +69,11 @@ pub struct AllocSummary {
     pub sites: Vec<SiteAlloc>,
     /// Leak suspects, the strongest first.
     pub suspects: Vec<Suspect>,
+    /// Surviving generations of the allocation-path leaves, by (thread index in
+    /// [`crate::Profile::threads`], leaf node); leaves not listed have none. Not additive,
+    /// hence beside the trees' metrics rather than one of them.
+    #[serde(skip)]
+    pub path_generations: BTreeMap<(usize, NodeId), u32>,
 }
 
 /// One allocated class. `allocated` and `allocated_bytes` are exact counts (bytes: measured

@@ -79,6 +79,11 @@ pub struct Document {
     /// Allocation mode: garbage collections while profiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_count: Option<u64>,
+    /// Allocation mode: `live`, `live_bytes`, `avg_age` and `generations` (of `classes`, of the
+    /// nodes' `allocations`, of `leak_suspects`) are estimates from the tracked objects, every
+    /// `track_every`-th. Written (true) with the class table.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub live_estimated: bool,
     /// Allocation mode: objects not tracked (the cap was reached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked: Option<u64>,
@@ -271,6 +276,10 @@ pub struct NodeDoc {
     /// Written only when true.
     #[serde(default, skip_serializing_if = "is_false")]
     pub waiting: bool,
+    /// Allocation mode: what this method allocates in this context, per class (the class
+    /// leaves of the tree in memory); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<crate::alloc::Allocation>,
     /// Callees in order of first invocation.
     #[serde(default)]
     pub children: Vec<NodeDoc>,
@@ -326,6 +335,7 @@ enum NodeKey {
     CpuTotalUncertain,
     ProbesDropped,
     Waiting,
+    Allocations,
     Children,
     Other(String),
 }
@@ -362,6 +372,7 @@ impl<'de> Deserialize<'de> for NodeKey {
                     "cpu_total_uncertain" => NodeKey::CpuTotalUncertain,
                     "probes_dropped" => NodeKey::ProbesDropped,
                     "waiting" => NodeKey::Waiting,
+                    "allocations" => NodeKey::Allocations,
                     "children" => NodeKey::Children,
                     other => NodeKey::Other(other.to_owned()),
                 })
@@ -457,6 +468,7 @@ impl<'de> Deserialize<'de> for NodeDoc {
                         NodeKey::CpuTotalUncertain => n.cpu_total_uncertain = map.next_value()?,
                         NodeKey::ProbesDropped => n.probes_dropped = map.next_value()?,
                         NodeKey::Waiting => n.waiting = map.next_value()?,
+                        NodeKey::Allocations => n.allocations = map.next_value()?,
                         NodeKey::Children => n.children = map.next_value()?,
                         NodeKey::Other(name) => {
                             if let MaybeCount(Some(v)) = map.next_value()? {
@@ -519,8 +531,9 @@ impl Profile {
             threads: self
                 .threads
                 .iter()
-                .map(|t| {
-                    let root = self.node_doc(&t.tree, t.waiting.as_ref().and_then(|w| w.node));
+                .enumerate()
+                .map(|(i, t)| {
+                    let root = self.node_doc(i, &t.tree, t.waiting.as_ref().and_then(|w| w.node));
                     ThreadDoc {
                         name: t.name.clone(),
                         id: t.id,
@@ -556,6 +569,7 @@ impl Profile {
                 .collect(),
             track_every: self.alloc.as_ref().map(|a| a.track_every),
             gc_count: self.alloc.as_ref().map(|a| a.gc_count),
+            live_estimated: self.alloc.is_some(),
             untracked: self.alloc.as_ref().map(|a| a.untracked),
             stacks_dropped: self.alloc.as_ref().map(|a| a.stacks_dropped),
             classes: self.alloc.as_ref().map(|a| a.classes.clone()),
@@ -564,7 +578,48 @@ impl Profile {
         }
     }
 
-    fn node_doc(&self, tree: &CallTree, waiting: Option<NodeId>) -> NodeDoc {
+    /// Whether `id` is an allocation-path leaf: in a profile with the `alloc` tables, a
+    /// childless node of a class alone (an entry without a method name).
+    fn is_allocation_leaf(&self, tree: &CallTree, id: NodeId) -> bool {
+        let node = tree.node(id);
+        self.alloc.is_some()
+            && node.children().is_empty()
+            && matches!(node.kind, NodeKind::Method(m)
+                if self.methods.get(m).is_some_and(|i| i.method.is_empty()))
+    }
+
+    /// The `allocations` entry of leaf `id` of thread `thread`'s tree.
+    fn allocation(&self, thread: usize, tree: &CallTree, id: NodeId) -> crate::alloc::Allocation {
+        use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS};
+        let values = tree.extra(id);
+        let value = |name: &str| {
+            self.extra_metrics
+                .iter()
+                .position(|m| m.name == name)
+                .and_then(|i| values.get(i).copied())
+                .unwrap_or(0)
+        };
+        crate::alloc::Allocation {
+            class: match tree.node(id).kind {
+                NodeKind::Method(m) => self
+                    .methods
+                    .get(m)
+                    .map_or_else(String::new, |i| i.class.clone()),
+                _ => String::new(),
+            },
+            allocated: value(OBJECTS),
+            bytes: value(crate::metric::BYTES),
+            live: value(LIVE),
+            live_bytes: value(LIVE_BYTES),
+            generations: self
+                .alloc
+                .as_ref()
+                .and_then(|a| a.path_generations.get(&(thread, id)).copied())
+                .unwrap_or(0),
+        }
+    }
+
+    fn node_doc(&self, thread: usize, tree: &CallTree, waiting: Option<NodeId>) -> NodeDoc {
         let times = node_times(tree, self.calibration.as_ref());
         let raw = node_times(tree, None);
         let cpu = self.cpu_times(tree);
@@ -577,13 +632,33 @@ impl Profile {
         let (has_calls, has_time) = (has(Slot::Calls), has(Slot::Time));
         // Built bottom-up (children are stored after parents), then moved into parents.
         let mut built: Vec<Option<NodeDoc>> = vec![None; tree.len()];
+        let paths = self.alloc.is_some();
         for id in tree.ids().rev() {
             let node = tree.node(id);
-            let children = node
-                .children()
+            if id != NodeId::ROOT && self.is_allocation_leaf(tree, id) {
+                continue;
+            }
+            let mut allocations = Vec::new();
+            let mut children = Vec::new();
+            for &c in node.children() {
+                match built[c.index()].take() {
+                    Some(doc) => children.push(doc),
+                    None => allocations.push(self.allocation(thread, tree, c)),
+                }
+            }
+            // The methods of allocation paths carry nothing of their own: their keys are left
+            // out unless they do.
+            let own: Vec<(String, u64)> = self
+                .extra_metrics
                 .iter()
-                .map(|c| built[c.index()].take().expect("child built"))
+                .zip(tree.extra(id))
+                .map(|(m, &v)| (m.name.clone(), v))
                 .collect();
+            let own = if paths && own.iter().all(|&(_, v)| v == 0) {
+                Vec::new()
+            } else {
+                own
+            };
             let (kind, class, method, descriptor) = match node.kind {
                 NodeKind::Thread => (NodeKindDoc::Thread, "", THREAD_NODE_METHOD, ""),
                 NodeKind::Overflow => (NodeKindDoc::Overflow, "", OVERFLOW_NODE_METHOD, ""),
@@ -607,13 +682,7 @@ impl Profile {
                 calls: has_calls.then_some(node.calls),
                 total_ns: has_time.then_some(t.total_ns),
                 self_ns: has_time.then_some(t.self_ns),
-                metrics: MetricValues(
-                    self.extra_metrics
-                        .iter()
-                        .zip(tree.extra(id))
-                        .map(|(m, &v)| (m.name.clone(), v))
-                        .collect(),
-                ),
+                metrics: MetricValues(own),
                 overhead_ns: compensated.then_some(t.overhead_ns),
                 total_overhead_ns: compensated.then_some(t.total_overhead_ns),
                 self_uncertain: t.self_uncertain(),
@@ -631,6 +700,7 @@ impl Profile {
                 cpu_total_uncertain: cpu[id.index()].is_some_and(|c| c.total_uncertain()),
                 probes_dropped: matches!(node.kind, NodeKind::Method(m) if self.probes_dropped.contains(&m)),
                 waiting: waiting == Some(id),
+                allocations,
                 children,
             });
         }
@@ -653,7 +723,11 @@ impl Profile {
         let inline = mode.inline_metrics();
         // The metrics past the mode's own (and a CPU profile's `cpu_time`) are the side table's.
         let extra_metrics: Vec<Metric> = if doc.metrics.is_empty() {
-            mode.default_metrics()
+            if mode == Mode::Alloc && doc.classes.is_some() {
+                crate::alloc::path_metrics()
+            } else {
+                mode.default_metrics()
+            }
         } else {
             doc.metrics.clone()
         }
@@ -689,6 +763,7 @@ impl Profile {
                     classes: classes.clone(),
                     sites: doc.sites.clone().unwrap_or_default(),
                     suspects: doc.leak_suspects.clone().unwrap_or_default(),
+                    path_generations: Default::default(),
                 }),
             ..Profile::default()
         };
@@ -696,24 +771,48 @@ impl Profile {
         // follow): the same profile reads back the same.
         let mut waiting_nodes = Vec::with_capacity(doc.threads.len());
         let mut trees = Vec::with_capacity(doc.threads.len());
-        for t in &doc.threads {
+        let mut generations = std::collections::BTreeMap::new();
+        for (i, t) in doc.threads.iter().enumerate() {
             let mut tree = CallTree::with_width(names.len());
             let mut waiting = None;
+            let mut leaves = Leaves {
+                thread: i,
+                names: &names,
+                generations: &mut generations,
+            };
             if t.root.kind == NodeKindDoc::Thread {
                 fill_node(&mut tree, NodeId::ROOT, &t.root, mode, &names);
+                leaves.add(&mut profile, &mut tree, NodeId::ROOT, &t.root.allocations);
                 for child in &t.root.children {
-                    waiting = add_subtree(&mut profile, &mut tree, NodeId::ROOT, child, &t.name)?
-                        .or(waiting);
+                    waiting = add_subtree(
+                        &mut profile,
+                        &mut tree,
+                        NodeId::ROOT,
+                        child,
+                        &t.name,
+                        &mut leaves,
+                    )?
+                    .or(waiting);
                 }
             } else {
                 // A root that is a method: the thread node is implied.
-                waiting = add_subtree(&mut profile, &mut tree, NodeId::ROOT, &t.root, &t.name)?;
+                waiting = add_subtree(
+                    &mut profile,
+                    &mut tree,
+                    NodeId::ROOT,
+                    &t.root,
+                    &t.name,
+                    &mut leaves,
+                )?;
                 let root_total = t.root.measured_total_ns.or(t.root.total_ns).unwrap_or(0);
                 tree.node_mut(NodeId::ROOT).total_ns = root_total;
                 tree.node_mut(NodeId::ROOT).cpu_ns = t.root.measured_cpu_ns.or(t.root.cpu_ns);
             }
             waiting_nodes.push(waiting);
             trees.push(tree);
+        }
+        if let Some(a) = profile.alloc.as_mut() {
+            a.path_generations = generations;
         }
         for m in &doc.dropped_methods {
             let id = profile.methods.insert(&m.class, &m.method, &m.descriptor);
@@ -787,6 +886,7 @@ fn add_subtree(
     parent: NodeId,
     doc: &NodeDoc,
     thread: &str,
+    leaves: &mut Leaves<'_>,
 ) -> Result<Option<NodeId>, DocumentError> {
     let (mode, names): (Mode, Vec<String>) = (
         profile.mode,
@@ -822,6 +922,7 @@ fn add_subtree(
         // Sum rather than duplicate, should a document list one context twice.
         let id = tree.child_or_insert(parent, kind);
         fill_node(tree, id, doc, mode, &names);
+        leaves.add(profile, tree, id, &doc.allocations);
         if doc.waiting {
             waiting = Some(id);
         }
@@ -830,6 +931,46 @@ fn add_subtree(
         }
     }
     Ok(waiting)
+}
+
+/// Reads a thread's `allocations` entries into class leaves of its tree.
+struct Leaves<'a> {
+    thread: usize,
+    /// The profile's extra metrics.
+    names: &'a [String],
+    generations: &'a mut std::collections::BTreeMap<(usize, NodeId), u32>,
+}
+
+impl Leaves<'_> {
+    fn add(
+        &mut self,
+        profile: &mut Profile,
+        tree: &mut CallTree,
+        parent: NodeId,
+        allocations: &[crate::alloc::Allocation],
+    ) {
+        use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS};
+        for a in allocations {
+            let class = profile
+                .methods
+                .intern(MethodInfo::new(a.class.as_str(), "", ""));
+            let id = tree.child_or_insert(parent, NodeKind::Method(class));
+            for (name, v) in [
+                (OBJECTS, a.allocated),
+                (crate::metric::BYTES, a.bytes),
+                (LIVE, a.live),
+                (LIVE_BYTES, a.live_bytes),
+            ] {
+                if let Some(i) = self.names.iter().position(|n| n == name) {
+                    tree.extra_mut(id)[i] += v;
+                }
+            }
+            if a.generations > 0 {
+                let g = self.generations.entry((self.thread, id)).or_insert(0);
+                *g = (*g).max(a.generations);
+            }
+        }
+    }
 }
 
 /// Adds the values of `doc` to node `id`; `names` are the profile's extra metrics.

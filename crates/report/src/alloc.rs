@@ -13,6 +13,8 @@ pub enum ClassOrder {
     LiveBytes,
     /// Allocated bytes.
     AllocatedBytes,
+    /// Objects allocated.
+    Allocated,
     /// Surviving generations.
     Generations,
 }
@@ -24,9 +26,10 @@ impl std::str::FromStr for ClassOrder {
         match s {
             "live-bytes" => Ok(ClassOrder::LiveBytes),
             "allocated-bytes" => Ok(ClassOrder::AllocatedBytes),
+            "allocated" => Ok(ClassOrder::Allocated),
             "generations" => Ok(ClassOrder::Generations),
             _ => Err(format!(
-                "unknown order `{s}` (expected live-bytes, allocated-bytes or generations)"
+                "unknown order `{s}` (expected live-bytes, allocated-bytes, allocated or generations)"
             )),
         }
     }
@@ -59,6 +62,8 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
             x.growth,
             escape(&history(&x.history))
         );
+        s.push_str(&history_svg(&x.history));
+        s.push('\n');
         for p in &x.paths {
             let frames: Vec<String> = p.frames.iter().rev().map(|f| escape(f)).collect();
             let _ = writeln!(
@@ -171,11 +176,13 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
     let by = |c: &ClassAlloc| match order {
         ClassOrder::LiveBytes => c.live_bytes,
         ClassOrder::AllocatedBytes => c.allocated_bytes,
+        ClassOrder::Allocated => c.allocated,
         ClassOrder::Generations => u64::from(c.generations),
     };
     let key = match order {
         ClassOrder::LiveBytes => "live bytes",
         ClassOrder::AllocatedBytes => "allocated bytes",
+        ClassOrder::Allocated => "allocated",
         ClassOrder::Generations => "generations",
     };
     classes.sort_by(|x, y| by(y).cmp(&by(x)).then_with(|| x.class.cmp(&y.class)));
@@ -216,6 +223,88 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
         writeln!(s, "({} more sites)", a.sites.len() - MAX_ROWS)?;
     }
     writeln!(s)
+}
+
+/// A suspect's generation history as a small inline line chart: one point per sample, the
+/// height its generation count (0 at the bottom, the history's largest at the top).
+pub(crate) fn history_svg(h: &[u32]) -> String {
+    const W: f64 = 240.0;
+    const H: f64 = 48.0;
+    let max = h.iter().copied().max().unwrap_or(0).max(1);
+    let step = if h.len() > 1 {
+        W / (h.len() - 1) as f64
+    } else {
+        0.0
+    };
+    let points: Vec<String> = h
+        .iter()
+        .enumerate()
+        .map(|(i, &g)| {
+            format!(
+                "{:.1},{:.1}",
+                i as f64 * step,
+                H - f64::from(g) * H / f64::from(max)
+            )
+        })
+        .collect();
+    format!(
+        "<svg class=\"history\" width=\"{w}\" height=\"{h}\" viewBox=\"-2 -2 {w} {h}\" \
+         role=\"img\"><title>surviving generations, sampled about every second: {title}</title>\
+         <line x1=\"0\" y1=\"{H}\" x2=\"{W}\" y2=\"{H}\" stroke=\"#bbb\"/>\
+         <polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.5\" points=\"{points}\"/>\
+         <text x=\"{tx}\" y=\"8\" font-size=\"9\">{max}</text></svg>",
+        w = W + 24.0,
+        h = H + 4.0,
+        title = history(h),
+        points = points.join(" "),
+        tx = W + 3.0,
+    )
+}
+
+/// The flame graphs of an allocation profile's paths by allocated bytes, allocated objects and
+/// live bytes (the metrics it has), one shown at a time: radio buttons switch them (CSS alone).
+/// `first` is the metric shown first.
+pub(crate) fn flames(profile: &ferrofluid_profile::Profile, first: Option<usize>, s: &mut String) {
+    use ferrofluid_profile::alloc::{LIVE_BYTES, OBJECTS};
+    use ferrofluid_profile::metric::BYTES;
+    let shown: Vec<(usize, &str, &str)> = [
+        (BYTES, "bytes", "allocated bytes"),
+        (OBJECTS, "objects", "allocated objects"),
+        (LIVE_BYTES, "live", "live bytes (estimated)"),
+    ]
+    .into_iter()
+    .filter_map(|(name, id, label)| profile.metric_index(name).map(|i| (i, id, label)))
+    .collect();
+    if shown.is_empty() {
+        return;
+    }
+    let checked = first
+        .filter(|f| shown.iter().any(|(i, _, _)| i == f))
+        .unwrap_or(shown[0].0);
+    s.push_str(
+        "<h2 id=\"flame\">Flame graph of allocation paths</h2>\n<p>Width: what the paths \
+         allocated, the allocated class as the top frame. Hover a frame for details.</p>\n\
+         <div class=\"aflame\">\n",
+    );
+    for &(i, id, label) in &shown {
+        let _ = writeln!(
+            s,
+            "<input type=\"radio\" name=\"aflame\" id=\"aflame-{id}\"{}><label for=\"aflame-{id}\">{label}</label>",
+            if i == checked { " checked" } else { "" }
+        );
+    }
+    for &(i, id, _) in &shown {
+        let _ = writeln!(
+            s,
+            "<div class=\"fl fl-{id}\">{}</div>",
+            crate::flame::svg(profile, i)
+        );
+    }
+    s.push_str("</div>\n<style>.aflame .fl{display:none}.aflame label{margin-right:1em}");
+    for &(_, id, _) in &shown {
+        let _ = write!(s, "#aflame-{id}:checked~.fl-{id}{{display:block}}");
+    }
+    s.push_str("</style>\n");
 }
 
 fn tracking(every: u64) -> String {

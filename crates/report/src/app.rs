@@ -38,6 +38,9 @@ pub fn embedded(doc: &serde_json::Value) -> String {
 /// the view renders any mode from them.
 pub fn document(profile: &ferrofluid_profile::Profile) -> serde_json::Value {
     let mut doc = serde_json::to_value(profile.to_document()).unwrap_or_default();
+    for t in doc["threads"].as_array_mut().into_iter().flatten() {
+        allocations_as_leaves(&mut t["root"]);
+    }
     if let serde_json::Value::Object(map) = &mut doc {
         if map.get("metrics").is_none_or(serde_json::Value::is_null) {
             let metrics = profile
@@ -49,6 +52,34 @@ pub fn document(profile: &ferrofluid_profile::Profile) -> serde_json::Value {
         }
     }
     doc
+}
+
+/// An allocation profile's `allocations` entries as childless nodes of their context (the
+/// allocated class as a frame, its values under the metrics' keys), as the view draws them.
+fn allocations_as_leaves(node: &mut serde_json::Value) {
+    use serde_json::{json, Value};
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        let Some(map) = node.as_object_mut() else {
+            continue;
+        };
+        let leaves: Vec<Value> = match map.remove("allocations") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|a| {
+                    json!({"class": a["class"], "method": "", "descriptor": "",
+                           "objects": a["allocated"], "bytes": a["bytes"], "live": a["live"],
+                           "live_bytes": a["live_bytes"], "generations": a["generations"],
+                           "children": []})
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if let Some(Value::Array(children)) = map.get_mut("children") {
+            children.extend(leaves);
+            pending.extend(children.iter_mut());
+        }
+    }
 }
 
 /// The key of a node's own value of metric `name` in the document.

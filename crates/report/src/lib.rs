@@ -103,11 +103,17 @@ pub enum Weight {
 }
 
 impl Weight {
-    /// The weight named `name`: `wall` and `cpu` (the CPU mode's times), else a metric's name.
+    /// The weight named `name`: `wall` and `cpu` (the CPU mode's times), `alloc-bytes`,
+    /// `alloc-count`, `live-bytes` and `live-count` (an allocation profile's `bytes`,
+    /// `objects`, `live_bytes` and `live`), else a metric's name.
     pub fn named(name: &str) -> Weight {
         match name {
             "wall" => Weight::Wall,
             "cpu" => Weight::Cpu,
+            "alloc-bytes" => Weight::Metric(ferrofluid_profile::metric::BYTES.to_owned()),
+            "alloc-count" => Weight::Metric(ferrofluid_profile::alloc::OBJECTS.to_owned()),
+            "live-bytes" => Weight::Metric(ferrofluid_profile::alloc::LIVE_BYTES.to_owned()),
+            "live-count" => Weight::Metric(ferrofluid_profile::alloc::LIVE.to_owned()),
             other => Weight::Metric(other.to_owned()),
         }
     }

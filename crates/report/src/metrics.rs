@@ -278,7 +278,9 @@ pub(crate) fn html(profile: &Profile, report: &HtmlReport, s: &mut String) {
     }
     s.push_str("</table>\n");
     let weight = report.weight.resolve(profile);
-    if let Some(w) = weight {
+    if profile.alloc.is_some() {
+        crate::alloc::flames(profile, weight, s);
+    } else if let Some(w) = weight {
         let _ = writeln!(
             s,
             "<h2 id=\"flame\">Flame graph</h2>\n<p>Width: {} including callees. Hover a frame \

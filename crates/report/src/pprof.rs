@@ -3,7 +3,9 @@
 //!
 //! The sample types are the profile's declared metrics ([`Profile::metrics`]: `calls`/`count`
 //! and `time`/`nanoseconds` for CPU, `calls` and `bytecodes` for count, `objects` and `bytes`
-//! for alloc); a code-region profile has `calls` and `time` per region method. Each calling
+//! for alloc; a profile of the `alloc` engine names its four as Go's heap profiles do:
+//! `alloc_objects`, `alloc_space`, `inuse_objects`, `inuse_space`); a code-region profile has
+//! `calls` and `time` per region method. Each calling
 //! context with a non-zero value is one sample carrying the node's self values, its stack
 //! (leaf first) and a `thread` label; pprof sums samples into flat and cumulative values by
 //! itself, so its totals are the profile's. One location and one function per method: the
@@ -272,6 +274,18 @@ impl Frames {
     }
 }
 
+/// The sample type Go's heap profiles give an allocation profile's path metric: `alloc_objects`
+/// and `alloc_space` (allocated, exact), `inuse_objects` and `inuse_space` (live, estimated).
+fn go_heap_name(metric: &str) -> &str {
+    match metric {
+        ferrofluid_profile::alloc::OBJECTS => "alloc_objects",
+        ferrofluid_profile::metric::BYTES => "alloc_space",
+        ferrofluid_profile::alloc::LIVE => "inuse_objects",
+        ferrofluid_profile::alloc::LIVE_BYTES => "inuse_space",
+        other => other,
+    }
+}
+
 /// The pprof message of `profile`.
 pub fn encode(profile: &Profile) -> proto::Profile {
     let mut frames = Frames {
@@ -350,7 +364,11 @@ pub fn encode(profile: &Profile) -> proto::Profile {
     let sample_type: Vec<proto::ValueType> = metrics
         .iter()
         .map(|m| proto::ValueType {
-            r#type: frames.strings.id(&m.name),
+            r#type: frames.strings.id(if profile.alloc.is_some() {
+                go_heap_name(&m.name)
+            } else {
+                &m.name
+            }),
             unit: frames.strings.id(&m.unit),
         })
         .collect();

@@ -4,7 +4,9 @@
 //! profile's primary metric: compensated wall time in ns for CPU, bytecodes for count, bytes
 //! for alloc. Contexts with a zero weight are left out; samples follow the call tree depth
 //! first, so speedscope's time-ordered view draws each thread's tree once. A code-region
-//! profile is one profile of one sample per region method (its total time).
+//! profile is one profile of one sample per region method (its total time). A profile of the
+//! `alloc` engine has one profile per weight (allocated bytes and objects, live bytes and
+//! objects), the threads' paths under their thread's frame.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -99,6 +101,9 @@ impl Report for SpeedscopeReport {
                 p.push(vec![f], r.total_ns);
             }
             profiles.push(p);
+        } else if profile.alloc.is_some() {
+            metric_name = "allocation paths".to_owned();
+            profiles = alloc_profiles(profile, &mut frames);
         } else {
             let metrics = profile.metrics();
             let primary = profile.primary_metric();
@@ -139,6 +144,42 @@ impl Report for SpeedscopeReport {
         out.write_all(b"\n")?;
         Ok(())
     }
+}
+
+/// An allocation profile's paths: one profile per weight (allocated bytes and objects, live
+/// bytes and objects), each of every thread's contexts, the thread as the outermost frame.
+fn alloc_profiles(profile: &Profile, frames: &mut Frames) -> Vec<Sampled> {
+    use ferrofluid_profile::alloc::{LIVE, LIVE_BYTES, OBJECTS};
+    use ferrofluid_profile::metric::BYTES;
+    let metrics = profile.metrics();
+    let mut profiles = Vec::new();
+    for (name, title) in [
+        (BYTES, "allocated bytes"),
+        (OBJECTS, "allocated objects"),
+        (LIVE_BYTES, "live bytes (estimated)"),
+        (LIVE, "live objects (estimated)"),
+    ] {
+        let Some(metric) = profile.metric_index(name) else {
+            continue;
+        };
+        let mut p = sampled(title.to_owned(), unit(&metrics[metric].unit));
+        for thread in &profile.threads {
+            let tree = &thread.tree;
+            let values = profile.metric_values(tree, metric);
+            let mut stack: Vec<usize> = Vec::new();
+            for (id, depth) in tree.walk() {
+                let node = tree.node(id);
+                stack.truncate(depth);
+                stack.push(frames.id(frame(profile, node.kind, &thread.name)));
+                let w = values[id.index()].self_value;
+                if w > 0 {
+                    p.push(stack.clone(), w);
+                }
+            }
+        }
+        profiles.push(p);
+    }
+    profiles
 }
 
 fn sampled(name: String, unit: &'static str) -> Sampled {

@@ -331,3 +331,16 @@ fn golden_alloc() {
         "cannot write the report: the profile has no metric \"calls\""
     );
 }
+
+/// An allocation profile as the `alloc` engine makes it (class leaves with live values, the
+/// class table, a leak suspect): every format, and folded stacks by each allocation weight.
+#[test]
+fn golden_alloc_paths() {
+    run_case("allocpaths", common::alloc_paths());
+    for weight in ["alloc-count", "live-bytes"] {
+        let report = CollapsedReport::default().with_weight(Weight::named(weight));
+        let mut out = Vec::new();
+        report.write(&common::alloc_paths(), &mut out).unwrap();
+        check("allocpaths", &format!("report.{weight}.collapsed"), &out);
+    }
+}

@@ -154,3 +154,30 @@ fn every_metric_key_is_documented() {
         "not in docs/json-schema.md: {undocumented:?}"
     );
 }
+
+/// The keys of an allocation profile made by the `alloc` engine are documented too.
+#[test]
+fn every_allocation_key_is_documented() {
+    let md = schema_doc();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/allocpaths/report.json");
+    let mut seen = BTreeSet::new();
+    keys(&ferrofluid_testkit::read_profile_json(&path), &mut seen);
+    for key in [
+        "allocations",
+        "allocated",
+        "live",
+        "live_bytes",
+        "generations",
+        "live_estimated",
+    ] {
+        assert!(seen.contains(key), "{key} not written: {seen:?}");
+    }
+    let undocumented: Vec<_> = seen
+        .iter()
+        .filter(|k| !md.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "not in docs/json-schema.md: {undocumented:?}"
+    );
+}

@@ -102,6 +102,8 @@ struct Tracked {
     size: u64,
     /// The GC count when it was allocated.
     gc: u64,
+    /// The allocating thread (index in the tracker's threads).
+    thread: u32,
 }
 
 #[derive(Default)]
@@ -292,6 +294,7 @@ pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) {
             stack,
             size,
             gc,
+            thread,
         });
         t.live += 1;
         *t.tracked.entry(site).or_insert(0) += 1;
@@ -441,7 +444,7 @@ fn site_bytes(class: &str, count: u64, elements: u64, size: Option<u64>) -> u64 
 /// site's exact counts shared out in proportion to its tracked objects on each path).
 pub fn snapshot(profile: &mut Profile) {
     profile.mode = Mode::Alloc;
-    profile.extra_metrics = Mode::Alloc.default_metrics();
+    profile.extra_metrics = ferrofluid_profile::alloc::path_metrics();
     let live_counts = if TRACKING.load(Ordering::SeqCst) {
         read_counts()
     } else {
@@ -522,6 +525,14 @@ pub fn snapshot(profile: &mut Profile) {
         a.tracked += t.tracked.get(&(s as u32)).copied().unwrap_or(0);
     }
     let mut live_paths: HashMap<(String, u32), (u64, BTreeSet<u64>)> = HashMap::new();
+    // Per (site, stack, thread): live tracked objects, their bytes and ages.
+    #[derive(Default)]
+    struct LivePath {
+        objects: u64,
+        bytes: u64,
+        ages: BTreeSet<u64>,
+    }
+    let mut live_by_path: HashMap<(u32, u32, u32), LivePath> = HashMap::new();
     for o in t.slots.iter().flatten() {
         let Some((_, _, class)) = sites.get(o.site as usize) else {
             continue;
@@ -535,6 +546,10 @@ pub fn snapshot(profile: &mut Profile) {
         let p = live_paths.entry((name, o.stack)).or_default();
         p.0 += 1;
         p.1.insert(age);
+        let q = live_by_path.entry((o.site, o.stack, o.thread)).or_default();
+        q.objects += 1;
+        q.bytes += o.size;
+        q.ages.insert(age);
     }
     let mut class_rows: Vec<ClassAlloc> = classes
         .iter()
@@ -623,6 +638,7 @@ pub fn snapshot(profile: &mut Profile) {
     // Trees: per thread, the tracked paths with the site's counts shared out; sites with no
     // tracked object under "all threads", as their allocating method alone.
     let mut trees: BTreeMap<String, CallTree> = BTreeMap::new();
+    let mut leaf_ages: BTreeMap<(String, NodeId), BTreeSet<u64>> = BTreeMap::new();
     let mut by_site: BTreeMap<u32, Vec<(u32, u32, u64)>> = BTreeMap::new();
     for (&(site, stack, thread), &n) in &t.paths {
         by_site.entry(site).or_default().push((stack, thread, n));
@@ -639,13 +655,13 @@ pub fn snapshot(profile: &mut Profile) {
             let (c, m, d) = method_of(*method);
             let tree = trees
                 .entry("all threads".into())
-                .or_insert_with(|| CallTree::with_width(2));
+                .or_insert_with(|| CallTree::with_width(4));
             let m = tree.child_or_insert(
                 NodeId::ROOT,
                 NodeKind::Method(profile.methods.insert(&c, &m, &d)),
             );
             let leaf = tree.child_or_insert(m, NodeKind::Method(class_frame));
-            add(tree.extra_mut(leaf), n, bytes[s]);
+            add(tree.extra_mut(leaf), [n, bytes[s], 0, 0]);
             continue;
         }
         let mut given = (0u64, 0u64);
@@ -659,10 +675,19 @@ pub fn snapshot(profile: &mut Profile) {
                 (share(n), share(bytes[s]))
             };
             given = (given.0 + objects, given.1 + b);
+            // Live: the path's live tracked objects scaled by the site's allocated / tracked.
+            let LivePath {
+                objects: live,
+                bytes: live_bytes,
+                ages,
+            } = live_by_path
+                .remove(&(s as u32, stack, thread))
+                .unwrap_or_default();
+            let scale = |v: u64| (u128::from(v) * u128::from(n) / u128::from(tracked)) as u64;
             let thread = t.threads.get(thread as usize).cloned().unwrap_or_default();
             let tree = trees
-                .entry(thread)
-                .or_insert_with(|| CallTree::with_width(2));
+                .entry(thread.clone())
+                .or_insert_with(|| CallTree::with_width(4));
             let mut node = NodeId::ROOT;
             let stack_frames = t.stacks.get(stack as usize).map(|s| &s[..]).unwrap_or(&[]);
             if stack_frames.is_empty() {
@@ -676,9 +701,23 @@ pub fn snapshot(profile: &mut Profile) {
                     .child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
             }
             let leaf = tree.child_or_insert(node, NodeKind::Method(class_frame));
-            add(tree.extra_mut(leaf), objects, b);
+            add(
+                tree.extra_mut(leaf),
+                [objects, b, scale(live).min(objects), scale(live_bytes)],
+            );
+            if !ages.is_empty() {
+                leaf_ages.entry((thread, leaf)).or_default().extend(ages);
+            }
         }
     }
+    let thread_names: Vec<String> = trees.keys().cloned().collect();
+    let path_generations = leaf_ages
+        .into_iter()
+        .filter_map(|((thread, leaf), ages)| {
+            let i = thread_names.iter().position(|n| *n == thread)?;
+            Some(((i, leaf), ages.len() as u32))
+        })
+        .collect();
     profile.threads = trees
         .into_iter()
         .enumerate()
@@ -692,12 +731,17 @@ pub fn snapshot(profile: &mut Profile) {
         classes: class_rows,
         sites: site_rows,
         suspects,
+        path_generations,
     });
 }
 
-fn add(values: &mut [u64], objects: u64, bytes: u64) {
-    values[0] += objects;
-    values[1] += bytes;
+/// Adds objects, bytes, live and live bytes to a leaf's values ([`path_metrics`]).
+///
+/// [`path_metrics`]: ferrofluid_profile::alloc::path_metrics
+fn add(values: &mut [u64], add: [u64; 4]) {
+    for (v, a) in values.iter_mut().zip(add) {
+        *v += a;
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,8 @@ pub struct ReportArgs {
     /// The metric folded stacks' values (and the HTML flame graph of a profile of another mode
     /// than cpu) weigh by: `wall` (compensated self wall time, the default of a CPU profile),
     /// `cpu` (thread CPU time of a profile recorded with --cpu; its HTML shows both flame graphs
-    /// by itself), or a metric of the profile (`calls`, `bytecodes`, `objects`, `bytes`,
+    /// by itself), `alloc-bytes`, `alloc-count`, `live-bytes`, `live-count` (an allocation
+    /// profile's paths), or a metric of the profile (`calls`, `bytecodes`, `objects`, `bytes`,
     /// `samples`...). Default: the mode's primary metric.
     #[arg(long, value_name = "METRIC")]
     pub weight: Option<String>,
@@ -36,7 +37,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub include_idle: bool,
     /// The class table of an allocation profile (text): by `live-bytes` (default),
-    /// `allocated-bytes` or `generations`.
+    /// `allocated-bytes`, `allocated` or `generations`.
     #[arg(long, value_name = "ORDER", value_parser = parse_class_order)]
     pub sort: Option<ferrofluid_report::alloc::ClassOrder>,
     /// Virtual threads (JDK 21+) in text and HTML: merged into one entry, "virtual threads (N)",

@@ -260,3 +260,82 @@ pub fn idle() -> Profile {
     p.instrumented = 7;
     p
 }
+
+/// An allocation profile as the `alloc` engine makes it: paths whose class leaves carry
+/// objects, bytes, live and live bytes; the class table; a leak suspect with its history.
+#[allow(dead_code)] // not every test file uses every profile
+pub fn alloc_paths() -> Profile {
+    use ferrofluid_profile::alloc::{path_metrics, AllocSummary, ClassAlloc, Suspect, SuspectPath};
+    use ferrofluid_profile::{CallTree, Mode, NodeId, NodeKind, ThreadProfile};
+    let mut p = Profile::new(Mode::Alloc);
+    p.extra_metrics = path_metrics();
+    p.instrumented = 3;
+    let mut m =
+        |class: &str, name: &str, desc: &str| NodeKind::Method(p.methods.insert(class, name, desc));
+    let main = m("demo.App", "main", "([Ljava/lang/String;)V");
+    let remember = m("demo.Cache", "remember", "(I)V");
+    let parse = m("demo.Parser", "parse", "(Ljava/lang/String;)V");
+    let entry = m("demo.Cache$Entry", "", "");
+    let longs = m("long[]", "", "");
+    let chars = m("char[]", "", "");
+    let mut gens = std::collections::BTreeMap::new();
+    let mut tree = CallTree::with_width(4);
+    let leaf = |tree: &mut CallTree, parent, kind, values: [u64; 4]| {
+        let id = tree.add_child(parent, kind);
+        tree.extra_mut(id).copy_from_slice(&values);
+        id
+    };
+    let a = tree.add_child(NodeId::ROOT, main);
+    let r = tree.add_child(a, remember);
+    let e = leaf(&mut tree, r, entry, [1000, 24_000, 900, 21_600]);
+    gens.insert((0, e), 6);
+    let l = leaf(&mut tree, r, longs, [1000, 80_000, 0, 0]);
+    gens.insert((0, l), 1);
+    let q = tree.add_child(a, parse);
+    leaf(&mut tree, q, chars, [500, 20_000, 10, 400]);
+    p.threads.push(ThreadProfile::new("main", 1, tree));
+    let mut tree = CallTree::with_width(4);
+    let q = tree.add_child(NodeId::ROOT, parse);
+    leaf(&mut tree, q, chars, [300, 12_000, 0, 0]);
+    p.threads.push(ThreadProfile::new("worker-1", 2, tree));
+    let class = |class: &str,
+                 allocated,
+                 allocated_bytes,
+                 tracked,
+                 live,
+                 live_bytes,
+                 avg_age,
+                 generations| ClassAlloc {
+        class: class.into(),
+        allocated,
+        allocated_bytes,
+        tracked,
+        live,
+        live_bytes,
+        avg_age,
+        generations,
+    };
+    p.alloc = Some(AllocSummary {
+        track_every: 10,
+        gc_count: 12,
+        classes: vec![
+            class("long[]", 1000, 80_000, 100, 0, 0, 0.0, 0),
+            class("char[]", 800, 32_000, 80, 10, 400, 1.0, 1),
+            class("demo.Cache$Entry", 1000, 24_000, 100, 900, 21_600, 4.5, 6),
+        ],
+        suspects: vec![Suspect {
+            class: "demo.Cache$Entry".into(),
+            generations: 6,
+            growth: 5,
+            history: vec![0, 1, 2, 2, 4, 6],
+            paths: vec![SuspectPath {
+                frames: vec!["demo.App.main".into(), "demo.Cache.remember".into()],
+                live: 90,
+                generations: 6,
+            }],
+        }],
+        path_generations: gens,
+        ..AllocSummary::default()
+    });
+    p
+}
