@@ -140,7 +140,17 @@ fn a_drop_held_back_by_a_blocked_root_thread_retransforms_after_a_second() {
 /// nested in itself, 211 + 1 + 9918 calls deep, instead of 10130 calls under `main`).
 #[test]
 fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
-    let (doc, log, rounds) = profile("adaptive-total", &["--scheme", "total"], &[]);
+    // A ring that overflowed (its collector starved of CPU on a loaded machine) says so with
+    // `dropped_events`, and a lost event is an unmatched exit: such a run tests the machine, not
+    // the tree, and is repeated (twice at most).
+    let mut attempt = 0;
+    let (doc, log, rounds) = loop {
+        let run = profile("adaptive-total", &["--scheme", "total"], &[]);
+        attempt += 1;
+        if thread(&run.0, "main").get("dropped_events").is_none() || attempt == 3 {
+            break run;
+        }
+    };
     let main_thread = thread(&doc, "main");
     assert!(
         main_thread.get("unmatched_exits").is_none(),
