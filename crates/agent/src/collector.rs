@@ -184,6 +184,7 @@ pub fn start(
         .map(|r| (r.thread_id, r.dropped()))
         .collect();
     *c = Some(fresh);
+    hooks::EPOCH.fetch_add(1, Ordering::SeqCst);
     hooks::COLLECTING.store(true, Ordering::SeqCst);
 }
 
@@ -429,6 +430,52 @@ mod tests {
             .unwrap_or_else(|p| p.into_inner());
         drain_own_ring(false);
         drain_own_ring(true);
+    }
+
+    /// A root already running when collecting starts is not recorded, nor are its callees
+    /// (they would show at the top of the tree, their root's exit unmatched); its next call is.
+    #[test]
+    fn a_root_running_when_collecting_starts_is_recorded_from_its_next_call() {
+        let _engine = crate::engine::TEST_LOCK
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (root, leaf) = (4_000_011, 4_000_012);
+        crate::hooks::bench_method(root, true);
+        crate::hooks::bench_method(leaf, false);
+        let name = "in-flight-root";
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                crate::hooks::prime_thread(name);
+                crate::hooks::bench_enter(root);
+                start(None, None, None);
+                crate::hooks::bench_pair(leaf);
+                crate::hooks::bench_exit(root);
+                crate::hooks::bench_pair(leaf);
+                crate::hooks::bench_enter(root);
+                crate::hooks::bench_pair(leaf);
+                crate::hooks::bench_pair(leaf);
+                crate::hooks::bench_exit(root);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        stop();
+        let (profile, _) = snapshot().unwrap();
+        let doc = serde_json::to_value(profile.to_document()).unwrap();
+        let thread = doc["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone();
+        reset();
+        let top = thread["root"]["children"].as_array().unwrap();
+        assert_eq!(top.len(), 1, "{thread}");
+        assert_eq!(top[0]["calls"], 1, "{thread}");
+        assert_eq!(top[0]["children"][0]["calls"], 2, "{thread}");
+        assert_eq!(thread.get("unmatched_exits"), None, "{thread}");
     }
 
     fn drain_own_ring(cpu: bool) {

@@ -24,6 +24,10 @@ use crate::ring::{Event, Kind, ProbeStart, Ring};
 pub static GENERATION: AtomicU32 = AtomicU32::new(1);
 /// Events are recorded only while collecting; root depths are tracked always.
 pub static COLLECTING: AtomicBool = AtomicBool::new(false);
+/// Bumped each time collecting starts. A thread records only inside a root frame it entered
+/// while collecting in this epoch: a root already running when collecting started would
+/// otherwise show its callees at the top of the tree and end in an unmatched exit.
+pub static EPOCH: AtomicU32 = AtomicU32::new(1);
 /// No root: every instrumented method records on every thread.
 pub static ALL_THREADS: AtomicBool = AtomicBool::new(false);
 /// The session measures thread CPU time too (`cpu` option): recorded probes read the thread's
@@ -85,6 +89,9 @@ struct Local {
     busy: Cell<bool>,
     /// Root frames open on this thread.
     in_root: Cell<u32>,
+    /// The [`EPOCH`] in which this thread records (0: it does not), and the root depth outside
+    /// the root frame that began the recording: it stops when that frame exits.
+    recording: Cell<(u32, u32)>,
     /// The epoch in which this thread counted itself inside a root's extent for `Hooks.active`
     /// (`site_flags`), 0 if it is not counted.
     counted: Cell<u32>,
@@ -103,6 +110,7 @@ thread_local! {
             cpu_offset: Cell::new(0),
             busy: Cell::new(false),
             in_root: Cell::new(0),
+            recording: Cell::new((0, 0)),
             counted: Cell::new(0),
             ring: RefCell::new(None),
         }
@@ -269,6 +277,7 @@ impl Local {
         if self.generation.get() != g {
             self.generation.set(g);
             self.in_root.set(0);
+            self.recording.set((0, 0));
             // The count was reset with the session (`site_flags::reset`): this does nothing then.
             let counted = self.counted.replace(0);
             if counted != 0 {
@@ -277,6 +286,34 @@ impl Local {
             if let Some(old) = self.ring.borrow_mut().take() {
                 old.closed.store(true, Ordering::Release);
             }
+        }
+    }
+
+    /// Whether an entry at root depth `depth` (before it) is recorded, while collecting: inside
+    /// a recorded root frame, or a root's entry, which begins a recording.
+    #[inline(always)]
+    fn records_entry(&self, root: bool, depth: u32) -> bool {
+        let epoch = EPOCH.load(Ordering::Relaxed);
+        if self.recording.get().0 == epoch {
+            return true;
+        }
+        if root {
+            self.recording.set((epoch, depth));
+        }
+        root
+    }
+
+    /// Whether an exit is recorded, while collecting: inside a recorded root frame.
+    #[inline(always)]
+    fn records_exit(&self) -> bool {
+        self.recording.get().0 == EPOCH.load(Ordering::Relaxed)
+    }
+
+    /// A root frame exited, leaving root depth `depth`: the recording it began ends.
+    #[inline(always)]
+    fn root_exited(&self, depth: u32) {
+        if self.recording.get().1 == depth {
+            self.recording.set((0, 0));
         }
     }
 
@@ -380,6 +417,7 @@ pub(crate) fn next_thread_key() -> u64 {
 pub(crate) struct Carried {
     generation: u32,
     in_root: u32,
+    recording: (u32, u32),
     counted: u32,
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
@@ -418,6 +456,7 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
             Carried {
                 generation: l.generation.replace(c.generation),
                 in_root: l.in_root.replace(c.in_root),
+                recording: l.recording.replace(c.recording),
                 counted: l.counted.replace(c.counted),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
@@ -492,7 +531,7 @@ fn enter_with(
                 crate::session::UNREVEALED.fetch_add(1, Ordering::Relaxed);
             }
         }
-        if COLLECTING.load(Ordering::Relaxed) {
+        if COLLECTING.load(Ordering::Relaxed) && l.records_entry(root, depth) {
             record(l, id, start);
         }
     });
@@ -526,11 +565,12 @@ fn exit_with(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(&Lo
         if depth == 0 {
             return;
         }
-        if COLLECTING.load(Ordering::Relaxed) {
+        if COLLECTING.load(Ordering::Relaxed) && l.records_exit() {
             record(l, id, start);
         }
         if f & ROOT != 0 || ALL_THREADS.load(Ordering::Relaxed) {
             l.in_root.set(depth - 1);
+            l.root_exited(depth - 1);
             if depth == 1 {
                 l.left_extent(env);
             }
@@ -819,6 +859,10 @@ pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
     let _ = LOCAL.try_with(|l| {
         l.sync_generation();
         l.in_root.set(1);
+        // Its whole life is inside the extent: it records if collecting has begun.
+        if COLLECTING.load(Ordering::Relaxed) {
+            l.recording.set((EPOCH.load(Ordering::Relaxed), 0));
+        }
         l.entered_extent(env);
     });
 }
@@ -827,6 +871,7 @@ pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
 pub fn thread_end(env: *mut sys::JNIEnv) {
     crate::engine::current().thread_end();
     let _ = LOCAL.try_with(|l| {
+        l.recording.set((0, 0));
         if l.in_root.replace(0) > 0 {
             l.left_extent(env);
         }
