@@ -370,6 +370,17 @@ impl Selection for Offset<'_> {
         crate::memory::site_id(hooks::method_id(method_id), bci, type_name)
     }
 
+    fn vm_alloc_site_id(
+        &mut self,
+        method_id: u32,
+        bci: u32,
+        kind: ferrofluid_classfile::VmAllocKind,
+        callee: Option<(&str, &str, &str)>,
+    ) -> Option<u32> {
+        let method = hooks::method_id(method_id);
+        Some(crate::memory::vm::site_id(method, bci, kind, callee))
+    }
+
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let site = self
             .selection

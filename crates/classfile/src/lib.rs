@@ -42,5 +42,5 @@ pub use error::{ClassError, ErrorKind, Result};
 pub use hooks_class::hooks_class;
 pub use probes::{
     instrument, instrument_reveal, CallSite, HookMethod, Hooks, Instrumented, Invoke,
-    MethodOutcome, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason,
+    MethodOutcome, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason, VmAllocKind,
 };

@@ -28,12 +28,13 @@ const EXPECTED: [(&str, u64); 17] = [
     ("byte[]", 11),
     ("char[]", 12),
     ("short[]", 13),
-    ("int[]", 14),
+    // 14 `newarray`s, and the 2 inner arrays of each of 19 `new int[2][3]`.
+    ("int[]", 14 + 19 * 2),
     ("long[]", 15),
     ("float[]", 16),
     ("double[]", 17),
     ("java.lang.String[]", 18),
-    // `new int[2][3]`: one multianewarray, counted once (its inner arrays are the JVM's).
+    // `new int[2][3]`: the outer array of each multianewarray.
     ("int[][]", 19),
     ("java.lang.String[][]", 20),
     ("Allocs$Child", 21),

@@ -112,6 +112,20 @@ pub struct SiteAlloc {
     pub allocated: u64,
     /// Bytes allocated there.
     pub bytes: u64,
+    /// How the objects were allocated: `new` (the instruction at `bci`, inner arrays of a
+    /// `multianewarray` included), `reflect` (the reflective call at `bci`), `clone` (the
+    /// `clone()` call at `bci`), `jni` (a JNI function called by the native method `method`;
+    /// `bci` is 0).
+    #[serde(default = "new_kind", skip_serializing_if = "is_new")]
+    pub kind: String,
+}
+
+fn new_kind() -> String {
+    "new".to_owned()
+}
+
+fn is_new(kind: &String) -> bool {
+    kind == "new"
 }
 
 /// A class whose surviving generations keep growing: allocated on and on and never let go.

@@ -213,9 +213,13 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
     writeln!(s, "Allocation sites (by bytes)")?;
     writeln!(s, "{:>12} {:>14}  site", "allocated", "bytes")?;
     for x in a.sites.iter().take(MAX_ROWS) {
+        let kind = match x.kind.as_str() {
+            "" | "new" => String::new(),
+            k => format!(" ({k})"),
+        };
         writeln!(
             s,
-            "{:>12} {:>14}  {} @{}: {}",
+            "{:>12} {:>14}  {} @{}{kind}: {}",
             x.allocated, x.bytes, x.method, x.bci, x.class
         )?;
     }

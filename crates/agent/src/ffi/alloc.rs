@@ -26,13 +26,21 @@ pub fn install(env: &JniEnv<'_>, every: u64) -> Result<(), String> {
                 .map_err(|e| format!("defining {ALLOC_CLASS}: {e}"))?
         }
     };
-    let natives = [(
-        c"sample",
-        c"(Ljava/lang/Object;I)V",
-        native_sample as *mut std::ffi::c_void,
-    )];
-    // SAFETY: `sample` is the class's one static native, `(Object, int) -> void`, and
-    // `native_sample` has that JNI signature; the library stays loaded while probes exist.
+    let natives = [
+        (
+            c"sample",
+            c"(Ljava/lang/Object;I)V",
+            native_sample as *mut std::ffi::c_void,
+        ),
+        (
+            c"sampleVm",
+            c"(Ljava/lang/Object;I)V",
+            native_sample_vm as *mut std::ffi::c_void,
+        ),
+    ];
+    // SAFETY: `sample` and `sampleVm` are the class's static natives, `(Object, int) -> void`,
+    // and `native_sample`/`native_sample_vm` have that JNI signature; the library stays loaded
+    // while probes exist.
     unsafe { env.register_natives(class, &natives) }
         .map_err(|e| format!("binding {ALLOC_CLASS}.sample: {e}"))?;
     let every = sys::jvalue {
@@ -73,6 +81,78 @@ pub fn read_counts(env: &JniEnv<'_>, sites: usize) -> Option<Vec<i64>> {
     let failed = env.clear_exception();
     env.delete_local_ref(array);
     (!failed).then_some(out)
+}
+
+/// The counters of the sites counted per class `0..sites` (`slots` per site: objects and
+/// array elements of each) and their classes' internal names, read from `ferrofluid/Alloc`.
+pub fn read_vm_counts(
+    env: &JniEnv<'_>,
+    sites: usize,
+    slots: usize,
+) -> Option<(Vec<i64>, Vec<Option<String>>)> {
+    let class = env.find_class(ALLOC_CLASS).ok()?;
+    let n = sys::jvalue {
+        i: i32::try_from(sites).ok()?,
+    };
+    // SAFETY: `vmCounts(I)[J` and `vmNames(I)[Ljava/lang/String;` take one int and return an
+    // array.
+    let (counts, names) = unsafe {
+        (
+            call_static(env, class, c"vmCounts", c"(I)[J", &[n], true),
+            call_static(
+                env,
+                class,
+                c"vmNames",
+                c"(I)[Ljava/lang/String;",
+                &[n],
+                true,
+            ),
+        )
+    };
+    env.delete_local_ref(class.as_object());
+    let (counts, names) = (counts.ok()??, names.ok()??);
+    let mut out = vec![0i64; 2 * slots * sites];
+    let raw = env.as_raw();
+    // SAFETY: `counts` is the long[] of length 2 * slots * sites the method returned (a live
+    // local reference); the buffer holds that many longs.
+    unsafe {
+        if let Some(get) = (**raw).GetLongArrayRegion {
+            get(
+                raw,
+                counts.as_raw(),
+                0,
+                out.len() as sys::jsize,
+                out.as_mut_ptr(),
+            );
+        }
+    }
+    let failed = env.clear_exception();
+    env.delete_local_ref(counts);
+    let elements = env.object_array_elements(names);
+    env.delete_local_ref(names);
+    let elements = elements.ok()?;
+    let mut classes = Vec::with_capacity(elements.len());
+    for e in elements {
+        classes.push(e.and_then(|e| {
+            let s = env.string_utf(e).ok();
+            env.delete_local_ref(e);
+            s
+        }));
+    }
+    (!failed && classes.len() == slots * sites).then_some((out, classes))
+}
+
+/// Internal name of the class of `object` (`java/lang/String`, `[I`).
+pub fn class_name(env: &JniEnv<'_>, object: Object<'_>) -> Option<String> {
+    let jvmti = crate::jvm::jvmti()?;
+    let class = env.object_class(object).ok()?;
+    let signature = jvmti.class_signature(class).map(|s| s.0);
+    env.delete_local_ref(class.as_object());
+    let signature = signature.ok()?;
+    Some(match signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
+        Some(name) => name.to_owned(),
+        None => signature,
+    })
 }
 
 /// Calls static method `name` `signature` of `class`, returning its object result when
@@ -140,6 +220,25 @@ extern "C" fn native_sample(
             return;
         };
         memory::sampled(&env, object, site as u32);
+    })
+}
+
+/// `Alloc.sampleVm(o, site)`: the first allocation of a class at a site counted per class,
+/// and every `every`-th.
+extern "C" fn native_sample_vm(
+    env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    object: sys::jobject,
+    site: sys::jint,
+) {
+    ffi_guard("Alloc.sampleVm", (), || {
+        // SAFETY: the JNIEnv of this native call and its argument, a live local reference.
+        let (Some(env), Some(object)) = (unsafe { JniEnv::from_raw(env) }, unsafe {
+            Object::from_nullable(object)
+        }) else {
+            return;
+        };
+        memory::vm::sampled(&env, object, site as u32);
     })
 }
 

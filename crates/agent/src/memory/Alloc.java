@@ -11,7 +11,13 @@ import java.lang.reflect.Array;
  * add per allocation (and one more for an array's length), so that counting costs no JNI call;
  * only the objects the agent measures or tracks (the first of each site, then every
  * {@code every}-th) reach the native {@link #sample}. The agent defines this class in the
- * bootstrap loader, sets it up with {@link #reset} and reads it with {@link #counts}. Compiled by
+ * bootstrap loader, sets it up with {@link #reset} and reads it with {@link #counts}.
+ *
+ * <p>Objects the JVM allocates for a call (reflection, {@code clone()}) and the inner arrays of a
+ * {@code multianewarray} reach {@link #vm} and {@link #inner} with the id of a site whose class
+ * is known only at run time: such a site has counters for up to {@code SLOTS - 1} classes, each
+ * claimed by the first object of its class, and one more for every other class. The agent reads
+ * them with {@link #vmCounts} and {@link #vmNames}. Compiled by
  * {@code javac --release 11} into Alloc.class next to this file (checked by a test).
  */
 public final class Alloc {
@@ -27,6 +33,19 @@ public final class Alloc {
     private static volatile long[][] chunks = new long[0][];
     /** Every how many allocations of a site one goes to the agent (0: the first only). */
     private static volatile long every;
+
+    /** Counters per site counted per runtime class: up to 15 classes and the rest. */
+    private static final int SLOTS = 16;
+    /** Such sites per chunk: 256. */
+    private static final int VM_SHIFT = 8;
+    private static final int VM_MASK = (1 << VM_SHIFT) - 1;
+    private static final VarHandle CLASSES = MethodHandles.arrayElementVarHandle(Object[].class);
+    /**
+     * Per chunk of such sites: the class of each slot ({@code SLOTS} per site) and its counters
+     * (objects, array elements). A chunk's classes are published before its counters.
+     */
+    private static volatile Object[][] vmClasses = new Object[0][];
+    private static volatile long[][] vmChunks = new long[0][];
 
     /** Counts {@code o}, allocated at {@code site}; hands it to the agent if it is sampled. */
     public static void alloc(Object o, int site) {
@@ -55,6 +74,82 @@ public final class Alloc {
         return n;
     }
 
+    /** Counts {@code o}, which the JVM allocated for the call at {@code site}, by its class. */
+    public static void vm(Object o, int site) {
+        if (o != null) {
+            vmCount(o, site);
+        }
+    }
+
+    /**
+     * Counts the inner arrays of {@code o}, a new multi-dimensional array (of
+     * {@code multianewarray} or {@code Array.newInstance}), at {@code site} by their class. In a
+     * new array every non-null element of an array of arrays is one of them.
+     */
+    public static void inner(Object o, int site) {
+        if (o instanceof Object[] && o.getClass().getComponentType().isArray()) {
+            for (Object e : (Object[]) o) {
+                if (e != null) {
+                    vmCount(e, site);
+                    inner(e, site);
+                }
+            }
+        }
+    }
+
+    private static void vmCount(Object o, int site) {
+        int i = site >>> VM_SHIFT;
+        long[][] n = vmChunks;
+        long[] a = i < n.length ? n[i] : null;
+        if (a == null) {
+            a = vmChunk(i);
+        }
+        int base = (site & VM_MASK) * SLOTS;
+        int slot = slot(vmClasses[i], base, o.getClass());
+        long k = count(a, (base + slot) << 1, o);
+        long e = every;
+        if (slot < SLOTS - 1 && (k == 0 || (e > 0 && k % e == 0))) {
+            sampleVm(o, site);
+        }
+    }
+
+    /** The slot of class {@code k} among the {@code SLOTS} of a site from {@code base}. */
+    private static int slot(Object[] c, int base, Class<?> k) {
+        for (int j = 0; j < SLOTS - 1; j++) {
+            Object x = CLASSES.getVolatile(c, base + j);
+            if (x == null) {
+                if (CLASSES.compareAndSet(c, base + j, null, k)) {
+                    return j;
+                }
+                // Another thread claimed it: look at it again.
+                j--;
+                continue;
+            }
+            if (x == k) {
+                return j;
+            }
+        }
+        return SLOTS - 1;
+    }
+
+    private static synchronized long[] vmChunk(int i) {
+        long[][] n = vmChunks;
+        if (i < n.length && n[i] != null) {
+            return n[i];
+        }
+        // New arrays, published by the volatile writes alone (classes first).
+        int len = Math.max(i + 1, n.length);
+        Object[][] c = new Object[len][];
+        long[][] m = new long[len][];
+        System.arraycopy(vmClasses, 0, c, 0, vmClasses.length);
+        System.arraycopy(n, 0, m, 0, n.length);
+        c[i] = new Object[SLOTS << VM_SHIFT];
+        m[i] = new long[(2 * SLOTS) << VM_SHIFT];
+        vmClasses = c;
+        vmChunks = m;
+        return m[i];
+    }
+
     /** The chunk of counters {@code i}, created on first use. */
     private static synchronized long[] chunk(int i) {
         long[][] c = chunks;
@@ -78,7 +173,10 @@ public final class Alloc {
      */
     public static synchronized void reset(long every) {
         count(new long[2], 0, new long[1]);
+        slot(new Object[SLOTS], 0, Alloc.class);
         chunks = new long[0][];
+        vmClasses = new Object[0][];
+        vmChunks = new long[0][];
         Alloc.every = every;
     }
 
@@ -103,6 +201,55 @@ public final class Alloc {
         return out;
     }
 
+    /**
+     * The counters of the sites counted per class {@code 0..sites}: slot j of site s at
+     * {@code 2*(s*16+j)} (objects) and the next (array elements).
+     */
+    public static long[] vmCounts(int sites) {
+        long[][] c = vmChunks;
+        long[] out = new long[2 * SLOTS * sites];
+        for (int i = 0; i < c.length; i++) {
+            long[] a = c[i];
+            int from = i * 2 * (SLOTS << VM_SHIFT);
+            if (a == null || from >= out.length) {
+                continue;
+            }
+            int n = Math.min(a.length, out.length - from);
+            for (int k = 0; k < n; k++) {
+                out[from + k] = (long) AT.getVolatile(a, k);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The classes of the slots of those sites, as internal names ({@code [I},
+     * {@code java/lang/String}), null where no class claimed the slot.
+     */
+    public static String[] vmNames(int sites) {
+        long[][] n = vmChunks;
+        Object[][] c = vmClasses;
+        String[] out = new String[SLOTS * sites];
+        for (int i = 0; i < Math.min(c.length, n.length); i++) {
+            Object[] a = c[i];
+            int from = i * (SLOTS << VM_SHIFT);
+            if (a == null || from >= out.length) {
+                continue;
+            }
+            int m = Math.min(a.length, out.length - from);
+            for (int k = 0; k < m; k++) {
+                Object x = CLASSES.getVolatile(a, k);
+                if (x != null) {
+                    out[from + k] = ((Class<?>) x).getName().replace('.', '/');
+                }
+            }
+        }
+        return out;
+    }
+
     /** The agent measures (and, when it tracks objects, tags) {@code o}. */
     private static native void sample(Object o, int site);
+
+    /** As {@link #sample}, for a site counted per class. */
+    private static native void sampleVm(Object o, int site);
 }

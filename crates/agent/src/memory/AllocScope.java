@@ -37,6 +37,28 @@ public final class AllocScope {
         Alloc.alloc(o, site);
     }
 
+    /** As {@link #alloc}, for {@link Alloc#vm}: an object the JVM allocated for a call. */
+    public static void vm(Object o, int site) {
+        if (inside()) {
+            Alloc.vm(o, site);
+        }
+    }
+
+    /** As {@link #alloc}, for {@link Alloc#inner}: a new array's inner arrays. */
+    public static void inner(Object o, int site) {
+        if (inside()) {
+            Alloc.inner(o, site);
+        }
+    }
+
+    private static boolean inside() {
+        if (INSIDE.get() == 0) {
+            return false;
+        }
+        int[] d = DEPTH.get();
+        return d != null && d[0] != 0 && d[1] == epoch;
+    }
+
     /** Method {@code id} (a root: {@code ~id}, negative) was entered. */
     public static void enter(int id) {
         if (id < 0) {

@@ -23,6 +23,7 @@ use rustc_hash::FxHashMap;
 use crate::ffi::alloc as jni;
 
 pub mod scope;
+pub mod vm;
 
 /// Default stack depth of tracked objects.
 pub const DEFAULT_STACK_DEPTH: u32 = 64;
@@ -39,11 +40,13 @@ pub const SUSPECT_GENERATIONS: u32 = 4;
 /// A class is also a suspect only if its generation count grew by this much over its history.
 pub const SUSPECT_GROWTH: u32 = 2;
 
-/// A site's allocating method (global method id), bytecode offset and class (internal name).
+/// A site's allocating method (global method id), bytecode offset and class (internal name),
+/// and the site counted per class it belongs to, if any ([`vm`]).
 struct Site {
     method: u32,
     bci: u32,
     class: String,
+    vm: Option<u32>,
 }
 
 #[derive(Default)]
@@ -63,6 +66,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The id of the site at `bci` of global method `method` allocating `type_name` (internal
 /// name or array descriptor).
 pub fn site_id(method: u32, bci: u32, type_name: &str) -> u32 {
+    site_id_via(method, bci, type_name, None)
+}
+
+/// As [`site_id`], for a class counted at site `vm` of [`vm`] (its counters are there).
+fn site_id_via(method: u32, bci: u32, type_name: &str, vm: Option<u32>) -> u32 {
     let mut sites = lock(&SITES);
     let sites = sites.get_or_insert_with(Sites::default);
     let key = (method, bci, type_name.to_owned());
@@ -74,6 +82,7 @@ pub fn site_id(method: u32, bci: u32, type_name: &str) -> u32 {
         method,
         bci,
         class: type_name.to_owned(),
+        vm,
     });
     sites.index.insert(key, id);
     id
@@ -210,9 +219,12 @@ pub fn reset() {
 fn read_counts() -> Option<Vec<i64>> {
     let sites = site_count();
     let vm = crate::jvm::java_vm()?;
-    vm.with_attached_thread("ferrofluid-alloc", |env| jni::read_counts(env, sites))
-        .ok()
-        .flatten()
+    vm.with_attached_thread("ferrofluid-alloc", |env| {
+        let mut counts = jni::read_counts(env, sites)?;
+        vm::add_counts(env, &mut counts).then_some(counts)
+    })
+    .ok()
+    .flatten()
 }
 
 /// A GC finished (in the GC's callback: count only).
@@ -239,6 +251,12 @@ pub fn freed(tag: i64) {
 
 /// `Alloc.sample`: the first object of `site` (measured) or an `every`-th one (tracked).
 pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) {
+    sampled_at(env, object, site, false);
+}
+
+/// As [`sampled`]; `ours`: the stack may begin with more frames of the counting classes than
+/// `sample` and `alloc` (they are left out).
+fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, ours: bool) {
     if !TRACKING.load(Ordering::Relaxed) {
         return;
     }
@@ -261,8 +279,25 @@ pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) {
     let epoch = EPOCH.load(Ordering::Relaxed);
     let frames = STACK.with(|s| {
         let mut s = s.borrow_mut();
-        jni::stack(jvmti, DEPTH.load(Ordering::Relaxed) as usize, &mut s);
-        frame_ids(jvmti, env, &s)
+        let depth = DEPTH.load(Ordering::Relaxed) as usize;
+        if !ours {
+            jni::stack(jvmti, depth, &mut s);
+            return frame_ids(jvmti, env, &s);
+        }
+        // `vm`/`inner` (recursive) and `AllocScope`'s frames: taken, named, then dropped.
+        jni::stack(jvmti, depth + 8, &mut s);
+        let mut ids = frame_ids(jvmti, env, &s);
+        let f = lock(&FRAMES);
+        let names = f.as_ref().map(|f| f.names.as_slice()).unwrap_or(&[]);
+        let counting = |id: &u32| {
+            names.get(*id as usize).is_some_and(|(c, _, _)| {
+                c == "ferrofluid.Alloc" || c == "ferrofluid.AllocScope"
+            })
+        };
+        let skip = ids.iter().take_while(|id| counting(id)).count();
+        ids.drain(..skip);
+        ids.truncate(depth);
+        ids
     });
     let thread = thread_index(env, epoch);
     let tag = {
@@ -459,6 +494,18 @@ pub fn snapshot(profile: &mut Profile) {
                 .collect()
         })
         .unwrap_or_default();
+    // Per site: its kind and the called method shown above its class on the paths.
+    let vm_of: Vec<Option<vm::VmSite>> = lock(&SITES)
+        .as_ref()
+        .map(|s| s.sites.iter().map(|s| s.vm.and_then(vm::site)).collect())
+        .unwrap_or_default();
+    let kind_of = |s: usize| {
+        vm_of
+            .get(s)
+            .and_then(Option::as_ref)
+            .map_or("new", |v| v.kind.name())
+    };
+    let callee_of = |s: usize| vm_of.get(s).and_then(Option::as_ref).and_then(|v| v.callee.clone());
     let gc = GCS.load(Ordering::SeqCst);
     let every = EVERY.load(Ordering::SeqCst);
     let t = lock(&TRACKER);
@@ -494,6 +541,7 @@ pub fn snapshot(profile: &mut Profile) {
             class: java_name(class),
             allocated: n,
             bytes: bytes[s],
+            kind: kind_of(s).to_owned(),
         });
     }
     site_rows.sort_by(|a, b| {
@@ -649,6 +697,7 @@ pub fn snapshot(profile: &mut Profile) {
             continue;
         }
         let class_frame = profile.methods.insert(&java_name(class), "", "");
+        let callee = callee_of(s).map(|(c, m, d)| profile.methods.insert(&c, &m, &d));
         let paths = by_site.get(&(s as u32)).map(Vec::as_slice).unwrap_or(&[]);
         let tracked: u64 = paths.iter().map(|p| p.2).sum();
         if tracked == 0 {
@@ -660,6 +709,10 @@ pub fn snapshot(profile: &mut Profile) {
                 NodeId::ROOT,
                 NodeKind::Method(profile.methods.insert(&c, &m, &d)),
             );
+            let m = match callee {
+                Some(c) => tree.child_or_insert(m, NodeKind::Method(c)),
+                None => m,
+            };
             let leaf = tree.child_or_insert(m, NodeKind::Method(class_frame));
             add(tree.extra_mut(leaf), [n, bytes[s], 0, 0]);
             continue;
@@ -699,6 +752,9 @@ pub fn snapshot(profile: &mut Profile) {
                 let (c, m, d) = names.get(f as usize).cloned().unwrap_or_default();
                 node = tree
                     .child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
+            }
+            if let Some(c) = callee {
+                node = tree.child_or_insert(node, NodeKind::Method(c));
             }
             let leaf = tree.child_or_insert(node, NodeKind::Method(class_frame));
             add(

@@ -9,6 +9,7 @@ use crate::code::opcodes::*;
 use crate::patch::ClassPatcher;
 use crate::probes::entry_exit::push_id;
 use crate::probes::method::{prepare, stack_need, Mode};
+use crate::probes::vm_alloc;
 use crate::probes::{Hook, Refs, Selection, SkipReason};
 
 /// Element type names of `newarray`'s `atype` operand (4..=11).
@@ -22,13 +23,25 @@ pub(crate) fn patch(
     selection: &mut dyn Selection,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
+    if class.name().is_ok_and(|n| vm_alloc::is_generated_accessor(&n)) {
+        return Err(SkipReason::Unsupported(
+            "generated reflection accessor (its objects are counted at the reflective call)".into(),
+        ));
+    }
     let m = prepare(class, &class.methods[index], Mode::Objects)?;
     let analysis = m.analysis.as_ref().expect("Objects mode runs the dataflow");
     let cp = &class.constant_pool;
     let mut edits = Edits::new(m.insns.len());
     let mut max_stack = m.max_depth();
     let mut hook = None;
+    let mut vm_probed = false;
     for (i, insn) in m.insns.iter().enumerate() {
+        if let Some(s) = vm_alloc::call_probe(cp, insn, id, hooks, selection, patcher)? {
+            max_stack = max_stack.max(stack_need(m.depth_before(i + 1), s.peak)?);
+            edits.after[i + 1] = s.code;
+            vm_probed = true;
+            continue;
+        }
         let class_of = |idx: u16| {
             cp.class_name(idx)
                 .map(|c| c.into_owned())
@@ -80,11 +93,12 @@ pub(crate) fn patch(
         s.op(DUP, 0, 1);
         push_id(&mut s, patcher, site)?;
         s.invokestatic(hook_index, 2, 0);
+        vm_alloc::inner_probe(&mut s, insn, id, hooks, selection, patcher)?;
         let after = m.depth_before(i + 1);
         max_stack = max_stack.max(stack_need(after, s.peak)?);
         edits.after[i + 1] = s.code;
     }
-    if hook.is_none() {
+    if hook.is_none() && !vm_probed {
         return Err(SkipReason::NothingToDo);
     }
     m.finish_inserted(index, patcher, edits, max_stack)

@@ -5,8 +5,10 @@ mod entry_exit;
 mod method;
 mod native;
 mod reveal;
+mod vm_alloc;
 
 pub use reveal::instrument_reveal;
+pub use vm_alloc::VmAllocKind;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -29,12 +31,14 @@ pub(crate) enum Hook {
     Receiver,
     Reveal,
     Site,
+    AllocVm,
+    AllocInner,
 }
 
 const ACC_STATIC: u16 = 0x0008;
 
 /// The cache slot of `java/lang/Throwable`, after every hook's.
-const THROWABLE_SLOT: usize = Hook::Site as usize + 1;
+const THROWABLE_SLOT: usize = Hook::AllocInner as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
@@ -76,13 +80,15 @@ impl<'h> Refs<'h> {
             Hook::Receiver => &h.receiver,
             Hook::Reveal => &h.reveal,
             Hook::Site => &h.site,
+            Hook::AllocVm => &h.alloc_vm,
+            Hook::AllocInner => &h.alloc_inner,
         };
         if let Some(i) = self.cache[hook as usize] {
             return Ok(i);
         }
         self.prefetch(p);
         let class = match hook {
-            Hook::Alloc => &h.alloc_class,
+            Hook::Alloc | Hook::AllocVm | Hook::AllocInner => &h.alloc_class,
             _ => &h.class,
         };
         let i = p
@@ -202,6 +208,13 @@ pub struct Hooks {
     /// Internal name of the class declaring [`Hooks::alloc`] (by default [`Hooks::class`]; the
     /// agent's `alloc` engine names a class whose Java body counts without a JNI call).
     pub alloc_class: String,
+    /// `vm(Ljava/lang/Object;I)V` of [`Hooks::alloc_class`]: an object a call returned that the
+    /// JVM allocated for it (reflection, `clone()`), and the call site's id
+    /// ([`Selection::vm_alloc_site_id`]).
+    pub alloc_vm: HookMethod,
+    /// `inner(Ljava/lang/Object;I)V` of [`Hooks::alloc_class`]: a new multi-dimensional array
+    /// whose inner arrays are counted at the site's id ([`Selection::vm_alloc_site_id`]).
+    pub alloc_inner: HookMethod,
     /// `nativeEnter(I)V`: method id, before calling the native method.
     pub native_enter: HookMethod,
     /// `nativeExit(I)V`: method id, after the native method returned or threw.
@@ -231,6 +244,8 @@ impl Default for Hooks {
             unwind_blocks: HookMethod::new("unwindBlocks", "(II)V"),
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
             alloc_class: "ferrofluid/Hooks".to_owned(),
+            alloc_vm: HookMethod::new("vm", "(Ljava/lang/Object;I)V"),
+            alloc_inner: HookMethod::new("inner", "(Ljava/lang/Object;I)V"),
             native_enter: HookMethod::new("nativeEnter", "(I)V"),
             native_exit: HookMethod::new("nativeExit", "(I)V"),
             receiver: HookMethod::new("receiver", "(Ljava/lang/Object;I)V"),
@@ -339,6 +354,21 @@ pub trait Selection {
     fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
         let _ = (method_id, type_name);
         bci
+    }
+
+    /// The id of a site at `bci` of method `method_id` whose objects the JVM allocates without
+    /// an allocating instruction of the method (`kind`; `callee`: the called method's class,
+    /// name and descriptor, for calls), counted per runtime class; `None`, the default, inserts
+    /// no probe there.
+    fn vm_alloc_site_id(
+        &mut self,
+        method_id: u32,
+        bci: u32,
+        kind: VmAllocKind,
+        callee: Option<(&str, &str, &str)>,
+    ) -> Option<u32> {
+        let _ = (method_id, bci, kind, callee);
+        None
     }
 
     /// Whether the `entry-exit` probe should offer this selection its calls (deferred ones
