@@ -302,6 +302,12 @@ pub fn object_size(jvmti: Jvmti, object: Object<'_>) -> Option<u64> {
 /// The current thread's stack below the counting class's two frames (`sample`, `alloc`):
 /// up to `depth` method ids, innermost first.
 pub fn stack(jvmti: Jvmti, depth: usize, out: &mut Vec<usize>) {
+    stack_from(jvmti, 2, depth, out);
+}
+
+/// The current thread's stack from frame `start` (0: the top): up to `depth` method ids,
+/// innermost first.
+pub fn stack_from(jvmti: Jvmti, start: usize, depth: usize, out: &mut Vec<usize>) {
     out.clear();
     let mut frames = vec![sys::jvmtiFrameInfo::default(); depth];
     let mut count: sys::jint = 0;
@@ -312,7 +318,7 @@ pub fn stack(jvmti: Jvmti, depth: usize, out: &mut Vec<usize>) {
             Some(f) => f(
                 raw,
                 std::ptr::null_mut(),
-                2,
+                start as sys::jint,
                 depth as sys::jint,
                 frames.as_mut_ptr(),
                 &mut count,

@@ -12,6 +12,7 @@
 //!   use.
 //! - [`count`]: the block-counting probes' exit native.
 //! - [`jni_intercept`]: the JNI `Call*Method*`/`NewObject*` wrappers.
+//! - [`jni_alloc`]: the allocating JNI functions' wrappers of the `alloc` mode.
 //!
 //! Below this layer are `ferrofluid-jvmti` (JVMTI/JNI, global references, OS calls) and
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
@@ -21,5 +22,6 @@ pub mod alloc_scope;
 pub mod callbacks;
 pub mod count;
 pub mod entry;
+pub mod jni_alloc;
 pub mod jni_intercept;
 pub mod natives;

@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 
 use crate::ffi::alloc as jni;
 
+pub mod native;
 pub mod scope;
 pub mod vm;
 
@@ -52,7 +53,7 @@ struct Site {
 #[derive(Default)]
 struct Sites {
     sites: Vec<Site>,
-    index: HashMap<(u32, u32, String), u32>,
+    index: HashMap<(u32, u32, String, Option<u32>), u32>,
 }
 
 /// Allocation sites over the agent's life: a site keeps its id across sessions and
@@ -73,7 +74,7 @@ pub fn site_id(method: u32, bci: u32, type_name: &str) -> u32 {
 fn site_id_via(method: u32, bci: u32, type_name: &str, vm: Option<u32>) -> u32 {
     let mut sites = lock(&SITES);
     let sites = sites.get_or_insert_with(Sites::default);
-    let key = (method, bci, type_name.to_owned());
+    let key = (method, bci, type_name.to_owned(), vm);
     if let Some(&id) = sites.index.get(&key) {
         return id;
     }
@@ -176,12 +177,16 @@ pub fn start() {
     *lock(&FRAMES) = Some(Frames::default());
     GCS.store(0, Ordering::SeqCst);
     EPOCH.fetch_add(1, Ordering::SeqCst);
+    native::clear();
     match crate::jvm::java_vm().map(jni::open_env) {
         Some(Ok(env)) => ENV.set(Some(env)),
         Some(Err(e)) => log::warn!("alloc: no JVMTI environment for tracking ({e}): counting only"),
         None => {}
     }
     TRACKING.store(true, Ordering::SeqCst);
+    if let Some(jvmti) = crate::jvm::jvmti() {
+        crate::ffi::jni_alloc::install(jvmti);
+    }
 }
 
 /// Stops measuring: keeps the final counts and disposes the environment, which removes every
@@ -189,6 +194,9 @@ pub fn start() {
 pub fn stop() {
     if !TRACKING.swap(false, Ordering::SeqCst) {
         return;
+    }
+    if let Some(jvmti) = crate::jvm::jvmti() {
+        crate::ffi::jni_alloc::uninstall(jvmti);
     }
     let counts = read_counts();
     if let Some(t) = lock(&TRACKER).as_mut() {
@@ -251,12 +259,23 @@ pub fn freed(tag: i64) {
 
 /// `Alloc.sample`: the first object of `site` (measured) or an `every`-th one (tracked).
 pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) {
-    sampled_at(env, object, site, false);
+    sampled_at(env, object, site, StackStart::Alloc);
 }
 
-/// As [`sampled`]; `ours`: the stack may begin with more frames of the counting classes than
-/// `sample` and `alloc` (they are left out).
-fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, ours: bool) {
+/// Where the Java frames of a tracked object's allocation stack begin.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StackStart {
+    /// Under `Alloc.sample` and `Alloc.alloc`.
+    Alloc,
+    /// Under `Alloc.sampleVm` and more frames of the counting classes (`vm`, `inner`, and
+    /// `AllocScope`'s), which are left out.
+    Counting,
+    /// At the top: a JNI function called by a native method.
+    Jni,
+}
+
+/// As [`sampled`], the stack's Java frames beginning as `frames` says.
+fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStart) {
     if !TRACKING.load(Ordering::Relaxed) {
         return;
     }
@@ -280,8 +299,12 @@ fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, ours: bool) {
     let frames = STACK.with(|s| {
         let mut s = s.borrow_mut();
         let depth = DEPTH.load(Ordering::Relaxed) as usize;
-        if !ours {
-            jni::stack(jvmti, depth, &mut s);
+        match frames {
+            StackStart::Alloc => jni::stack(jvmti, depth, &mut s),
+            StackStart::Jni => jni::stack_from(jvmti, 0, depth, &mut s),
+            StackStart::Counting => {}
+        }
+        if frames != StackStart::Counting {
             return frame_ids(jvmti, env, &s);
         }
         // `vm`/`inner` (recursive) and `AllocScope`'s frames: taken, named, then dropped.
@@ -503,7 +526,7 @@ pub fn snapshot(profile: &mut Profile) {
         vm_of
             .get(s)
             .and_then(Option::as_ref)
-            .map_or("new", |v| v.kind.name())
+            .map_or("new", |v| v.kind)
     };
     let callee_of = |s: usize| vm_of.get(s).and_then(Option::as_ref).and_then(|v| v.callee.clone());
     let gc = GCS.load(Ordering::SeqCst);
@@ -519,7 +542,11 @@ pub fn snapshot(profile: &mut Profile) {
     let count_of = |s: usize| counts.get(2 * s).copied().unwrap_or(0).max(0) as u64;
     let elements_of = |s: usize| counts.get(2 * s + 1).copied().unwrap_or(0).max(0) as u64;
     // Java class names, as the stack frames have them.
-    let method_of = |id: u32| {
+    let method_of = |s: usize, id: u32| {
+        // A JNI site's method is the native method that called the JNI function.
+        if let Some(caller) = vm_of.get(s).and_then(Option::as_ref).and_then(|v| v.caller.clone()) {
+            return caller;
+        }
         crate::session::method_name(id)
             .map(|(c, m, d)| (java_name(&c), m, d))
             .unwrap_or_else(|| (format!("<method {id}>"), String::new(), String::new()))
@@ -534,7 +561,7 @@ pub fn snapshot(profile: &mut Profile) {
             continue;
         }
         bytes[s] = site_bytes(class, n, elements_of(s), t.sizes.get(&(s as u32)).copied());
-        let (c, m, d) = method_of(*method);
+        let (c, m, d) = method_of(s, *method);
         site_rows.push(SiteAlloc {
             method: format!("{c}.{m}{d}"),
             bci: *bci,
@@ -701,7 +728,7 @@ pub fn snapshot(profile: &mut Profile) {
         let paths = by_site.get(&(s as u32)).map(Vec::as_slice).unwrap_or(&[]);
         let tracked: u64 = paths.iter().map(|p| p.2).sum();
         if tracked == 0 {
-            let (c, m, d) = method_of(*method);
+            let (c, m, d) = method_of(s, *method);
             let tree = trees
                 .entry("all threads".into())
                 .or_insert_with(|| CallTree::with_width(4));
@@ -744,7 +771,7 @@ pub fn snapshot(profile: &mut Profile) {
             let mut node = NodeId::ROOT;
             let stack_frames = t.stacks.get(stack as usize).map(|s| &s[..]).unwrap_or(&[]);
             if stack_frames.is_empty() {
-                let (c, m, d) = method_of(*method);
+                let (c, m, d) = method_of(s, *method);
                 node = tree
                     .child_or_insert(node, NodeKind::Method(profile.methods.insert(&c, &m, &d)));
             }

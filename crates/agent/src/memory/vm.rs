@@ -1,7 +1,8 @@
 //! Sites whose objects the JVM allocates without an allocating instruction of the calling
 //! method (docs/decisions/0048-vm-allocations.md): what reflection and `clone()` return
 //! (counted after the call by `ferrofluid/Alloc.vm`) and the inner arrays of a
-//! `multianewarray` (`Alloc.inner`). The Java side counts such a site per runtime class, in
+//! `multianewarray` (`Alloc.inner`), and what native code allocates through JNI (counted by the
+//! agent's JNI wrappers, [`super::native`]). The Java side counts such a site per runtime class, in
 //! [`SLOTS`] counters; at a snapshot each (site, class) becomes an allocation site like any
 //! other (same method and offset, the class it counted), so the tables, trees and reports need
 //! nothing of their own but the site's kind and, for a call, the called method as a frame.
@@ -23,11 +24,15 @@ pub const OTHER_CLASSES: &str = "<other classes>";
 /// A site counted per runtime class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VmSite {
-    /// The calling method (global method id).
+    /// The calling method (global method id; `u32::MAX` for a JNI site, whose method is
+    /// [`VmSite::caller`]).
     pub method: u32,
-    /// Offset of the call or `multianewarray`.
+    /// Offset of the call or `multianewarray` (0 for JNI).
     pub bci: u32,
-    pub kind: VmAllocKind,
+    /// `new`, `reflect`, `clone` or `jni`.
+    pub kind: &'static str,
+    /// A JNI site's native method (Java class name, name, descriptor).
+    pub caller: Option<(String, String, String)>,
     /// The called method (Java class name, name, descriptor), shown as a frame above the
     /// allocated class on the allocation paths.
     pub callee: Option<(String, String, String)>,
@@ -37,6 +42,7 @@ pub struct VmSite {
 struct VmSites {
     sites: Vec<VmSite>,
     index: HashMap<(u32, u32, VmAllocKind), u32>,
+    jni: HashMap<((String, String, String), &'static str), u32>,
 }
 
 /// Over the agent's life, as the other sites: an id stays with its site.
@@ -59,7 +65,8 @@ pub fn site_id(
     sites.sites.push(VmSite {
         method,
         bci,
-        kind,
+        kind: kind.name(),
+        caller: None,
         callee: callee.map(|(c, m, d)| {
             (
                 ferrofluid_profile::alloc::java_name(c),
@@ -69,6 +76,26 @@ pub fn site_id(
         }),
     });
     sites.index.insert((method, bci, kind), id);
+    id
+}
+
+/// The id of the site of JNI function `function` called by the native method `caller`.
+pub fn jni_site_id(caller: (String, String, String), function: &'static str) -> u32 {
+    let mut sites = lock(&VM_SITES);
+    let sites = sites.get_or_insert_with(VmSites::default);
+    let key = (caller, function);
+    if let Some(&id) = sites.jni.get(&key) {
+        return id;
+    }
+    let id = sites.sites.len() as u32;
+    sites.sites.push(VmSite {
+        method: u32::MAX,
+        bci: 0,
+        kind: "jni",
+        caller: Some(key.0.clone()),
+        callee: Some(("JNIEnv".to_owned(), function.to_owned(), String::new())),
+    });
+    sites.jni.insert(key, id);
     id
 }
 
@@ -94,6 +121,7 @@ pub fn add_counts(env: &JniEnv<'_>, counts: &mut Vec<i64>) -> bool {
     if sites == 0 {
         return true;
     }
+    super::native::add_counts(counts);
     let Some((values, names)) = jni::read_vm_counts(env, sites, SLOTS) else {
         return false;
     };
@@ -129,7 +157,7 @@ pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, vm: u32) {
         return;
     };
     if let Some(site) = class_site(vm, &class) {
-        super::sampled_at(env, object, site, true);
+        super::sampled_at(env, object, site, super::StackStart::Counting);
     }
 }
 
@@ -149,5 +177,10 @@ mod tests {
         assert_eq!(class_site(a, "[I"), Some(ints));
         assert_ne!(class_site(a, "[J"), Some(ints));
         assert_eq!(class_site(u32::MAX, "[I"), None);
+        let caller = ("Native".to_owned(), "make".to_owned(), "()V".to_owned());
+        let j = jni_site_id(caller.clone(), "NewIntArray");
+        assert_eq!(jni_site_id(caller.clone(), "NewIntArray"), j);
+        assert_ne!(jni_site_id(caller, "AllocObject"), j);
+        assert_eq!(site(j).unwrap().kind, "jni");
     }
 }

@@ -60,14 +60,15 @@ fn allocating_call(op: u8, class: &str, name: &str, descriptor: &str) -> Option<
             "newInstance",
             "(Ljava/lang/Class;[I)Ljava/lang/Object;",
         ) => Some((VmAllocKind::Reflect, true)),
-        // An array's clone, and `super.clone()` in a class whose superclass is Object: these
-        // reach `Object.clone`, which allocates. A call of an override (`invokevirtual
-        // Foo.clone`) is not counted: the override's own `super.clone()` is. A `super.clone()`
-        // naming another superclass may run that class's override, whose own call is counted.
+        // The calls that name `Object.clone`, which allocates: an array's clone, `super.clone()`
+        // in a class whose superclass is Object, and an unqualified `clone()` in a class that
+        // does not override it (javac names Object there). A call naming an override
+        // (`Foo.clone`, `super.clone()` naming another superclass) is not counted: the override
+        // reaches Object's through a call of its own, which is (docs/decisions/0048).
         (INVOKEVIRTUAL, c, "clone", "()Ljava/lang/Object;") if c.starts_with('[') => {
             Some((VmAllocKind::Clone, false))
         }
-        (INVOKESPECIAL, "java/lang/Object", "clone", "()Ljava/lang/Object;") => {
+        (INVOKESPECIAL | INVOKEVIRTUAL, "java/lang/Object", "clone", "()Ljava/lang/Object;") => {
             Some((VmAllocKind::Clone, false))
         }
         _ => None,
