@@ -412,3 +412,31 @@ fn vm_allocation_sites_show_their_kind_in_the_reports() {
         .sum();
     assert_eq!(reflected, 200_000, "{folded}");
 }
+
+/// With a root, only what is allocated inside its extent: the calls and JNI functions `round`
+/// makes on its thread, not the clones made on the threads it starts.
+#[test]
+fn vm_allocations_inside_a_root_are_counted_exactly() {
+    let flags = [
+        "--root",
+        "AllocsVm::round",
+        "--include",
+        "AllocsVm*",
+        "--track-every",
+        "10",
+    ];
+    let doc = run(Path::new(JDK17_HOME), "alloc-vm-root", &flags);
+    for (method, name, kind, n) in EXPECTED {
+        let found: u64 = sites(&doc, method, name)
+            .iter()
+            .filter(|s| s["kind"].as_str().unwrap_or("new") == kind)
+            .map(|s| u(&s["allocated"]))
+            .sum();
+        let expected = if name == "AllocsVm$Shared" { 0 } else { n };
+        assert_eq!(found, expected, "{name}");
+    }
+    for (method, _, name) in JNI {
+        let s = site(&doc, &jni_method(method), name, "jni");
+        assert_eq!(u(&s["allocated"]), 20_000, "{method}");
+    }
+}
