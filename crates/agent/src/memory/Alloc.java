@@ -41,11 +41,11 @@ public final class Alloc {
     private static final int VM_MASK = (1 << VM_SHIFT) - 1;
     private static final VarHandle CLASSES = MethodHandles.arrayElementVarHandle(Object[].class);
     /**
-     * Per chunk of such sites: the class of each slot ({@code SLOTS} per site) and its counters
-     * (objects, array elements). A chunk's classes are published before its counters.
+     * Per chunk of such sites: the class of each slot ({@code SLOTS} per site), then, in the last
+     * element, the {@code long[]} of the slots' counters (objects, array elements): one read
+     * gets both, even while {@link #reset} replaces them.
      */
-    private static volatile Object[][] vmClasses = new Object[0][];
-    private static volatile long[][] vmChunks = new long[0][];
+    private static volatile Object[][] vmChunks = new Object[0][];
 
     /** Counts {@code o}, allocated at {@code site}; hands it to the agent if it is sampled. */
     public static void alloc(Object o, int site) {
@@ -99,14 +99,14 @@ public final class Alloc {
 
     private static void vmCount(Object o, int site) {
         int i = site >>> VM_SHIFT;
-        long[][] n = vmChunks;
-        long[] a = i < n.length ? n[i] : null;
-        if (a == null) {
-            a = vmChunk(i);
+        Object[][] n = vmChunks;
+        Object[] c = i < n.length ? n[i] : null;
+        if (c == null) {
+            c = vmChunk(i);
         }
         int base = (site & VM_MASK) * SLOTS;
-        int slot = slot(vmClasses[i], base, o.getClass());
-        long k = count(a, (base + slot) << 1, o);
+        int slot = slot(c, base, o.getClass());
+        long k = count((long[]) c[SLOTS << VM_SHIFT], (base + slot) << 1, o);
         long e = every;
         if (slot < SLOTS - 1 && (k == 0 || (e > 0 && k % e == 0))) {
             sampleVm(o, site);
@@ -132,22 +132,20 @@ public final class Alloc {
         return SLOTS - 1;
     }
 
-    private static synchronized long[] vmChunk(int i) {
-        long[][] n = vmChunks;
+    /** The chunk {@code i} of sites counted per class, created on first use. */
+    private static synchronized Object[] vmChunk(int i) {
+        Object[][] n = vmChunks;
         if (i < n.length && n[i] != null) {
             return n[i];
         }
-        // New arrays, published by the volatile writes alone (classes first).
-        int len = Math.max(i + 1, n.length);
-        Object[][] c = new Object[len][];
-        long[][] m = new long[len][];
-        System.arraycopy(vmClasses, 0, c, 0, vmClasses.length);
+        // A new array, published by the volatile write alone.
+        Object[][] m = new Object[Math.max(i + 1, n.length)][];
         System.arraycopy(n, 0, m, 0, n.length);
-        c[i] = new Object[SLOTS << VM_SHIFT];
-        m[i] = new long[(2 * SLOTS) << VM_SHIFT];
-        vmClasses = c;
+        Object[] c = new Object[(SLOTS << VM_SHIFT) + 1];
+        c[SLOTS << VM_SHIFT] = new long[(2 * SLOTS) << VM_SHIFT];
+        m[i] = c;
         vmChunks = m;
-        return m[i];
+        return c;
     }
 
     /** The chunk of counters {@code i}, created on first use. */
@@ -175,8 +173,7 @@ public final class Alloc {
         count(new long[2], 0, new long[1]);
         slot(new Object[SLOTS], 0, Alloc.class);
         chunks = new long[0][];
-        vmClasses = new Object[0][];
-        vmChunks = new long[0][];
+        vmChunks = new Object[0][];
         Alloc.every = every;
     }
 
@@ -206,14 +203,14 @@ public final class Alloc {
      * {@code 2*(s*16+j)} (objects) and the next (array elements).
      */
     public static long[] vmCounts(int sites) {
-        long[][] c = vmChunks;
+        Object[][] c = vmChunks;
         long[] out = new long[2 * SLOTS * sites];
         for (int i = 0; i < c.length; i++) {
-            long[] a = c[i];
             int from = i * 2 * (SLOTS << VM_SHIFT);
-            if (a == null || from >= out.length) {
+            if (c[i] == null || from >= out.length) {
                 continue;
             }
+            long[] a = (long[]) c[i][SLOTS << VM_SHIFT];
             int n = Math.min(a.length, out.length - from);
             for (int k = 0; k < n; k++) {
                 out[from + k] = (long) AT.getVolatile(a, k);
@@ -227,16 +224,15 @@ public final class Alloc {
      * {@code java/lang/String}), null where no class claimed the slot.
      */
     public static String[] vmNames(int sites) {
-        long[][] n = vmChunks;
-        Object[][] c = vmClasses;
+        Object[][] c = vmChunks;
         String[] out = new String[SLOTS * sites];
-        for (int i = 0; i < Math.min(c.length, n.length); i++) {
+        for (int i = 0; i < c.length; i++) {
             Object[] a = c[i];
             int from = i * (SLOTS << VM_SHIFT);
             if (a == null || from >= out.length) {
                 continue;
             }
-            int m = Math.min(a.length, out.length - from);
+            int m = Math.min(SLOTS << VM_SHIFT, out.length - from);
             for (int k = 0; k < m; k++) {
                 Object x = CLASSES.getVolatile(a, k);
                 if (x != null) {
