@@ -138,7 +138,10 @@ fn check(doc: &Value, every: u64, jni: bool, whole_program: bool) {
             assert_eq!(u(&s["allocated"]), 20_000, "{function}");
         }
         let array = site(doc, &jni_method("newIntArray"), "int[]", "jni");
-        assert_eq!(u(&array["bytes"]), 20_000 * 16 + 5000 * (0..4).sum::<u64>() * 4);
+        assert_eq!(
+            u(&array["bytes"]),
+            20_000 * 16 + 5000 * (0..4).sum::<u64>() * 4
+        );
         assert_eq!(u(&class(doc, "AllocsVm$Native")["allocated"]), 60_000);
     }
     check_paths(doc, jni);
@@ -155,7 +158,13 @@ fn contexts(doc: &Value) -> Vec<(&Value, Option<&Value>)> {
         .collect();
     while let Some((node, parent)) = pending.pop() {
         out.push((node, parent));
-        pending.extend(node["children"].as_array().unwrap().iter().map(|c| (c, Some(node))));
+        pending.extend(
+            node["children"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| (c, Some(node))),
+        );
     }
     out
 }
@@ -166,32 +175,58 @@ fn check_paths(doc: &Value, jni: bool) {
     let mut under = std::collections::BTreeMap::<(String, String), u64>::new();
     for (node, parent) in contexts(doc) {
         for a in node["allocations"].as_array().into_iter().flatten() {
-            let frame = format!("{}.{}", node["class"].as_str().unwrap(), node["method"].as_str().unwrap());
+            let frame = format!(
+                "{}.{}",
+                node["class"].as_str().unwrap(),
+                node["method"].as_str().unwrap()
+            );
             let caller = parent.map_or(String::new(), |p| {
-                format!("{}.{}", p["class"].as_str().unwrap(), p["method"].as_str().unwrap())
+                format!(
+                    "{}.{}",
+                    p["class"].as_str().unwrap(),
+                    p["method"].as_str().unwrap()
+                )
             });
-            let key = (a["class"].as_str().unwrap().to_owned(), format!("{caller} > {frame}"));
+            let key = (
+                a["class"].as_str().unwrap().to_owned(),
+                format!("{caller} > {frame}"),
+            );
             *under.entry(key).or_default() += u(&a["allocated"]);
         }
     }
     let at = |class: &str, path: &str| under.get(&(class.to_owned(), path.to_owned())).copied();
     assert_eq!(
-        at("AllocsVm$Reflected", "AllocsVm.round > java.lang.reflect.Constructor.newInstance"),
+        at(
+            "AllocsVm$Reflected",
+            "AllocsVm.round > java.lang.reflect.Constructor.newInstance"
+        ),
         Some(200_000),
         "{under:?}"
     );
     assert_eq!(
-        at("AllocsVm$Element[]", "AllocsVm.round > java.lang.reflect.Array.newInstance"),
+        at(
+            "AllocsVm$Element[]",
+            "AllocsVm.round > java.lang.reflect.Array.newInstance"
+        ),
         Some(200_000)
     );
-    assert_eq!(at("short[]", "AllocsVm.round > short[].clone"), Some(200_000));
     assert_eq!(
-        at("AllocsVm$SubCopy", "AllocsVm$Copy.clone > java.lang.Object.clone"),
+        at("short[]", "AllocsVm.round > short[].clone"),
+        Some(200_000)
+    );
+    assert_eq!(
+        at(
+            "AllocsVm$SubCopy",
+            "AllocsVm$Copy.clone > java.lang.Object.clone"
+        ),
         Some(1000)
     );
     if jni {
         assert_eq!(
-            at("AllocsVm$Native[]", "AllocsVm.newObjectArray > JNIEnv.NewObjectArray"),
+            at(
+                "AllocsVm$Native[]",
+                "AllocsVm.newObjectArray > JNIEnv.NewObjectArray"
+            ),
             Some(20_000)
         );
     }
@@ -298,7 +333,11 @@ fn vm_allocations_are_counted_exactly_on_jdk25() {
 /// handles) and clones are probed too, and the reflected object is still counted once.
 #[test]
 fn vm_allocations_are_counted_once_whole_program() {
-    let doc = run(Path::new(JDK17_HOME), "alloc-vm-whole", &["--track-every", "0"]);
+    let doc = run(
+        Path::new(JDK17_HOME),
+        "alloc-vm-whole",
+        &["--track-every", "0"],
+    );
     check(&doc, 0, true, true);
 }
 
@@ -396,17 +435,17 @@ fn vm_allocation_sites_show_their_kind_in_the_reports() {
         "{text}"
     );
     assert!(
-        text.lines().any(|l| l.ends_with(" (jni): AllocsVm$Native[]")),
+        text.lines()
+            .any(|l| l.ends_with(" (jni): AllocsVm$Native[]")),
         "{text}"
     );
     let folded = report("out.collapsed", &["--weight", "alloc-count"]);
     let reflected: u64 = folded
         .lines()
         .filter(|l| {
-            l.rsplit_once(' ')
-                .unwrap()
-                .0
-                .ends_with(";AllocsVm.round;java.lang.reflect.Constructor.newInstance;AllocsVm$Reflected")
+            l.rsplit_once(' ').unwrap().0.ends_with(
+                ";AllocsVm.round;java.lang.reflect.Constructor.newInstance;AllocsVm$Reflected",
+            )
         })
         .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
         .sum();

@@ -149,10 +149,15 @@ pub fn class_name(env: &JniEnv<'_>, object: Object<'_>) -> Option<String> {
     let signature = jvmti.class_signature(class).map(|s| s.0);
     env.delete_local_ref(class.as_object());
     let signature = signature.ok()?;
-    Some(match signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
-        Some(name) => name.to_owned(),
-        None => signature,
-    })
+    Some(
+        match signature
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+        {
+            Some(name) => name.to_owned(),
+            None => signature,
+        },
+    )
 }
 
 /// Calls static method `name` `signature` of `class`, returning its object result when

@@ -245,7 +245,11 @@ pub fn uninstall(jvmti: Jvmti) {
     if saved.is_null() {
         return;
     }
-    let Some(mut table) = jvmti.jni_function_table().ok().and_then(|t| t.first().copied()) else {
+    let Some(mut table) = jvmti
+        .jni_function_table()
+        .ok()
+        .and_then(|t| t.first().copied())
+    else {
         return;
     };
     if !is_wrapped(&table) {

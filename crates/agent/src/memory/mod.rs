@@ -313,9 +313,9 @@ fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStar
         let f = lock(&FRAMES);
         let names = f.as_ref().map(|f| f.names.as_slice()).unwrap_or(&[]);
         let counting = |id: &u32| {
-            names.get(*id as usize).is_some_and(|(c, _, _)| {
-                c == "ferrofluid.Alloc" || c == "ferrofluid.AllocScope"
-            })
+            names
+                .get(*id as usize)
+                .is_some_and(|(c, _, _)| c == "ferrofluid.Alloc" || c == "ferrofluid.AllocScope")
         };
         let skip = ids.iter().take_while(|id| counting(id)).count();
         ids.drain(..skip);
@@ -528,7 +528,12 @@ pub fn snapshot(profile: &mut Profile) {
             .and_then(Option::as_ref)
             .map_or("new", |v| v.kind)
     };
-    let callee_of = |s: usize| vm_of.get(s).and_then(Option::as_ref).and_then(|v| v.callee.clone());
+    let callee_of = |s: usize| {
+        vm_of
+            .get(s)
+            .and_then(Option::as_ref)
+            .and_then(|v| v.callee.clone())
+    };
     let gc = GCS.load(Ordering::SeqCst);
     let every = EVERY.load(Ordering::SeqCst);
     let t = lock(&TRACKER);
@@ -544,7 +549,11 @@ pub fn snapshot(profile: &mut Profile) {
     // Java class names, as the stack frames have them.
     let method_of = |s: usize, id: u32| {
         // A JNI site's method is the native method that called the JNI function.
-        if let Some(caller) = vm_of.get(s).and_then(Option::as_ref).and_then(|v| v.caller.clone()) {
+        if let Some(caller) = vm_of
+            .get(s)
+            .and_then(Option::as_ref)
+            .and_then(|v| v.caller.clone())
+        {
             return caller;
         }
         crate::session::method_name(id)

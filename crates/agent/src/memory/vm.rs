@@ -167,7 +167,11 @@ mod tests {
 
     #[test]
     fn a_site_counted_per_class_keeps_its_id_and_its_classes_become_sites() {
-        let call = Some(("java/lang/reflect/Array", "newInstance", "(Ljava/lang/Class;I)Ljava/lang/Object;"));
+        let call = Some((
+            "java/lang/reflect/Array",
+            "newInstance",
+            "(Ljava/lang/Class;I)Ljava/lang/Object;",
+        ));
         let a = site_id(9_100_001, 7, VmAllocKind::Reflect, call);
         assert_eq!(site_id(9_100_001, 7, VmAllocKind::Reflect, call), a);
         assert_ne!(site_id(9_100_001, 7, VmAllocKind::Inner, None), a);

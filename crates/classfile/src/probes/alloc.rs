@@ -23,7 +23,10 @@ pub(crate) fn patch(
     selection: &mut dyn Selection,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
-    if class.name().is_ok_and(|n| vm_alloc::is_generated_accessor(&n)) {
+    if class
+        .name()
+        .is_ok_and(|n| vm_alloc::is_generated_accessor(&n))
+    {
         return Err(SkipReason::Unsupported(
             "generated reflection accessor (its objects are counted at the reflective call)".into(),
         ));

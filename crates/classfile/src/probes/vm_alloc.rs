@@ -38,7 +38,12 @@ impl VmAllocKind {
 
 /// The calls whose returned object the JVM allocated, and whether the object's inner arrays
 /// are new too (`Array.newInstance(Class, int...)`).
-fn allocating_call(op: u8, class: &str, name: &str, descriptor: &str) -> Option<(VmAllocKind, bool)> {
+fn allocating_call(
+    op: u8,
+    class: &str,
+    name: &str,
+    descriptor: &str,
+) -> Option<(VmAllocKind, bool)> {
     let reflect = Some((VmAllocKind::Reflect, false));
     match (op, class, name, descriptor) {
         (
@@ -196,7 +201,9 @@ mod tests {
         assert!(is_generated_accessor(
             "jdk/internal/reflect/GeneratedConstructorAccessor12"
         ));
-        assert!(is_generated_accessor("sun/reflect/GeneratedMethodAccessor3"));
+        assert!(is_generated_accessor(
+            "sun/reflect/GeneratedMethodAccessor3"
+        ));
         assert!(!is_generated_accessor("jdk/internal/reflect/Reflection"));
         assert!(!is_generated_accessor("com/acme/GeneratedAccessor"));
     }
