@@ -23,9 +23,8 @@ static CALLERS: Mutex<Option<FxHashMap<(usize, &'static str), Option<u32>>>> = M
 /// class must for its allocating instructions to be counted.
 static FILTER: Mutex<Option<ClassFilter>> = Mutex::new(None);
 
-/// The name given to the caller of a JNI function called with no Java frame on the stack (a
-/// native thread attached to the JVM).
-const NO_JAVA_FRAME: (&str, &str) = ("<native thread>", "<no Java frame>");
+/// The package of the agent's own classes (`ferrofluid/Hooks`, `ferrofluid/Alloc`...).
+const OWN_PACKAGE: &str = "ferrofluid/";
 
 /// Configures the next session: which classes' native methods are counted.
 pub fn configure(filter: &ClassFilter) {
@@ -64,19 +63,16 @@ pub fn allocated(
         Some(s) => s,
         None => {
             let caller = jni::method_name(jvmti, env, method);
-            let allowed = caller.as_ref().is_none_or(|(class, _, _)| {
-                lock(&FILTER)
-                    .as_ref()
-                    .is_none_or(|f| f.allows(&class.replace('.', "/")))
-            });
-            let caller = caller.unwrap_or_else(|| {
-                (
-                    NO_JAVA_FRAME.0.to_owned(),
-                    NO_JAVA_FRAME.1.to_owned(),
-                    String::new(),
-                )
-            });
-            let s = allowed.then(|| vm::jni_site_id(caller, function));
+            // Not counted: the agent's own allocations (in its natives, or on a thread with no
+            // Java frame, as its own threads and the launcher's are) and those of classes the
+            // filters leave out.
+            let s = caller
+                .filter(|(class, _, _)| {
+                    let internal = class.replace('.', "/");
+                    !internal.starts_with(OWN_PACKAGE)
+                        && lock(&FILTER).as_ref().is_none_or(|f| f.allows(&internal))
+                })
+                .map(|caller| vm::jni_site_id(caller, function));
             lock(&CALLERS)
                 .get_or_insert_with(FxHashMap::default)
                 .insert((method, function), s);
