@@ -18,7 +18,9 @@ use crate::ffi::alloc as jni;
 static COUNTS: Mutex<Option<FxHashMap<u32, (u64, u64)>>> = Mutex::new(None);
 /// JNI sites by (`jmethodID` of the native method, function): named once; `None` when the
 /// method's class does not pass the session's filter.
-static CALLERS: Mutex<Option<FxHashMap<(usize, &'static str), Option<u32>>>> = Mutex::new(None);
+static CALLERS: Mutex<Option<Callers>> = Mutex::new(None);
+
+type Callers = FxHashMap<(usize, &'static str), Option<u32>>;
 /// The session's `--include`/`--exclude`: a native method's class must pass it, as a method's
 /// class must for its allocating instructions to be counted.
 static FILTER: Mutex<Option<ClassFilter>> = Mutex::new(None);

@@ -23,13 +23,12 @@ pub(crate) fn patch(
     selection: &mut dyn Selection,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
+    // Its objects are counted at the reflective call that runs it.
     if class
         .name()
         .is_ok_and(|n| vm_alloc::is_generated_accessor(&n))
     {
-        return Err(SkipReason::Unsupported(
-            "generated reflection accessor (its objects are counted at the reflective call)".into(),
-        ));
+        return Err(SkipReason::NothingToDo);
     }
     let m = prepare(class, &class.methods[index], Mode::Objects)?;
     let analysis = m.analysis.as_ref().expect("Objects mode runs the dataflow");
