@@ -261,7 +261,7 @@ pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) {
     let epoch = EPOCH.load(Ordering::Relaxed);
     let frames = STACK.with(|s| {
         let mut s = s.borrow_mut();
-        jni::stack(jvmti, DEPTH.load(Ordering::Relaxed) as usize, &mut s);
+        jni::stack(jvmti, env, DEPTH.load(Ordering::Relaxed) as usize, &mut s);
         frame_ids(jvmti, env, &s)
     });
     let thread = thread_index(env, epoch);
