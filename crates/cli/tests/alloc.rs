@@ -440,6 +440,13 @@ fn check_jdk_sites(doc: &Value) {
     let nodes = common::entry(nodes, "allocations", "class", "java.util.HashMap$Node");
     assert_eq!(u(&nodes["allocated"]), 1000);
     assert_eq!(u(&nodes["bytes"]), 1000 * 32);
+    // A static initialiser runs as a call from the VM; the path goes on below it.
+    let init = path(
+        &main["root"],
+        &["JdkAllocs.main", "JdkAllocs$Init.<clinit>"],
+    );
+    let entries = common::entry(init, "allocations", "class", "JdkAllocs$InitEntry");
+    assert_eq!(u(&entries["allocated"]), 100);
     // StringBuilder's arrays: allocated inside the JDK, on the program's appends.
     path(
         &main["root"],

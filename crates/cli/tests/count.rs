@@ -33,7 +33,9 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{agent, child, child_names, compile, ferrofluid, run_java, thread};
+use common::{
+    agent, attach_profiling, child, child_names, compile, ferrofluid, run_java, run_java_on, thread,
+};
 use ferrofluid_testkit::{jdk21_or_skip, read_profile_json, JDK17_HOME};
 
 const ROOTS: [&str; 6] = [
@@ -229,39 +231,22 @@ fn attach_counts_the_calls_after_it_and_keeps_ended_threads() {
     assert_eq!(line, "ready\n");
     // `eager`: the whole subgraph is instrumented before profiling starts (attach reveals
     // asynchronously, which `lazy` would leave to the first calls).
-    let mut cli = ferrofluid()
-        .arg("attach")
-        .arg(java.id().to_string())
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "count", "--scheme", "eager"])
-        .args([
+    // stderr is kept open until the CLI ends: it says more when it writes the profile.
+    let (mut cli, lines, _stderr) = attach_profiling(
+        java.id(),
+        &[
+            "--mode",
+            "count",
+            "--scheme",
+            "eager",
             "--root",
             "CountAttach::f",
             "--root",
             "CountAttach::work",
             "-o",
-        ])
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
-    let mut lines = Vec::new();
-    loop {
-        let mut l = String::new();
-        if stderr.read_line(&mut l).unwrap() == 0 {
-            let _ = java.kill();
-            panic!("attach ended before profiling: {lines:?}");
-        }
-        let profiling = l.starts_with("ferrofluid: profiling ");
-        lines.push(l);
-        if profiling {
-            break;
-        }
-    }
+            out.to_str().unwrap(),
+        ],
+    );
     std::fs::write(&go, "").unwrap();
     line.clear();
     java_out.read_line(&mut line).unwrap();
@@ -315,24 +300,20 @@ fn virtual_threads_count_in_their_own_trees() {
     };
     let dir = compile("VThreads.java", "count-vthreads");
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "count", "--root", "VThreads::task"])
-        .args(["--include", "VThreads", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(jdk.join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("VThreads")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run_java_on(
+        &jdk,
+        &[
+            "--mode",
+            "count",
+            "--root",
+            "VThreads::task",
+            "--include",
+            "VThreads",
+        ],
+        &out,
+        &dir,
+        "VThreads",
+        &[],
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     let doc = read_profile_json(&out);

@@ -74,37 +74,10 @@ impl Drop for Target {
 }
 
 /// `ferrofluid attach PID --agent AGENT --reveal sync ARGS` (the exact counts asserted are not
-/// promised by asynchronous revelation), stdin at EOF, stderr piped; returns once it said it is
-/// profiling, with the stderr lines so far and the rest of stderr to read.
-// The child is returned running: the caller waits for it.
-#[allow(clippy::zombie_processes)]
+/// promised by asynchronous revelation): [`common::attach_profiling`].
 fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
-    let mut cli = ferrofluid()
-        .arg("attach")
-        .arg(pid.to_string())
-        .arg("--agent")
-        .arg(agent())
-        .args(["--reveal", "sync"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
-    let mut lines = Vec::new();
-    loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            let status = cli.wait().unwrap();
-            panic!("attach ended ({status}) before profiling: {lines:?}");
-        }
-        let profiling = line.starts_with("ferrofluid: profiling ");
-        lines.push(line);
-        if profiling {
-            return (cli, lines, stderr);
-        }
-    }
+    let args: Vec<&str> = ["--reveal", "sync"].iter().chain(args).copied().collect();
+    common::attach_profiling(pid, &args)
 }
 
 fn rest(mut stderr: BufReader<ChildStderr>) -> String {

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::{ClientBuilder, Locator};
+use fantoccini::Locator;
 use serde_json::{json, Value};
 
+mod browser;
+use browser::Driver;
 mod common;
 use common::{agent, child, compile, ferrofluid};
 use ferrofluid_protocol::control;
@@ -247,41 +249,6 @@ fn a_non_loopback_address_is_served_only_when_named() {
     target.finish();
 }
 
-/// chromedriver on a free loopback port, ended when dropped.
-struct Driver {
-    child: Child,
-    port: u16,
-}
-
-impl Driver {
-    fn start() -> Driver {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver (Debian's chromium-driver; .ci/run installs it)");
-        let until = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < until, "chromedriver does not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Driver { child, port }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The `data-ATTR` of the call tree's row for `name`, as a number, if the page shows it now.
 async fn tree_value(page: &fantoccini::Client, name: &str, attr: &str) -> Option<u64> {
     let css = format!("#ff-tree tr[data-name=\"{name}\"]");
@@ -330,21 +297,7 @@ fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
         .unwrap();
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-browser.png");
     let message = runtime.block_on(async {
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            json!({ "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--window-size=1400,900",
-                format!("--user-data-dir={}", profile.display()),
-            ]}),
-        );
-        let page = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{}", driver.port))
-            .await
-            .expect("chromedriver session");
+        let page = driver.session(&profile).await;
         page.goto(&url).await.unwrap();
         page.find(Locator::Css(".ffapp .tab[data-view=\"tree\"]"))
             .await

@@ -2,51 +2,15 @@
 //! `.html` report of a saved profile: threads grouped by name put a pool's threads in one
 //! tower (`pool-1-thread-*`), beside the merged and one-tower-per-thread views.
 
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-use fantoccini::{ClientBuilder, Locator};
+use fantoccini::Locator;
 use serde_json::json;
 
+mod browser;
+use browser::Driver;
 mod common;
 use common::ferrofluid;
-
-/// chromedriver on a free loopback port, ended when dropped.
-struct Driver {
-    child: Child,
-    port: u16,
-}
-
-impl Driver {
-    fn start() -> Driver {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver (Debian's chromium-driver; .ci/run installs it)");
-        let until = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < until, "chromedriver does not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Driver { child, port }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A thread of a count profile running `class.method` `calls` times for `bytecodes`.
 fn thread(name: &str, id: u64, class: &str, calls: u64, bytecodes: u64) -> serde_json::Value {
@@ -114,21 +78,7 @@ fn threads_grouped_by_name_share_one_tower_per_pool() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            json!({ "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--window-size=1400,900",
-                format!("--user-data-dir={}", profile.display()),
-            ]}),
-        );
-        let page = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{}", driver.port))
-            .await
-            .expect("chromedriver session");
+        let page = driver.session(&profile).await;
         page.goto(&format!("file://{}", html.display()))
             .await
             .unwrap();

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{agent, child, child_names, compile, ferrofluid, thread};
+use common::{attach_profiling, child, child_names, compile, ferrofluid, run_java_on, thread};
 use ferrofluid_testkit::{jdk21_or_skip, read_profile_json};
 
 const THREADS: usize = 100;
@@ -76,24 +76,20 @@ fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
     };
     let dir = compile("VThreads.java", "vthreads-run");
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--root", "VThreads::task", "--include", "VThreads"])
-        .args(["--reveal", "sync", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(java(&jdk))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("VThreads")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run_java_on(
+        &jdk,
+        &[
+            "--root",
+            "VThreads::task",
+            "--include",
+            "VThreads",
+            "--reveal",
+            "sync",
+        ],
+        &out,
+        &dir,
+        "VThreads",
+        &[],
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     let doc = read_profile_json(&out);
@@ -167,37 +163,21 @@ fn a_root_in_virtual_threads_of_an_attached_jvm_is_exact_with_one_tree_each() {
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     assert_eq!(line, "ready\n");
-    let mut cli = ferrofluid()
-        .arg("attach")
-        .arg(target.id().to_string())
-        .arg("--agent")
-        .arg(agent())
-        .args(["--root", "VThreads::task", "--include", "VThreads"])
-        .args(["--reveal", "sync", "--duration", "5m", "-o"])
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
-    let mut said = Vec::new();
-    loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            let _ = target.kill();
-            let _ = target.wait();
-            panic!(
-                "attach ended ({}) before profiling: {said:?}",
-                cli.wait().unwrap()
-            );
-        }
-        let profiling = line.starts_with("ferrofluid: profiling ");
-        said.push(line);
-        if profiling {
-            break;
-        }
-    }
+    let (mut cli, said, mut stderr) = attach_profiling(
+        target.id(),
+        &[
+            "--root",
+            "VThreads::task",
+            "--include",
+            "VThreads",
+            "--reveal",
+            "sync",
+            "--duration",
+            "5m",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
     // The program runs its virtual threads and exits: attach ends with the whole of it.
     std::fs::write(&go, "").unwrap();
     let mut rest = String::new();
@@ -222,24 +202,21 @@ fn thread_cpu_time_of_virtual_threads_is_their_own() {
     };
     let dir = compile("VThreads.java", "vthreads-cpu");
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--root", "VThreads::task", "--include", "VThreads"])
-        .args(["--reveal", "sync", "--cpu", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(java(&jdk))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("VThreads")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    run_java_on(
+        &jdk,
+        &[
+            "--root",
+            "VThreads::task",
+            "--include",
+            "VThreads",
+            "--reveal",
+            "sync",
+            "--cpu",
+        ],
+        &out,
+        &dir,
+        "VThreads",
+        &[],
     );
     let doc = read_profile_json(&out);
     assert_exact(&doc);
@@ -274,23 +251,13 @@ fn a_virtual_thread_parked_when_the_profile_is_taken_is_idle() {
     };
     let dir = compile("IdleVirtual.java", "vthreads-idle");
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--include", "IdleVirtual", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(java(&jdk))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("IdleVirtual")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run_java_on(
+        &jdk,
+        &["--include", "IdleVirtual"],
+        &out,
+        &dir,
+        "IdleVirtual",
+        &[],
     );
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(stdout.ends_with("done\n"), "{stdout}");
@@ -327,24 +294,21 @@ fn virtual_threads_cpu_time_adds_up_to_no_more_than_the_process_used() {
     };
     let dir = compile("VThreadsCpu.java", "vthreads-cpu-sum");
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--root", "VThreadsCpu::task", "--include", "VThreadsCpu"])
-        .args(["--reveal", "sync", "--cpu", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(java(&jdk))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("VThreadsCpu")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run_java_on(
+        &jdk,
+        &[
+            "--root",
+            "VThreadsCpu::task",
+            "--include",
+            "VThreadsCpu",
+            "--reveal",
+            "sync",
+            "--cpu",
+        ],
+        &out,
+        &dir,
+        "VThreadsCpu",
+        &[],
     );
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(stdout.ends_with("done\n"), "{stdout}");

@@ -4,6 +4,7 @@
 //! disposing it at the end of a session removes every tag it set), and the calls made for a
 //! tracked object (`GetObjectSize`, `GetStackTrace`, method names).
 
+use std::cell::Cell;
 use std::ffi::CStr;
 
 use ferrofluid_jvmti::{ffi_guard, sys, Class, JavaVm, JniEnv, Jvmti, MethodId, Object};
@@ -260,10 +261,13 @@ pub fn open_env(vm: JavaVm) -> Result<Jvmti, String> {
         let callbacks = sys::jvmtiEventCallbacks {
             ObjectFree: Some(object_free),
             GarbageCollectionFinish: Some(gc_finish),
+            ClassLoad: Some(class_load),
             ..Default::default()
         };
         jvmti.set_event_callbacks(&callbacks)?;
         jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_OBJECT_FREE)?;
+        // `AsyncGetCallTrace` answers only while some environment has them on ([`stack`]).
+        jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_CLASS_LOAD)?;
         jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH)
     };
     if let Err(e) = setup() {
@@ -275,6 +279,7 @@ pub fn open_env(vm: JavaVm) -> Result<Jvmti, String> {
 
 /// Stops the environment's events and disposes it (its tags go with it).
 pub fn close_env(jvmti: Jvmti) {
+    let _ = jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_CLASS_LOAD);
     let _ = jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_OBJECT_FREE);
     let _ = jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
     let _ = jvmti.dispose();
@@ -283,6 +288,15 @@ pub fn close_env(jvmti: Jvmti) {
 /// `ObjectFree`: a tracked object died. No JNI or JVMTI call is allowed here.
 unsafe extern "C" fn object_free(_: *mut sys::jvmtiEnv, tag: sys::jlong) {
     ffi_guard("ObjectFree", (), || memory::freed(tag))
+}
+
+/// `ClassLoad`: nothing to do (enabled for [`stack`]).
+unsafe extern "C" fn class_load(
+    _: *mut sys::jvmtiEnv,
+    _: *mut sys::JNIEnv,
+    _: sys::jthread,
+    _: sys::jclass,
+) {
 }
 
 /// `GarbageCollectionFinish`: counted, nothing else (no JNI or JVMTI call is allowed here).
@@ -306,14 +320,111 @@ pub fn object_size(jvmti: Jvmti, object: Object<'_>) -> Option<u64> {
 
 /// The current thread's stack below the counting class's two frames (`sample`, `alloc`):
 /// up to `depth` method ids, innermost first.
-pub fn stack(jvmti: Jvmti, depth: usize, out: &mut Vec<usize>) {
-    stack_from(jvmti, 2, depth, out);
+///
+/// HotSpot's `AsyncGetCallTrace` walks the same frames as `GetStackTrace` at a fraction of the
+/// cost (no `vframe` objects, no register map updates: `GetStackTrace` was most of a tracked
+/// object's cost); it needs class-load events on (the environment [`open_env`] makes has them)
+/// and gives only method ids already made, so a stack with a frame it cannot name is taken
+/// again with `GetStackTrace`, which makes them.
+pub fn stack(jvmti: Jvmti, env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>) {
+    out.clear();
+    if fast_stack(env, depth, out) {
+        // `AsyncGetCallTrace` stops at the first call from the VM into Java (class loading, a
+        // static initialiser, a JNI upcall): a stack shorter than `depth` is whole only if it
+        // ends in the thread's own first frame.
+        if out.len() == depth || out.last() == Some(&BOTTOM.with(Cell::get)) {
+            return;
+        }
+        out.clear();
+    }
+    slow_stack(jvmti, 2, depth, out);
+    if out.len() < depth {
+        if let Some(&bottom) = out.last() {
+            BOTTOM.with(|b| b.set(bottom));
+        }
+    }
 }
 
-/// The current thread's stack from frame `start` (0: the top): up to `depth` method ids,
-/// innermost first.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CallFrame {
+    /// The bytecode index (-3 for a native method's frame).
+    lineno: sys::jint,
+    method: sys::jmethodID,
+}
+
+#[repr(C)]
+struct CallTrace {
+    env: *mut sys::JNIEnv,
+    /// Frames filled, or a negative reason for none.
+    num_frames: sys::jint,
+    frames: *mut CallFrame,
+}
+
+type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, sys::jint, *mut std::ffi::c_void);
+
+fn async_get_call_trace() -> Option<AsyncGetCallTrace> {
+    static FUNCTION: std::sync::OnceLock<Option<AsyncGetCallTrace>> = std::sync::OnceLock::new();
+    *FUNCTION.get_or_init(|| {
+        // SAFETY: a lookup in the already loaded libraries of the process, by a C string.
+        let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"AsyncGetCallTrace".as_ptr()) };
+        // SAFETY: HotSpot's exported `AsyncGetCallTrace(ASGCT_CallTrace*, jint, void*)`.
+        (!f.is_null())
+            .then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, AsyncGetCallTrace>(f) })
+    })
+}
+
+thread_local! {
+    /// The method of this thread's first Java frame (0: not known yet), from a whole stack
+    /// `GetStackTrace` took.
+    static BOTTOM: Cell<usize> = const { Cell::new(0) };
+    static CALL_FRAMES: std::cell::RefCell<Vec<CallFrame>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`stack`] through `AsyncGetCallTrace`; false when it gave no stack or a frame without id.
+fn fast_stack(env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>) -> bool {
+    let Some(f) = async_get_call_trace() else {
+        return false;
+    };
+    CALL_FRAMES.with(|frames| {
+        let mut frames = frames.borrow_mut();
+        let want = depth + 2;
+        frames.resize(
+            want,
+            CallFrame {
+                lineno: 0,
+                method: std::ptr::null_mut(),
+            },
+        );
+        let mut trace = CallTrace {
+            env: env.as_raw(),
+            num_frames: 0,
+            frames: frames.as_mut_ptr(),
+        };
+        // SAFETY: the current thread's own JNIEnv, in a native method (its last Java frame is
+        // set and walkable); the buffer holds `want` frames; no signal context is needed.
+        unsafe { f(&mut trace, want as sys::jint, std::ptr::null_mut()) };
+        let n = trace.num_frames;
+        if n < 2 {
+            return false;
+        }
+        let got = &frames[2..n as usize];
+        if got.iter().any(|f| f.method.is_null()) {
+            return false;
+        }
+        out.extend(got.iter().map(|f| f.method as usize));
+        true
+    })
+}
+
+/// The current thread's stack from frame `start` (0: the top) through `GetStackTrace`: up to
+/// `depth` method ids, innermost first.
 pub fn stack_from(jvmti: Jvmti, start: usize, depth: usize, out: &mut Vec<usize>) {
     out.clear();
+    slow_stack(jvmti, start, depth, out);
+}
+
+fn slow_stack(jvmti: Jvmti, start: usize, depth: usize, out: &mut Vec<usize>) {
     let mut frames = vec![sys::jvmtiFrameInfo::default(); depth];
     let mut count: sys::jint = 0;
     let raw = jvmti.as_raw();

@@ -300,7 +300,7 @@ fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStar
         let mut s = s.borrow_mut();
         let depth = DEPTH.load(Ordering::Relaxed) as usize;
         match frames {
-            StackStart::Alloc => jni::stack(jvmti, depth, &mut s),
+            StackStart::Alloc => jni::stack(jvmti, env, depth, &mut s),
             StackStart::Jni => jni::stack_from(jvmti, 0, depth, &mut s),
             StackStart::Counting => {}
         }
@@ -308,7 +308,7 @@ fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStar
             return frame_ids(jvmti, env, &s);
         }
         // `vm`/`inner` (recursive) and `AllocScope`'s frames: taken, named, then dropped.
-        jni::stack(jvmti, depth + 8, &mut s);
+        jni::stack(jvmti, env, depth + 8, &mut s);
         let mut ids = frame_ids(jvmti, env, &s);
         let f = lock(&FRAMES);
         let names = f.as_ref().map(|f| f.names.as_slice()).unwrap_or(&[]);

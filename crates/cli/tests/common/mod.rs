@@ -3,8 +3,9 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
 
 use ferrofluid_testkit::{agent_library_beside, javac, scratch_dir, JDK17_HOME};
 
@@ -35,6 +36,18 @@ pub fn run_java(flags: &[&str], out: &Path, dir: &Path, main: &str) -> Output {
 
 /// [`run_java`] with the program's arguments `args`.
 pub fn run_java_with(flags: &[&str], out: &Path, dir: &Path, main: &str, args: &[&str]) -> Output {
+    run_java_on(Path::new(JDK17_HOME), flags, out, dir, main, args)
+}
+
+/// [`run_java_with`] on the JDK at `home`.
+pub fn run_java_on(
+    home: &Path,
+    flags: &[&str],
+    out: &Path,
+    dir: &Path,
+    main: &str,
+    args: &[&str],
+) -> Output {
     let output = ferrofluid()
         .arg("run")
         .arg("--agent")
@@ -43,7 +56,7 @@ pub fn run_java_with(flags: &[&str], out: &Path, dir: &Path, main: &str, args: &
         .arg("-o")
         .arg(out)
         .arg("--")
-        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .arg(home.join("bin/java"))
         .arg("-cp")
         .arg(dir)
         .arg(main)
@@ -91,4 +104,36 @@ pub fn child_names(node: &serde_json::Value) -> Vec<&str> {
         .iter()
         .map(|c| c["method"].as_str().unwrap())
         .collect()
+}
+
+/// `ferrofluid attach PID --agent AGENT ARGS`, stdin at EOF, stderr piped; returns once it said
+/// it is profiling, with the stderr lines so far and the rest of stderr to read.
+// The child is returned running: the caller waits for it.
+#[allow(clippy::zombie_processes)]
+pub fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
+    let mut cli = ferrofluid()
+        .arg("attach")
+        .arg(pid.to_string())
+        .arg("--agent")
+        .arg(agent())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let status = cli.wait().unwrap();
+            panic!("attach ended ({status}) before profiling: {lines:?}");
+        }
+        let profiling = line.starts_with("ferrofluid: profiling ");
+        lines.push(line);
+        if profiling {
+            return (cli, lines, stderr);
+        }
+    }
 }
