@@ -130,7 +130,7 @@ fn check(doc: &Value, every: u64, jni: bool, whole_program: bool) {
         200_000 * 16 + 25_000 * (0..8).sum::<u64>() * 4
     );
     assert_eq!(bytes(ROUND, "AllocsVm$Reflected", "reflect"), 200_000 * 16);
-    let tracked = if every == 0 { 0 } else { 200_000 / every };
+    let tracked = 200_000u64.checked_div(every).unwrap_or(0);
     assert_eq!(u(&class(doc, "AllocsVm$Reflected")["tracked"]), tracked);
     if jni {
         for (method, function, name) in JNI {
