@@ -125,6 +125,9 @@ struct Tracker {
     /// Stacks: frame ids, innermost first.
     stacks: Vec<Box<[u32]>>,
     stack_ids: FxHashMap<Box<[u32]>, u32>,
+    /// Stack ids by raw stack: how it was taken ([`StackStart`]) and its `jmethodID`s, which
+    /// HotSpot never reuses.
+    raw_stacks: FxHashMap<Box<[usize]>, u32>,
     threads: Vec<String>,
     /// Per site: objects tracked, and the measured size of its first object.
     tracked: FxHashMap<u32, u64>,
@@ -296,50 +299,56 @@ fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStar
     }
     let gc = GCS.load(Ordering::Relaxed);
     let epoch = EPOCH.load(Ordering::Relaxed);
-    let frames = STACK.with(|s| {
+    // The raw stack (`jmethodID`s, then how it was taken) is looked up first: a stack seen
+    // before costs one hash of its frames, not a lookup of each frame's id.
+    let found = STACK.with(|s| {
         let mut s = s.borrow_mut();
         let depth = DEPTH.load(Ordering::Relaxed) as usize;
         match frames {
             StackStart::Alloc => jni::stack(jvmti, env, depth, &mut s),
             StackStart::Jni => jni::stack_from(jvmti, 0, depth, &mut s),
-            StackStart::Counting => {}
+            // `vm`/`inner` (recursive) and `AllocScope`'s frames come first: dropped when named.
+            StackStart::Counting => jni::stack(jvmti, env, depth + 8, &mut s),
         }
-        if frames != StackStart::Counting {
-            return frame_ids(jvmti, env, &s);
+        s.push(frames as usize);
+        let known = lock(&TRACKER)
+            .as_ref()
+            .and_then(|t| t.raw_stacks.get(s.as_slice()).copied());
+        match known {
+            Some(id) => Ok(id),
+            None => Err((
+                named_stack(jvmti, env, &s[..s.len() - 1], frames),
+                s.clone().into_boxed_slice(),
+            )),
         }
-        // `vm`/`inner` (recursive) and `AllocScope`'s frames: taken, named, then dropped.
-        jni::stack(jvmti, env, depth + 8, &mut s);
-        let mut ids = frame_ids(jvmti, env, &s);
-        let f = lock(&FRAMES);
-        let names = f.as_ref().map(|f| f.names.as_slice()).unwrap_or(&[]);
-        let counting = |id: &u32| {
-            names
-                .get(*id as usize)
-                .is_some_and(|(c, _, _)| c == "ferrofluid.Alloc" || c == "ferrofluid.AllocScope")
-        };
-        let skip = ids.iter().take_while(|id| counting(id)).count();
-        ids.drain(..skip);
-        ids.truncate(depth);
-        ids
     });
     let thread = thread_index(env, epoch);
     let tag = {
         let mut t = lock(&TRACKER);
         let Some(t) = t.as_mut() else { return };
-        let stack = match t.stack_ids.get(frames.as_slice()) {
-            Some(&id) => id,
-            None if t.stacks.len() < MAX_STACKS => {
-                let id = t.stacks.len() as u32;
-                let key: Box<[u32]> = frames.into_boxed_slice();
-                t.stacks.push(key.clone());
-                t.stack_ids.insert(key, id);
+        let stack = match found {
+            Ok(id) => id,
+            Err((ids, raw)) => {
+                let id = match t.stack_ids.get(ids.as_slice()) {
+                    Some(&id) => id,
+                    None if t.stacks.len() < MAX_STACKS => {
+                        let id = t.stacks.len() as u32;
+                        let key: Box<[u32]> = ids.into_boxed_slice();
+                        t.stacks.push(key.clone());
+                        t.stack_ids.insert(key, id);
+                        id
+                    }
+                    None => u32::MAX,
+                };
+                if t.raw_stacks.len() < 2 * MAX_STACKS {
+                    t.raw_stacks.insert(raw, id);
+                }
                 id
             }
-            None => {
-                t.stacks_dropped += 1;
-                u32::MAX
-            }
         };
+        if stack == u32::MAX {
+            t.stacks_dropped += 1;
+        }
         let slot = match t.free.pop() {
             Some(i) => i,
             None => {
@@ -362,6 +371,32 @@ fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStar
     if jvmti.set_tag(object, tag).is_err() {
         freed(tag);
     }
+}
+
+/// Frame ids of the raw stack `raw` taken as `frames` says, the counting classes' own frames
+/// left out (outside the tracker's lock: naming new frames calls JVMTI).
+fn named_stack(
+    jvmti: ferrofluid_jvmti::Jvmti,
+    env: &JniEnv<'_>,
+    raw: &[usize],
+    frames: StackStart,
+) -> Vec<u32> {
+    let mut ids = frame_ids(jvmti, env, raw);
+    if frames != StackStart::Counting {
+        return ids;
+    }
+    let depth = DEPTH.load(Ordering::Relaxed) as usize;
+    let f = lock(&FRAMES);
+    let names = f.as_ref().map(|f| f.names.as_slice()).unwrap_or(&[]);
+    let counting = |id: &u32| {
+        names
+            .get(*id as usize)
+            .is_some_and(|(c, _, _)| c == "ferrofluid.Alloc" || c == "ferrofluid.AllocScope")
+    };
+    let skip = ids.iter().take_while(|id| counting(id)).count();
+    ids.drain(..skip);
+    ids.truncate(depth);
+    ids
 }
 
 /// Frame ids of the `jmethodID`s of a stack, naming the frames not seen before (outside the lock).
