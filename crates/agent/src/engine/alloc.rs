@@ -71,6 +71,7 @@ impl Engine for Alloc {
     /// Defines and resets `ferrofluid/Alloc` on this (Java) thread, before planning.
     fn configure(&self, options: &AgentOptions) {
         memory::configure(options.track_every(), options.stack_depth());
+        crate::narrow::configure(&options.alloc_classes);
         let installed = crate::jvm::java_vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
