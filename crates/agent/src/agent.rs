@@ -489,27 +489,17 @@ fn narrow(patterns: Vec<ferrofluid_protocol::AllocClassPattern>) -> control::Res
             "JVM {pid} runs a {mode} session: only an alloc session can be narrowed"
         ));
     }
-    with_java_thread(|jvmti, env| {
-        match session::narrow_alloc(jvmti, env, patterns) {
-            Some(n) => {
-                let alloc_classes = crate::narrow::selection();
-                log::info!(
-                    "alloc: narrowed to allocated classes [{}]: {} classes retransformed, {} sites probed, {} not",
-                    alloc_classes.join(", "),
-                    n.changed.len(),
-                    n.probed,
-                    n.unprobed
-                );
-                control::Response::Narrowed {
-                    alloc_classes,
-                    classes: n.changed.len() as u64,
-                    sites_probed: n.probed,
-                    sites_unprobed: n.unprobed,
-                }
-            }
+    with_java_thread(
+        |jvmti, env| match session::narrow_alloc(jvmti, env, patterns) {
+            Some(n) => control::Response::Narrowed {
+                alloc_classes: crate::narrow::selection(),
+                classes: n.changed.len() as u64,
+                sites_probed: n.probed,
+                sites_unprobed: n.unprobed,
+            },
             None => error(format!("no alloc session is collecting in JVM {pid}")),
-        }
-    })
+        },
+    )
 }
 
 fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {

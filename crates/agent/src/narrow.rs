@@ -106,7 +106,10 @@ mod tests {
     #[test]
     fn only_classes_whose_probes_change_are_retransformed() {
         configure(&[]);
-        record(&key("app/Cache"), vec!["app/Cache$Entry".into(), "[B".into()]);
+        record(
+            &key("app/Cache"),
+            vec!["app/Cache$Entry".into(), "[B".into()],
+        );
         record(&key("app/Noise"), vec!["app/Noise".into()]);
         record(&key("app/Quiet"), vec![]);
         let n = narrow_to(patterns(&["app.Cache$Entry"]));
@@ -124,10 +127,16 @@ mod tests {
         assert_eq!((n.changed.len(), n.probed, n.unprobed), (0, 1, 2));
         // Arrays of bytes back: only the class allocating them.
         let n = narrow_to(patterns(&["app.Cache$Entry", "byte[]"]));
-        assert_eq!((n.changed, n.probed, n.unprobed), (vec![key("app/Cache")], 2, 1));
+        assert_eq!(
+            (n.changed, n.probed, n.unprobed),
+            (vec![key("app/Cache")], 2, 1)
+        );
         // Every class again.
         let n = narrow_to(Vec::new());
-        assert_eq!((n.changed, n.probed, n.unprobed), (vec![key("app/Noise")], 3, 0));
+        assert_eq!(
+            (n.changed, n.probed, n.unprobed),
+            (vec![key("app/Noise")], 3, 0)
+        );
         assert!(selection().is_empty());
         // A new session forgets the classes of the last one.
         configure(&patterns(&["x.Y"]));

@@ -199,6 +199,13 @@ pub fn narrow_alloc(
     let mut narrowing = None;
     plan_and_retransform(jvmti, env, "narrowing", |s| {
         let n = crate::narrow::narrow_to(patterns);
+        log::info!(
+            "alloc: narrowing to allocated classes [{}]: {} classes to retransform, {} sites probed, {} not",
+            crate::narrow::selection().join(", "),
+            n.changed.len(),
+            n.probed,
+            n.unprobed
+        );
         s.pending.extend(n.changed.iter().cloned());
         narrowing = Some(n);
         true

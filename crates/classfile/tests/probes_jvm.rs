@@ -58,9 +58,7 @@ impl Selection for Ids {
         self.sites.len() as u32
     }
     fn wants_alloc_of(&mut self, type_name: &str) -> bool {
-        self.wanted
-            .as_ref()
-            .is_none_or(|w| w.contains(&type_name))
+        self.wanted.as_ref().is_none_or(|w| w.contains(&type_name))
     }
 }
 
@@ -282,7 +280,10 @@ fn alloc_sites_of_unwanted_types_get_no_probe() {
     );
     // Not probed: no site, and no hook call reached the counters.
     assert_eq!(r.allocs("multi()[[I", "[[I"), Vec::<u64>::new());
-    assert_eq!(r.allocs("main([Ljava/lang/String;)V", "ProbeTarget"), Vec::<u64>::new());
+    assert_eq!(
+        r.allocs("main([Ljava/lang/String;)V", "ProbeTarget"),
+        Vec::<u64>::new()
+    );
     let counted: u64 = r.by_id.values().map(|c| c.alloc).sum();
     assert_eq!(counted, 200);
 }

@@ -632,7 +632,10 @@ mod tests {
     #[test]
     fn narrow_travels_as_canonical_patterns() {
         let narrow = Request::Narrow {
-            alloc_classes: vec!["com.acme.Cache$Entry".parse().unwrap(), "byte[]".parse().unwrap()],
+            alloc_classes: vec![
+                "com.acme.Cache$Entry".parse().unwrap(),
+                "byte[]".parse().unwrap(),
+            ],
         };
         let json = serde_json::to_string(&narrow).unwrap();
         assert_eq!(
@@ -659,5 +662,4 @@ mod tests {
             Response::Status(status)
         );
     }
-
 }

@@ -596,7 +596,11 @@ impl fmt::Display for AgentOptions {
         if let Some(n) = self.stack_depth {
             items.push(format!("stack-depth={n}"));
         }
-        items.extend(self.alloc_classes.iter().map(|p| format!("alloc-class={p}")));
+        items.extend(
+            self.alloc_classes
+                .iter()
+                .map(|p| format!("alloc-class={p}")),
+        );
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
@@ -951,7 +955,8 @@ mod tests {
         assert_eq!(names, ["byte[]", "com.acme.Cache$Entry"]);
         assert!(parsed.alloc_classes[0].matches("[B"));
         assert!(parsed.alloc_classes[1].matches("com/acme/Cache$Entry"));
-        let canonical = "mode=alloc,include=com.acme.**,alloc-class=byte[],alloc-class=com.acme.Cache$Entry";
+        let canonical =
+            "mode=alloc,include=com.acme.**,alloc-class=byte[],alloc-class=com.acme.Cache$Entry";
         assert_eq!(parsed.to_string(), canonical);
         assert_eq!(canonical.parse::<AgentOptions>().unwrap(), parsed);
         // On the wire (an `instrument` request), as canonical strings.

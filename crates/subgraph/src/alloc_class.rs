@@ -122,7 +122,11 @@ mod tests {
             ("java/lang/String[][]", "[[Ljava/lang/String;", true),
         ];
         for &(pattern, type_name, expected) in cases {
-            assert_eq!(p(pattern).matches(type_name), expected, "{pattern} {type_name}");
+            assert_eq!(
+                p(pattern).matches(type_name),
+                expected,
+                "{pattern} {type_name}"
+            );
         }
     }
 
