@@ -549,7 +549,10 @@ impl Session {
                     if let Err(reason) = &m.result {
                         if !matches!(
                             reason,
-                            SkipReason::Abstract | SkipReason::Native | SkipReason::Intrinsic
+                            SkipReason::Abstract
+                                | SkipReason::Native
+                                | SkipReason::Intrinsic
+                                | SkipReason::NothingToDo
                         ) {
                             let e = format!("{}.{}{}: {reason}", key.1, m.name, m.descriptor);
                             log::warn!("not instrumented: {e}");

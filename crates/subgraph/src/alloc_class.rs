@@ -3,7 +3,8 @@
 //! ([`ClassPattern`]: `com.acme.Cache$Entry`, `com.acme.**`) followed by one `[]` per array
 //! dimension, as Java writes array types: `byte[]`, `com.acme.Entry[]`, `java.lang.**[][]`.
 //! A pattern matches arrays of exactly its dimension: `com.acme.**` no array, `*[]` every
-//! one-dimensional array (of primitives too), `int[][]` two-dimensional `int` arrays alone.
+//! one-dimensional array (of primitives too), `int[][]` two-dimensional `int` arrays alone;
+//! `*` (or `**`) alone matches every allocated class, arrays included.
 
 use std::fmt;
 use std::str::FromStr;
@@ -35,6 +36,9 @@ impl AllocClassPattern {
     /// (`com/acme/Entry`, what `new` allocates) or an array descriptor (`[B`,
     /// `[Lcom/acme/Entry;`, `[[I`, what the array instructions allocate).
     pub fn matches(&self, type_name: &str) -> bool {
+        if self.dims == 0 && self.element == ClassPattern::any() {
+            return true;
+        }
         let dims = type_name.bytes().take_while(|&b| b == b'[').count();
         if dims != self.dims {
             return false;
@@ -118,7 +122,9 @@ mod tests {
             ("*[]", "[Ljava/lang/a/B;", false),
             ("**[]", "[Ljava/lang/a/B;", true),
             ("*", "Entry", true),
-            ("*", "[I", false),
+            ("*", "[I", true),
+            ("**", "[[Ljava/lang/String;", true),
+            ("*[]", "[[I", false),
             ("java/lang/String[][]", "[[Ljava/lang/String;", true),
         ];
         for &(pattern, type_name, expected) in cases {
