@@ -312,3 +312,54 @@ fn an_attach_narrows_a_session_started_by_agentpath_on_jdk25() {
     check_profile(&read_profile_json(&out));
     check_log(&log);
 }
+
+/// Only an `alloc` session can be narrowed: a `cpu` session running is named in one line, and
+/// goes on unharmed.
+#[test]
+fn narrowing_a_session_of_another_mode_is_refused() {
+    let dir = compile("Narrow.java", "alloc-narrow-cpu");
+    let out = dir.join("out.json");
+    let option = format!(
+        "-agentpath:{}=root=Narrow::phase,file={}",
+        agent().display(),
+        out.display()
+    );
+    let (mut java, stdout) = start(Path::new(JDK17_HOME), &[option], &dir);
+    let pid = java.id().to_string();
+    let refused = ferrofluid()
+        .args([
+            "attach",
+            &pid,
+            "--mode",
+            "alloc",
+            "--alloc-class",
+            "Narrow$Entry",
+        ])
+        .output()
+        .unwrap();
+    std::fs::write(dir.join("go1"), "").unwrap();
+    std::fs::write(dir.join("go2"), "").unwrap();
+    std::fs::write(dir.join("end"), "").unwrap();
+    assert_eq!(stdout.next_within(PATIENCE), expected_output()[0]);
+    assert_eq!(stdout.next_within(PATIENCE), expected_output()[1]);
+    assert!(java.wait().unwrap().success());
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        format!(
+            "ferrofluid: error: JVM {pid} runs a cpu session: --alloc-class narrows only an alloc \
+             session; stop that session first\n"
+        )
+    );
+    // The cpu session saw both phases.
+    let doc = read_profile_json(&out);
+    let calls: u64 = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["root"]["children"].as_array().into_iter().flatten())
+        .filter(|n| n["method"] == "phase")
+        .map(|n| u(&n["calls"]))
+        .sum();
+    assert_eq!(calls, 2, "{doc}");
+}

@@ -174,3 +174,26 @@ pub(crate) fn run(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_own_options_are_named() {
+        let options = |s: &str| s.parse::<AgentOptions>().unwrap();
+        assert!(fixed_flags(&options("mode=alloc,alloc-class=a.B,reveal=async")).is_empty());
+        assert_eq!(
+            fixed_flags(&options(
+                "mode=alloc,alloc-class=a.B,include=a.**,exclude=a.C,track-every=5"
+            )),
+            ["--include", "--exclude", "--track-every"]
+        );
+        assert_eq!(
+            fixed_flags(&options(
+                "mode=alloc,root=A::b,scheme=eager,stack-depth=8,file=x.json"
+            )),
+            ["--root", "--scheme", "--stack-depth", "--file"]
+        );
+    }
+}
