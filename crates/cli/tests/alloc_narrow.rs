@@ -223,6 +223,13 @@ fn a_second_attach_narrows_an_attached_session_and_keeps_its_counts() {
         let _ = java.kill();
         panic!("{line}");
     }
+    // The agent's status names the selection in force.
+    let status = ferrofluid().args(["attach", &pid]).output().unwrap();
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        shown.contains("\nalloc classes:  Narrow$Entry\n"),
+        "{shown}"
+    );
     std::fs::write(dir.join("go2"), "").unwrap();
     assert_eq!(stdout.next_within(PATIENCE), expected_output()[1]);
     // SIGTERM: the second attach takes the session's profile and leaves the session running.

@@ -908,6 +908,9 @@ fn format_status(s: &Status) -> String {
     for u in &s.unmatched_roots {
         text += &format!("no match yet:   {}\n", u.pattern);
     }
+    if !s.alloc_classes.is_empty() {
+        text += &format!("alloc classes:  {}\n", s.alloc_classes.join(", "));
+    }
     text
 }
 
@@ -1072,6 +1075,16 @@ mod tests {
             options(&["--mode", "region", "--region", "A::b", "--cpu"]),
             Err("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into())
         );
+    }
+
+    #[test]
+    fn status_names_the_allocated_classes_of_a_narrowed_session() {
+        let s = Status {
+            session_mode: Some("alloc".into()),
+            alloc_classes: vec!["com.acme.Cache$Entry".into(), "byte[]".into()],
+            ..Default::default()
+        };
+        assert!(format_status(&s).ends_with("alloc classes:  com.acme.Cache$Entry, byte[]\n"));
     }
 
     #[test]

@@ -150,11 +150,17 @@ pub(crate) fn run(
             break;
         }
         std::thread::sleep(POLL);
-        // The JVM is still there (its exit closes the socket).
-        if client.request(&Request::Status).is_err() {
+        // The session is still there: the JVM's exit, or its owner's detach, closes the socket;
+        // its owner's `stop` ends collection.
+        let collecting = match client.request(&Request::Status) {
+            Ok(Response::Status(status)) => status.session_mode.is_some(),
+            _ => false,
+        };
+        if !collecting {
             return Err(format!(
-                "JVM {pid} exited before the session's profile was taken; the report of whoever \
-                 started the session holds it; nothing was written"
+                "the alloc session of JVM {pid} ended (the JVM exited, or the session's owner \
+                 stopped it) before its profile was taken; the session's own report holds it; \
+                 nothing was written"
             )
             .into());
         }
