@@ -40,7 +40,8 @@ pub enum Request {
     /// Start a profiling session of `mode` with these options (replaces any previous
     /// selection): on the wire, the fields of [`AgentOptions`] that describe what to measure
     /// (`roots`, `include`, `exclude`, `scheme`, `region`, `region_last`, `cpu`,
-    /// `skip_trivial`, `adaptive`, `reveal`, `mode`), patterns as their canonical strings;
+    /// `skip_trivial`, `adaptive`, `reveal`, `track_every`, `stack_depth`, `alloc_classes`,
+    /// `mode`), patterns as their canonical strings;
     /// `file`, `duration`, `log` and `socket` are load options and do not travel. Fields at
     /// their default are left out, and an absent field is its default: a request without
     /// `mode` is a `cpu` request, or a `region` one if it names region methods.
