@@ -66,7 +66,8 @@ pub struct Narrowing {
 /// it. The caller holds the session's lock, so no class is instrumented meanwhile.
 pub fn narrow_to(patterns: Vec<AllocClassPattern>) -> Narrowing {
     let new: Arc<[AllocClassPattern]> = patterns.into();
-    let old = std::mem::replace(&mut *lock(&SELECTION), Some(Arc::clone(&new)))
+    let old = lock(&SELECTION)
+        .replace(Arc::clone(&new))
         .unwrap_or_else(|| Arc::new([]));
     let sites = lock(&SITES);
     let mut narrowing = Narrowing::default();

@@ -43,7 +43,7 @@ enum Session {
 /// The final profile on its way from VMDeath to the owner.
 enum Handoff {
     Idle,
-    Offered(Response),
+    Offered(Box<Response>),
     Writing,
     Done,
 }
@@ -238,7 +238,7 @@ pub fn wait_exit(timeout: Duration) -> Option<Response> {
         .wait_timeout_while(s, timeout, |s| !matches!(s.handoff, Handoff::Offered(_)))
         .unwrap_or_else(|p| p.into_inner());
     match std::mem::replace(&mut s.handoff, Handoff::Writing) {
-        Handoff::Offered(reply) => Some(reply),
+        Handoff::Offered(reply) => Some(*reply),
         other => {
             s.handoff = other;
             None
@@ -267,7 +267,7 @@ pub fn vm_death(finale: impl FnOnce() -> Response) {
     // Made without the lock: a snapshot of a big profile takes a while.
     let reply = finale();
     let mut s = state();
-    s.handoff = Handoff::Offered(reply);
+    s.handoff = Handoff::Offered(Box::new(reply));
     CHANGED.notify_all();
     let (s, timeout) = CHANGED
         .wait_timeout_while(s, HANDOFF_TIMEOUT, |s| {

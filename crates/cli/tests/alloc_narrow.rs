@@ -370,3 +370,41 @@ fn narrowing_a_session_of_another_mode_is_refused() {
         .sum();
     assert_eq!(calls, 2, "{doc}");
 }
+
+/// `--alloc-class` from the start (`ferrofluid run`): the other sites never get a probe.
+#[test]
+fn run_with_alloc_classes_probes_only_their_sites() {
+    let dir = compile("Narrow.java", "alloc-narrow-run");
+    for phase in ["go1", "go2", "end"] {
+        std::fs::write(dir.join(phase), "").unwrap();
+    }
+    let out = dir.join("out.json");
+    let output = common::run_java_with(
+        &[
+            "--mode",
+            "alloc",
+            "--include",
+            "Narrow*",
+            "--alloc-class",
+            "Narrow$Entry",
+        ],
+        &out,
+        &dir,
+        "Narrow",
+        &[&N1.to_string(), &N2.to_string(), dir.to_str().unwrap()],
+    );
+    let printed: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(printed[1..], expected_output()[..]);
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["alloc_classes"], serde_json::json!(["Narrow$Entry"]));
+    let classes: Vec<(&str, u64)> = doc["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["class"].as_str().unwrap(), u(&c["allocated"])))
+        .collect();
+    assert_eq!(classes, [("Narrow$Entry", N1 + N2)]);
+}
