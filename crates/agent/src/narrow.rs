@@ -30,8 +30,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Starts an `alloc` session's selection: `patterns`, and no class seen yet.
 pub fn configure(patterns: &[AllocClassPattern]) {
-    *lock(&SELECTION) = Some(patterns.into());
+    *lock(&SELECTION) = Some(normalized(patterns.to_vec()));
     *lock(&SITES) = None;
+}
+
+/// `patterns`, or none when one of them is every class (so the profile says "every class").
+fn normalized(patterns: Vec<AllocClassPattern>) -> Arc<[AllocClassPattern]> {
+    if patterns.iter().any(AllocClassPattern::is_every_class) {
+        Arc::new([])
+    } else {
+        patterns.into()
+    }
 }
 
 /// The selection in force, for one class's instrumentation.
@@ -65,7 +74,7 @@ pub struct Narrowing {
 /// Makes `patterns` the selection in force and says which classes must be retransformed for
 /// it. The caller holds the session's lock, so no class is instrumented meanwhile.
 pub fn narrow_to(patterns: Vec<AllocClassPattern>) -> Narrowing {
-    let new: Arc<[AllocClassPattern]> = patterns.into();
+    let new = normalized(patterns);
     let old = lock(&SELECTION)
         .replace(Arc::clone(&new))
         .unwrap_or_else(|| Arc::new([]));
@@ -132,8 +141,8 @@ mod tests {
             (n.changed, n.probed, n.unprobed),
             (vec![key("app/Cache")], 2, 1)
         );
-        // Every class again.
-        let n = narrow_to(Vec::new());
+        // Every class again (`*`).
+        let n = narrow_to(patterns(&["*"]));
         assert_eq!(
             (n.changed, n.probed, n.unprobed),
             (vec![key("app/Noise")], 3, 0)

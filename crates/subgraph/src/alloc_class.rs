@@ -36,7 +36,7 @@ impl AllocClassPattern {
     /// (`com/acme/Entry`, what `new` allocates) or an array descriptor (`[B`,
     /// `[Lcom/acme/Entry;`, `[[I`, what the array instructions allocate).
     pub fn matches(&self, type_name: &str) -> bool {
-        if self.dims == 0 && self.element == ClassPattern::any() {
+        if self.is_every_class() {
             return true;
         }
         let dims = type_name.bytes().take_while(|&b| b == b'[').count();
@@ -54,6 +54,11 @@ impl AllocClassPattern {
                 .find(|(c, _)| element.as_bytes() == [*c])
                 .is_some_and(|(_, name)| self.element.matches(name)),
         }
+    }
+
+    /// Whether this is `*` (or `**`): every allocated class, arrays included.
+    pub fn is_every_class(&self) -> bool {
+        self.dims == 0 && self.element == ClassPattern::any()
     }
 
     /// Whether any of `patterns` matches `type_name`; true when there is none (no selection:
@@ -144,6 +149,8 @@ mod tests {
         assert!(AllocClassPattern::any_matches(&some, "[C"));
         assert!(AllocClassPattern::any_matches(&some, "a/B"));
         assert!(!AllocClassPattern::any_matches(&some, "a/C"));
+        assert!(p("**").is_every_class() && p("*").is_every_class());
+        assert!(!p("*[]").is_every_class() && !p("a.*").is_every_class());
     }
 
     #[test]
