@@ -465,6 +465,7 @@ pub fn control(request: control::Request) -> control::Response {
             log::info!("reset: the data collected so far was discarded");
             Response::Ok
         }
+        Request::Narrow { alloc_classes } => narrow(alloc_classes),
         Request::Snapshot => match collector::snapshot_json() {
             Ok(profile) => Response::Snapshot { profile },
             Err(e) => error(e),
@@ -473,6 +474,32 @@ pub fn control(request: control::Request) -> control::Response {
             error("request handled by the server".into())
         }
     }
+}
+
+/// `narrow`: the running `alloc` session probes only the sites allocating `patterns`.
+fn narrow(patterns: Vec<ferrofluid_protocol::AllocClassPattern>) -> control::Response {
+    let pid = std::process::id();
+    let error = |message: String| control::Response::Error { message };
+    let mode = engine::current().mode();
+    if !session::running() || !collector::collecting() {
+        return error(format!("no alloc session is collecting in JVM {pid}"));
+    }
+    if mode != ferrofluid_profile::Mode::Alloc {
+        return error(format!(
+            "JVM {pid} runs a {mode} session: only an alloc session can be narrowed"
+        ));
+    }
+    with_java_thread(
+        |jvmti, env| match session::narrow_alloc(jvmti, env, patterns) {
+            Some(n) => control::Response::Narrowed {
+                alloc_classes: crate::narrow::selection(),
+                classes: n.changed.len() as u64,
+                sites_probed: n.probed,
+                sites_unprobed: n.unprobed,
+            },
+            None => error(format!("no alloc session is collecting in JVM {pid}")),
+        },
+    )
 }
 
 fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {

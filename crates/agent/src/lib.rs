@@ -27,6 +27,7 @@ pub mod hooks;
 mod jvm;
 mod logger;
 mod memory;
+mod narrow;
 mod owner;
 mod private_dir;
 mod receiver;

@@ -43,7 +43,7 @@ enum Session {
 /// The final profile on its way from VMDeath to the owner.
 enum Handoff {
     Idle,
-    Offered(Response),
+    Offered(Box<Response>),
     Writing,
     Done,
 }
@@ -53,12 +53,15 @@ struct State {
     handoff: Handoff,
     /// VMDeath was posted: nothing may change the session any more.
     dying: bool,
+    /// Connections that narrowed the session: they may read its snapshots, owner or not.
+    narrowers: Vec<u64>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
     session: Session::Free,
     handoff: Handoff::Idle,
     dying: false,
+    narrowers: Vec::new(),
 });
 static CHANGED: Condvar = Condvar::new();
 
@@ -118,6 +121,15 @@ pub fn admit(conn: Conn, request: &Request, jvm_pid: u32) -> Result<(), String> 
             Some(c) if c == conn.id => Ok(()),
             _ => Err("`wait` is only for the connection that started the session".into()),
         },
+        // Narrowing changes which sites count, not whose session it is; the tool that narrowed
+        // may then read what the session collected.
+        Request::Narrow { .. } => {
+            if !s.narrowers.contains(&conn.id) {
+                s.narrowers.push(conn.id);
+            }
+            Ok(())
+        }
+        Request::Snapshot if s.narrowers.contains(&conn.id) => Ok(()),
         _ if owner_conn.is_some_and(|c| c != conn.id) => {
             let Session::Live(c) = &s.session else {
                 unreachable!()
@@ -164,6 +176,7 @@ pub fn released(conn: Conn) {
 /// `conn` closed. If it owned the session, the session is orphaned.
 pub fn closed(conn: Conn) {
     let mut s = state();
+    s.narrowers.retain(|&c| c != conn.id);
     if let Session::Live(c) = &s.session {
         if c.conn == conn.id {
             let Session::Live(mut claim) = std::mem::replace(&mut s.session, Session::Free) else {
@@ -225,7 +238,7 @@ pub fn wait_exit(timeout: Duration) -> Option<Response> {
         .wait_timeout_while(s, timeout, |s| !matches!(s.handoff, Handoff::Offered(_)))
         .unwrap_or_else(|p| p.into_inner());
     match std::mem::replace(&mut s.handoff, Handoff::Writing) {
-        Handoff::Offered(reply) => Some(reply),
+        Handoff::Offered(reply) => Some(*reply),
         other => {
             s.handoff = other;
             None
@@ -254,7 +267,7 @@ pub fn vm_death(finale: impl FnOnce() -> Response) {
     // Made without the lock: a snapshot of a big profile takes a while.
     let reply = finale();
     let mut s = state();
-    s.handoff = Handoff::Offered(reply);
+    s.handoff = Handoff::Offered(Box::new(reply));
     CHANGED.notify_all();
     let (s, timeout) = CHANGED
         .wait_timeout_while(s, HANDOFF_TIMEOUT, |s| {

@@ -216,5 +216,16 @@ fn status(info: &Info) -> Status {
         failed_classes: crate::session::failed_classes(),
         owner: owner::owner(),
         unmatched_roots: crate::session::unmatched_roots(),
+        session_mode: session_mode().map(|m| m.name().to_owned()),
+        alloc_classes: match session_mode() {
+            Some(ferrofluid_profile::Mode::Alloc) => crate::narrow::selection(),
+            _ => Vec::new(),
+        },
     }
+}
+
+/// The mode of the session running and collecting, if any.
+fn session_mode() -> Option<ferrofluid_profile::Mode> {
+    (crate::session::running() && crate::collector::collecting())
+        .then(|| crate::engine::current().mode())
 }

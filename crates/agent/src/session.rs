@@ -182,6 +182,37 @@ pub fn unmatched_roots() -> Vec<ferrofluid_protocol::control::Unmatched> {
         .collect()
 }
 
+/// Whether a session is running (instrumented, until `deinstrument`).
+pub fn running() -> bool {
+    lock(&SESSION).is_some()
+}
+
+/// Narrows the running `alloc` session to the sites allocating `patterns` (`crate::narrow`):
+/// the classes with a site whose probe comes or goes are retransformed, before this returns.
+/// `None` without a session.
+pub fn narrow_alloc(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    patterns: Vec<ferrofluid_protocol::AllocClassPattern>,
+) -> Option<crate::narrow::Narrowing> {
+    let _reveal = lock(&REVEAL);
+    let mut narrowing = None;
+    plan_and_retransform(jvmti, env, "narrowing", |s| {
+        let n = crate::narrow::narrow_to(patterns);
+        log::info!(
+            "alloc: narrowing to allocated classes [{}]: {} classes to retransform, {} sites probed, {} not",
+            crate::narrow::selection().join(", "),
+            n.changed.len(),
+            n.probed,
+            n.unprobed
+        );
+        s.pending.extend(n.changed.iter().cloned());
+        narrowing = Some(n);
+        true
+    });
+    narrowing
+}
+
 /// Methods the current session instrumented, or the last one if it ended: what a profile says.
 pub fn methods_instrumented() -> u64 {
     match lock(&SESSION).as_ref() {
@@ -348,6 +379,10 @@ struct Offset<'p> {
     site_base: u32,
     /// The engine's methods alone: no thread-start site.
     methods_only: bool,
+    /// The allocated classes whose sites get `alloc` probes (`crate::narrow`), and the
+    /// allocated type of every site met, probed or not.
+    alloc_classes: Arc<[ferrofluid_protocol::AllocClassPattern]>,
+    alloc_types: Vec<String>,
 }
 
 impl Selection for Offset<'_> {
@@ -366,6 +401,11 @@ impl Selection for Offset<'_> {
         self.selection.wants_receiver_sites()
     }
 
+    fn wants_alloc_of(&mut self, type_name: &str) -> bool {
+        self.alloc_types.push(type_name.to_owned());
+        ferrofluid_protocol::AllocClassPattern::any_matches(&self.alloc_classes, type_name)
+    }
+
     fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
         crate::memory::site_id(hooks::method_id(method_id), bci, type_name)
     }
@@ -377,6 +417,16 @@ impl Selection for Offset<'_> {
         kind: ferrofluid_classfile::VmAllocKind,
         callee: Option<(&str, &str, &str)>,
     ) -> Option<u32> {
+        // What a call returns is known only at run time: with a selection of allocated classes
+        // in force, calls get no probe (a narrowing retransforms their classes for that).
+        self.alloc_types
+            .push(crate::narrow::CALL_SITE_TYPE.to_owned());
+        if !ferrofluid_protocol::AllocClassPattern::any_matches(
+            &self.alloc_classes,
+            crate::narrow::CALL_SITE_TYPE,
+        ) {
+            return None;
+        }
         let method = hooks::method_id(method_id);
         Some(crate::memory::vm::site_id(method, bci, kind, callee))
     }
@@ -507,14 +557,23 @@ impl Session {
             base: self.base,
             site_base: self.site_base,
             methods_only: self.instrumentation.selection == Chosen::Methods,
+            alloc_classes: crate::narrow::current(),
+            alloc_types: Vec::new(),
         };
-        match crate::memory::scope::instrument(bytes, &options, &mut selection) {
+        let instrumented = crate::memory::scope::instrument(bytes, &options, &mut selection);
+        if !selection.alloc_types.is_empty() {
+            crate::narrow::record(key, selection.alloc_types);
+        }
+        match instrumented {
             Ok(out) => {
                 for m in &out.methods {
                     if let Err(reason) = &m.result {
                         if !matches!(
                             reason,
-                            SkipReason::Abstract | SkipReason::Native | SkipReason::Intrinsic
+                            SkipReason::Abstract
+                                | SkipReason::Native
+                                | SkipReason::Intrinsic
+                                | SkipReason::NothingToDo
                         ) {
                             let e = format!("{}.{}{}: {reason}", key.1, m.name, m.descriptor);
                             log::warn!("not instrumented: {e}");

@@ -39,6 +39,8 @@ fn javac(out: &Path, sources: &[&str]) {
 struct Ids {
     methods: HashMap<String, u32>,
     sites: Vec<(u32, String)>, // site id -> (method id, type)
+    /// The allocated types whose sites get probes (`None`: all).
+    wanted: Option<Vec<&'static str>>,
 }
 
 impl Selection for Ids {
@@ -54,6 +56,9 @@ impl Selection for Ids {
     fn alloc_site_id(&mut self, method_id: u32, _bci: u32, type_name: &str) -> u32 {
         self.sites.push((method_id, type_name.to_owned()));
         self.sites.len() as u32
+    }
+    fn wants_alloc_of(&mut self, type_name: &str) -> bool {
+        self.wanted.as_ref().is_none_or(|w| w.contains(&type_name))
     }
 }
 
@@ -91,13 +96,16 @@ impl Run {
 }
 
 fn run_probe(kind: ProbeKind) -> Run {
-    let dir = work_dir(kind.name());
+    run_probe_with(kind, kind.name(), Ids::default())
+}
+
+fn run_probe_with(kind: ProbeKind, name: &str, mut ids: Ids) -> Run {
+    let dir = work_dir(name);
     let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
     javac(&orig, &["ProbeTarget.java"]);
     javac(&hooks, &["ferrofluid/Hooks.java"]);
     std::fs::create_dir_all(&patched).unwrap();
     let bytes = std::fs::read(orig.join("ProbeTarget.class")).unwrap();
-    let mut ids = Ids::default();
     let out = instrument(&bytes, &ProbeOptions::new(kind), &mut ids).unwrap();
     for m in &out.methods {
         if let Err(reason) = &m.result {
@@ -249,6 +257,35 @@ fn alloc_reports_each_object_once_initialised() {
         vec![50]
     );
     assert_eq!(r.allocs("twr()I", "java/io/StringReader"), vec![100]);
+}
+
+/// Sites whose allocated type the selection refuses get no probe at all (no site id is asked
+/// for them) and a method left with none is not patched; the others count exactly as before.
+#[test]
+fn alloc_sites_of_unwanted_types_get_no_probe() {
+    let ids = Ids {
+        wanted: Some(vec!["[I", "java/lang/StringBuilder"]),
+        ..Ids::default()
+    };
+    let r = run_probe_with(ProbeKind::Alloc, "alloc-narrowed", ids);
+    assert_eq!(r.stdout, CHECKSUM);
+    let mut types: Vec<&str> = r.ids.sites.iter().map(|(_, t)| t.as_str()).collect();
+    types.sort_unstable();
+    types.dedup();
+    assert_eq!(types, ["[I", "java/lang/StringBuilder"]);
+    assert_eq!(r.allocs("main([Ljava/lang/String;)V", "[I"), vec![100]);
+    assert_eq!(
+        r.allocs("tern(Z)Ljava/lang/String;", "java/lang/StringBuilder"),
+        vec![100]
+    );
+    // Not probed: no site, and no hook call reached the counters.
+    assert_eq!(r.allocs("multi()[[I", "[[I"), Vec::<u64>::new());
+    assert_eq!(
+        r.allocs("main([Ljava/lang/String;)V", "ProbeTarget"),
+        Vec::<u64>::new()
+    );
+    let counted: u64 = r.by_id.values().map(|c| c.alloc).sum();
+    assert_eq!(counted, 200);
 }
 
 #[test]

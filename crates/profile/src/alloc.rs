@@ -74,6 +74,11 @@ pub struct AllocSummary {
     /// hence beside the trees' metrics rather than one of them.
     #[serde(skip)]
     pub path_generations: BTreeMap<(usize, NodeId), u32>,
+    /// The allocated classes whose sites were probed when the profile was taken, as the
+    /// `alloc-class` option spells them (empty: every class). Sites of other classes keep
+    /// the counts they had when a narrowing took their probes out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_classes: Vec<String>,
 }
 
 /// One allocated class. `allocated` and `allocated_bytes` are exact counts (bytes: measured

@@ -84,6 +84,10 @@ pub struct Document {
     /// `track_every`-th. Written (true) with the class table.
     #[serde(default, skip_serializing_if = "is_false")]
     pub live_estimated: bool,
+    /// Allocation mode: the allocated classes whose sites were probed (`alloc-class`, or a
+    /// narrowing); absent: every class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_classes: Vec<String>,
     /// Allocation mode: objects not tracked (the cap was reached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked: Option<u64>,
@@ -572,6 +576,11 @@ impl Profile {
             live_estimated: self.alloc.is_some(),
             untracked: self.alloc.as_ref().map(|a| a.untracked),
             stacks_dropped: self.alloc.as_ref().map(|a| a.stacks_dropped),
+            alloc_classes: self
+                .alloc
+                .as_ref()
+                .map(|a| a.alloc_classes.clone())
+                .unwrap_or_default(),
             classes: self.alloc.as_ref().map(|a| a.classes.clone()),
             sites: self.alloc.as_ref().map(|a| a.sites.clone()),
             leak_suspects: self.alloc.as_ref().map(|a| a.suspects.clone()),
@@ -764,6 +773,7 @@ impl Profile {
                     sites: doc.sites.clone().unwrap_or_default(),
                     suspects: doc.leak_suspects.clone().unwrap_or_default(),
                     path_generations: Default::default(),
+                    alloc_classes: doc.alloc_classes.clone(),
                 }),
             ..Profile::default()
         };

@@ -40,7 +40,8 @@ pub enum Request {
     /// Start a profiling session of `mode` with these options (replaces any previous
     /// selection): on the wire, the fields of [`AgentOptions`] that describe what to measure
     /// (`roots`, `include`, `exclude`, `scheme`, `region`, `region_last`, `cpu`,
-    /// `skip_trivial`, `adaptive`, `reveal`, `mode`), patterns as their canonical strings;
+    /// `skip_trivial`, `adaptive`, `reveal`, `track_every`, `stack_depth`, `alloc_classes`,
+    /// `mode`), patterns as their canonical strings;
     /// `file`, `duration`, `log` and `socket` are load options and do not travel. Fields at
     /// their default are left out, and an absent field is its default: a request without
     /// `mode` is a `cpu` request, or a `region` one if it names region methods.
@@ -59,6 +60,15 @@ pub enum Request {
     /// Remove all instrumentation and events, stop the agent's threads, close this connection; the
     /// library stays loaded and dormant until the next attach.
     Detach,
+    /// Narrow the running `alloc` session to the sites that allocate `alloc_classes`
+    /// (patterns as their canonical strings; empty: every class again): the classes whose
+    /// probes change are retransformed; counts, tracked objects and generation history are
+    /// kept. Served to any connection (it claims no session); refused when no `alloc` session
+    /// is collecting. An agent without it answers `malformed request`.
+    Narrow {
+        #[serde(with = "crate::serde_str::as_strings")]
+        alloc_classes: Vec<crate::options::AllocClassPattern>,
+    },
     /// Wait up to `timeout_ms` for the JVM to exit, from the connection that owns the session:
     /// `ok` if it did not; if it did, [`Response::Exited`] with the profile collected until then.
     /// Added in version 3.
@@ -84,6 +94,14 @@ pub enum Response {
     /// The request failed; the agent and the JVM are unharmed.
     Error {
         message: String,
+    },
+    /// Answer to `narrow`: the selection in force, the classes retransformed for it, and the
+    /// allocation sites seen so far that keep or lose (or regain) their probes.
+    Narrowed {
+        alloc_classes: Vec<String>,
+        classes: u64,
+        sites_probed: u64,
+        sites_unprobed: u64,
     },
     /// Answer to `wait`: the JVM is exiting; collection stopped and this is what it collected.
     Exited {
@@ -117,6 +135,13 @@ pub struct Status {
     /// started by the agent's own options, `ferrofluid run` or `-agentpath`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// The mode of the session running (instrumented and collecting), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_mode: Option<String>,
+    /// The allocated classes the running `alloc` session probes (`alloc-class`, or a
+    /// `narrow`); absent: every class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_classes: Vec<String>,
     /// Root (or region) patterns of the session that match no method of a loaded class yet,
     /// with the names of loaded methods that come close.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -602,6 +627,40 @@ mod tests {
         assert_eq!(
             read_frame::<_, Request>(&mut newer.as_slice()).unwrap(),
             Request::Hello { version: 1 }
+        );
+    }
+
+    #[test]
+    fn narrow_travels_as_canonical_patterns() {
+        let narrow = Request::Narrow {
+            alloc_classes: vec![
+                "com.acme.Cache$Entry".parse().unwrap(),
+                "byte[]".parse().unwrap(),
+            ],
+        };
+        let json = serde_json::to_string(&narrow).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"narrow","alloc_classes":["com.acme.Cache$Entry","byte[]"]}"#
+        );
+        assert_eq!(serde_json::from_str::<Request>(&json).unwrap(), narrow);
+        let reply = Response::Narrowed {
+            alloc_classes: vec!["com.acme.Cache$Entry".into()],
+            classes: 2,
+            sites_probed: 1,
+            sites_unprobed: 3,
+        };
+        let json = serde_json::to_string(&reply).unwrap();
+        assert_eq!(serde_json::from_str::<Response>(&json).unwrap(), reply);
+        let status = Status {
+            session_mode: Some("alloc".into()),
+            alloc_classes: vec!["byte[]".into()],
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&Response::Status(status.clone())).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Response>(&json).unwrap(),
+            Response::Status(status)
         );
     }
 }

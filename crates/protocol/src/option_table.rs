@@ -151,6 +151,15 @@ pub const OPTIONS: &[AgentOption] = &[
          64)",
     ),
     option(
+        "alloc-class",
+        Takes::Values,
+        "CLASSES",
+        "With --mode alloc: probe only the sites that allocate classes matching this pattern, \
+         arrays as Java writes them, e.g. `com.acme.Cache$Entry`, `byte[]`, `com.acme.**[]` \
+         (repeatable; default every class). A second `attach --mode alloc --alloc-class P` to \
+         a JVM whose alloc session runs narrows that session to P, keeping what it collected",
+    ),
+    option(
         "file",
         Takes::Value,
         "PATH",

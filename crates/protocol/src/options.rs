@@ -13,7 +13,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use ferrofluid_profile::Mode;
-pub use ferrofluid_subgraph::{ClassFilter, ClassPattern, MethodPattern, Scheme};
+pub use ferrofluid_subgraph::{
+    AllocClassPattern, ClassFilter, ClassPattern, MethodPattern, Scheme,
+};
 
 use crate::duration::{format_duration, parse_duration};
 use crate::serde_str::{as_string, as_strings};
@@ -87,6 +89,10 @@ pub struct AgentOptions {
     /// default [`DEFAULT_STACK_DEPTH`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_depth: Option<u32>,
+    /// Allocation mode: the allocated classes whose sites get probes (`alloc-class=`,
+    /// repeatable; none: every class).
+    #[serde(default, with = "as_strings", skip_serializing_if = "Vec::is_empty")]
+    pub alloc_classes: Vec<AllocClassPattern>,
     /// What to measure (`mode=`), when given; see [`AgentOptions::mode`] for the mode in effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -170,6 +176,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "reveal",
             "track-every",
             "stack-depth",
+            "alloc-class",
         ],
         // Not `skip-trivial`: a method without probes would lose its bytecodes, and counts
         // are exact or nothing.
@@ -493,6 +500,14 @@ impl Parser {
                     self.opts.filter.exclude.push(p);
                 }
             }
+            "alloc-class" => {
+                if untrimmed {
+                    return Err(bad("leading or trailing space".into()));
+                }
+                self.opts
+                    .alloc_classes
+                    .push(value.parse().map_err(|e| bad(pattern_reason(e)))?);
+            }
             "scheme" => {
                 if std::mem::replace(&mut self.seen_scheme, true) {
                     return Err(OptionsError::Duplicate { key });
@@ -581,6 +596,11 @@ impl fmt::Display for AgentOptions {
         if let Some(n) = self.stack_depth {
             items.push(format!("stack-depth={n}"));
         }
+        items.extend(
+            self.alloc_classes
+                .iter()
+                .map(|p| format!("alloc-class={p}")),
+        );
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
@@ -625,6 +645,7 @@ impl AgentOptions {
             ("reveal", self.reveal != d.reveal),
             ("track-every", self.track_every.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
+            ("alloc-class", !self.alloc_classes.is_empty()),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
@@ -806,7 +827,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_accepted_values() {
-        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, file, duration, log, socket";
+        let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, file, duration, log, socket";
         let cases = [
             ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
             ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -922,6 +943,45 @@ mod tests {
             mode_unavailable(Mode::Native),
             "mode native is not available in this agent (available: cpu, region, alloc, count)"
         );
+    }
+
+    #[test]
+    fn alloc_class_is_allocs_own_repeatable_option() {
+        let parsed: AgentOptions =
+            "alloc-class=byte[],mode=alloc,include=com.acme.**,alloc-class=com.acme.Cache$Entry"
+                .parse()
+                .unwrap();
+        let names: Vec<String> = parsed.alloc_classes.iter().map(|p| p.to_string()).collect();
+        assert_eq!(names, ["byte[]", "com.acme.Cache$Entry"]);
+        assert!(parsed.alloc_classes[0].matches("[B"));
+        assert!(parsed.alloc_classes[1].matches("com/acme/Cache$Entry"));
+        let canonical =
+            "mode=alloc,include=com.acme.**,alloc-class=byte[],alloc-class=com.acme.Cache$Entry";
+        assert_eq!(parsed.to_string(), canonical);
+        assert_eq!(canonical.parse::<AgentOptions>().unwrap(), parsed);
+        // On the wire (an `instrument` request), as canonical strings.
+        let wire = serde_json::to_value(&parsed).unwrap();
+        assert_eq!(
+            wire["alloc_classes"],
+            serde_json::json!(["byte[]", "com.acme.Cache$Entry"])
+        );
+        assert_eq!(
+            serde_json::from_value::<AgentOptions>(wire).unwrap(),
+            parsed
+        );
+        let without = serde_json::to_value(AgentOptions::default()).unwrap();
+        assert!(without.get("alloc_classes").is_none());
+        let cases = [
+            ("mode=alloc,alloc-class=byte[", "bad value `byte[` for agent option `alloc-class`: character '[' at 4 cannot appear in a class name"),
+            ("mode=alloc,alloc-class=[]", "bad value `[]` for agent option `alloc-class`: the class part is empty (use `*` for any class)"),
+            ("mode=alloc,alloc-class= a.B", "bad value ` a.B` for agent option `alloc-class`: leading or trailing space"),
+            ("alloc-class=a.B", "agent option `alloc-class` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
+            ("mode=count,alloc-class=a.B", "agent option `alloc-class` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal"),
+        ];
+        for (input, message) in cases {
+            let err = input.parse::<AgentOptions>().unwrap_err();
+            assert_eq!(err.to_string(), message, "{input}");
+        }
     }
 
     #[test]

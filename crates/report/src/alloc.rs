@@ -123,6 +123,13 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
         tracking(a.track_every),
         a.gc_count
     )?;
+    if !a.alloc_classes.is_empty() {
+        writeln!(
+            s,
+            "probed: the sites allocating {} (other sites keep what they counted before)",
+            a.alloc_classes.join(", ")
+        )?;
+    }
     if a.untracked > 0 {
         writeln!(
             s,
@@ -404,6 +411,27 @@ mod tests {
         assert!(
             h.contains("<td class=\"m\" data-v=\"long[]\">long[]</td></tr>"),
             "{h}"
+        );
+    }
+
+    #[test]
+    fn a_narrowed_profile_says_which_sites_were_probed() {
+        let mut a = AllocSummary {
+            track_every: 10,
+            ..AllocSummary::default()
+        };
+        let lines = |a: &AllocSummary| -> Vec<String> {
+            text(a, ClassOrder::LiveBytes)
+                .lines()
+                .take(2)
+                .map(str::to_owned)
+                .collect()
+        };
+        assert!(!lines(&a)[1].starts_with("probed:"));
+        a.alloc_classes = vec!["com.acme.Cache$Entry".into(), "byte[]".into()];
+        assert_eq!(
+            lines(&a)[1],
+            "probed: the sites allocating com.acme.Cache$Entry, byte[] (other sites keep what they counted before)"
         );
     }
 }

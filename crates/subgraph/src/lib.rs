@@ -44,6 +44,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod alloc_class;
 mod cha;
 pub mod error;
 mod intern;
@@ -54,6 +55,7 @@ mod planner;
 pub mod registry;
 mod selection;
 
+pub use alloc_class::AllocClassPattern;
 pub use error::{PatternError, PatternErrorKind, SubgraphError};
 pub use model::{CallKind, CallSite, ClassModel, Lambda, MethodModel};
 pub use pattern::{ClassFilter, ClassPattern, MethodPattern};

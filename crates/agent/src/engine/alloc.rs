@@ -72,6 +72,7 @@ impl Engine for Alloc {
     fn configure(&self, options: &AgentOptions) {
         memory::configure(options.track_every(), options.stack_depth());
         memory::native::configure(&options.filter);
+        crate::narrow::configure(&options.alloc_classes);
         let installed = crate::jvm::java_vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))

@@ -859,6 +859,7 @@ pub fn snapshot(profile: &mut Profile) {
         sites: site_rows,
         suspects,
         path_generations,
+        alloc_classes: crate::narrow::selection(),
     });
 }
 

@@ -89,6 +89,10 @@ pub fn allocated(
             None => return,
         },
     };
+    // A narrowed session counts only the classes it selects.
+    if !ferrofluid_protocol::AllocClassPattern::any_matches(&crate::narrow::current(), &class) {
+        return;
+    }
     let Some(site) = vm::class_site(site, &class) else {
         return;
     };

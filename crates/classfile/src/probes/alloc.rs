@@ -81,6 +81,9 @@ pub(crate) fn patch(
             },
             _ => continue,
         };
+        if !selection.wants_alloc_of(&type_name) {
+            continue;
+        }
         // The object sits on top of the stack right after the instruction.
         let site_bci = match insn.op {
             INVOKESPECIAL => analysis.inits[&i].new_offset,

@@ -371,6 +371,14 @@ pub trait Selection {
         None
     }
 
+    /// Whether an allocation of `type_name` (internal name or array descriptor) gets an
+    /// `alloc` probe: a site refused here gets none, and a method left with none is not
+    /// patched. Every allocation by default.
+    fn wants_alloc_of(&mut self, type_name: &str) -> bool {
+        let _ = type_name;
+        true
+    }
+
     /// Whether the `entry-exit` probe should offer this selection its calls (deferred ones
     /// through [`Selection::deferred_site`], virtual and interface ones through
     /// [`Selection::receiver_site`]). Off by default: asking costs a constant-pool lookup per

@@ -100,6 +100,10 @@ fn canonical(key: &str, s: &str) -> Result<String, String> {
         "mode" => parse_mode(s).map(|m| m.name().to_owned()),
         "root" | "region" => parse_root(s).map(|p| p.to_string()),
         "include" | "exclude" => parse_class(s).map(|p| p.to_string()),
+        "alloc-class" => s
+            .parse::<ferrofluid_protocol::AllocClassPattern>()
+            .map(|p| p.to_string())
+            .map_err(|e| e.kind.to_string()),
         "scheme" => s
             .parse::<Scheme>()
             .map(|x| x.name().to_owned())
@@ -186,6 +190,8 @@ impl AgentFlags {
     ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --warmup 10s --duration 30s -o profile.html\n  \
     ferrofluid attach 4242 --mode region --region 'com.acme.**::handle*' --duration 30s -o latency.txt\n  \
+    ferrofluid attach 4242 --mode alloc -o allocations.html\n  \
+    ferrofluid attach 4242 --mode alloc --alloc-class 'com.acme.Cache$Entry'   # narrows the alloc session running\n  \
     ferrofluid attach 4242 --reset"
 )]
 pub struct AttachArgs {
@@ -282,6 +288,23 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             (client, "attached to")
         }
     };
+    // An alloc session running is narrowed, not replaced, by --alloc-class.
+    if how == "reconnected to" && profiling && !session.alloc_classes.is_empty() {
+        if let Some(mode) = running_mode(&mut client)? {
+            if mode != ProfileMode::Alloc.name() {
+                return Err(format!(
+                    "JVM {} runs a {mode} session: --alloc-class narrows only an alloc session; \
+                     stop that session first",
+                    args.pid
+                )
+                .into());
+            }
+            if let Some(refusal) = super::narrow::refusal(args.pid, &args, &session) {
+                return Err(refusal.into());
+            }
+            return super::narrow::run(&mut client, &args, &session);
+        }
+    }
     if how == "reconnected to" && (profiling || args.detach) {
         refuse_if_owned(&mut client, args.pid, profiling)?;
     }
@@ -407,6 +430,18 @@ pub(crate) fn refuse_if_owned(
             ..
         }) if profiling => Err(control::started_session_message(pid, &options)),
         _ => Ok(()),
+    }
+}
+
+/// The mode of the session the agent runs and collects, if any.
+fn running_mode(client: &mut Client) -> Result<Option<String>, String> {
+    match client
+        .request(&Request::Status)
+        .map_err(|e| e.to_string())?
+    {
+        Response::Status(status) => Ok(status.session_mode),
+        Response::Error { message } => Err(format!("agent: {message}")),
+        other => Err(format!("unexpected agent reply {other:?}")),
     }
 }
 
@@ -873,6 +908,9 @@ fn format_status(s: &Status) -> String {
     for u in &s.unmatched_roots {
         text += &format!("no match yet:   {}\n", u.pattern);
     }
+    if !s.alloc_classes.is_empty() {
+        text += &format!("alloc classes:  {}\n", s.alloc_classes.join(", "));
+    }
     text
 }
 
@@ -1037,6 +1075,16 @@ mod tests {
             options(&["--mode", "region", "--region", "A::b", "--cpu"]),
             Err("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into())
         );
+    }
+
+    #[test]
+    fn status_names_the_allocated_classes_of_a_narrowed_session() {
+        let s = Status {
+            session_mode: Some("alloc".into()),
+            alloc_classes: vec!["com.acme.Cache$Entry".into(), "byte[]".into()],
+            ..Default::default()
+        };
+        assert!(format_status(&s).ends_with("alloc classes:  com.acme.Cache$Entry, byte[]\n"));
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod attach;
 pub mod diff;
 pub mod instrument;
 pub mod list;
+mod narrow;
 pub mod report;
 pub mod run;
 pub mod top;
