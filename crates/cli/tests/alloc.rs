@@ -244,32 +244,18 @@ fn exact_counts_under_attach() {
     let mut line = String::new();
     java_out.read_line(&mut line).unwrap();
     assert_eq!(line, "ready\n");
-    let mut cli = ferrofluid()
-        .arg("attach")
-        .arg(java.id().to_string())
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "alloc", "--include", "Allocs*", "-o"])
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
-    let mut lines = Vec::new();
-    loop {
-        let mut l = String::new();
-        if stderr.read_line(&mut l).unwrap() == 0 {
-            let _ = java.kill();
-            panic!("attach ended before profiling: {lines:?}");
-        }
-        let profiling = l.starts_with("ferrofluid: profiling ");
-        lines.push(l);
-        if profiling {
-            break;
-        }
-    }
+    // stderr is kept open until the CLI ends: it says more when it writes the profile.
+    let (mut cli, lines, _stderr) = common::attach_profiling(
+        java.id(),
+        &[
+            "--mode",
+            "alloc",
+            "--include",
+            "Allocs*",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
     std::fs::write(&go, "").unwrap();
     line.clear();
     java_out.read_line(&mut line).unwrap();
