@@ -112,6 +112,10 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     };
     private_dir::ensure_private_dir(&dir).map_err(io("control directory", &dir))?;
     let default_log = opts.log.is_none().then(|| dir.join("agent.log"));
+    let own = dir.join("agent.log");
+    if opts.log.as_ref() != Some(&own) {
+        forget_earlier_process_log(&own);
+    }
     let log_path = opts.log.clone().unwrap_or_else(|| dir.join("agent.log"));
     logger::open(&log_path).map_err(io("log file", &log_path))?;
 
@@ -387,6 +391,19 @@ pub fn unload() {
 fn shut_down(running: &Running) {
     running.stop.store(true, Ordering::SeqCst);
     let _ = std::fs::remove_file(&running.socket);
+}
+
+/// This process has set up its control directory (the library stays loaded across detaches).
+static DIR_OF_THIS_PROCESS: AtomicBool = AtomicBool::new(false);
+
+/// The first attach of this process removes a default log found in its control directory: it
+/// was kept (it held a warning) by an earlier process that had the same pid, and would keep the
+/// directory from being removed at detach (with `log=` elsewhere, nothing else removes it).
+/// Later attaches append to this process's own.
+fn forget_earlier_process_log(log: &Path) {
+    if !DIR_OF_THIS_PROCESS.swap(true, Ordering::SeqCst) {
+        let _ = std::fs::remove_file(log);
+    }
 }
 
 /// Removes the socket, the default log and the socket's directory once it is empty, so that

@@ -5,7 +5,7 @@
 mod common;
 mod harness;
 
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -87,6 +87,38 @@ fn attach_status_detach_twenty_cycles_leave_the_program_undisturbed() {
     jvm.expect_lines(5);
     assert!(jvm.alive());
     let _ = std::fs::remove_dir_all(socket.parent().unwrap());
+}
+
+/// A log kept (for its warnings) by an earlier process with the same pid does not outlive this
+/// process's first attach: detach leaves no directory behind.
+#[test]
+fn a_log_left_by_an_earlier_process_with_the_pid_goes_at_detach() {
+    let mut jvm = Jvm::start("agent-stale-log", None);
+    let pid = jvm.java_pid();
+    let socket = socket_of(pid);
+    let dir = socket.parent().unwrap().to_path_buf();
+    let _cleanup = RemoveOnDrop(dir.clone());
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(&dir)
+        .unwrap();
+    std::fs::write(dir.join("agent.log"), "WARN an earlier process\n").unwrap();
+    // The log of this process elsewhere: detach has no log of its own to remove in the directory.
+    let log = std::env::temp_dir().join(format!("ff-agent-stale-{pid}.log"));
+    let vm = VirtualMachine::attach(pid).unwrap();
+    vm.load_agent(&agent_so(), &format!("log={}", log.display()))
+        .unwrap();
+    let mut client = Client::connect(&socket).unwrap();
+    assert_eq!(status(&mut client).pid, pid);
+    assert_eq!(client.request(&Request::Detach).unwrap(), Response::Ok);
+    let _ = std::fs::remove_file(&log);
+    assert!(
+        !dir.exists(),
+        "{:?}",
+        std::fs::read_dir(&dir).map(|d| d.count())
+    );
+    assert!(jvm.alive());
 }
 
 #[test]
