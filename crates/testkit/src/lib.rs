@@ -200,6 +200,13 @@ pub fn cpu_fits_wall(cpu: u64, wall: u64) -> bool {
     cpu <= wall + wall / 1000 + 50_000
 }
 
+/// [`cpu_fits_wall`] for the sums over `calls` intervals (a node's `calls` invocations): each
+/// interval's two clocks may disagree by up to a CPU clock read (µs on the development VM, where
+/// `--cpu` costs 2.9-3.4 µs of CPU per recorded call), so 3 µs more are allowed per call.
+pub fn cpu_fits_wall_calls(cpu: u64, wall: u64, calls: u64) -> bool {
+    cpu_fits_wall(cpu, wall + calls.saturating_mul(3_000))
+}
+
 /// Parses a profile JSON document (the agent's `file=` output, `ferrofluid run -o`) of any
 /// nesting depth: serde_json's default limit of 128 levels rejects a call tree deeper than about
 /// 64 frames, so the limit is off and the recursion runs on a stack that grows on the heap (as
