@@ -259,26 +259,8 @@ fn program(tag: &str) -> (PathBuf, String) {
 fn run(home: &Path, tag: &str, flags: &[&str]) -> Value {
     let (dir, lib) = program(tag);
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "alloc"])
-        .args(flags)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(home.join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .args(["AllocsVm", &lib])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let flags: Vec<&str> = ["--mode", "alloc"].iter().chain(flags).copied().collect();
+    let output = common::run_java_on(home, &flags, &out, &dir, "AllocsVm", &[&lib]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     read_profile_json(&out)
 }
