@@ -422,14 +422,12 @@ pub(crate) struct Carried {
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
     pub ring: Option<Arc<Ring>>,
-    /// The `count` engine's tree of the thread.
-    count: Option<crate::engine::CountTree>,
 }
 
 impl Carried {
-    /// Nothing to keep: outside every root, uncounted, no ring, no count tree.
+    /// Nothing to keep: outside every root, uncounted, no ring.
     pub fn is_idle(&self) -> bool {
-        self.in_root == 0 && self.counted == 0 && self.ring.is_none() && self.count.is_none()
+        self.in_root == 0 && self.counted == 0 && self.ring.is_none()
     }
 
     /// Root frames open.
@@ -460,7 +458,6 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
                 counted: l.counted.replace(c.counted),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
-                count: crate::engine::swap_count_tree(c.count),
             }
         })
         .unwrap_or_default()
@@ -535,6 +532,92 @@ fn enter_with(
             record(l, id, start);
         }
     });
+}
+
+/// Answer bits of the `count` engine's natives ([`counted_entry`], [`counted_exit`],
+/// [`counted_state`]), as `ferrofluid/Counts` reads them: count this probe; the thread records
+/// from now on; the method's entries may count in Java without asking; a virtual thread.
+pub(crate) const COUNT_RECORD: u32 = 1;
+pub(crate) const COUNT_RECORDING: u32 = 2;
+pub(crate) const COUNT_READY: u32 = 4;
+pub(crate) const COUNT_VIRTUAL: u32 = 8;
+
+/// The `count` engine's entry (its calling contexts are kept in Java): a root's entry (`!id`),
+/// or the first entry of a method in a recording. The rules of [`enter`]: root depth, extent,
+/// lazy revelation, agent work ignored; the answer says whether the entry counts, whether the
+/// thread records, and (not a root) whether the method's entries need no more asking: it is
+/// active and revealed. With no root every thread records, and only first entries come here.
+pub(crate) fn counted_entry(env: *mut sys::JNIEnv, id: i32) -> u32 {
+    let root_probe = id < 0;
+    let id = method_id(id as u32);
+    let f = flags::get(id);
+    if f & (ACTIVE | DROPPED) != ACTIVE {
+        return 0;
+    }
+    let all = ALL_THREADS.load(Ordering::Relaxed);
+    LOCAL
+        .try_with(|l| {
+            if l.busy.get() {
+                return 0;
+            }
+            l.sync_generation();
+            let root = root_probe && f & ROOT != 0;
+            let depth = l.in_root.get();
+            if root {
+                l.in_root.set(depth + 1);
+                if depth == 0 {
+                    l.entered_extent(env);
+                }
+            } else if depth == 0 && !all {
+                return 0;
+            }
+            if f & INVOKED == 0 {
+                first_invocation(l, env, id);
+            } else if f & PENDING != 0 && COLLECTING.load(Ordering::Relaxed) {
+                crate::session::UNREVEALED.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut out = 0;
+            if COLLECTING.load(Ordering::Relaxed) {
+                if all || l.records_entry(root, depth) {
+                    out |= COUNT_RECORD;
+                }
+                if all || l.records_exit() {
+                    out |= COUNT_RECORDING;
+                }
+            }
+            if !root && flags::get(id) & (ACTIVE | INVOKED | PENDING) == ACTIVE | INVOKED {
+                out |= COUNT_READY;
+            }
+            out
+        })
+        .unwrap_or(0)
+}
+
+/// The `count` engine's exit of a root (`!id`), as [`exit`]: whether it counts and whether the
+/// thread still records after it.
+pub(crate) fn counted_exit(env: *mut sys::JNIEnv, id: i32) -> u32 {
+    let mut out = 0;
+    exit_with(env, id, 0, |_, _, _| out |= COUNT_RECORD);
+    out | counted_state() & COUNT_RECORDING
+}
+
+/// Whether this thread records now (the `count` engine's first probe of a thread in a
+/// recording), and whether it is a virtual thread.
+pub(crate) fn counted_state() -> u32 {
+    let virtual_thread = if crate::vthread::mounted_key().is_some() {
+        COUNT_VIRTUAL
+    } else {
+        0
+    };
+    let recording = COLLECTING.load(Ordering::Relaxed)
+        && (ALL_THREADS.load(Ordering::Relaxed)
+            || LOCAL
+                .try_with(|l| {
+                    l.sync_generation();
+                    !l.busy.get() && l.records_exit()
+                })
+                .unwrap_or(false));
+    virtual_thread | if recording { COUNT_RECORDING } else { 0 }
 }
 
 /// Records the exit of method `id`, as [`enter`].

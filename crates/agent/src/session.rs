@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ferrofluid_classfile::{CallSite, MethodSite, ProbeOptions, Selection, SkipReason};
+use ferrofluid_classfile::{CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason};
 use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, Object, WeakGlobalClass, WeakGlobalRef};
 use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
@@ -552,6 +552,14 @@ impl Session {
         }
         let mut options = ProbeOptions::new(self.instrumentation.probes);
         options.hooks.alloc_class = crate::ffi::alloc::ALLOC_CLASS.to_owned();
+        if matches!(
+            self.instrumentation.probes,
+            ProbeKind::Blocks | ProbeKind::BlocksPrecise
+        ) {
+            // The `count` engine keeps its calling contexts in Java; a frame keeps its own.
+            options.hooks.class = crate::ffi::count::COUNTS_CLASS.to_owned();
+            options.hooks.blocks_context = true;
+        }
         let mut selection = Offset {
             selection,
             base: self.base,

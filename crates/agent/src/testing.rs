@@ -9,6 +9,11 @@ pub fn compiled(src: &str, release: &str, class: &str) -> Option<Vec<u8>> {
 
 /// As [`compiled`], for a source that needs others (`srcs[0]`; the others compiled with it).
 pub fn compiled_with(srcs: &[&str], release: &str, class: &str) -> Option<Vec<u8>> {
+    compiled_by(srcs, &["--release", release], class)
+}
+
+/// As [`compiled_with`], with javac options `options` in place of `--release`.
+pub fn compiled_by(srcs: &[&str], options: &[&str], class: &str) -> Option<Vec<u8>> {
     let src = srcs[0];
     let javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
     if !std::path::Path::new(javac).exists() {
@@ -21,7 +26,8 @@ pub fn compiled_with(srcs: &[&str], release: &str, class: &str) -> Option<Vec<u8
         class.replace('/', "-")
     ));
     let ok = std::process::Command::new(javac)
-        .args(["--release", release, "-d"])
+        .args(options)
+        .arg("-d")
         .arg(&out)
         .args(
             srcs.iter()
@@ -34,4 +40,45 @@ pub fn compiled_with(srcs: &[&str], release: &str, class: &str) -> Option<Vec<u8
     let made = std::fs::read(out.join(class)).unwrap();
     let _ = std::fs::remove_dir_all(&out);
     Some(made)
+}
+
+/// Compiles `srcs` (paths from this crate) with javac `options` and runs class `main` with JDK
+/// 17 with `args`; its standard output, or `None` without a JDK 17.
+pub fn run_java(srcs: &[&str], options: &[&str], main: &str, args: &[&str]) -> Option<String> {
+    let jdk = std::path::Path::new("/usr/lib/jvm/java-17-openjdk-amd64/bin");
+    if !jdk.join("javac").exists() {
+        eprintln!("skipped: no JDK 17");
+        return None;
+    }
+    let out = std::env::temp_dir().join(format!(
+        "ff-run-{}-{}",
+        std::process::id(),
+        main.replace('.', "-")
+    ));
+    let ok = std::process::Command::new(jdk.join("javac"))
+        .args(options)
+        .arg("-d")
+        .arg(&out)
+        .args(
+            srcs.iter()
+                .map(|s| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(s)),
+        )
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "javac {srcs:?}");
+    let run = std::process::Command::new(jdk.join("java"))
+        .arg("-cp")
+        .arg(&out)
+        .arg(main)
+        .args(args)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(
+        run.status.success(),
+        "{main}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    Some(String::from_utf8(run.stdout).unwrap())
 }

@@ -99,14 +99,19 @@ fn run_probe(kind: ProbeKind) -> Run {
     run_probe_with(kind, kind.name(), Ids::default())
 }
 
-fn run_probe_with(kind: ProbeKind, name: &str, mut ids: Ids) -> Run {
+fn run_probe_with(kind: ProbeKind, name: &str, ids: Ids) -> Run {
+    run_options(ProbeOptions::new(kind), name, ids)
+}
+
+fn run_options(options: ProbeOptions, name: &str, mut ids: Ids) -> Run {
+    let kind = options.kind;
     let dir = work_dir(name);
     let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
     javac(&orig, &["ProbeTarget.java"]);
     javac(&hooks, &["ferrofluid/Hooks.java"]);
     std::fs::create_dir_all(&patched).unwrap();
     let bytes = std::fs::read(orig.join("ProbeTarget.class")).unwrap();
-    let out = instrument(&bytes, &ProbeOptions::new(kind), &mut ids).unwrap();
+    let out = instrument(&bytes, &options, &mut ids).unwrap();
     for m in &out.methods {
         if let Err(reason) = &m.result {
             let expected = match kind {
@@ -226,6 +231,35 @@ fn block_counters_count_executed_bytecodes() {
     // The NullPointerException ends the block early: Default counts all 7, Precise the 4 executed.
     assert_eq!(default.method("npe(Ljava/lang/Object;)V").blocks, 7);
     assert_eq!(precise.method("npe(Ljava/lang/Object;)V").blocks, 4);
+}
+
+/// With `blocks_context` each frame keeps the entry hook's result in a local and every exit,
+/// normal or by an exception, hands that same object back (the test hooks check it); the counts
+/// are the plain block counters'. `-Xverify:all` checks the frames that carry both new locals.
+#[test]
+fn block_counters_pass_the_entry_context_to_every_exit() {
+    for kind in [ProbeKind::Blocks, ProbeKind::BlocksPrecise] {
+        let mut options = ProbeOptions::new(kind);
+        options.hooks.blocks_context = true;
+        let r = run_options(options, &format!("{}-context", kind.name()), Ids::default());
+        let plain = run_probe(kind);
+        assert_eq!(r.stdout, CHECKSUM);
+        assert_eq!(r.method("g(I)V").blocks, 390);
+        assert_eq!(r.method("thrower(I)V").unwind, 600);
+        let mut got: Vec<_> = r
+            .by_id
+            .iter()
+            .map(|(id, c)| (*id, c.enter, c.exit, c.unwind, c.blocks))
+            .collect();
+        let mut want: Vec<_> = plain
+            .by_id
+            .iter()
+            .map(|(id, c)| (*id, c.enter, c.exit, c.unwind, c.blocks))
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{}", kind.name());
+    }
 }
 
 #[test]

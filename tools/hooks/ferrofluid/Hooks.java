@@ -12,6 +12,9 @@ package ferrofluid;
 public final class Hooks {
     private Hooks() {}
 
+    /** Nonzero while some thread is inside a root's extent (the agent's class keeps it). */
+    public static int active = 1;
+
     /** Method {@code id} was entered. */
     public static void enter(int id) {}
 

@@ -65,9 +65,6 @@ engines! {
     #[cfg(test)] Sample => entries::Entries,
 }
 
-/// The `count` engine's tree of a thread, which follows a virtual thread (`hooks::Carried`).
-pub(crate) use count::{swap_carried as swap_count_tree, Carried as CountTree};
-
 /// The start of a probe for the active engine: [`crate::hooks::ticks`], or 0 for an engine
 /// that reads no clock (`count`).
 #[inline(always)]
@@ -79,13 +76,11 @@ pub fn probe_ticks() -> u64 {
     }
 }
 
-/// The exit (or unwind) probe of a method with block counters, which summed `bytecodes`: to the
-/// `count` engine; the other engines take it as a plain exit.
+/// The exit (or unwind) probe of a method with block counters through the hooks class: a plain
+/// exit. The `count` engine's block probes call `ferrofluid/Counts` instead.
 #[inline(always)]
-pub fn exit_blocks(env: *mut sys::JNIEnv, id: i32, bytecodes: i32) {
-    if ACTIVE.load(Ordering::Relaxed) == Mode::Count as u8 {
-        count::exit_blocks(env, id, bytecodes);
-    } else {
+pub fn exit_blocks(env: *mut sys::JNIEnv, id: i32, _bytecodes: i32) {
+    if ACTIVE.load(Ordering::Relaxed) != Mode::Count as u8 {
         exit(env, id, crate::hooks::ticks());
     }
 }

@@ -184,7 +184,7 @@ pub(super) unsafe fn call_static<'a>(
     };
     if method.is_null() {
         env.clear_exception();
-        return Err(format!("{ALLOC_CLASS}.{name:?} not found"));
+        return Err(format!("static method {name:?} not found"));
     }
     let result = if returns_object {
         // SAFETY: a static method of `class` returning an object; the caller vouches for `args`.
@@ -206,7 +206,7 @@ pub(super) unsafe fn call_static<'a>(
         None
     };
     if env.clear_exception() {
-        return Err(format!("{ALLOC_CLASS}.{name:?} threw"));
+        return Err(format!("{name:?} threw"));
     }
     Ok(result)
 }

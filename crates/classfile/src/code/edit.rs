@@ -299,8 +299,8 @@ pub struct NewHandler {
 /// Frame changes that go with the edits.
 #[derive(Debug, Clone, Default)]
 pub struct FrameEdits {
-    /// A new local added to every existing frame: slot and type.
-    pub new_local: Option<(u16, VType)>,
+    /// New locals added to every existing frame, in slot order: slot and type.
+    pub new_locals: Vec<(u16, VType)>,
     /// New frames in the tail: (offset relative to the tail, locals, stack).
     pub tail_frames: Vec<(u32, Vec<VType>, Vec<VType>)>,
 }
@@ -495,7 +495,7 @@ fn relocate_frame(f: &Frame, rel: &Relocation<'_>, fe: &FrameEdits) -> Result<Fr
         })
     };
     let mut locals = f.locals.iter().map(remap).collect::<Result<Vec<_>, _>>()?;
-    if let Some((slot, t)) = fe.new_local {
+    for &(slot, t) in &fe.new_locals {
         if !frames::set_local_past_end(&mut locals, slot as u32, t) {
             return Err(EditError::Malformed(format!(
                 "frame at {} has locals past max_locals",
@@ -576,7 +576,7 @@ fn frames_body(
         })
         .collect();
     let mut resolve = |p: u32| resolve_param(r, pool, p);
-    if let (Some(smt), None, false) = (r.smt, fe.new_local, widened_conditional) {
+    if let (Some(smt), true, false) = (r.smt, fe.new_locals.is_empty(), widened_conditional) {
         return frames::relocate(
             smt.data,
             smt.data_offset(),

@@ -240,22 +240,39 @@ fn patch_inner(
     let mut max_stack = declared;
     let counter = m.code.max_locals;
     let counted = counting != Counting::None;
-    if counted && counter == u16::MAX {
+    // With a context: the entry hook's result, kept in the local after the counter.
+    let context = (counted && hooks.hooks.blocks_context).then_some(counter.wrapping_add(1));
+    if counted && counter >= u16::MAX - 1 {
         return Err(SkipReason::TooLarge);
     }
-    let enter = hooks.hook(patcher, Hook::Enter)?;
-    let (exit, unwind) = if counted {
-        (
+    let enter = if context.is_some() {
+        hooks.hook(patcher, Hook::EnterContext)?
+    } else {
+        hooks.hook(patcher, Hook::Enter)?
+    };
+    let (exit, unwind) = match (counted, context) {
+        (true, Some(_)) => (
+            hooks.hook(patcher, Hook::ExitContext)?,
+            hooks.hook(patcher, Hook::UnwindContext)?,
+        ),
+        (true, None) => (
             hooks.hook(patcher, Hook::ExitBlocks)?,
             hooks.hook(patcher, Hook::UnwindBlocks)?,
-        )
-    } else {
-        (
+        ),
+        (false, _) => (
             hooks.hook(patcher, Hook::Exit)?,
             hooks.hook(patcher, Hook::Unwind)?,
-        )
+        ),
     };
-    let args = if counted { 2 } else { 1 };
+    let args = 1 + i32::from(counted) + i32::from(context.is_some());
+    let object = if context.is_some() {
+        patcher
+            .pool
+            .class("java/lang/Object")
+            .map_err(|_| SkipReason::ConstantPoolFull)?
+    } else {
+        0
+    };
     // Locals past the method's own that receiver probes use to set arguments aside.
     let mut spill_slots = 0u16;
 
@@ -265,7 +282,14 @@ fn patch_inner(
         pro.op(ICONST_0, 0, 1).istore(counter);
     }
     push_id(&mut pro, patcher, id)?;
-    pro.invokestatic(enter, 1, 0);
+    match context {
+        Some(slot) => {
+            pro.invokestatic(enter, 1, 1).store(ASTORE, slot);
+        }
+        None => {
+            pro.invokestatic(enter, 1, 0);
+        }
+    }
     if let Some(site) = entry_site {
         let receiver = hooks.hook(patcher, Hook::Receiver)?;
         pro.load(ALOAD, 0);
@@ -319,6 +343,9 @@ fn patch_inner(
         }
         if is_return(insn.op) {
             let mut s = Snippet::new();
+            if let Some(slot) = context {
+                s.load(ALOAD, slot);
+            }
             push_id(&mut s, patcher, id)?;
             if counted {
                 s.load(ILOAD, counter);
@@ -333,6 +360,9 @@ fn patch_inner(
 
     // The handler starts with the exception on the stack, then rethrows it.
     let mut handler = Snippet::new();
+    if let Some(slot) = context {
+        handler.load(ALOAD, slot);
+    }
     push_id(&mut handler, patcher, id)?;
     if counted {
         handler.load(ILOAD, counter);
@@ -347,7 +377,13 @@ fn patch_inner(
     if counted {
         let fresh = frames::set_local_past_end(&mut handler_locals, counter as u32, VType::Integer);
         debug_assert!(fresh, "an empty frame has room for any slot");
-        frame_edits.new_local = Some((counter, VType::Integer));
+        frame_edits.new_locals.push((counter, VType::Integer));
+    }
+    if let Some(slot) = context {
+        let object = VType::Object(u32::from(object));
+        let fresh = frames::set_local_past_end(&mut handler_locals, u32::from(slot), object);
+        debug_assert!(fresh, "the context's slot follows the counter's");
+        frame_edits.new_locals.push((slot, object));
     }
     frame_edits
         .tail_frames
@@ -357,7 +393,9 @@ fn patch_inner(
         handler_in_tail: 0,
         catch_type: 0,
     }];
-    let max_locals = if counted {
+    let max_locals = if let Some(slot) = context {
+        slot + 1
+    } else if counted {
         counter + 1
     } else {
         m.code

@@ -33,12 +33,15 @@ pub(crate) enum Hook {
     Site,
     AllocVm,
     AllocInner,
+    EnterContext,
+    ExitContext,
+    UnwindContext,
 }
 
 const ACC_STATIC: u16 = 0x0008;
 
 /// The cache slot of `java/lang/Throwable`, after every hook's.
-const THROWABLE_SLOT: usize = Hook::AllocInner as usize + 1;
+const THROWABLE_SLOT: usize = Hook::UnwindContext as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
@@ -82,6 +85,9 @@ impl<'h> Refs<'h> {
             Hook::Site => &h.site,
             Hook::AllocVm => &h.alloc_vm,
             Hook::AllocInner => &h.alloc_inner,
+            Hook::EnterContext => &h.enter_context,
+            Hook::ExitContext => &h.exit_context,
+            Hook::UnwindContext => &h.unwind_context,
         };
         if let Some(i) = self.cache[hook as usize] {
             return Ok(i);
@@ -203,6 +209,17 @@ pub struct Hooks {
     pub exit_blocks: HookMethod,
     /// `unwindBlocks(II)V`: method id and bytecodes executed, on exit by an exception.
     pub unwind_blocks: HookMethod,
+    /// The block probes pass a context from entry to exit ([`Hooks::enter_context`] and the
+    /// two below in place of `enter`, `exitBlocks` and `unwindBlocks`), kept in a local.
+    pub blocks_context: bool,
+    /// `enterContext(I)Ljava/lang/Object;`: method id, at entry; returns what the method's
+    /// exit hands back (with [`Hooks::blocks_context`]).
+    pub enter_context: HookMethod,
+    /// `exitContext(Ljava/lang/Object;II)V`: the entry's context, method id and bytecodes
+    /// executed, before each return.
+    pub exit_context: HookMethod,
+    /// `unwindContext(Ljava/lang/Object;II)V`: as `exitContext`, on exit by an exception.
+    pub unwind_context: HookMethod,
     /// `alloc(Ljava/lang/Object;I)V`: the new object and its allocation-site id.
     pub alloc: HookMethod,
     /// Internal name of the class declaring [`Hooks::alloc`] (by default [`Hooks::class`]; the
@@ -242,6 +259,10 @@ impl Default for Hooks {
             unwind: HookMethod::new("unwind", "(I)V"),
             exit_blocks: HookMethod::new("exitBlocks", "(II)V"),
             unwind_blocks: HookMethod::new("unwindBlocks", "(II)V"),
+            blocks_context: false,
+            enter_context: HookMethod::new("enterContext", "(I)Ljava/lang/Object;"),
+            exit_context: HookMethod::new("exitContext", "(Ljava/lang/Object;II)V"),
+            unwind_context: HookMethod::new("unwindContext", "(Ljava/lang/Object;II)V"),
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
             alloc_class: "ferrofluid/Hooks".to_owned(),
             alloc_vm: HookMethod::new("vm", "(Ljava/lang/Object;I)V"),

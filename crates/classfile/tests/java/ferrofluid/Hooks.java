@@ -14,6 +14,13 @@ public final class Hooks {
     public static void unwind(int id) { unwind[id]++; }
     public static void exitBlocks(int id, int n) { exit[id]++; blocks[id] += n; }
     public static void unwindBlocks(int id, int n) { unwind[id]++; blocks[id] += n; }
+    /** Each entry's own context: its exit must hand back exactly this object. */
+    public static Object enterContext(int id) { enter[id]++; return new int[] {id}; }
+    public static void exitContext(Object c, int id, int n) { check(c, id); exitBlocks(id, n); }
+    public static void unwindContext(Object c, int id, int n) { check(c, id); unwindBlocks(id, n); }
+    static void check(Object c, int id) {
+        if (((int[]) c)[0] != id) throw new AssertionError("context of " + ((int[]) c)[0] + " at " + id);
+    }
     public static void alloc(Object o, int site) { if (o != null) alloc[site]++; }
     public static void nativeEnter(int id) { nativeEnter[id]++; }
     public static void nativeExit(int id) { nativeExit[id]++; }

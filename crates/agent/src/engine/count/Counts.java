@@ -1,0 +1,664 @@
+package ferrofluid;
+
+import jdk.internal.vm.annotation.DontInline;
+
+/**
+ * The {@code count} engine's calling contexts, kept in Java (JP's design): the probes of the
+ * counted methods call {@link #enter} at entry and {@link #exitBlocks} (or
+ * {@link #unwindBlocks}) with the bytecodes their block counters summed at exit. Each thread
+ * (each virtual thread) has a context, reached through a {@code ThreadLocal}: a calling-context
+ * tree in primitive arrays (method, parent, calls, bytecodes per node), a hash table from
+ * (parent, method) to child, and the current node. An entry moves the current node to the
+ * child for the method, an exit adds the bytecodes and moves back to the parent: no JNI call,
+ * nothing the JIT cannot inline, no allocation but a new context's node.
+ *
+ * <p>The agent is called only where it must decide: a root's entry and exit (a negative id:
+ * the root depth, the extent of the roots and when a thread records are the agent's, as in
+ * the {@code cpu} mode), and the first entry of each method (lazy revelation), after which
+ * {@code ready[id]} answers here. Its answers say whether to count the probe and whether the
+ * thread records from then on. While no thread is inside a root, {@code Hooks.active} is 0
+ * and a non-root probe returns at once. With no root ({@code all}) every thread counts.
+ *
+ * <p>The agent defines this class in the bootstrap loader, starts a recording with
+ * {@link #reset}, ends it with {@link #stop} and reads it with {@link #contexts}, which
+ * copies each context's arrays; a context's current node is readable the same way. Memory is
+ * bounded: past {@code maxNodes} nodes in a context, or the nodes all contexts may have (a
+ * share of the heap), new calling contexts count in one overflow node per context; past
+ * {@link #MAX_CONTEXTS} contexts, new threads do not count and are counted instead. The
+ * classes this code runs ({@code ThreadLocal} and its map, {@code java.lang.ref.Reference})
+ * must not carry these probes (the engine's plan excludes them). Compiled by {@code javac
+ * -source 11 -target 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED} (for
+ * {@code @DontInline}, which HotSpot honours in classes of the bootstrap loader) with
+ * tools/hooks/ferrofluid/Hooks.java into Counts.class next to this file (checked by a test).
+ */
+public final class Counts {
+    private Counts() {
+    }
+
+    /** The method of a tree's root and of the overflow node. */
+    static final int ROOT = -1;
+    static final int OVERFLOW = -2;
+    /** Contexts a recording may have; past it, new threads do not count. */
+    static final int MAX_CONTEXTS = 1 << 16;
+    /** Method ids from here on are never marked ready (their entries always ask the agent). */
+    static final int MAX_METHODS = 1 << 22;
+
+    /** Answers of the agent's natives (bits). */
+    static final int RECORD = 1;
+    static final int RECORDING = 2;
+    static final int READY = 4;
+    static final int VIRTUAL = 8;
+
+    /** The recording contexts belong to; 0: nothing counts. */
+    private static volatile int epoch;
+    /** No root: every thread counts, and the agent is asked only at first entries. */
+    private static volatile boolean all;
+    /** {@code ready[id] != 0}: the agent counts method {@code id}'s entries here from now on. */
+    private static volatile byte[] ready = new byte[0];
+    private static int maxNodes = 1 << 20;
+    /** Nodes all contexts may still make; then new calling contexts overflow. */
+    private static long nodesLeft;
+    /** Threads that did not count: {@link #MAX_CONTEXTS} was reached. */
+    private static long droppedThreads;
+
+    private static final ThreadLocal<Context> CONTEXT = new ThreadLocal<>();
+    /** The context of a thread running the agent's calls here, which does not count. */
+    private static final Context IGNORED = new Context(null, 0, false, 0);
+    private static final Object LOCK = new Object();
+    /** Every context of the recording, in the order threads first counted. */
+    private static Context[] contexts = new Context[16];
+    private static int contextCount;
+    /** The context of each thread that has one in the recording. */
+    private static java.util.IdentityHashMap<Thread, Context> byThread =
+        new java.util.IdentityHashMap<>();
+
+    /**
+     * Method {@code id} (a root: {@code ~id}) was entered: returns the context its exit hands
+     * back, or null if the entry did not count.
+     */
+    public static Object enterContext(int id) {
+        if (id >= 0 && Hooks.active == 0) {
+            return null;
+        }
+        return entered(id);
+    }
+
+    /**
+     * Not inlined: the JIT compiles this once instead of into every probed method, which on a
+     * whole program more than pays for the call (decision 0051).
+     */
+    @DontInline
+    private static Object entered(int id) {
+        if (id < 0) {
+            return rootEntered(id);
+        }
+        Context c = CONTEXT.get();
+        if (c == null || c.epoch != epoch) {
+            c = renew(c);
+            if (c == null) {
+                return null;
+            }
+        }
+        if (c.recording == 0) {
+            return null;
+        }
+        byte[] r = ready;
+        if (id >= r.length || r[id] == 0) {
+            if (!firstEntry(c, id)) {
+                return null;
+            }
+        }
+        c.enter(id);
+        return c;
+    }
+
+    /**
+     * Method {@code id} returns after executing {@code bytecodes} of its own; {@code context}
+     * is what its entry returned.
+     */
+    public static void exitContext(Object context, int id, int bytecodes) {
+        if (context != null || id < 0) {
+            left(context, id, bytecodes);
+        }
+    }
+
+    /** Not inlined, as {@link #entered}. */
+    @DontInline
+    private static void left(Object context, int id, int bytecodes) {
+        if (id < 0) {
+            rootLeft(context, id, bytecodes);
+        } else {
+            exit((Context) context, id, bytecodes);
+        }
+    }
+
+    /** Method {@code id} exits by an exception, as {@link #exitContext}. */
+    public static void unwindContext(Object context, int id, int bytecodes) {
+        exitContext(context, id, bytecodes);
+    }
+
+    private static void exit(Context c, int id, int bytecodes) {
+        if (c.epoch != epoch) {
+            c = current(c);
+            if (c == null) {
+                return;
+            }
+        }
+        c.exit(id, bytecodes);
+    }
+
+    /**
+     * The context an exit entered in {@code old}, an earlier recording's, closes its frame in:
+     * the thread's context of this recording (which reopened the frame), else {@code old}
+     * itself (the frame is still open there, for the next context to reopen); null once
+     * nothing counts.
+     */
+    private static Context current(Context old) {
+        if (epoch == 0) {
+            return null;
+        }
+        Context now = CONTEXT.get();
+        return now != null && now != IGNORED && now.epoch == epoch ? now : old;
+    }
+
+    /** A virtual call at receiver site {@code site} is about to be made on {@code o}. */
+    public static void receiver(Object o, int site) {
+        Hooks.receiver(o, site);
+    }
+
+    /** The call(s) of deferred site {@code site} are about to be made. */
+    public static void site(int site) {
+        Hooks.site(site);
+    }
+
+    /** Gateway {@code kind} is entered with {@code target}. */
+    public static void reveal(Object target, int kind) {
+        Hooks.reveal(target, kind);
+    }
+
+    /** Root {@code ~id} is entered: the agent says whether it counts and the thread records. */
+    private static Object rootEntered(int id) {
+        Context c = context();
+        if (c == null || c.busy) {
+            enter0(id);
+            return null;
+        }
+        // Probes the agent's work reaches on this thread (revelation) do not count.
+        c.recording = 0;
+        c.busy = true;
+        int r = enter0(id);
+        c.busy = false;
+        c.recording = r & c.records;
+        if ((r & RECORD) == 0) {
+            return null;
+        }
+        c.enter(~id);
+        return c;
+    }
+
+    /** Root {@code ~id} exits; {@code context} is what its entry returned. */
+    private static void rootLeft(Object context, int id, int bytecodes) {
+        int r = exit0(id);
+        if (context != null && (r & RECORD) != 0) {
+            exit((Context) context, ~id, bytecodes);
+        }
+        Context c = CONTEXT.get();
+        if (c != null && c != IGNORED && !c.busy && c.epoch == epoch) {
+            c.recording = r & c.records;
+        }
+    }
+
+    /** The first entry of {@code id} since the recording began: the agent decides. */
+    private static boolean firstEntry(Context c, int id) {
+        c.recording = 0;
+        c.busy = true;
+        int r = first0(id);
+        if ((r & READY) != 0) {
+            markReady(id);
+        }
+        c.busy = false;
+        c.recording = (all ? RECORDING : r) & c.records;
+        return (r & RECORD) != 0;
+    }
+
+    private static void markReady(int id) {
+        if (id >= MAX_METHODS) {
+            return;
+        }
+        byte[] r = ready;
+        if (id >= r.length) {
+            synchronized (LOCK) {
+                r = ready;
+                if (id >= r.length) {
+                    r = java.util.Arrays.copyOf(r, Math.max(id + 1, Math.min(MAX_METHODS, 2 * r.length)));
+                    ready = r;
+                }
+            }
+        }
+        // A mark lost to a concurrent copy only sends that method's next entry to the agent.
+        r[id] = 1;
+    }
+
+    /** The thread's context of the current recording, made if needed; null if it does not count. */
+    private static Context context() {
+        Context c = CONTEXT.get();
+        if (c == null || c.epoch != epoch) {
+            c = renew(c);
+        }
+        return c;
+    }
+
+    /**
+     * A context for this thread in the current recording, with the calling contexts open in
+     * {@code old} (an earlier recording's) and no counts; null if nothing counts. A thread past
+     * {@link #MAX_CONTEXTS} gets one that does not record.
+     */
+    private static Context renew(Context old) {
+        int e = epoch;
+        if (e == 0 || old == IGNORED) {
+            return null;
+        }
+        // The Java code below has probes too: they must not come back here.
+        CONTEXT.set(IGNORED);
+        Context c = null;
+        try {
+            c = make(old, e);
+        } finally {
+            try {
+                CONTEXT.set(c != null ? c : old);
+            } catch (Throwable x) {
+                // A thread that may not have thread locals counts nothing.
+            }
+        }
+        return c;
+    }
+
+    private static Context make(Context old, int e) {
+        Thread t = Thread.currentThread();
+        if (old == null) {
+            // Its thread locals were erased (`Thread`'s own constructor, `InnocuousThread`
+            // after each task): the thread goes on in the context it had.
+            synchronized (LOCK) {
+                Context had = byThread.get(t);
+                if (had != null && had.epoch == e) {
+                    return had;
+                }
+            }
+        }
+        boolean virtual = old != null ? old.virtual : isVirtual(t);
+        int recording;
+        if (all) {
+            recording = RECORDING;
+        } else {
+            int s = state0();
+            recording = s & RECORDING;
+            virtual = (s & VIRTUAL) != 0;
+        }
+        Context c = new Context(t, e, virtual, recording);
+        if (old != null) {
+            c.reopen(old);
+        }
+        synchronized (LOCK) {
+            if (e != epoch) {
+                return null;
+            }
+            if (contextCount == MAX_CONTEXTS) {
+                droppedThreads++;
+                Context idle = new Context(t, e, virtual, 0);
+                idle.records = 0;
+                return idle;
+            }
+            if (contextCount == contexts.length) {
+                contexts = java.util.Arrays.copyOf(contexts, 2 * contextCount);
+            }
+            c.order = contextCount;
+            contexts[contextCount++] = c;
+            byThread.put(t, c);
+        }
+        return c;
+    }
+
+    private static boolean isVirtual(Thread t) {
+        String n = t.getClass().getName();
+        return n.equals("java.lang.VirtualThread") || n.endsWith("$BoundVirtualThread");
+    }
+
+    /** Takes {@code n} nodes from the budget of every context; false if it is spent. */
+    static boolean takeNodes(int n) {
+        synchronized (LOCK) {
+            if (nodesLeft < n) {
+                return false;
+            }
+            nodesLeft -= n;
+            return true;
+        }
+    }
+
+    /**
+     * Starts a recording: every thread counts into a new context from its next probe, with its
+     * open calling contexts carried over (the agent calls it before it starts collecting).
+     * {@code noRoot}: every thread counts; {@code nodes}: nodes per context; {@code heapShare}:
+     * the fraction of the maximum heap all contexts' nodes may use (at 40 bytes a node).
+     */
+    public static void reset(boolean noRoot, int nodes, double heapShare) {
+        Context saved = ignoreThisThread();
+        try {
+            start(noRoot, nodes, heapShare);
+        } finally {
+            CONTEXT.set(saved);
+        }
+    }
+
+    private static void start(boolean noRoot, int nodes, double heapShare) {
+        synchronized (LOCK) {
+            contexts = new Context[16];
+            contextCount = 0;
+            byThread = new java.util.IdentityHashMap<>();
+            droppedThreads = 0;
+            maxNodes = Math.max(2, nodes);
+            long heap = Runtime.getRuntime().maxMemory();
+            nodesLeft = Math.max(1L << 16, (long) (heap * heapShare) / 40);
+            ready = new byte[0];
+            all = noRoot;
+            int e = epoch + 1;
+            epoch = e == 0 ? 1 : e;
+        }
+    }
+
+    /** Ends the recording: nothing counts from now on; the contexts stay readable. */
+    public static void stop() {
+        synchronized (LOCK) {
+            epoch = 0;
+        }
+    }
+
+    /**
+     * Every context of the recording, six elements each: the thread's name, then
+     * {@code long[] {order, Java thread id, virtual (0/1), overflow calls, unmatched exits,
+     * current node}}, then copies of the node arrays {@code int[] method, int[] parent,
+     * long[] calls, long[] bytecodes}; after the last context, {@code long[] {threads that did
+     * not count}}. The arrays are read while their threads count: each node is whole, a count
+     * may lag by the probes in flight.
+     */
+    public static Object[] contexts() {
+        Context saved = ignoreThisThread();
+        try {
+            return copies();
+        } finally {
+            CONTEXT.set(saved);
+        }
+    }
+
+    private static Object[] copies() {
+        Context[] cs;
+        int n;
+        long dropped;
+        synchronized (LOCK) {
+            cs = contexts;
+            n = contextCount;
+            dropped = droppedThreads;
+        }
+        Object[] out = new Object[6 * n + 1];
+        for (int i = 0; i < n; i++) {
+            cs[i].copyInto(out, 6 * i);
+        }
+        out[6 * n] = new long[] {dropped};
+        return out;
+    }
+
+    /**
+     * The code the agent runs here (copies, thread names) is not the application's: the calling
+     * thread's probes do not count until it puts back the context this returns.
+     */
+    private static Context ignoreThisThread() {
+        Context saved = CONTEXT.get();
+        CONTEXT.set(IGNORED);
+        return saved;
+    }
+
+    /** Test support: marks {@code id} ready without asking the agent. */
+    static void markReadyForTest(int id) {
+        markReady(id);
+    }
+
+    private static native int enter0(int id);
+
+    private static native int exit0(int id);
+
+    private static native int first0(int id);
+
+    private static native int state0();
+
+    /** One thread's calling-context tree. Only its thread writes it. */
+    static final class Context {
+        final Thread thread;
+        final int epoch;
+        final boolean virtual;
+        /** Nonzero while the thread records (the agent's answer, {@link #RECORDING}). */
+        int recording;
+        /** {@link #RECORDING}, or 0 for a thread past {@link #MAX_CONTEXTS}: it never records. */
+        int records = RECORDING;
+        /** The thread runs this class's own slow paths: its probes do not count. */
+        boolean busy;
+        int order;
+
+        int[] method = new int[8];
+        int[] parent = new int[8];
+        long[] calls = new long[8];
+        long[] bytecodes = new long[8];
+        /** Per node, the child entered last (0: none yet; the root is nobody's child). */
+        int[] last = new int[8];
+        /** Open addressing, (parent, method) -> node + 1 (0: empty), at most half full. */
+        int[] table = new int[16];
+        int size = 1;
+        int current;
+        /** Calls open inside the overflow node, and the node the outermost was made from. */
+        int overflowDepth;
+        int overflowReturn;
+        int overflowNode = -1;
+        long overflowCalls;
+        long unmatchedExits;
+
+        Context(Thread thread, int epoch, boolean virtual, int recording) {
+            this.thread = thread;
+            this.epoch = epoch;
+            this.virtual = virtual;
+            this.recording = recording;
+            method[0] = ROOT;
+        }
+
+        void enter(int id) {
+            if (overflowDepth > 0) {
+                overflowDepth++;
+                overflowCalls++;
+                calls[current]++;
+                return;
+            }
+            int p = current;
+            // Most calls repeat the call their context made last: one compare finds the child.
+            int n = last[p];
+            if (n == 0 || method[n] != id) {
+                n = child(p, id);
+                last[p] = n;
+            }
+            calls[n]++;
+            current = n;
+        }
+
+        void exit(int id, int n) {
+            if (overflowDepth > 0) {
+                bytecodes[current] += n & 0xFFFFFFFFL;
+                if (--overflowDepth == 0) {
+                    current = overflowReturn;
+                }
+                return;
+            }
+            int x = current;
+            if (method[x] != id) {
+                x = open(id);
+                if (x == 0) {
+                    unmatchedExits++;
+                    return;
+                }
+            }
+            // The counter is an int local: an unsigned reading postpones a wrap to 2^32.
+            bytecodes[x] += n & 0xFFFFFFFFL;
+            current = parent[x];
+        }
+
+        /**
+         * The innermost open context of {@code id}: frames left without their exit (a session
+         * change) are closed with it; 0 if none is open.
+         */
+        private int open(int id) {
+            int x = current;
+            while (x != 0 && method[x] != id) {
+                x = parent[x];
+            }
+            return x;
+        }
+
+        private static int hash(int parent, int id) {
+            int h = parent * 0x9E3779B9 + id;
+            return h ^ (h >>> 16);
+        }
+
+        int child(int p, int id) {
+            int[] t = table;
+            int mask = t.length - 1;
+            int i = hash(p, id) & mask;
+            for (;;) {
+                int e = t[i];
+                if (e == 0) {
+                    return add(p, id);
+                }
+                if (method[e - 1] == id && parent[e - 1] == p) {
+                    return e - 1;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+
+        /** A new child of {@code p} for {@code id}, or the overflow node past the budgets. */
+        private int add(int p, int id) {
+            // The Java code growing the arrays runs (has probes): it must not count here.
+            int rec = recording;
+            recording = 0;
+            busy = true;
+            try {
+                if (size >= maxNodes || !room()) {
+                    overflowReturn = p;
+                    overflowDepth = 1;
+                    overflowCalls++;
+                    return overflow();
+                }
+                return insert(p, id);
+            } finally {
+                busy = false;
+                recording = rec;
+            }
+        }
+
+        /** Room for one more node: the arrays grow (taking from the budget) when full. */
+        private boolean room() {
+            if (size < method.length) {
+                return true;
+            }
+            int n = method.length;
+            if (!takeNodes(n)) {
+                return false;
+            }
+            try {
+                int[] m = java.util.Arrays.copyOf(method, 2 * n);
+                int[] pa = java.util.Arrays.copyOf(parent, 2 * n);
+                long[] ca = java.util.Arrays.copyOf(calls, 2 * n);
+                long[] by = java.util.Arrays.copyOf(bytecodes, 2 * n);
+                int[] la = java.util.Arrays.copyOf(last, 2 * n);
+                int[] t = new int[4 * n];
+                for (int x = 1; x < size; x++) {
+                    put(t, pa[x], m[x], x);
+                }
+                // The node arrays before the table: a reader copies up to a size it read first.
+                bytecodes = by;
+                calls = ca;
+                last = la;
+                parent = pa;
+                method = m;
+                table = t;
+                return true;
+            } catch (OutOfMemoryError e) {
+                return false;
+            }
+        }
+
+        private static void put(int[] t, int p, int id, int node) {
+            int mask = t.length - 1;
+            int i = hash(p, id) & mask;
+            while (t[i] != 0) {
+                i = (i + 1) & mask;
+            }
+            t[i] = node + 1;
+        }
+
+        private int insert(int p, int id) {
+            int x = size;
+            method[x] = id;
+            parent[x] = p;
+            put(table, p, id, x);
+            size = x + 1;
+            return x;
+        }
+
+        /** The overflow node (a child of the root that keeps no structure). */
+        private int overflow() {
+            if (overflowNode < 0) {
+                if (size < method.length) {
+                    overflowNode = size;
+                    method[size] = OVERFLOW;
+                    parent[size] = 0;
+                    size++;
+                } else {
+                    // No room at all: the root counts them.
+                    overflowNode = 0;
+                }
+            }
+            return overflowNode;
+        }
+
+        /** Opens the calling contexts open in {@code old}, root first, with no counts. */
+        void reopen(Context old) {
+            // Overflowing calls in flight are forgotten: their exits will be unmatched.
+            int x = old.overflowDepth > 0 ? old.overflowReturn : old.current;
+            int depth = 0;
+            for (int y = x; y != 0; y = old.parent[y]) {
+                depth++;
+            }
+            int[] path = new int[depth];
+            for (int y = x; y != 0; y = old.parent[y]) {
+                path[--depth] = old.method[y];
+            }
+            for (int id : path) {
+                if (id == OVERFLOW || size >= maxNodes || !room()) {
+                    break;
+                }
+                current = child(current, id);
+            }
+        }
+
+        void copyInto(Object[] out, int at) {
+            int n = size;
+            int[] m = method;
+            int[] p = parent;
+            long[] c = calls;
+            long[] b = bytecodes;
+            n = Math.min(n, Math.min(Math.min(m.length, p.length), Math.min(c.length, b.length)));
+            out[at] = thread.getName();
+            out[at + 1] = new long[] {order, thread.getId(), virtual ? 1 : 0, overflowCalls,
+                unmatchedExits, current};
+            out[at + 2] = java.util.Arrays.copyOf(m, n);
+            out[at + 3] = java.util.Arrays.copyOf(p, n);
+            out[at + 4] = java.util.Arrays.copyOf(c, n);
+            out[at + 5] = java.util.Arrays.copyOf(b, n);
+        }
+    }
+}
