@@ -617,6 +617,51 @@ impl<'a> JniEnv<'a> {
         Ok(out)
     }
 
+    /// The elements of the `int[]` `array` (`GetArrayLength`, `GetIntArrayRegion`).
+    pub fn int_array_elements(&self, array: Object<'_>) -> Result<Vec<i32>> {
+        let function = "GetIntArrayRegion";
+        let get = jni_fn!(self, GetIntArrayRegion).ok_or(Error::Jni { function })?;
+        let mut out = vec![0; self.array_length(array, function)?];
+        // SAFETY: valid env, a live `int[]` reference and a buffer of its length.
+        unsafe {
+            get(
+                self.raw.as_ptr(),
+                array.as_raw(),
+                0,
+                out.len() as sys::jsize,
+                out.as_mut_ptr(),
+            )
+        };
+        self.checked(function, out)
+    }
+
+    /// The elements of the `long[]` `array` (`GetArrayLength`, `GetLongArrayRegion`).
+    pub fn long_array_elements(&self, array: Object<'_>) -> Result<Vec<i64>> {
+        let function = "GetLongArrayRegion";
+        let get = jni_fn!(self, GetLongArrayRegion).ok_or(Error::Jni { function })?;
+        let mut out = vec![0; self.array_length(array, function)?];
+        // SAFETY: valid env, a live `long[]` reference and a buffer of its length.
+        unsafe {
+            get(
+                self.raw.as_ptr(),
+                array.as_raw(),
+                0,
+                out.len() as sys::jsize,
+                out.as_mut_ptr(),
+            )
+        };
+        self.checked(function, out)
+    }
+
+    fn array_length(&self, array: Object<'_>, function: &'static str) -> Result<usize> {
+        let length = jni_fn!(self, GetArrayLength).ok_or(Error::Jni { function })?;
+        // SAFETY: valid env and a live array reference.
+        let n = self.checked(function, unsafe {
+            length(self.raw.as_ptr(), array.as_raw())
+        })?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// `GetStaticFieldID`: the field `name` of type `signature` of `class`.
     pub fn static_field_id(
         &self,

@@ -64,24 +64,9 @@ pub fn read_counts(env: &JniEnv<'_>, sites: usize) -> Option<Vec<i64>> {
     let array = unsafe { call_static(env, class, c"counts", c"(I)[J", &[n], true) };
     env.delete_local_ref(class.as_object());
     let array = array.ok()??;
-    let mut out = vec![0i64; 2 * sites];
-    let raw = env.as_raw();
-    // SAFETY: `array` is the long[] of length 2 * sites the method returned (a live local
-    // reference); the buffer holds that many longs.
-    unsafe {
-        if let Some(get) = (**raw).GetLongArrayRegion {
-            get(
-                raw,
-                array.as_raw(),
-                0,
-                out.len() as sys::jsize,
-                out.as_mut_ptr(),
-            );
-        }
-    }
-    let failed = env.clear_exception();
+    let out = env.long_array_elements(array);
     env.delete_local_ref(array);
-    (!failed).then_some(out)
+    out.ok().filter(|o| o.len() == 2 * sites)
 }
 
 /// The counters of the sites counted per class `0..sites` (`slots` per site: objects and
@@ -112,23 +97,9 @@ pub fn read_vm_counts(
     };
     env.delete_local_ref(class.as_object());
     let (counts, names) = (counts.ok()??, names.ok()??);
-    let mut out = vec![0i64; 2 * slots * sites];
-    let raw = env.as_raw();
-    // SAFETY: `counts` is the long[] of length 2 * slots * sites the method returned (a live
-    // local reference); the buffer holds that many longs.
-    unsafe {
-        if let Some(get) = (**raw).GetLongArrayRegion {
-            get(
-                raw,
-                counts.as_raw(),
-                0,
-                out.len() as sys::jsize,
-                out.as_mut_ptr(),
-            );
-        }
-    }
-    let failed = env.clear_exception();
+    let out = env.long_array_elements(counts);
     env.delete_local_ref(counts);
+    let out = out.ok().filter(|o| o.len() == 2 * slots * sites);
     let elements = env.object_array_elements(names);
     env.delete_local_ref(names);
     let elements = elements.ok()?;
@@ -140,7 +111,8 @@ pub fn read_vm_counts(
             s
         }));
     }
-    (!failed && classes.len() == slots * sites).then_some((out, classes))
+    let out = out?;
+    (classes.len() == slots * sites).then_some((out, classes))
 }
 
 /// Internal name of the class of `object` (`java/lang/String`, `[I`).

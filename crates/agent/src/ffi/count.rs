@@ -214,58 +214,12 @@ pub fn read(env: &JniEnv<'_>) -> Option<(Vec<JavaContext>, u64)> {
     Some((contexts, dropped))
 }
 
-fn length(env: &JniEnv<'_>, array: Object<'_>) -> usize {
-    let raw = env.as_raw();
-    // SAFETY: the current thread's JNIEnv and a live local reference to an array.
-    let n = unsafe {
-        match (**raw).GetArrayLength {
-            Some(f) => f(raw, array.as_raw()),
-            None => 0,
-        }
-    };
-    usize::try_from(n).unwrap_or(0)
-}
-
 fn ints(env: &JniEnv<'_>, array: Object<'_>) -> Vec<i32> {
-    let mut out = vec![0i32; length(env, array)];
-    let raw = env.as_raw();
-    // SAFETY: `array` is a live local reference to an int[] of `out.len()` elements.
-    unsafe {
-        if let Some(get) = (**raw).GetIntArrayRegion {
-            get(
-                raw,
-                array.as_raw(),
-                0,
-                out.len() as sys::jsize,
-                out.as_mut_ptr(),
-            );
-        }
-    }
-    if env.clear_exception() {
-        out.clear();
-    }
-    out
+    env.int_array_elements(array).unwrap_or_default()
 }
 
 fn longs(env: &JniEnv<'_>, array: Object<'_>) -> Vec<i64> {
-    let mut out = vec![0i64; length(env, array)];
-    let raw = env.as_raw();
-    // SAFETY: `array` is a live local reference to a long[] of `out.len()` elements.
-    unsafe {
-        if let Some(get) = (**raw).GetLongArrayRegion {
-            get(
-                raw,
-                array.as_raw(),
-                0,
-                out.len() as sys::jsize,
-                out.as_mut_ptr(),
-            );
-        }
-    }
-    if env.clear_exception() {
-        out.clear();
-    }
-    out
+    env.long_array_elements(array).unwrap_or_default()
 }
 
 /// `Counts.enter0(id)`: a root's entry (`id` is `~method`).
