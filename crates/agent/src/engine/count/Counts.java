@@ -230,7 +230,9 @@ public final class Counts {
             synchronized (LOCK) {
                 r = ready;
                 if (id >= r.length) {
-                    r = java.util.Arrays.copyOf(r, Math.max(id + 1, Math.min(MAX_METHODS, 2 * r.length)));
+                    // Room for half as many ids again: one copy per doubling, not per method.
+                    int n = Math.max(2 * r.length, id + 1 + (id >> 1));
+                    r = java.util.Arrays.copyOf(r, Math.max(id + 1, Math.min(MAX_METHODS, n)));
                     ready = r;
                 }
             }
