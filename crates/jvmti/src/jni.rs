@@ -18,6 +18,10 @@ macro_rules! jni_fn {
     };
 }
 
+/// A JNI `Get<Type>ArrayRegion` function for elements of type `T`.
+type RegionFn<T> =
+    unsafe extern "C" fn(*mut sys::JNIEnv, sys::jarray, sys::jsize, sys::jsize, *mut T);
+
 /// The `JavaVM`: valid on any thread for the life of the process.
 #[derive(Debug, Clone, Copy)]
 pub struct JavaVm {
@@ -619,28 +623,29 @@ impl<'a> JniEnv<'a> {
 
     /// The elements of the `int[]` `array` (`GetArrayLength`, `GetIntArrayRegion`).
     pub fn int_array_elements(&self, array: Object<'_>) -> Result<Vec<i32>> {
-        let function = "GetIntArrayRegion";
-        let get = jni_fn!(self, GetIntArrayRegion).ok_or(Error::Jni { function })?;
-        let mut out = vec![0; self.array_length(array, function)?];
-        // SAFETY: valid env, a live `int[]` reference and a buffer of its length.
-        unsafe {
-            get(
-                self.raw.as_ptr(),
-                array.as_raw(),
-                0,
-                out.len() as sys::jsize,
-                out.as_mut_ptr(),
-            )
-        };
-        self.checked(function, out)
+        self.array_region(array, "GetIntArrayRegion", jni_fn!(self, GetIntArrayRegion))
     }
 
     /// The elements of the `long[]` `array` (`GetArrayLength`, `GetLongArrayRegion`).
     pub fn long_array_elements(&self, array: Object<'_>) -> Result<Vec<i64>> {
-        let function = "GetLongArrayRegion";
-        let get = jni_fn!(self, GetLongArrayRegion).ok_or(Error::Jni { function })?;
-        let mut out = vec![0; self.array_length(array, function)?];
-        // SAFETY: valid env, a live `long[]` reference and a buffer of its length.
+        self.array_region(
+            array,
+            "GetLongArrayRegion",
+            jni_fn!(self, GetLongArrayRegion),
+        )
+    }
+
+    /// The whole of a primitive array through its `Get<Type>ArrayRegion` function `get`.
+    fn array_region<T: Copy + Default>(
+        &self,
+        array: Object<'_>,
+        function: &'static str,
+        get: Option<RegionFn<T>>,
+    ) -> Result<Vec<T>> {
+        let get = get.ok_or(Error::Jni { function })?;
+        let mut out = vec![T::default(); self.array_length(array, function)?];
+        // SAFETY: valid env, a live reference to an array of `T` and a buffer of its length
+        // (the caller pairs `get` with the array's element type).
         unsafe {
             get(
                 self.raw.as_ptr(),
