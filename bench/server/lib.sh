@@ -2,7 +2,7 @@
 # Expects $JAVA_HOME, $java and $here.
 
 H2_JAR=/usr/share/java/h2.jar
-JETTY_CP=/usr/share/java/jetty9-server.jar:/usr/share/java/jetty9-util.jar:/usr/share/java/jetty9-http.jar:/usr/share/java/jetty9-io.jar:/usr/share/java/servlet-api.jar
+JETTY_CP=/usr/share/java/jetty9-server.jar:/usr/share/java/jetty9-util.jar:/usr/share/java/jetty9-http.jar:/usr/share/java/jetty9-io.jar:/usr/share/java/jetty9-servlet.jar:/usr/share/java/jetty9-security.jar:/usr/share/java/servlet-api.jar
 
 build_classes() {
     local work=$1
@@ -17,7 +17,18 @@ build_classes() {
     LOAD_CP=$CLASSES:$H2_JAR
 }
 
-server_kind() { case $1 in h2) echo h2 ;; jetty) echo http ;; esac; }
+# server_kind SERVER [LOAD]: the load client's kind. Loads: `point` (H2: selects by key and
+# merges; Jetty: static files) and `rows` (H2: aggregates and LIKE scans over 30,000 rows;
+# Jetty: a servlet formatting 300 rows per request).
+server_kind() {
+    case $1-${2:-point} in
+        h2-point) echo h2 ;;
+        h2-rows) echo h2rows ;;
+        jetty-point) echo http ;;
+        jetty-rows) echo report ;;
+        *) echo "unknown server/load $1 ${2:-}" >&2; exit 2 ;;
+    esac
+}
 
 # The request path: what each request runs once.
 server_root() {

@@ -22,16 +22,18 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * Load client of the live-server benchmark. N threads send simple requests to an H2 TCP server
- * (JDBC: selects and per-thread merges) or to an HTTP server (GETs of static files), check every
- * answer, and count completions in 100 ms buckets.
+ * Load client of the live-server benchmark. N threads send requests to an H2 TCP server or to
+ * an HTTP server, check every answer, and count completions in 100 ms buckets. Kinds:
+ * {@code h2} (point queries: selects by key and per-thread merges), {@code h2rows} (aggregates
+ * and LIKE scans over a table of {@link #ROWS} rows), {@code http} (GETs of static files),
+ * {@code report} (GETs of a servlet that formats a few hundred rows per request).
  *
  * <pre>
- * Load --kind h2|http --port P [--threads N] [--warmup S] [--before S] [--after S]
+ * Load --kind h2|h2rows|http|report --port P [--threads N] [--warmup S] [--before S] [--after S]
  *      [--out FILE] [--timeline FILE] [--label TEXT] [--cmd-log FILE] -- COMMAND...
  *     warm up, measure S s before, run COMMAND (an attach) and measure while it runs, then S s
  *     after it ended; append one result row to --out (tab-separated, header if new).
- * Load --kind h2|http --port P [--threads N] --until FILE [--status FILE]
+ * Load --kind h2|h2rows|http|report --port P [--threads N] --until FILE [--status FILE]
  *     run until FILE exists, writing "completions errors" to --status every 100 ms (soak).
  * Load --make-files DIR
  *     write the static files the http kind fetches and checks.
@@ -56,8 +58,9 @@ public final class Load {
 
     public static void main(String[] args) throws Exception {
         String kind = "h2", label = "", out = null, timeline = null, cmdLog = null, until = null, status = null,
-                agentLog = null;
+                agentLog = null, agentLogCopy = null;
         int port = 0, threads = 8;
+        long pid = 0;
         double warmup = 10, before = 10, after = 10;
         List<String> command = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
@@ -76,14 +79,19 @@ public final class Load {
                 case "--until": until = args[++i]; break;
                 case "--status": status = args[++i]; break;
                 case "--agent-log": agentLog = args[++i]; break;
+                case "--agent-log-copy": agentLogCopy = args[++i]; break;
+                case "--pid": pid = Long.parseLong(args[++i]); break;
                 case "--": command.addAll(Arrays.asList(args).subList(i + 1, args.length)); i = args.length; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         if (kind.equals("h2")) setupH2(port);
+        if (kind.equals("h2rows")) setupRows(port);
+        if (kind.equals("report")) setupReports();
         t0 = System.nanoTime();
         epoch0 = System.currentTimeMillis() / 1000.0;
         last.set(t0);
+        if (pid > 0) startCpuSampler(pid);
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             final int id = t;
@@ -97,7 +105,7 @@ public final class Load {
         if (until != null) {
             soak(Path.of(until), status);
         } else {
-            measure(kind, label, command, warmup, before, after, out, timeline, cmdLog, agentLog);
+            measure(kind, label, command, warmup, before, after, out, timeline, cmdLog, agentLog, agentLogCopy);
         }
         stop.set(true);
         for (Thread w : workers) w.join(5000);
@@ -118,10 +126,24 @@ public final class Load {
     }
 
     static void measure(String kind, String label, List<String> command, double warmup, double before, double after,
-            String out, String timeline, String cmdLog, String agentLog) throws Exception {
+            String out, String timeline, String cmdLog, String agentLog, String agentLogCopy) throws Exception {
         sleepUntil(warmup + before);
         double start = now();
         int exit = -1;
+        // The agent removes its log when it detaches: read it while the tool runs.
+        String[] agentText = {""};
+        Thread tail = null;
+        if (agentLog != null) {
+            Path log = Path.of(agentLog);
+            tail = new Thread(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    readInto(log, agentText);
+                    try { Thread.sleep(100); } catch (InterruptedException e) { return; }
+                }
+            }, "agent-log");
+            tail.setDaemon(true);
+            tail.start();
+        }
         if (!command.isEmpty()) {
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
             pb.redirectOutput(cmdLog == null ? ProcessBuilder.Redirect.DISCARD
@@ -129,11 +151,17 @@ public final class Load {
             exit = pb.start().waitFor();
         }
         double end = now();
+        if (tail != null) {
+            tail.interrupt();
+            tail.join();
+            readInto(Path.of(agentLog), agentText);
+            if (agentLogCopy != null) Files.writeString(Path.of(agentLogCopy), agentText[0]);
+        }
         // Probes out: the agent's last "deinstrumented" line (the tool then still takes the
         // snapshot, which may take seconds for a large profile, with the program unprofiled).
         double probesOut = end;
-        if (agentLog != null && Files.exists(Path.of(agentLog))) {
-            for (String line : Files.readAllLines(Path.of(agentLog))) {
+        if (!agentText[0].isEmpty()) {
+            for (String line : agentText[0].split("\n")) {
                 if (line.contains("deinstrumented")) {
                     double t = Double.parseDouble(line.substring(0, line.indexOf(' '))) - epoch0;
                     if (t > start && t <= end) probesOut = t;
@@ -143,6 +171,12 @@ public final class Load {
         sleepUntil(end + after);
         double base = rate(warmup, warmup + before);
         double during = rate(start, probesOut);
+        // The last 10 s with probes in: what the probes cost once instrumentation and
+        // recompilation have settled (the whole window if it is shorter).
+        double steadyFrom = Math.max(start, probesOut - 10);
+        double steady = rate(steadyFrom, probesOut);
+        double cpuBefore = cpuPerRequest(warmup, warmup + before);
+        double cpuSteady = cpuPerRequest(steadyFrom, probesOut);
         double after05 = rate(end, end + Math.min(5, after));
         double after510 = after > 5 ? rate(end + 5, end + after) : Double.NaN;
         double stallBefore = stall(warmup, warmup + before);
@@ -154,10 +188,12 @@ public final class Load {
         double worst = Double.MAX_VALUE;
         for (double t = start; t + 1 <= probesOut + 1e-9; t += 0.1) worst = Math.min(worst, rate(t, t + 1));
         if (worst == Double.MAX_VALUE) worst = during;
-        String[] header = {"label", "kind", "before/s", "during/s", "during%", "worst1s/s", "stall_before_ms",
+        String[] header = {"label", "kind", "before/s", "during/s", "during%", "steady/s", "steady%",
+                "cpu_ms/req_before", "cpu_ms/req_steady", "cpu_ratio", "worst1s/s", "stall_before_ms",
                 "stall_during_ms", "after0-5/s", "after0-5%", "after5-10/s", "after5-10%", "recovered_s", "probes_s", "session_s",
                 "cmd_exit", "errors", "load1"};
-        String[] row = {label, kind, f0(base), f0(during), pct(during, base), f0(worst), f0(stallBefore * 1000),
+        String[] row = {label, kind, f0(base), f0(during), pct(during, base), f0(steady), pct(steady, base),
+                f3(cpuBefore), f3(cpuSteady), pct(cpuBefore, cpuSteady), f0(worst), f0(stallBefore * 1000),
                 f0(stallDuring * 1000), f0(after05), pct(after05, base), f0(after510), pct(after510, base),
                 Double.isNaN(recovered) ? "never" : String.format(Locale.ROOT, "%.1f", recovered),
                 String.format(Locale.ROOT, "%.1f", probesOut - start), String.format(Locale.ROOT, "%.1f", end - start), Integer.toString(exit), Long.toString(errors.get()),
@@ -187,6 +223,54 @@ public final class Load {
         } catch (IOException e) {
             return "?";
         }
+    }
+
+    static String f3(double v) { return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.3f", v); }
+
+    static void readInto(Path log, String[] text) {
+        try {
+            if (Files.exists(log)) {
+                String t = Files.readString(log);
+                if (t.length() >= text[0].length()) text[0] = t;
+            }
+        } catch (IOException e) {
+            // Gone between the check and the read: the text read last stays.
+        }
+    }
+
+    /** The server's CPU time (user + system, clock ticks) at the start of each bucket; -1 unknown. */
+    static final long[] cpuAt = new long[BUCKETS];
+
+    static void startCpuSampler(long pid) {
+        Arrays.fill(cpuAt, -1);
+        Path stat = Path.of("/proc/" + pid + "/stat");
+        Thread s = new Thread(() -> {
+            while (!stop.get()) {
+                int b = (int) ((System.nanoTime() - t0) / BUCKET_NS);
+                try {
+                    String line = Files.readString(stat);
+                    String[] f = line.substring(line.lastIndexOf(')') + 2).split(" ");
+                    // Fields 14 and 15 of stat (utime, stime), counted from the state (field 3).
+                    long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    if (b >= 0 && b < BUCKETS && cpuAt[b] < 0) cpuAt[b] = ticks;
+                } catch (IOException | RuntimeException e) {
+                    return;
+                }
+                try { Thread.sleep(20); } catch (InterruptedException e) { return; }
+            }
+        }, "cpu-sampler");
+        s.setDaemon(true);
+        s.start();
+    }
+
+    /** The server's CPU milliseconds per completed request in [a, b) s; NaN if unknown. */
+    static double cpuPerRequest(double a, double b) {
+        int from = (int) Math.round(a * 10), to = (int) Math.round(b * 10);
+        if (to <= from || from < 0 || to >= BUCKETS || cpuAt[from] < 0 || cpuAt[to] < 0) return Double.NaN;
+        long n = 0;
+        for (int i = from; i < to; i++) n += done.get(i);
+        // Clock ticks are 10 ms (USER_HZ 100).
+        return n == 0 ? Double.NaN : (cpuAt[to] - cpuAt[from]) * 10.0 / n;
     }
 
     static String f0(double v) { return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.0f", v); }
@@ -242,7 +326,12 @@ public final class Load {
     static void work(String kind, int port, int id) {
         while (!stop.get()) {
             try {
-                if (kind.equals("h2")) h2(port, id); else http(port, id);
+                switch (kind) {
+                    case "h2": h2(port, id); break;
+                    case "h2rows": h2rows(port, id); break;
+                    case "report": report(port, id); break;
+                    default: http(port, id); break;
+                }
             } catch (Exception e) {
                 if (stop.get()) return;
                 failed(e.toString());
@@ -324,6 +413,130 @@ public final class Load {
             HttpResponse<byte[]> r = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
             if (r.statusCode() != 200 || !Arrays.equals(r.body(), expected[k])) {
                 failed("GET f" + k + ".txt: status " + r.statusCode() + ", " + r.body().length + " bytes");
+            } else completed();
+        }
+    }
+
+    /** Rows of the table the {@code h2rows} queries scan. */
+    static final int ROWS = 30_000;
+    static final int GROUPS = 40;
+    /** Thresholds of the aggregate query ({@code qty >= t}) and LIKE patterns ({@code %dd%}). */
+    static final int THRESHOLDS = 16;
+    static final int PATTERNS = 100;
+    /** Expected answers: per threshold and group, rows and sum of qty; per pattern, rows, sum, max id. */
+    static final long[][] groupCount = new long[THRESHOLDS][GROUPS];
+    static final long[][] groupSum = new long[THRESHOLDS][GROUPS];
+    static final long[][] likeAnswer = new long[PATTERNS][3];
+
+    static int rowQty(int id) { return (int) (mix(id) % 1000); }
+    static int rowGroup(int id) { return (int) ((mix(id) >>> 10) % GROUPS); }
+    static String rowName(int id) {
+        long x = mix(id);
+        return Report.WORDS[(int) ((x >>> 20) & 15)] + "-" + ((x >>> 24) % 100_000);
+    }
+    static long mix(int id) { return ((id + 1) * 2654435761L) & 0xFFFFFFFFL ^ (id * 40503L << 7); }
+
+    /** Creates (once per server) and fills table r, and computes every answer the queries must give. */
+    static void setupRows(int port) throws Exception {
+        try (Connection c = DriverManager.getConnection(url(port), "sa", ""); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS r(id INT PRIMARY KEY, grp INT, qty INT, name VARCHAR(40))");
+            int have;
+            try (ResultSet r = s.executeQuery("SELECT COUNT(*) FROM r")) {
+                r.next();
+                have = r.getInt(1);
+            }
+            if (have != ROWS) {
+                s.execute("DELETE FROM r");
+                try (PreparedStatement p = c.prepareStatement("INSERT INTO r VALUES(?, ?, ?, ?)")) {
+                    for (int i = 0; i < ROWS; i++) {
+                        p.setInt(1, i);
+                        p.setInt(2, rowGroup(i));
+                        p.setInt(3, rowQty(i));
+                        p.setString(4, rowName(i));
+                        p.addBatch();
+                        if (i % 1000 == 999) p.executeBatch();
+                    }
+                    p.executeBatch();
+                }
+            }
+        }
+        for (int i = 0; i < ROWS; i++) {
+            int q = rowQty(i), g = rowGroup(i);
+            for (int t = 0; t < THRESHOLDS; t++) {
+                if (q >= t * 60) {
+                    groupCount[t][g]++;
+                    groupSum[t][g] += q;
+                }
+            }
+            String name = rowName(i);
+            for (int d = 0; d < PATTERNS; d++) {
+                if (name.contains(twoDigits(d))) {
+                    likeAnswer[d][0]++;
+                    likeAnswer[d][1] += q;
+                    likeAnswer[d][2] = Math.max(likeAnswer[d][2], i);
+                }
+            }
+        }
+    }
+
+    static String twoDigits(int d) { return d < 10 ? "0" + d : Integer.toString(d); }
+
+    /**
+     * One connection; in turn: a GROUP BY with COUNT, SUM and AVG over the rows above a threshold,
+     * and a LIKE scan with COUNT, SUM and MAX. Both read every row of r.
+     */
+    static void h2rows(int port, int id) throws Exception {
+        try (Connection c = DriverManager.getConnection(url(port), "sa", "");
+                PreparedStatement agg = c.prepareStatement("SELECT grp, COUNT(*), SUM(qty), AVG(CAST(qty AS DOUBLE))"
+                        + " FROM r WHERE qty >= ? GROUP BY grp ORDER BY grp");
+                PreparedStatement like = c.prepareStatement("SELECT COUNT(*), SUM(qty), MAX(id) FROM r WHERE name LIKE ?")) {
+            long seq = id;
+            while (!stop.get()) {
+                int t = (int) (seq % THRESHOLDS);
+                agg.setInt(1, t * 60);
+                boolean ok = true;
+                try (ResultSet r = agg.executeQuery()) {
+                    for (int g = 0; g < GROUPS && ok; g++) {
+                        if (groupCount[t][g] == 0) continue;
+                        ok = r.next() && r.getInt(1) == g && r.getLong(2) == groupCount[t][g]
+                                && r.getLong(3) == groupSum[t][g]
+                                && Math.abs(r.getDouble(4) - (double) groupSum[t][g] / groupCount[t][g]) < 1e-6;
+                    }
+                    ok = ok && !r.next();
+                }
+                if (ok) completed(); else failed("aggregate qty >= " + t * 60 + ": wrong answer");
+                int d = (int) ((seq * 37) % PATTERNS);
+                like.setString(1, "%" + twoDigits(d) + "%");
+                try (ResultSet r = like.executeQuery()) {
+                    long[] a = likeAnswer[d];
+                    if (!r.next() || r.getLong(1) != a[0] || r.getLong(2) != a[1] || (a[0] > 0 && r.getLong(3) != a[2])) {
+                        failed("like %" + twoDigits(d) + "%: wrong answer");
+                    } else completed();
+                }
+                seq++;
+            }
+        }
+    }
+
+    /** Rows per report page, and the pages the load asks for (each checked against its own rendering). */
+    static final int REPORT_ROWS = 300;
+    static final int REPORTS = 64;
+    static final byte[][] reports = new byte[REPORTS][];
+
+    static void setupReports() {
+        for (int k = 0; k < REPORTS; k++) reports[k] = Report.render(k, REPORT_ROWS).getBytes(StandardCharsets.UTF_8);
+    }
+
+    static void report(int port, int id) throws Exception {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        long seq = id;
+        while (!stop.get()) {
+            int k = (int) (seq++ % REPORTS);
+            HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/report/?seed=" + k
+                    + "&rows=" + REPORT_ROWS)).timeout(java.time.Duration.ofSeconds(60)).build();
+            HttpResponse<byte[]> r = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200 || !Arrays.equals(r.body(), reports[k])) {
+                failed("GET report " + k + ": status " + r.statusCode() + ", " + r.body().length + " bytes");
             } else completed();
         }
     }

@@ -555,7 +555,8 @@ impl Session {
         if matches!(
             self.instrumentation.probes,
             ProbeKind::Blocks | ProbeKind::BlocksPrecise
-        ) {
+        ) || std::env::var_os("FERROFLUID_EXP_CALLS").is_some()
+        {
             // The `count` engine keeps its calling contexts in Java; a frame keeps its own.
             options.hooks.class = crate::ffi::count::COUNTS_CLASS.to_owned();
             options.hooks.blocks_context = true;

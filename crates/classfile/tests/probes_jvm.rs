@@ -233,18 +233,20 @@ fn block_counters_count_executed_bytecodes() {
     assert_eq!(precise.method("npe(Ljava/lang/Object;)V").blocks, 4);
 }
 
-/// With `blocks_context` each frame keeps the entry hook's result in a local and every exit,
-/// normal or by an exception, hands that same object back (the test hooks check it); the counts
-/// are the plain block counters'. `-Xverify:all` checks the frames that carry both new locals.
+/// With `blocks_context` each frame keeps the entry hook's result and what `savedContext` made
+/// of it in two locals, and every exit, normal or by an exception, hands both back (the test
+/// hooks check them); the counts are the plain probes' (calls only with `entry-exit`, whose
+/// exits pass 0 bytecodes). `-Xverify:all` checks the frames that carry the new locals.
 #[test]
-fn block_counters_pass_the_entry_context_to_every_exit() {
-    for kind in [ProbeKind::Blocks, ProbeKind::BlocksPrecise] {
+fn probes_pass_the_entry_context_to_every_exit() {
+    for kind in [ProbeKind::EntryExit, ProbeKind::Blocks, ProbeKind::BlocksPrecise] {
         let mut options = ProbeOptions::new(kind);
         options.hooks.blocks_context = true;
         let r = run_options(options, &format!("{}-context", kind.name()), Ids::default());
         let plain = run_probe(kind);
         assert_eq!(r.stdout, CHECKSUM);
-        assert_eq!(r.method("g(I)V").blocks, 390);
+        let g_blocks = if kind == ProbeKind::EntryExit { 0 } else { 390 };
+        assert_eq!(r.method("g(I)V").blocks, g_blocks);
         assert_eq!(r.method("thrower(I)V").unwind, 600);
         let mut got: Vec<_> = r
             .by_id

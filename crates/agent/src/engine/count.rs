@@ -93,7 +93,9 @@ impl Engine for Count {
         if !READY.load(Ordering::SeqCst) {
             return None;
         }
-        let probes = if PRECISE.load(Ordering::Relaxed) != 0 {
+        let probes = if std::env::var_os("FERROFLUID_EXP_CALLS").is_some() {
+            ProbeKind::EntryExit
+        } else if PRECISE.load(Ordering::Relaxed) != 0 {
             ProbeKind::BlocksPrecise
         } else {
             ProbeKind::Blocks

@@ -240,18 +240,27 @@ fn patch_inner(
     let mut max_stack = declared;
     let counter = m.code.max_locals;
     let counted = counting != Counting::None;
-    // With a context: the entry hook's result, kept in the local after the counter.
-    let context = (counted && hooks.hooks.blocks_context).then_some(counter.wrapping_add(1));
-    if counted && counter >= u16::MAX - 1 {
+    // With a context: the entry hook's result, kept in the local after the counter (the first
+    // new local without a counter), and in the next one the node its exits return to.
+    let context = hooks
+        .hooks
+        .blocks_context
+        .then_some(counter.wrapping_add(u16::from(counted)));
+    let saved = context.map(|slot| slot.wrapping_add(1));
+    if (counted || context.is_some()) && counter >= u16::MAX - 2 {
         return Err(SkipReason::TooLarge);
     }
+    // Locals the probes add before any spill slot.
+    let added = u16::from(counted) + 2 * u16::from(context.is_some());
+    // Without a counter, a context's exits pass 0 bytecodes.
+    let passes_count = counted || context.is_some();
     let enter = if context.is_some() {
         hooks.hook(patcher, Hook::EnterContext)?
     } else {
         hooks.hook(patcher, Hook::Enter)?
     };
     let (exit, unwind) = match (counted, context) {
-        (true, Some(_)) => (
+        (_, Some(_)) => (
             hooks.hook(patcher, Hook::ExitContext)?,
             hooks.hook(patcher, Hook::UnwindContext)?,
         ),
@@ -264,7 +273,12 @@ fn patch_inner(
             hooks.hook(patcher, Hook::Unwind)?,
         ),
     };
-    let args = 1 + i32::from(counted) + i32::from(context.is_some());
+    let args = 1 + i32::from(passes_count) + 2 * i32::from(context.is_some());
+    let saved_hook = if context.is_some() {
+        hooks.hook(patcher, Hook::SavedContext)?
+    } else {
+        0
+    };
     let object = if context.is_some() {
         patcher
             .pool
@@ -285,6 +299,8 @@ fn patch_inner(
     match context {
         Some(slot) => {
             pro.invokestatic(enter, 1, 1).store(ASTORE, slot);
+            pro.load(ALOAD, slot).invokestatic(saved_hook, 1, 1);
+            pro.store(ISTORE, slot + 1);
         }
         None => {
             pro.invokestatic(enter, 1, 0);
@@ -321,7 +337,8 @@ fn patch_inner(
     let mut probed: Option<(u32, u32)> = None;
     for (i, insn) in m.insns.iter().enumerate() {
         if let Some(sel) = sites.as_deref_mut() {
-            let spill = m.code.max_locals;
+            // Past the context's local, if any.
+            let spill = m.code.max_locals + added;
             let is_deferred = deferred.get(i).copied().unwrap_or(false);
             let block = block_of.get(i).copied().unwrap_or(0);
             let at = SiteAt {
@@ -349,6 +366,11 @@ fn patch_inner(
             push_id(&mut s, patcher, id)?;
             if counted {
                 s.load(ILOAD, counter);
+            } else if passes_count {
+                s.op(ICONST_0, 0, 1);
+            }
+            if let Some(slot) = saved {
+                s.load(ILOAD, slot);
             }
             s.invokestatic(exit, args, 0);
             max_stack = max_stack.max(stack_need(m.depth_before(i), s.peak)?);
@@ -366,6 +388,11 @@ fn patch_inner(
     push_id(&mut handler, patcher, id)?;
     if counted {
         handler.load(ILOAD, counter);
+    } else if passes_count {
+        handler.op(ICONST_0, 0, 1);
+    }
+    if let Some(slot) = saved {
+        handler.load(ILOAD, slot);
     }
     handler.invokestatic(unwind, args, 0).op(ATHROW, 0, 0);
     max_stack = max_stack.max(stack_need(1, handler.peak)?);
@@ -382,8 +409,11 @@ fn patch_inner(
     if let Some(slot) = context {
         let object = VType::Object(u32::from(object));
         let fresh = frames::set_local_past_end(&mut handler_locals, u32::from(slot), object);
-        debug_assert!(fresh, "the context's slot follows the counter's");
+        debug_assert!(fresh, "the context's slot follows the counter's or the method's");
         frame_edits.new_locals.push((slot, object));
+        let fresh = frames::set_local_past_end(&mut handler_locals, u32::from(slot) + 1, VType::Integer);
+        debug_assert!(fresh, "the saved node's slot follows the context's");
+        frame_edits.new_locals.push((slot + 1, VType::Integer));
     }
     frame_edits
         .tail_frames
@@ -393,8 +423,17 @@ fn patch_inner(
         handler_in_tail: 0,
         catch_type: 0,
     }];
-    let max_locals = if let Some(slot) = context {
-        slot + 1
+    // EXPERIMENT: no catch-all handler.
+    let no_handler = std::env::var_os("FERROFLUID_EXP_NO_HANDLER").is_some();
+    let handlers: &[NewHandler] = if no_handler { &[] } else { &handlers };
+    if no_handler {
+        edits.tail = Vec::new();
+        frame_edits.tail_frames.clear();
+    }
+    let max_locals = if context.is_some() {
+        (m.code.max_locals + added)
+            .checked_add(spill_slots)
+            .ok_or(SkipReason::TooLarge)?
     } else if counted {
         counter + 1
     } else {
@@ -408,7 +447,7 @@ fn patch_inner(
         patcher,
         &CodeChanges {
             edits,
-            handlers: &handlers,
+            handlers,
             frame_edits,
             max_stack,
             max_locals,

@@ -34,6 +34,7 @@ pub(crate) enum Hook {
     AllocVm,
     AllocInner,
     EnterContext,
+    SavedContext,
     ExitContext,
     UnwindContext,
 }
@@ -86,6 +87,7 @@ impl<'h> Refs<'h> {
             Hook::AllocVm => &h.alloc_vm,
             Hook::AllocInner => &h.alloc_inner,
             Hook::EnterContext => &h.enter_context,
+            Hook::SavedContext => &h.saved_context,
             Hook::ExitContext => &h.exit_context,
             Hook::UnwindContext => &h.unwind_context,
         };
@@ -210,15 +212,21 @@ pub struct Hooks {
     /// `unwindBlocks(II)V`: method id and bytecodes executed, on exit by an exception.
     pub unwind_blocks: HookMethod,
     /// The block probes pass a context from entry to exit ([`Hooks::enter_context`] and the
-    /// two below in place of `enter`, `exitBlocks` and `unwindBlocks`), kept in a local.
+    /// two below in place of `enter`, `exitBlocks` and `unwindBlocks`), kept in a local. The
+    /// `entry-exit` probes too (calls only: in place of `enter`, `exit` and `unwind`, with 0
+    /// bytecodes); their methods annotated `@IntrinsicCandidate` are then skipped, as with
+    /// block probes.
     pub blocks_context: bool,
     /// `enterContext(I)Ljava/lang/Object;`: method id, at entry; returns what the method's
     /// exit hands back (with [`Hooks::blocks_context`]).
     pub enter_context: HookMethod,
-    /// `exitContext(Ljava/lang/Object;II)V`: the entry's context, method id and bytecodes
-    /// executed, before each return.
+    /// `savedContext(Ljava/lang/Object;)I`: the entry's context, right after the entry; returns
+    /// what the method's exits hand back with it (the node to return to), kept in a second local.
+    pub saved_context: HookMethod,
+    /// `exitContext(Ljava/lang/Object;III)V`: the entry's context, method id, bytecodes
+    /// executed and what `savedContext` returned, before each return.
     pub exit_context: HookMethod,
-    /// `unwindContext(Ljava/lang/Object;II)V`: as `exitContext`, on exit by an exception.
+    /// `unwindContext(Ljava/lang/Object;III)V`: as `exitContext`, on exit by an exception.
     pub unwind_context: HookMethod,
     /// `alloc(Ljava/lang/Object;I)V`: the new object and its allocation-site id.
     pub alloc: HookMethod,
@@ -261,8 +269,9 @@ impl Default for Hooks {
             unwind_blocks: HookMethod::new("unwindBlocks", "(II)V"),
             blocks_context: false,
             enter_context: HookMethod::new("enterContext", "(I)Ljava/lang/Object;"),
-            exit_context: HookMethod::new("exitContext", "(Ljava/lang/Object;II)V"),
-            unwind_context: HookMethod::new("unwindContext", "(Ljava/lang/Object;II)V"),
+            saved_context: HookMethod::new("savedContext", "(Ljava/lang/Object;)I"),
+            exit_context: HookMethod::new("exitContext", "(Ljava/lang/Object;III)V"),
+            unwind_context: HookMethod::new("unwindContext", "(Ljava/lang/Object;III)V"),
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
             alloc_class: "ferrofluid/Hooks".to_owned(),
             alloc_vm: HookMethod::new("vm", "(Ljava/lang/Object;I)V"),
@@ -602,16 +611,26 @@ pub fn instrument<'a>(
             Err(SkipReason::HookClass)
         } else {
             match options.kind {
+                ProbeKind::EntryExit
+                    if options.hooks.blocks_context && is_intrinsic_candidate(&class, member) =>
+                {
+                    Err(SkipReason::Intrinsic)
+                }
                 ProbeKind::EntryExit => {
                     let is_instance = member.access & ACC_STATIC == 0 && *name != *"<init>";
-                    let entry_site = if is_instance {
+                    let entry_site = if is_instance
+                        && std::env::var_os("FERROFLUID_EXP_NOSITES").is_none()
+                    {
                         selection.entry_site(id, &site)
                     } else {
                         None
                     };
-                    let wants_sites = selection.wants_receiver_sites();
+                    let wants_sites = selection.wants_receiver_sites()
+                        && std::env::var_os("FERROFLUID_EXP_NOSITES").is_none();
                     // Receiver probes need the general editor (they insert code at call sites).
+                    // The lean editor has no context local.
                     let lean = options.lean_editor
+                        && !options.hooks.blocks_context
                         && !wants_sites
                         && entry_site.is_none()
                         && entry_exit::patch_lean(

@@ -62,6 +62,13 @@ public final class Counts {
     private static long droppedThreads;
 
     private static final ThreadLocal<Context> CONTEXT = new ThreadLocal<>();
+    /**
+     * The probes' way to a thread's context: by the identity hash of its {@code Thread} (a
+     * cache: a slot holds the context that counted there last; a miss goes to {@link #CONTEXT}).
+     * Cleared when a recording starts or ends.
+     */
+    private static final int SLOTS = 1 << 12;
+    private static final Context[] BY_THREAD = new Context[SLOTS];
     /** The context of a thread running the agent's calls here, which does not count. */
     private static final Context IGNORED = new Context(null, 0, false, 0);
     private static final Object LOCK = new Object();
@@ -74,18 +81,36 @@ public final class Counts {
 
     /**
      * Method {@code id} (a root: {@code ~id}) was entered: returns the context its exit hands
-     * back, or null if the entry did not count.
+     * back, or null if the entry did not count. Inlined into every probed method: the common
+     * case (the thread's context found in {@link #BY_THREAD}, the child found in its
+     * {@link Context#hot} cache) counts here; everything else is {@link #entered}'s, out of line.
      */
     public static Object enterContext(int id) {
-        if (id >= 0 && Hooks.active == 0) {
-            return null;
+        if (id >= 0) {
+            if (Hooks.active == 0) {
+                return null;
+            }
+            Thread t = Thread.currentThread();
+            Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
+            if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
+                int p = c.current;
+                int[] h = c.hot;
+                int n = h[hash(p, id) & (h.length - 1)];
+                // The root (0) is nobody's child, and a child is cached only once its method is
+                // ready: a match is a counted entry.
+                if (c.method[n] == id && c.parent[n] == p) {
+                    c.calls[n]++;
+                    c.current = n;
+                    return c;
+                }
+            }
         }
         return entered(id);
     }
 
     /**
-     * Not inlined: the JIT compiles this once instead of into every probed method, which on a
-     * whole program more than pays for the call (decision 0051).
+     * Not inlined: the JIT compiles the rare cases once instead of into every probed method
+     * (decision 0051).
      */
     @DontInline
     private static Object entered(int id) {
@@ -103,22 +128,70 @@ public final class Counts {
             return null;
         }
         byte[] r = ready;
-        if (id >= r.length || r[id] == 0) {
+        boolean isReady = id < r.length && r[id] != 0;
+        if (!isReady) {
             if (!firstEntry(c, id)) {
                 return null;
             }
+            r = ready;
+            isReady = id < r.length && r[id] != 0;
         }
-        c.enter(id);
+        c.enter(id, isReady);
+        publish(c);
         return c;
+    }
+
+    static int hash(int parent, int id) {
+        int h = parent * 0x9E3779B9 + id;
+        return h ^ (h >>> 16);
+    }
+
+    /** Makes {@code c} (counting, of the current recording) what {@link #enterContext} finds. */
+    private static void publish(Context c) {
+        Thread t = c.thread;
+        int slot = System.identityHashCode(t) & (SLOTS - 1);
+        if (BY_THREAD[slot] != c && c.epoch == epoch) {
+            BY_THREAD[slot] = c;
+            // A recording that ended meanwhile may have cleared the table before this store.
+            if (c.epoch != epoch) {
+                BY_THREAD[slot] = null;
+            }
+        }
+    }
+
+    /**
+     * Right after an entry that returned {@code context}: the node its exits return to (the
+     * caller's), which the frame keeps in a local and hands to {@link #exitContext}. Inlined
+     * after {@link #enterContext}, the JIT has it from the entry's own child lookup.
+     */
+    public static int savedContext(Object context) {
+        if (context == null) {
+            return 0;
+        }
+        Context c = (Context) context;
+        return c.parent[c.current];
     }
 
     /**
      * Method {@code id} returns after executing {@code bytecodes} of its own; {@code context}
-     * is what its entry returned.
+     * is what its entry returned and {@code saved} what {@link #savedContext} did. Inlined: the
+     * common case (the thread is in the method's node) adds the bytecodes and goes back to the
+     * saved node with one store, no load on the way (the next call's entry reads it).
      */
-    public static void exitContext(Object context, int id, int bytecodes) {
-        if (context != null || id < 0) {
+    public static void exitContext(Object context, int id, int bytecodes, int saved) {
+        if (context != null) {
+            Context c = (Context) context;
+            int x = c.current;
+            // A root's node has the method ~id: its exit asks the agent.
+            if (c.method[x] == id && c.epoch == epoch) {
+                // The counter is an int local: an unsigned reading postpones a wrap to 2^32.
+                c.bytecodes[x] += bytecodes & 0xFFFFFFFFL;
+                c.current = saved;
+                return;
+            }
             left(context, id, bytecodes);
+        } else if (id < 0) {
+            left(null, id, bytecodes);
         }
     }
 
@@ -132,9 +205,13 @@ public final class Counts {
         }
     }
 
-    /** Method {@code id} exits by an exception, as {@link #exitContext}. */
-    public static void unwindContext(Object context, int id, int bytecodes) {
-        exitContext(context, id, bytecodes);
+    /**
+     * Method {@code id} exits by an exception, as {@link #exitContext}; not inlined, so that the
+     * handler every probed method has stays a call in compiled code.
+     */
+    @DontInline
+    public static void unwindContext(Object context, int id, int bytecodes, int saved) {
+        exitContext(context, id, bytecodes, saved);
     }
 
     private static void exit(Context c, int id, int bytecodes) {
@@ -192,7 +269,7 @@ public final class Counts {
         if ((r & RECORD) == 0) {
             return null;
         }
-        c.enter(~id);
+        c.enter(~id, false);
         return c;
     }
 
@@ -364,6 +441,7 @@ public final class Counts {
             all = noRoot;
             int e = epoch + 1;
             epoch = e == 0 ? 1 : e;
+            java.util.Arrays.fill(BY_THREAD, null);
         }
     }
 
@@ -371,6 +449,7 @@ public final class Counts {
     public static void stop() {
         synchronized (LOCK) {
             epoch = 0;
+            java.util.Arrays.fill(BY_THREAD, null);
         }
     }
 
@@ -415,6 +494,12 @@ public final class Counts {
     private static Context ignoreThisThread() {
         Context saved = CONTEXT.get();
         CONTEXT.set(IGNORED);
+        Thread t = Thread.currentThread();
+        int slot = System.identityHashCode(t) & (SLOTS - 1);
+        Context c = BY_THREAD[slot];
+        if (c != null && c.thread == t) {
+            BY_THREAD[slot] = null;
+        }
         return saved;
     }
 
@@ -448,8 +533,12 @@ public final class Counts {
         int[] parent = new int[8];
         long[] calls = new long[8];
         long[] bytecodes = new long[8];
-        /** Per node, the child entered last (0: none yet; the root is nobody's child). */
-        int[] last = new int[8];
+        /**
+         * Children of ready methods by the hash of (parent, method), direct-mapped, the last one
+         * entered winning a slot: node (0: none; the root is nobody's child). As long as
+         * {@link #table}.
+         */
+        int[] hot = new int[16];
         /** Open addressing, (parent, method) -> node + 1 (0: empty), at most half full. */
         int[] table = new int[16];
         int size = 1;
@@ -469,7 +558,12 @@ public final class Counts {
             method[0] = ROOT;
         }
 
-        void enter(int id) {
+        /**
+         * Enters the child of the current node for {@code id}. Only a {@code ready} method's
+         * child goes into {@link #hot}, where {@link #enterContext} counts it without asking (an
+         * unready method's entries must come here).
+         */
+        void enter(int id, boolean ready) {
             if (overflowDepth > 0) {
                 overflowDepth++;
                 overflowCalls++;
@@ -477,11 +571,10 @@ public final class Counts {
                 return;
             }
             int p = current;
-            // Most calls repeat the call their context made last: one compare finds the child.
-            int n = last[p];
-            if (n == 0 || method[n] != id) {
-                n = child(p, id);
-                last[p] = n;
+            int n = child(p, id);
+            if (ready && overflowDepth == 0) {
+                int[] h = hot;
+                h[hash(p, id) & (h.length - 1)] = n;
             }
             calls[n]++;
             current = n;
@@ -520,10 +613,6 @@ public final class Counts {
             return x;
         }
 
-        private static int hash(int parent, int id) {
-            int h = parent * 0x9E3779B9 + id;
-            return h ^ (h >>> 16);
-        }
 
         int child(int p, int id) {
             int[] t = table;
@@ -575,15 +664,15 @@ public final class Counts {
                 int[] pa = java.util.Arrays.copyOf(parent, 2 * n);
                 long[] ca = java.util.Arrays.copyOf(calls, 2 * n);
                 long[] by = java.util.Arrays.copyOf(bytecodes, 2 * n);
-                int[] la = java.util.Arrays.copyOf(last, 2 * n);
                 int[] t = new int[4 * n];
+                int[] ho = new int[4 * n];
                 for (int x = 1; x < size; x++) {
                     put(t, pa[x], m[x], x);
                 }
                 // The node arrays before the table: a reader copies up to a size it read first.
                 bytecodes = by;
                 calls = ca;
-                last = la;
+                hot = ho;
                 parent = pa;
                 method = m;
                 table = t;

@@ -21,15 +21,19 @@ public final class CountsDriver {
 
     /** Open frames' contexts, as the probes keep them in a local of each frame. */
     private static final java.util.ArrayDeque<Object> FRAMES = new java.util.ArrayDeque<>();
+    /** Each open frame's saved node (what the probes keep in a second local). */
+    private static final java.util.ArrayDeque<Integer> SAVED = new java.util.ArrayDeque<>();
 
     private static void enter(int id) {
         Object c = Counts.enterContext(id);
         FRAMES.push(c == null ? FRAMES : c);
+        SAVED.push(Counts.savedContext(c));
     }
 
     private static void exit(int id, int bytecodes) {
         Object c = FRAMES.isEmpty() ? null : FRAMES.pop();
-        Counts.exitContext(c == FRAMES ? null : c, id, bytecodes);
+        int saved = SAVED.isEmpty() ? 0 : SAVED.pop();
+        Counts.exitContext(c == FRAMES ? null : c, id, bytecodes, saved);
     }
 
     private static void work(String what) {

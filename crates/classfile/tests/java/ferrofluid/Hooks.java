@@ -16,10 +16,13 @@ public final class Hooks {
     public static void unwindBlocks(int id, int n) { unwind[id]++; blocks[id] += n; }
     /** Each entry's own context: its exit must hand back exactly this object. */
     public static Object enterContext(int id) { enter[id]++; return new int[] {id}; }
-    public static void exitContext(Object c, int id, int n) { check(c, id); exitBlocks(id, n); }
-    public static void unwindContext(Object c, int id, int n) { check(c, id); unwindBlocks(id, n); }
-    static void check(Object c, int id) {
+    /** What each frame saves after its entry: its exits must hand it back too. */
+    public static int savedContext(Object c) { return ((int[]) c)[0] * 7 + 3; }
+    public static void exitContext(Object c, int id, int n, int saved) { check(c, id, saved); exitBlocks(id, n); }
+    public static void unwindContext(Object c, int id, int n, int saved) { check(c, id, saved); unwindBlocks(id, n); }
+    static void check(Object c, int id, int saved) {
         if (((int[]) c)[0] != id) throw new AssertionError("context of " + ((int[]) c)[0] + " at " + id);
+        if (saved != id * 7 + 3) throw new AssertionError("saved " + saved + " at " + id);
     }
     public static void alloc(Object o, int site) { if (o != null) alloc[site]++; }
     public static void nativeEnter(int id) { nativeEnter[id]++; }
