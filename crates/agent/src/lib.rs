@@ -13,32 +13,14 @@
 //! allows it: entry points, JVMTI callbacks, JNI natives and wrappers, raw-pointer conversions.
 //! Below it, `ferrofluid-jvmti` wraps JVMTI, JNI and the OS calls.
 
-mod adaptive;
-mod agent;
-mod calibrate;
-mod collector;
 mod engine;
-mod flags;
 // The FFI layer: every entry point the JVM calls and every raw-pointer conversion.
 #[allow(unsafe_code)]
 mod ffi;
-mod handles;
-pub mod hooks;
-mod jvm;
-mod logger;
-mod memory;
-mod narrow;
-mod owner;
-mod private_dir;
-mod receiver;
-mod reveal;
-pub mod ring;
-mod server;
-mod session;
-mod site_flags;
+mod probe;
+mod runtime;
 #[cfg(test)]
 mod testing;
-mod vthread;
 
-pub use agent::AgentError;
-use ffi::jni_intercept;
+pub use probe::{hooks, ring};
+pub use runtime::lifecycle::AgentError;

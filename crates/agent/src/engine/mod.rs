@@ -21,7 +21,7 @@ use ferrofluid_subgraph::PlanConfig;
 /// (`#[cfg(test)]`). Generates the module declarations, [`find`] and the probe dispatch.
 macro_rules! engines {
     ($($(#[$attr:meta])* $mode:ident => $module:ident :: $ty:ident),* $(,)?) => {
-        $($(#[$attr])* mod $module;)*
+        $($(#[$attr])* pub mod $module;)*
 
         /// The engine of `mode` in this build, if there is one.
         pub fn find(mode: Mode) -> Option<&'static dyn Engine> {
@@ -62,17 +62,17 @@ engines! {
     Region => region::Region,
     Count => count::Count,
     Alloc => alloc::Alloc,
-    #[cfg(test)] Sample => entries::Entries,
+    #[cfg(test)] Sample => testing::Entries,
 }
 
-/// The start of a probe for the active engine: [`crate::hooks::ticks`], or 0 for an engine
+/// The start of a probe for the active engine: [`crate::probe::hooks::ticks`], or 0 for an engine
 /// that reads no clock (`count`).
 #[inline(always)]
 pub fn probe_ticks() -> u64 {
     if ACTIVE.load(Ordering::Relaxed) == Mode::Count as u8 {
         0
     } else {
-        crate::hooks::ticks()
+        crate::probe::hooks::ticks()
     }
 }
 
@@ -81,7 +81,7 @@ pub fn probe_ticks() -> u64 {
 #[inline(always)]
 pub fn exit_blocks(env: *mut sys::JNIEnv, id: i32, _bytecodes: i32) {
     if ACTIVE.load(Ordering::Relaxed) != Mode::Count as u8 {
-        exit(env, id, crate::hooks::ticks());
+        exit(env, id, crate::probe::hooks::ticks());
     }
 }
 

@@ -42,7 +42,7 @@ impl JvmEvent {
     /// Whether the shared runtime keeps it enabled while the agent is attached (its class
     /// bytes cache, module reads and thread rings), whatever the session.
     fn always_on(self) -> bool {
-        crate::jvm::RUNTIME_EVENTS.contains(&self.jvmti())
+        crate::runtime::jvm::RUNTIME_EVENTS.contains(&self.jvmti())
     }
 }
 

@@ -6,7 +6,8 @@ use std::ffi::CStr;
 
 use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Jvmti, Object};
 
-use crate::{hooks, jvm, session, vthread};
+use crate::probe::{hooks, vthread};
+use crate::runtime::{jvm, session};
 
 /// The callbacks the agent installs (`SetEventCallbacks`); events are enabled separately.
 pub fn event_callbacks() -> sys::jvmtiEventCallbacks {
@@ -35,14 +36,14 @@ unsafe extern "C" fn vm_init(
         };
         // The hooks are installed and the agent goes live.
         match jvm::install_hooks(jvmti, &env) {
-            Ok(()) => crate::agent::on_live(jvmti, &env),
+            Ok(()) => crate::runtime::lifecycle::on_live(jvmti, &env),
             Err(e) => log::error!("VMInit: {e}; nothing will be instrumented"),
         }
     })
 }
 
 unsafe extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _env: *mut sys::JNIEnv) {
-    ffi_guard("VMDeath", (), crate::agent::on_vm_death)
+    ffi_guard("VMDeath", (), crate::runtime::lifecycle::on_vm_death)
 }
 
 unsafe extern "C" fn thread_start(

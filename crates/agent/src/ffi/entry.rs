@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void, CStr};
 
 use ferrofluid_jvmti::{ffi_guard, sys, JavaVm};
 
-use crate::agent;
+use crate::runtime::lifecycle;
 
 const JNI_OK: sys::jint = sys::JNI_OK as sys::jint;
 const JNI_ERR: sys::jint = sys::JNI_ERR;
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
     ffi_guard("Agent_OnLoad", JNI_ERR, || {
         // SAFETY: the JVM's contract for Agent_OnLoad arguments.
         let (vm, options) = unsafe { (JavaVm::from_raw(vm), option_string(options)) };
-        match vm.map(|vm| agent::start(vm, &options)) {
+        match vm.map(|vm| lifecycle::start(vm, &options)) {
             Some(Ok(())) => JNI_OK,
             Some(Err(e)) => {
                 // The JVM is about to refuse to start; stderr is where java reports that.
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
     ffi_guard("Agent_OnAttach", JNI_ERR, || {
         // SAFETY: the JVM's contract for Agent_OnAttach arguments.
         let (vm, options) = unsafe { (JavaVm::from_raw(vm), option_string(options)) };
-        match vm.map(|vm| agent::start(vm, &options)) {
+        match vm.map(|vm| lifecycle::start(vm, &options)) {
             Some(Ok(())) => JNI_OK,
             Some(Err(e)) => {
                 // Never print into a running application's stderr: the tool sees the return code.
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
 /// Called by the JVM once, at exit.
 #[no_mangle]
 pub unsafe extern "C" fn Agent_OnUnload(_vm: *mut sys::JavaVM) {
-    ffi_guard("Agent_OnUnload", (), agent::unload)
+    ffi_guard("Agent_OnUnload", (), lifecycle::unload)
 }
 
 /// # Safety

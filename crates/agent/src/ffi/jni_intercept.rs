@@ -34,7 +34,7 @@ fn before(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
         // SAFETY: a method ID native code passes to a JNI call function: one the JVM handed
         // out, of a loaded class (anything else is undefined behaviour in JNI itself).
         let mid = unsafe { MethodId::from_raw(mid) };
-        crate::reveal::method_called(&jni, mid)
+        crate::runtime::reveal::method_called(&jni, mid)
     })
 }
 

@@ -17,11 +17,8 @@
 //! Below this layer are `ferrofluid-jvmti` (JVMTI/JNI, global references, OS calls) and
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
 
-pub mod alloc;
-pub mod alloc_scope;
 pub mod callbacks;
-pub mod count;
 pub mod entry;
-pub mod jni_alloc;
+pub mod jni;
 pub mod jni_intercept;
 pub mod natives;

@@ -2,7 +2,7 @@
 //! their registration table, and the conversions of the raw pointers they hand on.
 //!
 //! Each probe native is one direct `extern "C"` function reading the clock first and calling
-//! the engine dispatch (`crate::engine`) or the hooks (`crate::hooks`), which inline into it.
+//! the engine dispatch (`crate::engine`) or the hooks (`crate::probe::hooks`), which inline into it.
 //! The JVM's raw `JNIEnv` travels on to where it is needed (rarely: a new ring, revelation) and
 //! is converted there by the functions at the end of this file.
 
@@ -10,7 +10,9 @@ use std::ffi::{c_void, CStr};
 
 use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Object};
 
-use crate::{engine, hooks, receiver, reveal, site_flags};
+use crate::engine;
+use crate::probe::{hooks, site_flags};
+use crate::runtime::{receiver, reveal};
 
 /// One native of the hooks class for RegisterNatives: name, descriptor, function.
 pub type Native = (&'static CStr, &'static CStr, *mut c_void);
@@ -18,12 +20,12 @@ pub type Native = (&'static CStr, &'static CStr, *mut c_void);
 /// Every native of the hooks class: the tables below in order, a later entry for the same
 /// method replacing an earlier one (an engine's FFI module may bind a method the probes' table
 /// binds to a no-op). An engine's natives are one more line here. `blocks_gated`: the class has
-/// the Java gates of `exitBlocks`/`unwindBlocks` (`super::count::natives`).
+/// the Java gates of `exitBlocks`/`unwindBlocks` (`crate::engine::count::ffi::natives`).
 pub fn hooks_natives(gated: bool, receiver_gated: bool, blocks_gated: bool) -> Vec<Native> {
     merge([
         probe_natives(gated, receiver_gated),
         reveal_natives(),
-        super::count::natives(blocks_gated),
+        crate::engine::count::ffi::natives(blocks_gated),
     ])
 }
 
@@ -182,10 +184,10 @@ pub fn thread_left(env: *mut sys::JNIEnv, counted_in: u32) {
     with_env(env, |jni| site_flags::left_by(jni, counted_in))
 }
 
-/// [`crate::jvm::thread_identity`] of the thread of a native of the hooks.
+/// [`crate::runtime::jvm::thread_identity`] of the thread of a native of the hooks.
 pub fn current_thread_identity(env: *mut sys::JNIEnv) -> (Option<u64>, Option<String>) {
     with_env(env, |jni| {
-        jni.map_or((None, None), crate::jvm::thread_identity)
+        jni.map_or((None, None), crate::runtime::jvm::thread_identity)
     })
 }
 
