@@ -22,5 +22,7 @@ mod runtime;
 #[cfg(test)]
 mod testing;
 
-pub use probe::{hooks, ring};
+pub use engine::bench;
 pub use runtime::lifecycle::AgentError;
+
+ffi::entry::entry_points!(runtime::lifecycle::Lifecycle);

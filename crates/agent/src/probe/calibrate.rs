@@ -24,16 +24,20 @@
 //! Java often enough to be compiled normally by C2, calls the instrumented callee.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ferrofluid_classfile::{instrument, MethodSite, ProbeKind, ProbeOptions};
-use ferrofluid_jvmti::{Class, JavaVm, JniEnv, Primitive};
+use ferrofluid_jvmti::{Class, JniEnv, Primitive};
 use ferrofluid_profile::compensation::MIN_KEPT;
 use ferrofluid_profile::{Calibration, CalibrationBatch, CalibrationStats, Calibrator};
 
-use crate::probe::flags;
-use crate::probe::hooks::{self, CALIBRATION_CALLER_ID, CALIBRATION_ID};
+use super::flags;
+use super::recorder::{
+    take_calibration_cpu_inner, take_calibration_cpu_waits, take_calibration_inner,
+    take_calibration_probes, take_calibration_waited,
+};
+use super::ring::RING_EVENTS;
+use super::thread::{always_native, thread_cpu, CALIBRATION_CALLER_ID, CALIBRATION_ID, SWITCHES};
 
 const CLASS: &str = "ferrofluid/Calibrate";
 /// `javac --release 8` of `calibrate/Calibrate.java`.
@@ -62,10 +66,10 @@ const CALLS: i32 = 200;
 const CPU_CALLS: i32 = 40;
 /// Calls of `empty` per call of `caller`, as an application's caller calls a small method in a loop.
 const PER_CALL: i32 = 200;
-const _: () = assert!(2 * (CALLS * PER_CALL) as usize > crate::probe::ring::RING_EVENTS);
+const _: () = assert!(2 * (CALLS * PER_CALL) as usize > RING_EVENTS);
 
 /// The calibration class with its probes, defined in the bootstrap loader once per JVM.
-fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
+pub fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
     if let Ok(c) = env.find_class(CLASS) {
         return Ok(c);
     }
@@ -76,8 +80,8 @@ fn class<'a>(env: &JniEnv<'a>) -> Result<Class<'a>, String> {
         // calibrated alone (an engine whose probes time single methods). (Inside a root every
         // probe takes it anyway.)
         &mut |m: &MethodSite<'_>| match m.name {
-            "empty" => Some(hooks::always_native(CALIBRATION_ID)),
-            "caller" => Some(hooks::always_native(CALIBRATION_CALLER_ID)),
+            "empty" => Some(always_native(CALIBRATION_ID)),
+            "caller" => Some(always_native(CALIBRATION_CALLER_ID)),
             _ => None,
         },
     )
@@ -99,28 +103,25 @@ pub struct Calibrated {
     pub stats: CalibrationStats,
 }
 
-/// The batches of the current profile's wall calibration (at start and re-measured).
-static POOL: Mutex<Option<Calibrator>> = Mutex::new(None);
+// Process-wide: the calibration methods' flags are; the calibrations of any session's engine
+// and the re-measuring thread take turns on them.
 /// A calibration is running (its methods' flags are set): the start calibration waits for a
 /// re-measurement to end, a re-measurement skips its turn.
 static MEASURING: AtomicBool = AtomicBool::new(false);
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-const SUBGRAPH: Probes = Probes {
+/// The call recorder's probes (the `cpu` engine's): an active caller and callee.
+pub const SUBGRAPH: Probes = Probes {
     callee: flags::ACTIVE | flags::INVOKED,
     caller: flags::ACTIVE | flags::ROOT | flags::INVOKED,
-    take_inner: hooks::take_calibration_inner,
-    take_probes: hooks::take_calibration_probes,
+    take_inner: take_calibration_inner,
+    take_probes: take_calibration_probes,
 };
 
-/// Measures the probes on the calling Java thread (a fresh pool: a new profile). Briefly sets
+/// Measures the call recorder's probes on the calling Java thread, into a fresh pool of
+/// batches (a new profile), returned with the estimate for re-measuring. Briefly sets
 /// collection on (the events of the calibration and of other threads meanwhile go to the
 /// recording that `collector::start` then replaces).
-pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibrated, String> {
-    stop_remeasuring();
+pub fn calibrate(env: &JniEnv<'_>) -> Result<(Calibrated, Calibrator), String> {
     measure(env, SUBGRAPH)
 }
 
@@ -128,8 +129,7 @@ pub fn calibrate(env: &JniEnv<'_>) -> Result<Calibrated, String> {
 /// calibration methods get and where its probes sum their inner time), on the calling Java
 /// thread, into a fresh pool; never with the CPU clock unless the caller is active too.
 pub fn calibrate_with(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
-    stop_remeasuring();
-    let calibrated = measure(env, probes)?;
+    let (calibrated, _) = measure(env, probes)?;
     Ok(Calibrated {
         cpu: calibrated.cpu.filter(|_| probes.caller != 0),
         ..calibrated
@@ -187,10 +187,10 @@ fn batch(
     // An active caller's probe pair costs what the callee's does, once per call: counted as pairs.
     let pairs = calls as u64 * (PER_CALL as u64 + u64::from(probes.caller != 0));
     let args = [Primitive::Int(calls), Primitive::Int(PER_CALL)];
-    let cpu_start = hooks::thread_cpu();
+    let cpu_start = thread_cpu();
     let elapsed = env.call_static_long_method(class, c"run", c"(II)J", &args);
     // The JNI call's own CPU cost is inside, spread over thousands of pairs.
-    let cpu_elapsed = hooks::thread_cpu().saturating_sub(cpu_start);
+    let cpu_elapsed = thread_cpu().saturating_sub(cpu_start);
     // The inner times are the callee's only: scale them to all the pairs counted.
     let scale = |inner: u64| inner * pairs / (calls * PER_CALL) as u64;
     let wall = elapsed.map_err(|e| e.to_string())?.max(0) as u64;
@@ -206,12 +206,12 @@ fn batch(
         // waits for room in its ring, where it yields the CPU (left out of the costs anyway).
         off_cpu_ns: wall
             .saturating_sub(cpu_elapsed)
-            .saturating_sub(hooks::take_calibration_waited()),
+            .saturating_sub(take_calibration_waited()),
     };
     let cpu = CalibrationBatch {
         pairs,
-        elapsed_ns: cpu_elapsed.saturating_sub(hooks::take_calibration_cpu_waits()),
-        inner_ns: scale(hooks::take_calibration_cpu_inner()),
+        elapsed_ns: cpu_elapsed.saturating_sub(take_calibration_cpu_waits()),
+        inner_ns: scale(take_calibration_cpu_inner()),
         ..CalibrationBatch::default()
     };
     Ok((b, cpu, probes_ns / pairs.max(1)))
@@ -223,9 +223,9 @@ fn arm(probes: &Probes) {
     flags::set(CALIBRATION_CALLER_ID, probes.caller);
     (probes.take_inner)();
     (probes.take_probes)();
-    hooks::take_calibration_cpu_inner();
-    hooks::take_calibration_cpu_waits();
-    hooks::take_calibration_waited();
+    take_calibration_cpu_inner();
+    take_calibration_cpu_waits();
+    take_calibration_waited();
 }
 
 fn disarm() {
@@ -235,16 +235,16 @@ fn disarm() {
 
 /// Runs the batches with the calibration methods' flags set as `probes` says, into a fresh
 /// pool.
-fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
+fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<(Calibrated, Calibrator), String> {
     let class = class(env)?;
     // A re-measurement still running (it was told to stop) ends within a batch.
     let _measuring = Measuring::take(Duration::from_secs(2))
         .ok_or("calibration: another calibration did not end")?;
     // Probes calibrated without an active caller never read the CPU clock.
-    let cpu = hooks::CPU.load(Ordering::SeqCst) && probes.caller != 0;
+    let cpu = SWITCHES.cpu.load(Ordering::SeqCst) && probes.caller != 0;
     let calls = if cpu { CPU_CALLS } else { CALLS };
     arm(&probes);
-    let was = hooks::COLLECTING.swap(true, Ordering::SeqCst);
+    let was = SWITCHES.collecting.swap(true, Ordering::SeqCst);
     let mut pool = Calibrator::new();
     let mut batches = Vec::with_capacity(BATCHES);
     let mut cpu_batches = Vec::with_capacity(BATCHES);
@@ -270,7 +270,7 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
             }
         }
     }
-    hooks::COLLECTING.store(was, Ordering::SeqCst);
+    SWITCHES.collecting.store(was, Ordering::SeqCst);
     disarm();
     env.delete_local_ref(class.as_object());
     if let Some(e) = failure {
@@ -325,126 +325,26 @@ fn measure(env: &JniEnv<'_>, probes: Probes) -> Result<Calibrated, String> {
         jfluid.outer_ns,
         each.join(" ")
     );
-    if probes.caller != 0 {
-        *lock(&POOL) = Some(pool);
-    }
-    Ok(Calibrated {
+    let calibrated = Calibrated {
         wall: c,
         cpu,
         stats,
-    })
-}
-
-/// The re-measuring thread of the current profile.
-struct Remeasurer {
-    stop: Arc<AtomicBool>,
-    done: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-static REMEASURER: Mutex<Option<Remeasurer>> = Mutex::new(None);
-
-/// Starts re-measuring the wall calibration of the call-subgraph profile that collects now
-/// (not with the CPU clock, whose calibration is of whole pairs; the engines whose probes
-/// time single methods do not ask): a
-/// daemon thread attached to the JVM runs one batch every [`REMEASURE_EVERY`] into the pool and
-/// hands the new estimate to the collector. It ends when collection stops.
-pub fn start_remeasuring(vm: JavaVm) {
-    stop_remeasuring();
-    if hooks::CPU.load(Ordering::SeqCst) || lock(&POOL).is_none() {
-        return;
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicBool::new(false));
-    let spawned = std::thread::Builder::new()
-        .name("ferrofluid-calibrate".into())
-        .spawn({
-            let (stop, done) = (Arc::clone(&stop), Arc::clone(&done));
-            move || {
-                let attached = vm.with_attached_thread("ferrofluid-calibrate", |env| {
-                    ferrofluid_jvmti::ffi_guard("re-measuring the calibration", (), || {
-                        remeasure(env, &stop)
-                    })
-                });
-                if let Err(e) = attached {
-                    log::warn!("calibration: attaching the re-measuring thread: {e}");
-                }
-                done.store(true, Ordering::SeqCst);
-            }
-        });
-    match spawned {
-        Ok(thread) => *lock(&REMEASURER) = Some(Remeasurer { stop, done, thread }),
-        Err(e) => log::warn!("calibration: no re-measuring thread: {e}"),
-    }
-}
-
-/// Tells the re-measuring thread to end and waits for it a little (a batch takes a few ms; a
-/// thread held at a safepoint ends on its own later).
-pub fn stop_remeasuring() {
-    let Some(r) = lock(&REMEASURER).take() else {
-        return;
     };
-    r.stop.store(true, Ordering::SeqCst);
-    let until = Instant::now() + Duration::from_millis(500);
-    while !r.done.load(Ordering::SeqCst) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    if r.done.load(Ordering::SeqCst) {
-        let _ = r.thread.join();
-    }
+    Ok((calibrated, pool))
 }
 
-/// The re-measuring thread's loop: a batch every [`REMEASURE_EVERY`] while collection goes on.
-fn remeasure(env: &JniEnv<'_>, stop: &AtomicBool) {
-    let Ok(class) = class(env) else {
-        return;
-    };
-    let (mut runs, mut kept) = (0u64, 0u64);
-    'profile: loop {
-        let next = Instant::now() + REMEASURE_EVERY;
-        while Instant::now() < next {
-            if stop.load(Ordering::SeqCst) || !hooks::COLLECTING.load(Ordering::SeqCst) {
-                break 'profile;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let Some(_measuring) = Measuring::take(Duration::ZERO) else {
-            continue;
-        };
-        arm(&SUBGRAPH);
-        let result = batch(env, class, &SUBGRAPH, CALLS);
-        disarm();
-        // A batch during which collection stopped recorded only part of its probes.
-        if stop.load(Ordering::SeqCst) || !hooks::COLLECTING.load(Ordering::SeqCst) {
-            break;
-        }
-        let Ok((b, _, _)) = result else {
-            break;
-        };
-        runs += 1;
-        kept += u64::from(!b.disturbed());
-        let estimate = lock(&POOL).as_mut().and_then(|pool| {
-            pool.add(b);
-            pool.estimate()
-        });
-        if let Some((calibration, stats)) = estimate {
-            crate::probe::collector::calibrated(calibration, stats);
-        }
-    }
-    env.delete_local_ref(class.as_object());
-    if let Some((c, stats)) = lock(&POOL).as_ref().and_then(Calibrator::estimate) {
-        log::info!(
-            "calibration re-measured in {runs} batches during the profile ({kept} undisturbed): \
-             inner {:.1} ns, outer {:.1} ns per call from {} batches; rest per pair {:.1} / \
-             {:.1} / {:.1} ns (quartiles)",
-            c.inner_ns,
-            c.outer_ns,
-            stats.kept,
-            stats.pair_ns[0],
-            stats.pair_ns[1],
-            stats.pair_ns[2]
-        );
-    }
+/// One batch of the call-subgraph probes on this thread (the calibration class `class`),
+/// unless another calibration is running (`None`): how a profile's calibration is measured
+/// again while it collects.
+pub fn subgraph_batch(
+    env: &JniEnv<'_>,
+    class: Class<'_>,
+) -> Option<Result<CalibrationBatch, String>> {
+    let _measuring = Measuring::take(Duration::ZERO)?;
+    arm(&SUBGRAPH);
+    let result = batch(env, class, &SUBGRAPH, CALLS);
+    disarm();
+    Some(result.map(|(b, _, _)| b))
 }
 
 #[cfg(test)]

@@ -2,9 +2,7 @@
 //! OS thread every millisecond and on demand (snapshot, stop). Holding the collector lock makes the
 //! caller the rings' single consumer.
 
-use serde::Serialize;
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -13,8 +11,12 @@ use rustc_hash::FxHashMap;
 
 use ferrofluid_profile::{MethodInfo, Profile, Recording, Stamp, DEFAULT_MAX_NODES};
 
-use crate::probe::hooks::{self, RINGS};
-use crate::probe::ring::{Event, Kind, Ring};
+use super::clock;
+use super::flags;
+use super::recorder::RINGS;
+use super::ring::{Event, Kind, Ring};
+use super::thread::{FIRST_SESSION_ID, SWITCHES};
+use super::upcalls::upcalls;
 
 /// How often the collector thread drains the rings.
 const PERIOD: Duration = Duration::from_millis(1);
@@ -52,7 +54,7 @@ impl Collector {
         if let Some(&m) = self.ids.get(&id) {
             return m;
         }
-        let info = match crate::runtime::session::method_name(id) {
+        let info = match upcalls().and_then(|u| u.method_name(id)) {
             Some((class, name, descriptor)) => {
                 MethodInfo::from_internal(&class, &name, &descriptor)
             }
@@ -102,8 +104,8 @@ impl Collector {
         }
         // Re-measuring the calibration during a profile records nothing: its probes' events
         // (method ids below the sessions') are dropped, and so are its pauses, since its thread
-        // never gets a tree (`calibrate::start_remeasuring`).
-        events.retain(|(e, _)| e.kind == Kind::Adjust || e.id >= hooks::FIRST_SESSION_ID);
+        // never gets a tree (the `cpu` engine's re-measuring thread).
+        events.retain(|(e, _)| e.kind == Kind::Adjust || e.id >= FIRST_SESSION_ID);
         let calls = events.iter().any(|(e, _)| e.kind != Kind::Adjust);
         if !calls && !self.recording.has_thread(ring.thread_id) {
             events.clear();
@@ -112,7 +114,7 @@ impl Collector {
             let mapped: Vec<(Kind, u32, ferrofluid_profile::MethodId, Stamp)> = events
                 .iter()
                 .map(|&(e, cpu)| {
-                    let at = stamp(e.ns, cpu).by_probe(hooks::ticks_to_ns(e.probe_ticks.into()));
+                    let at = stamp(e.ns, cpu).by_probe(clock::ticks_to_ns(e.probe_ticks.into()));
                     (e.kind, e.id, self.method(e.id), at)
                 })
                 .collect();
@@ -125,9 +127,7 @@ impl Collector {
                     // An exit with no open frame (the thread was inside a root before collection
                     // started) is counted by the recorder and otherwise ignored.
                     // A method whose probes were dropped: only invocations entered before.
-                    Kind::Exit
-                        if crate::probe::flags::get(id) & crate::probe::flags::DROPPED != 0 =>
-                    {
+                    Kind::Exit if flags::get(id) & flags::DROPPED != 0 => {
                         rec.exit_if_innermost(m, at);
                     }
                     Kind::Exit => {
@@ -186,11 +186,11 @@ pub fn start(
         .map(|r| (r.thread_id, r.dropped()))
         .collect();
     *c = Some(fresh);
-    hooks::EPOCH.fetch_add(1, Ordering::SeqCst);
-    hooks::COLLECTING.store(true, Ordering::SeqCst);
+    SWITCHES.epoch.fetch_add(1, Ordering::SeqCst);
+    SWITCHES.collecting.store(true, Ordering::SeqCst);
 }
 
-/// The wall calibration measured again while collecting (`calibrate::start_remeasuring`):
+/// The wall calibration measured again while collecting (the `cpu` engine re-measures):
 /// it replaces the recording's, with what it saw.
 pub fn calibrated(
     calibration: ferrofluid_profile::Calibration,
@@ -204,15 +204,14 @@ pub fn calibrated(
 
 /// Stops collecting; the data stays for `snapshot`.
 pub fn stop() {
-    hooks::COLLECTING.store(false, Ordering::SeqCst);
-    crate::probe::calibrate::stop_remeasuring();
+    SWITCHES.collecting.store(false, Ordering::SeqCst);
     if let Some(c) = lock(&COLLECTOR).as_mut() {
         c.drain();
     }
 }
 
 pub fn collecting() -> bool {
-    hooks::COLLECTING.load(Ordering::SeqCst)
+    SWITCHES.collecting.load(Ordering::SeqCst)
 }
 
 /// Of `drops` (global method id, wall time just after its probes were dropped), the ids whose
@@ -285,12 +284,17 @@ pub fn dropped() -> u64 {
     lock(&COLLECTOR).as_ref().map_or(0, |c| c.dropped)
 }
 
-/// The profile so far (open frames closed now); `None` if collection never started. A thread
-/// found blocked ([`crate::runtime::jvm::blocked_threads`], read first: no lock is held across those
-/// JVMTI calls) is marked waiting in its innermost open frame.
-pub fn snapshot() -> Option<(Profile, u64)> {
+/// The profile so far (open frames closed now), and the events dropped since the last start;
+/// `None` if collection never started. `blocked(threads)` tells which of `threads` (Java ids,
+/// those inside a recorded frame) JVMTI finds blocked and how: it is asked first, with no lock
+/// held, and a thread it names is marked waiting in its innermost open frame. `dropped_ids`:
+/// the global ids of the methods whose probes were dropped, for `probes_dropped`.
+pub fn snapshot(
+    blocked: impl FnOnce(&HashSet<u64>) -> HashMap<u64, (String, String)>,
+    dropped_ids: &[u32],
+) -> Option<(Profile, u64)> {
     // Only threads inside a recorded frame can be waiting in one.
-    let inside: std::collections::HashSet<u64> = lock(&COLLECTOR)
+    let inside: HashSet<u64> = lock(&COLLECTOR)
         .as_ref()?
         .recording
         .open_frames()
@@ -300,13 +304,13 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     let blocked = if inside.is_empty() {
         HashMap::new()
     } else {
-        crate::runtime::jvm::blocked_threads_now(&inside)
+        blocked(&inside)
     };
     let mut c = lock(&COLLECTOR);
     let c = c.as_mut()?;
     c.drain();
     let open = c.recording.open_frames();
-    let mut profile = c.recording.snapshot(Stamp::wall(hooks::now()));
+    let mut profile = c.recording.snapshot(Stamp::wall(clock::now()));
     for (t, (key, id, node)) in profile.threads.iter_mut().zip(open) {
         t.dropped_events = c.dropped_by_thread.get(&key).copied().unwrap_or(0);
         if let (Some((state, frame)), Some(node)) = (blocked.get(&id), node) {
@@ -317,50 +321,11 @@ pub fn snapshot() -> Option<(Profile, u64)> {
             });
         }
     }
-    profile.instrumented = crate::runtime::session::methods_instrumented();
-    profile.trivial_skipped = crate::runtime::session::trivial_skipped();
-    profile.failed_classes = crate::runtime::session::failed_classes();
-    profile.probes_dropped = crate::runtime::session::dropped_ids()
+    profile.probes_dropped = dropped_ids
         .iter()
         .filter_map(|id| c.ids.get(id).copied())
         .collect();
-    crate::engine::current().snapshot(&mut profile);
     Some((profile, c.dropped))
-}
-
-/// The snapshot as the JSON value the control protocol carries: the profile document plus
-/// `dropped_events` (non-zero: some thread's tree is inexact).
-pub fn snapshot_json() -> Result<serde_json::Value, String> {
-    let (profile, dropped) = snapshot().ok_or("collection was never started")?;
-    // Trees are up to 1025 levels deep: serialize on a heap-grown stack, not the control
-    // thread's own (serde recurses once per JSON nesting level).
-    let stacked = serde_stacker::Serializer::new(serde_json::value::Serializer);
-    let mut value = profile
-        .to_document()
-        .serialize(stacked)
-        .map_err(|e| e.to_string())?;
-    if let Some(obj) = value.as_object_mut() {
-        obj.insert("dropped_events".into(), dropped.into());
-        let unrevealed = crate::runtime::session::UNREVEALED.load(Ordering::Relaxed);
-        if unrevealed > 0 {
-            obj.insert("unrevealed_calls".into(), unrevealed.into());
-        }
-    }
-    Ok(value)
-}
-
-/// Writes the profile to `path` (JSON document).
-pub fn write_file(path: &Path) -> Result<(), String> {
-    let (profile, dropped) = snapshot().ok_or("collection was never started")?;
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    profile
-        .write_json(std::io::BufWriter::new(file))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if dropped > 0 {
-        log::warn!("{dropped} events were dropped: the profile is inexact");
-    }
-    log::info!("profile written to {}", path.display());
-    Ok(())
 }
 
 /// Discards what was collected so far and goes on collecting ([`Recording::restart`]): calls
@@ -371,7 +336,7 @@ pub fn restart() -> bool {
         return false;
     };
     c.drain();
-    c.recording.restart(Stamp::wall(hooks::now()));
+    c.recording.restart(Stamp::wall(clock::now()));
     c.dropped = 0;
     c.dropped_by_thread.clear();
     true
@@ -379,8 +344,7 @@ pub fn restart() -> bool {
 
 /// Forgets everything collected (detach).
 pub fn reset() {
-    hooks::COLLECTING.store(false, Ordering::SeqCst);
-    crate::probe::calibrate::stop_remeasuring();
+    SWITCHES.collecting.store(false, Ordering::SeqCst);
     *lock(&COLLECTOR) = None;
 }
 
@@ -403,17 +367,16 @@ pub fn drain_own(ring: &Ring) -> bool {
     }
 }
 
-/// The collector thread's body: drains until `stop` is set. It sleeps [`PERIOD`] between rounds
+/// The collector thread's body: drains until `stop` is set, calling `tick` after each round. It sleeps [`PERIOD`] between rounds
 /// unless a ring was more than a quarter full, so a busy thread's ring is emptied at once.
 pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
-    let busy = crate::probe::ring::RING_EVENTS / 4;
+    let busy = super::ring::RING_EVENTS / 4;
     let mut most = 0;
     while !stop.load(Ordering::SeqCst) {
         if most < busy {
             std::thread::sleep(PERIOD);
         }
         most = lock(&COLLECTOR).as_mut().map_or(0, |c| c.drain());
-        crate::engine::current().tick();
         tick();
     }
 }
@@ -421,13 +384,29 @@ pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::recorder::{bench_method, prime_thread};
+    use crate::probe::thread::thread_cpu;
+
+    /// The recording probes (the `cpu` engine's) of method `id`, as its natives call them.
+    fn enter(id: u32) {
+        crate::probe::recorder::enter(std::ptr::null_mut(), id as i32, clock::ticks());
+    }
+
+    fn exit(id: u32) {
+        crate::probe::recorder::exit(std::ptr::null_mut(), id as i32, clock::ticks());
+    }
+
+    fn pair(id: u32) {
+        enter(id);
+        exit(id);
+    }
 
     /// With no collector thread, a thread that fills its ring three times over empties it
     /// itself: nothing is dropped and the counts are exact; with the CPU clock too, whose
     /// events take two slots. One test: the collector and the `cpu` switch are global.
     #[test]
     fn a_full_ring_is_drained_by_its_own_thread() {
-        let _engine = crate::engine::TEST_LOCK
+        let _engine = crate::testing::SERIAL
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         drain_own_ring(false);
@@ -438,32 +417,32 @@ mod tests {
     /// (they would show at the top of the tree, their root's exit unmatched); its next call is.
     #[test]
     fn a_root_running_when_collecting_starts_is_recorded_from_its_next_call() {
-        let _engine = crate::engine::TEST_LOCK
+        let _engine = crate::testing::SERIAL
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let (root, leaf) = (4_000_011, 4_000_012);
-        crate::probe::hooks::bench_method(root, true);
-        crate::probe::hooks::bench_method(leaf, false);
+        bench_method(root, true);
+        bench_method(leaf, false);
         let name = "in-flight-root";
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                crate::probe::hooks::prime_thread(name);
-                crate::probe::hooks::bench_enter(root);
+                prime_thread(name);
+                enter(root);
                 start(None, None, None);
-                crate::probe::hooks::bench_pair(leaf);
-                crate::probe::hooks::bench_exit(root);
-                crate::probe::hooks::bench_pair(leaf);
-                crate::probe::hooks::bench_enter(root);
-                crate::probe::hooks::bench_pair(leaf);
-                crate::probe::hooks::bench_pair(leaf);
-                crate::probe::hooks::bench_exit(root);
+                pair(leaf);
+                exit(root);
+                pair(leaf);
+                enter(root);
+                pair(leaf);
+                pair(leaf);
+                exit(root);
             })
             .unwrap()
             .join()
             .unwrap();
         stop();
-        let (profile, _) = snapshot().unwrap();
+        let (profile, _) = snapshot(|_| HashMap::new(), &[]).unwrap();
         let doc = serde_json::to_value(profile.to_document()).unwrap();
         let thread = doc["threads"]
             .as_array()
@@ -482,9 +461,9 @@ mod tests {
 
     fn drain_own_ring(cpu: bool) {
         let (root, leaf) = (4_000_001, 4_000_002);
-        crate::probe::hooks::bench_method(root, true);
-        crate::probe::hooks::bench_method(leaf, false);
-        crate::probe::hooks::CPU.store(cpu, Ordering::SeqCst);
+        bench_method(root, true);
+        bench_method(leaf, false);
+        SWITCHES.cpu.store(cpu, Ordering::SeqCst);
         start(None, None, None);
         let pairs = 3 * crate::probe::ring::RING_EVENTS / 2;
         let name = format!("drain-test-{cpu}");
@@ -493,23 +472,23 @@ mod tests {
             .spawn({
                 let name = name.clone();
                 move || {
-                    crate::probe::hooks::prime_thread(&name);
-                    crate::probe::hooks::bench_enter(root);
+                    prime_thread(&name);
+                    enter(root);
                     for _ in 0..pairs {
-                        crate::probe::hooks::bench_pair(leaf);
+                        pair(leaf);
                     }
                     // Spin: CPU time in the root's own code.
-                    let t = crate::probe::hooks::thread_cpu();
-                    while crate::probe::hooks::thread_cpu() < t + 20_000_000 {}
-                    crate::probe::hooks::bench_exit(root);
+                    let t = thread_cpu();
+                    while thread_cpu() < t + 20_000_000 {}
+                    exit(root);
                 }
             })
             .unwrap()
             .join()
             .unwrap();
         stop();
-        crate::probe::hooks::CPU.store(false, Ordering::SeqCst);
-        let (profile, dropped) = snapshot().unwrap();
+        SWITCHES.cpu.store(false, Ordering::SeqCst);
+        let (profile, dropped) = snapshot(|_| HashMap::new(), &[]).unwrap();
         assert_eq!(dropped, 0);
         let doc = serde_json::to_value(profile.to_document()).unwrap();
         let thread = doc["threads"]

@@ -1,7 +1,7 @@
 //! A per-thread event ring: one producer (the thread running probes), one consumer (whoever holds
 //! the collector lock). The producer takes no lock and allocates nothing while the ring has room.
 //! When the collector falls behind and the ring is full, a probe's thread empties it itself
-//! (`hooks`, through `collector::drain_own`; the time is factored out as a pause, as JFluid did
+//! (`recorder`, through `collector::drain_own`; the time is factored out as a pause, as JFluid did
 //! while a thread's full buffer was processed). Where it cannot, the producer yields for up to
 //! [`FULL_WAIT`] for the collector to make room (exactness over speed, as JFluid blocked a thread
 //! whose buffer was full); after that the event is dropped and counted, and the thread's profile
@@ -145,7 +145,7 @@ impl Ring {
     }
 
     /// The ring of a virtual thread.
-    pub fn as_virtual(self) -> Ring {
+    pub fn into_virtual(self) -> Ring {
         Ring {
             is_virtual: true,
             ..self

@@ -324,9 +324,17 @@ pub fn hold_active(env: &JniEnv<'_>) {
     let _ = entered(&STATE, Some(env));
 }
 
-/// The raw-argument forms the probes' natives call (`thread_entered(env)`, `thread_left(env,
-/// counted_in)`), converting in the FFI layer.
-pub use crate::ffi::natives::{thread_entered, thread_left};
+/// [`entered_by`] with the raw `JNIEnv` a probe's native received.
+#[inline]
+pub fn thread_entered(env: *mut ferrofluid_jvmti::sys::JNIEnv) -> u32 {
+    crate::ffi::with_env(env, entered_by)
+}
+
+/// [`left_by`] with the raw `JNIEnv` a probe's native received.
+#[inline]
+pub fn thread_left(env: *mut ferrofluid_jvmti::sys::JNIEnv, counted_in: u32) {
+    crate::ffi::with_env(env, |jni| left_by(jni, counted_in))
+}
 
 /// This thread entered a root's extent (its root depth left 0): it is counted, and `active` is 1
 /// when this returns (unless `env` is `None`: no Java to tell). Returns the epoch it was counted

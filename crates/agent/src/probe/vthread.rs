@@ -1,7 +1,7 @@
-//! Virtual threads (JDK 21+): the per-thread state of the hooks follows a virtual thread from
+//! Virtual threads (JDK 21+): the probes' per-thread state follows a virtual thread from
 //! carrier to carrier.
 //!
-//! The hooks keep a thread's state (root depth, its count in `Hooks.active`, its ring) in Rust
+//! The probes keep a thread's state (root depth, its count in `Hooks.active`, its ring) in Rust
 //! thread-locals, which belong to the OS thread: the carrier. With `can_support_virtual_threads`
 //! the JVM reports each virtual thread's mount and unmount on the virtual thread itself, on its
 //! carrier. On mount the carrier's own state is put aside and the virtual thread's is installed;
@@ -21,26 +21,18 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use ferrofluid_jvmti::{sys, JniEnv, Jvmti, Object, WeakGlobalRef};
+use ferrofluid_jvmti::{JniEnv, Jvmti, Object, WeakGlobalRef};
 
-use crate::ffi::callbacks;
-use crate::probe::hooks::{self, Carried};
-use crate::probe::ring::Ring;
+use super::ring::Ring;
+use super::thread::{next_thread_key, swap_carried, Carried};
 
 /// Slots of a virtual thread's ring (16 bytes each: 32 KiB). Virtual threads are many, so their
 /// rings are smaller than a platform thread's; a full one is emptied by its thread, as any.
 pub const VIRTUAL_RING_EVENTS: usize = 1 << 11;
 
-const MOUNT_EVENT: &std::ffi::CStr = c"com.sun.hotspot.events.VirtualThreadMount";
-const UNMOUNT_EVENT: &std::ffi::CStr = c"com.sun.hotspot.events.VirtualThreadUnmount";
-
-/// The JVM supports virtual threads and the agent follows them.
-static ENABLED: AtomicBool = AtomicBool::new(false);
-static MOUNT_INDEX: AtomicI32 = AtomicI32::new(-1);
-static UNMOUNT_INDEX: AtomicI32 = AtomicI32::new(-1);
 /// Bumped each time the events are enabled: a carrier's record of a mount made under an older
 /// environment (before a detach) is stale.
 static EPOCH: AtomicU32 = AtomicU32::new(1);
@@ -74,85 +66,18 @@ fn parked() -> MutexGuard<'static, Option<HashMap<u64, Parked>>> {
     PARKED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Takes `can_support_virtual_threads` if this JVM offers it (JDK 21+) and installs `base`
-/// with the virtual-thread callbacks. On an older JVM it does nothing: the callbacks are
-/// `base` as installed already.
-pub fn setup(jvmti: Jvmti, base: &sys::jvmtiEventCallbacks) {
-    let offered = jvmti
-        .potential_capabilities()
-        .map(|c| ferrofluid_jvmti::can_support_virtual_threads(&c))
-        .unwrap_or(false);
-    if !offered {
-        return;
-    }
-    if let Err(e) = jvmti.add_capabilities(&ferrofluid_jvmti::virtual_threads_capability()) {
-        log::warn!("virtual threads: {e}; their profiles will be inexact");
-        return;
-    }
-    let (mount, unmount) = match (
-        jvmti.extension_event_index(MOUNT_EVENT),
-        jvmti.extension_event_index(UNMOUNT_EVENT),
-    ) {
-        (Ok(Some(m)), Ok(Some(u))) => (m, u),
-        _ => {
-            log::warn!("virtual threads: no mount/unmount events; their profiles will be inexact");
-            return;
-        }
-    };
-    let callbacks = ferrofluid_jvmti::EventCallbacks21 {
-        base: *base,
-        virtual_thread_start: Some(callbacks::virtual_thread_start),
-        virtual_thread_end: Some(callbacks::virtual_thread_end),
-    };
-    if let Err(e) = jvmti.set_event_callbacks_21(&callbacks) {
-        log::warn!("virtual threads: {e}; their profiles will be inexact");
-        return;
-    }
-    MOUNT_INDEX.store(mount, Ordering::Release);
-    UNMOUNT_INDEX.store(unmount, Ordering::Release);
-    ENABLED.store(true, Ordering::Release);
-    log::info!("virtual threads: followed across carriers");
-}
-
-/// Enables the virtual-thread events (if [`setup`] took them).
-pub fn enable_events(jvmti: Jvmti) {
-    if !ENABLED.load(Ordering::Acquire) {
-        return;
-    }
-    EPOCH.fetch_add(1, Ordering::AcqRel);
-    let (mount, unmount) = (
-        MOUNT_INDEX.load(Ordering::Acquire),
-        UNMOUNT_INDEX.load(Ordering::Acquire),
-    );
-    // HotSpot posts an extension event once it has a callback and is enabled by its index.
-    let result = (|| {
-        jvmti.set_extension_thread_event(mount, Some(callbacks::virtual_thread_mount))?;
-        jvmti.set_event_notification_mode(true, mount as sys::jvmtiEvent)?;
-        jvmti.set_extension_thread_event(unmount, Some(callbacks::virtual_thread_unmount))?;
-        jvmti.set_event_notification_mode(true, unmount as sys::jvmtiEvent)?;
-        jvmti.set_event_notification_mode(true, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_START)?;
-        jvmti.set_event_notification_mode(true, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_END)
-    })();
-    if let Err(e) = result {
-        log::warn!("virtual threads: {e}; their profiles will be inexact");
-    }
-}
-
-/// Disables them (the environment is about to be disposed).
-pub fn disable_events(jvmti: Jvmti) {
-    if !ENABLED.swap(false, Ordering::AcqRel) {
-        return;
-    }
-    for index in [&MOUNT_INDEX, &UNMOUNT_INDEX].map(|i| i.load(Ordering::Acquire)) {
-        let _ = jvmti.set_event_notification_mode(false, index as sys::jvmtiEvent);
-        let _ = jvmti.set_extension_thread_event(index, None);
-    }
-    let _ = jvmti.set_event_notification_mode(false, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_START);
-    let _ = jvmti.set_event_notification_mode(false, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_END);
-    // Their thread-local storage goes with the environment.
+/// Forgets every parked virtual thread's state (the agent's environment, whose thread-local
+/// storage holds their keys, is about to be disposed): their rings are closed.
+pub fn forget_parked() {
     for (_, parked) in parked().take().into_iter().flatten() {
         close(parked.carried);
     }
+}
+
+/// Starts a new epoch of mounts (the virtual-thread events are enabled again): a carrier's
+/// record of a mount made under an older environment is stale.
+pub fn new_epoch() {
+    EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
 /// The recorder key of the virtual thread mounted on this carrier (given on first use), or
@@ -164,7 +89,7 @@ pub fn mounted_key() -> Option<u64> {
                 .get()
                 .filter(|v| v.epoch == EPOCH.load(Ordering::Relaxed))?;
             if now.key == 0 {
-                now.key = hooks::next_thread_key();
+                now.key = next_thread_key();
                 m.set(Some(now));
             }
             Some(now.key)
@@ -180,20 +105,16 @@ pub fn ring(key: u64, java_id: Option<u64>, name: Option<String>) -> Ring {
         Some(n) => n,
         None => format!("virtual#{}", java_id.unwrap_or(key)),
     };
-    let ring = Ring::with_capacity(key, name, VIRTUAL_RING_EVENTS).as_virtual();
+    let ring = Ring::with_capacity(key, name, VIRTUAL_RING_EVENTS).into_virtual();
     match java_id {
         Some(id) => ring.with_java_id(id),
         None => ring,
     }
 }
 
-fn jvmti() -> Option<Jvmti> {
-    crate::runtime::jvm::jvmti()
-}
-
 /// The current virtual thread is on this carrier: its kept state replaces the carrier's.
 /// Idempotent (the start of a virtual thread may come with a mount event or not).
-pub fn mounted() {
+pub fn mounted(jvmti: Option<Jvmti>) {
     let epoch = EPOCH.load(Ordering::Relaxed);
     if MOUNTED
         .try_with(|m| m.get().is_some_and(|v| v.epoch == epoch))
@@ -201,7 +122,7 @@ pub fn mounted() {
     {
         return;
     }
-    let key = jvmti()
+    let key = jvmti
         .and_then(|j| j.thread_local_storage().ok())
         .map_or(0, |v| v as u64);
     let carried = if key == 0 {
@@ -213,7 +134,7 @@ pub fn mounted() {
             .map(|p| p.carried)
             .unwrap_or_default()
     };
-    let own = hooks::swap_carried(carried);
+    let own = swap_carried(carried);
     let _ = CARRIER.try_with(|c| *c.borrow_mut() = Some(own));
     let _ = MOUNTED.try_with(|m| m.set(Some(Mounted { epoch, key })));
 }
@@ -226,7 +147,7 @@ fn unmounted() -> (Carried, u64) {
         .ok()
         .flatten()
         .unwrap_or_default();
-    let carried = hooks::swap_carried(own);
+    let carried = swap_carried(own);
     let key = MOUNTED
         .try_with(|m| m.take())
         .ok()
@@ -249,7 +170,7 @@ fn release_ring(carried: &mut Carried) {
         return;
     };
     if !ring.is_empty() {
-        crate::probe::collector::drain_own(ring);
+        super::collector::drain_own(ring);
     }
     if ring.is_empty() && ring.dropped() == 0 {
         ring.closed.store(true, Ordering::Release);
@@ -257,18 +178,18 @@ fn release_ring(carried: &mut Carried) {
     }
 }
 
-pub fn unmounting(env: Option<&JniEnv<'_>>, thread: Option<Object<'_>>) {
+pub fn unmounting(jvmti: Option<Jvmti>, env: Option<&JniEnv<'_>>, thread: Option<Object<'_>>) {
     let (mut carried, mut key) = unmounted();
     release_ring(&mut carried);
     if carried.is_idle() && key == 0 {
         return;
     }
-    let Some(j) = jvmti() else {
+    let Some(j) = jvmti else {
         close(carried);
         return;
     };
     if key == 0 {
-        key = hooks::next_thread_key();
+        key = next_thread_key();
     }
     // The key, not a pointer: no memory hangs on the storage (it may outlive the environment).
     if let Err(e) = j.set_thread_local_storage(key as usize) {
@@ -309,16 +230,9 @@ pub fn parked_in_root<'a>(env: &JniEnv<'a>) -> Vec<Object<'a>> {
         .collect()
 }
 
-/// A virtual thread starts (JVMTI VirtualThreadStart, on it).
-pub fn started(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
-    mounted();
-    hooks::thread_start(env, thread);
-}
-
-/// A virtual thread ends (JVMTI VirtualThreadEnd, on it).
-pub fn ended(env: *mut sys::JNIEnv) {
-    mounted();
-    hooks::thread_end(env);
+/// A virtual thread ends (JVMTI VirtualThreadEnd, on it, after its thread state ended): its
+/// state is let go.
+pub fn ended() {
     let (carried, _) = unmounted();
     close(carried);
 }

@@ -15,8 +15,6 @@ use std::sync::atomic::Ordering;
 
 use ferrofluid_jvmti::{Class, JniEnv, Jvmti, Object};
 
-use crate::probe::hooks;
-
 /// At most this many handles are walked per invocation: adapter chains are a few deep, and a
 /// handle site must cost a bounded time however a program builds its handles.
 const MOST_HANDLES: usize = 32;
@@ -28,7 +26,12 @@ const MEMBER_NAME: &str = "Ljava/lang/invoke/MemberName;";
 /// runs are revealed unless this session did already.
 pub fn invoked<'a>(jvmti: Jvmti, jni: &JniEnv<'a>, handle: Object<'a>) {
     // Receiver classes are tagged from 1 up: negative tags cannot collide with them.
-    let done = -1 - i64::from(hooks::GENERATION.load(Ordering::Acquire));
+    let done = -1
+        - i64::from(
+            crate::probe::thread::SWITCHES
+                .generation
+                .load(Ordering::Acquire),
+        );
     if jvmti.tag(handle).ok() == Some(done) {
         return;
     }

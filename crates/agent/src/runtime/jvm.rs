@@ -1,31 +1,72 @@
-//! The agent's JVMTI environment: capabilities, event callbacks, the bootstrap hooks class and module
-//! readability. The callbacks themselves are in [`crate::ffi::callbacks`]; each runs under
-//! `ffi_guard` and leaves the JVM as it found it on failure.
+//! The agent's JVMTI environment: capabilities, event callbacks, the bootstrap hooks class and
+//! module readability, virtual-thread events, and what JVMTI says of threads. The callbacks are
+//! the FFI layer's ([`crate::ffi::events`]), instantiated for the runtime's handler
+//! ([`crate::runtime::events`]); each runs under `ffi_guard` and leaves the JVM as it found it
+//! on failure.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use ferrofluid_jvmti::{sys, Class, GlobalRef, JavaVm, JniEnv, Jvmti, JvmtiCell, Object};
 
-/// The live environment; empty while dormant.
-static JVMTI: JvmtiCell = JvmtiCell::new();
-/// The JVM, with the environment.
-static VM: Mutex<Option<JavaVm>> = Mutex::new(None);
-/// The hooks class's module (the bootstrap loader's unnamed module), once known. Never
-/// deleted: the hooks class lives as long as the JVM, and so does its module.
-static HOOKS_MODULE: OnceLock<GlobalRef> = OnceLock::new();
+use crate::engine::{Granted, RUNTIME_EVENTS};
+use crate::ffi::{events, natives};
+use crate::runtime::events::Events;
+
+/// The agent's hold on the JVM.
+struct Jvm {
+    /// The live environment; empty while dormant.
+    jvmti: JvmtiCell,
+    /// The JVM, with the environment.
+    vm: Mutex<Option<JavaVm>>,
+    /// The capabilities the engines asked for that the JVM granted this environment.
+    granted: Mutex<Option<Granted>>,
+    /// The virtual-thread mount and unmount extension events (their indices), while the agent
+    /// follows virtual threads.
+    virtual_threads: Mutex<Option<(i32, i32)>>,
+    /// The hooks class's module (the bootstrap loader's unnamed module), once known. Never
+    /// deleted: the hooks class lives as long as the JVM, and so does its module.
+    hooks_module: OnceLock<GlobalRef>,
+}
+
+// Process-wide: JVMTI callbacks, JNI wrappers and the probes' upcalls carry no user data, and
+// need the environment.
+static JVM: Jvm = Jvm {
+    jvmti: JvmtiCell::new(),
+    vm: Mutex::new(None),
+    granted: Mutex::new(None),
+    virtual_threads: Mutex::new(None),
+    hooks_module: OnceLock::new(),
+};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Internal name of the hooks class.
 pub const HOOKS_CLASS: &str = "ferrofluid/Hooks";
 
+const MOUNT_EVENT: &std::ffi::CStr = c"com.sun.hotspot.events.VirtualThreadMount";
+const UNMOUNT_EVENT: &std::ffi::CStr = c"com.sun.hotspot.events.VirtualThreadUnmount";
+
 /// The live environment (cleared before disposal), if any.
 pub fn jvmti() -> Option<Jvmti> {
-    JVMTI.get()
+    JVM.jvmti.get()
 }
 
 /// The JVM the agent runs in, while it is not dormant.
 pub fn java_vm() -> Option<JavaVm> {
-    *VM.lock().unwrap_or_else(|p| p.into_inner())
+    *lock(&JVM.vm)
+}
+
+/// The capabilities the JVM granted the engines, once asked (`None` before: no JVM).
+pub fn granted() -> Option<Granted> {
+    *lock(&JVM.granted)
+}
+
+/// Remembers the capabilities the JVM granted this environment.
+pub fn set_granted(granted: Granted) {
+    *lock(&JVM.granted) = Some(granted);
 }
 
 /// Takes the runtime's capabilities and installs the callbacks. The engines' capabilities are
@@ -47,24 +88,49 @@ pub fn setup(vm: JavaVm, jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     {
         let _ = jvmti.add_capabilities(&early);
     }
-    let callbacks = crate::ffi::callbacks::event_callbacks();
+    let callbacks = events::event_callbacks::<Events>();
     jvmti.set_event_callbacks(&callbacks)?;
-    crate::probe::vthread::setup(jvmti, &callbacks);
-    JVMTI.set(Some(jvmti));
-    *VM.lock().unwrap_or_else(|p| p.into_inner()) = Some(vm);
+    setup_virtual_threads(jvmti, &callbacks);
+    JVM.jvmti.set(Some(jvmti));
+    *lock(&JVM.vm) = Some(vm);
     Ok(())
 }
 
-/// The events the runtime keeps enabled while attached: the class bytes cache and module reads
-/// (class load and preparation), the threads' rings (thread end), shutdown.
-pub const RUNTIME_EVENTS: [sys::jvmtiEvent; 4] = [
-    sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
-    sys::JVMTI_EVENT_CLASS_PREPARE,
-    sys::JVMTI_EVENT_THREAD_END,
-    sys::JVMTI_EVENT_VM_DEATH,
-];
+/// Takes `can_support_virtual_threads` if this JVM offers it (JDK 21+) and installs `base`
+/// with the virtual-thread callbacks. On an older JVM it does nothing: the callbacks are
+/// `base` as installed already.
+fn setup_virtual_threads(jvmti: Jvmti, base: &sys::jvmtiEventCallbacks) {
+    let offered = jvmti
+        .potential_capabilities()
+        .map(|c| ferrofluid_jvmti::can_support_virtual_threads(&c))
+        .unwrap_or(false);
+    if !offered {
+        return;
+    }
+    if let Err(e) = jvmti.add_capabilities(&ferrofluid_jvmti::virtual_threads_capability()) {
+        log::warn!("virtual threads: {e}; their profiles will be inexact");
+        return;
+    }
+    let (mount, unmount) = match (
+        jvmti.extension_event_index(MOUNT_EVENT),
+        jvmti.extension_event_index(UNMOUNT_EVENT),
+    ) {
+        (Ok(Some(m)), Ok(Some(u))) => (m, u),
+        _ => {
+            log::warn!("virtual threads: no mount/unmount events; their profiles will be inexact");
+            return;
+        }
+    };
+    let callbacks = events::virtual_thread_callbacks::<Events>(base);
+    if let Err(e) = jvmti.set_event_callbacks_21(&callbacks) {
+        log::warn!("virtual threads: {e}; their profiles will be inexact");
+        return;
+    }
+    *lock(&JVM.virtual_threads) = Some((mount, unmount));
+    log::info!("virtual threads: followed across carriers");
+}
 
-/// Enables [`RUNTIME_EVENTS`] (and `VMInit`, at load).
+/// Enables [`RUNTIME_EVENTS`] (and `VMInit`, at load), and the virtual-thread events.
 pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()> {
     for e in RUNTIME_EVENTS {
         jvmti.set_event_notification_mode(true, e)?;
@@ -72,21 +138,56 @@ pub fn enable_events(jvmti: Jvmti, vm_init: bool) -> ferrofluid_jvmti::Result<()
     if vm_init {
         jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_VM_INIT)?;
     }
-    crate::probe::vthread::enable_events(jvmti);
+    enable_virtual_thread_events(jvmti);
     Ok(())
+}
+
+/// Enables the virtual-thread events (if [`setup`] took them).
+fn enable_virtual_thread_events(jvmti: Jvmti) {
+    let Some((mount, unmount)) = *lock(&JVM.virtual_threads) else {
+        return;
+    };
+    crate::probe::vthread::new_epoch();
+    // HotSpot posts an extension event once it has a callback and is enabled by its index.
+    let result = (|| {
+        jvmti.set_extension_thread_event(mount, Some(events::mount_callback::<Events>()))?;
+        jvmti.set_event_notification_mode(true, mount as sys::jvmtiEvent)?;
+        jvmti.set_extension_thread_event(unmount, Some(events::unmount_callback::<Events>()))?;
+        jvmti.set_event_notification_mode(true, unmount as sys::jvmtiEvent)?;
+        jvmti.set_event_notification_mode(true, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_START)?;
+        jvmti.set_event_notification_mode(true, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_END)
+    })();
+    if let Err(e) = result {
+        log::warn!("virtual threads: {e}; their profiles will be inexact");
+    }
 }
 
 /// Disables every event and forgets the environment (before it is disposed).
 pub fn disable_events(jvmti: Jvmti) {
-    crate::probe::vthread::disable_events(jvmti);
+    disable_virtual_thread_events(jvmti);
     for e in RUNTIME_EVENTS.into_iter().chain([sys::JVMTI_EVENT_VM_INIT]) {
         let _ = jvmti.set_event_notification_mode(false, e);
     }
 }
 
+/// Disables the virtual-thread events (the environment is about to be disposed).
+fn disable_virtual_thread_events(jvmti: Jvmti) {
+    let Some((mount, unmount)) = lock(&JVM.virtual_threads).take() else {
+        return;
+    };
+    for index in [mount, unmount] {
+        let _ = jvmti.set_event_notification_mode(false, index as sys::jvmtiEvent);
+        let _ = jvmti.set_extension_thread_event(index, None);
+    }
+    let _ = jvmti.set_event_notification_mode(false, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_START);
+    let _ = jvmti.set_event_notification_mode(false, ferrofluid_jvmti::EVENT_VIRTUAL_THREAD_END);
+    // Their thread-local storage goes with the environment.
+    crate::probe::vthread::forget_parked();
+}
+
 pub fn forget_env() {
-    JVMTI.set(None);
-    *VM.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    JVM.jvmti.set(None);
+    *lock(&JVM.vm) = None;
 }
 
 /// Defines `ferrofluid/Hooks` in the bootstrap loader (or finds it, defined by an earlier attach of
@@ -113,16 +214,22 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
     let blocks_gated = env
         .static_method_exists(class, c"exitBlocks0", c"(II)V")
         .unwrap_or(false);
-    crate::ffi::natives::register_hooks(env, class, gated, receiver_gated, blocks_gated)
-        .map_err(|e| format!("binding {HOOKS_CLASS} natives: {e}"))?;
+    natives::register_hooks::<crate::engine::Dispatch, crate::runtime::natives::Sites>(
+        env,
+        class,
+        gated,
+        receiver_gated,
+        blocks_gated,
+    )
+    .map_err(|e| format!("binding {HOOKS_CLASS} natives: {e}"))?;
     crate::probe::site_flags::install(env, class);
-    if HOOKS_MODULE.get().is_none() {
+    if JVM.hooks_module.get().is_none() {
         let module = env.module_of(class).map_err(|e| e.to_string())?;
         let global = env.new_global(module);
         env.delete_local_ref(module);
         let global = global.map_err(|e| e.to_string())?;
         // Set once: install_hooks runs on one thread at a time (VMInit, or attach).
-        if let Err(extra) = HOOKS_MODULE.set(global) {
+        if let Err(extra) = JVM.hooks_module.set(global) {
             extra.delete(env);
         }
     }
@@ -132,7 +239,7 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
 }
 
 fn hooks_module() -> Option<Object<'static>> {
-    HOOKS_MODULE.get().map(GlobalRef::as_local)
+    JVM.hooks_module.get().map(GlobalRef::as_local)
 }
 
 /// Every module of the VM reads the hooks' module (idempotent; new modules need another call).
@@ -165,8 +272,6 @@ pub fn read_hooks_module(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
         env.delete_local_ref(module);
     }
 }
-
-pub use crate::ffi::natives::current_thread_identity;
 
 /// The Java id (`Thread.getId()`, jcmd's `#N`) and name of the current thread (hooks ask once
 /// per thread); either `None` where it could not be read.

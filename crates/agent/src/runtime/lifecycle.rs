@@ -12,7 +12,23 @@ use ferrofluid_protocol::{control, socket_path, AgentOptions, OptionsError};
 
 use crate::engine::{self, EngineError};
 use crate::probe::collector;
-use crate::runtime::{jvm, logger, private_dir, server, session};
+use crate::runtime::context::{self, Runtime};
+use crate::runtime::{jvm, logger, private_dir, server, session, snapshot};
+
+/// The agent's lifecycle, as the JVM's entry points drive it (`crate::ffi::entry`).
+pub struct Lifecycle;
+
+impl crate::ffi::entry::Lifecycle for Lifecycle {
+    type Error = AgentError;
+
+    fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
+        start(vm, options)
+    }
+
+    fn unload() {
+        unload()
+    }
+}
 
 /// Why the agent did not start.
 #[derive(Debug, thiserror::Error)]
@@ -122,11 +138,13 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
 
     let jvmti = vm.jvmti()?;
     let live = jvmti.phase()? == ferrofluid_jvmti::sys::JVMTI_PHASE_LIVE;
+    context::register_upcalls();
     jvm::setup(vm, jvmti)?;
-    engine::take_capabilities(jvmti)?;
+    let granted = engine::take_capabilities(jvmti)?;
+    jvm::set_granted(granted);
     if wants_profile(&opts) {
         // The load options' engine has what it requires, or the load fails.
-        engine::select(&opts)?;
+        engine::select(&opts, Some(granted))?;
     }
     let info = Info {
         pid,
@@ -150,7 +168,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
             .spawn(move || server::serve(listener, stop, info))
             .map_err(io("control thread for", &socket))?
     };
-    crate::probe::hooks::init_clock();
+    crate::probe::clock::init_clock();
     let collector = {
         let stop = Arc::clone(&stop);
         std::thread::Builder::new()
@@ -158,7 +176,9 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
             .spawn(move || {
                 collector::run(stop, || {
                     duration_tick();
-                    crate::engine::cpu::adaptive::tick(drop_probes);
+                    if let Some(active) = context::active() {
+                        active.session.tick(&Runtime::detached());
+                    }
                 })
             })
     };
@@ -231,19 +251,24 @@ fn begin_session(
     env: &ferrofluid_jvmti::JniEnv<'_>,
     options: &AgentOptions,
 ) -> Result<session::Outcome, EngineError> {
-    let engine = engine::select(options)?;
+    let engine = engine::select(options, jvm::granted())?;
     // The old session's probes go before the new engine takes them.
     let _ = session::deinstrument_all(jvmti, env);
-    engine::enable_events(jvmti, engine).map_err(|event| EngineError::Event {
+    engine::enable_events(jvmti, &*engine).map_err(|event| EngineError::Event {
         mode: engine.mode(),
         event,
     })?;
-    engine::activate(engine, options);
+    let active = context::open(engine, env, options);
+    engine::activate(engine);
     session::set_reveal(options.reveal == ferrofluid_protocol::Reveal::Async);
-    Ok(match engine.instruments() {
-        Some(instrumentation) => {
-            session::instrument_all(jvmti, env, engine.plan(options), instrumentation)
-        }
+    Ok(match active.session.instruments() {
+        Some(instrumentation) => session::instrument_all(
+            jvmti,
+            env,
+            engine.plan(options),
+            instrumentation,
+            active.session,
+        ),
         None => session::Outcome::default(),
     })
 }
@@ -277,7 +302,9 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
 /// this Java thread.
 fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
     collector::prepare();
-    engine::current().start(env);
+    if let Some(active) = context::active() {
+        active.session.start(&Runtime::on(env), env);
+    }
 }
 
 /// Collector tick: ends collection when the `duration` option's time is up.
@@ -294,7 +321,7 @@ fn duration_tick() {
 /// `adaptive`: from the collector thread, attached to the JVM, drops the probes of `ids`, ends
 /// the exits of `quiet` in Java, and retransforms the classes of `retransform` (methods of `ids`
 /// or dropped before); returns the ids dropped.
-fn drop_probes(ids: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32> {
+pub fn drop_probes(ids: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32> {
     let Some((vm, jvmti)) = state().as_ref().map(|r| (r.vm, r.jvmti)) else {
         return Vec::new();
     };
@@ -329,10 +356,12 @@ fn drop_probes(ids: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32> {
 pub fn finish_collection() {
     let was = collector::collecting();
     collector::stop();
-    engine::current().stop();
+    if let Some(active) = context::active() {
+        active.session.stop(&Runtime::detached());
+    }
     session::log_precision();
     if let (true, Some(file)) = (was, options().and_then(|o| o.file)) {
-        if let Err(e) = collector::write_file(&file) {
+        if let Err(e) = snapshot::write_file(&file) {
             log::error!("writing the profile: {e}");
         }
     }
@@ -342,7 +371,7 @@ pub fn finish_collection() {
 /// session gets what was collected, and the control directory goes.
 pub fn on_vm_death() {
     finish_collection();
-    crate::runtime::owner::vm_death(|| match collector::snapshot_json() {
+    crate::runtime::owner::vm_death(|| match snapshot::json() {
         Ok(profile) => control::Response::Exited { profile },
         Err(message) => control::Response::Error { message },
     });
@@ -436,6 +465,7 @@ fn dispose_env(running: &Running) {
             log::warn!("detach: {e}");
         }
         collector::reset();
+        context::close();
         engine::disable_events(running.jvmti);
         jvm::disable_events(running.jvmti);
         jvm::forget_env();
@@ -454,7 +484,7 @@ pub fn control(request: control::Request) -> control::Response {
     match request {
         Request::Instrument(options) => {
             // Checked here, before the session is claimed by anything on a Java thread.
-            if let Err(e) = engine::select(&options) {
+            if let Err(e) = engine::select(&options, jvm::granted()) {
                 return error(e.to_string());
             }
             with_java_thread(|jvmti, env| match begin_session(jvmti, env, &options) {
@@ -479,12 +509,14 @@ pub fn control(request: control::Request) -> control::Response {
             if !collector::restart() {
                 return error("collection was never started".into());
             }
-            engine::current().reset();
+            if let Some(active) = context::active() {
+                active.session.reset(&Runtime::detached());
+            }
             log::info!("reset: the data collected so far was discarded");
             Response::Ok
         }
         Request::Narrow { alloc_classes } => narrow(alloc_classes),
-        Request::Snapshot => match collector::snapshot_json() {
+        Request::Snapshot => match snapshot::json() {
             Ok(profile) => Response::Snapshot { profile },
             Err(e) => error(e),
         },
@@ -494,30 +526,29 @@ pub fn control(request: control::Request) -> control::Response {
     }
 }
 
-/// `narrow`: the running `alloc` session probes only the sites allocating `patterns`.
+/// `narrow`: the running session (of an engine that [`narrows`](engine::Engine::narrows))
+/// probes only the allocation sites of the classes `patterns` selects.
 fn narrow(patterns: Vec<ferrofluid_protocol::AllocClassPattern>) -> control::Response {
     let pid = std::process::id();
     let error = |message: String| control::Response::Error { message };
-    let mode = engine::current().mode();
-    if !session::running() || !collector::collecting() {
-        return error(format!("no alloc session is collecting in JVM {pid}"));
-    }
-    if mode != ferrofluid_profile::Mode::Alloc {
+    let modes = engine::narrowable().join(" or ");
+    let not_collecting = || error(format!("no {modes} session is collecting in JVM {pid}"));
+    let active = context::active();
+    let Some(active) = active.filter(|_| session::running() && collector::collecting()) else {
+        return not_collecting();
+    };
+    if !active.engine.narrows() {
+        let mode = active.engine.mode();
         return error(format!(
-            "JVM {pid} runs a {mode} session: only an alloc session can be narrowed"
+            "JVM {pid} runs a {mode} session: only an {modes} session can be narrowed"
         ));
     }
-    with_java_thread(
-        |jvmti, env| match session::narrow_alloc(jvmti, env, patterns) {
-            Some(n) => control::Response::Narrowed {
-                alloc_classes: crate::engine::alloc::narrow::selection(),
-                classes: n.changed.len() as u64,
-                sites_probed: n.probed,
-                sites_unprobed: n.unprobed,
-            },
-            None => error(format!("no alloc session is collecting in JVM {pid}")),
-        },
-    )
+    with_java_thread(|_, env| {
+        active
+            .session
+            .narrow(&Runtime::on(env), patterns)
+            .unwrap_or_else(not_collecting)
+    })
 }
 
 fn outcome_reply(outcome: session::Outcome, what: &str) -> control::Response {

@@ -46,8 +46,6 @@ static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
 /// Tag -> the class, as the planner names it.
 static TAGGED: Mutex<Option<HashMap<i64, ClassKey>>> = Mutex::new(None);
 
-pub use crate::ffi::natives::{reached, reached_without_receiver};
-
 /// A receiver reached site `site`, on a thread inside a root's extent.
 pub fn reached_by(jni: &JniEnv<'_>, receiver: Object<'_>, site: u32) {
     let Some(jvmti) = crate::runtime::jvm::jvmti() else {
@@ -59,7 +57,7 @@ pub fn reached_by(jni: &JniEnv<'_>, receiver: Object<'_>, site: u32) {
     let tag = jvmti.tag(class.as_object()).unwrap_or(0);
     let known = tag != 0 && SEEN.with(|s| s.borrow().contains(&(site, tag)));
     if !known {
-        crate::probe::hooks::as_pause(jni.as_raw(), || {
+        crate::probe::thread::as_pause(jni.as_raw(), || {
             reveal(jvmti, jni, receiver, class, tag, site)
         });
     }
@@ -74,7 +72,7 @@ pub fn reached_without_receiver_by(jni: &JniEnv<'_>, site: u32) {
     let Some(jvmti) = crate::runtime::jvm::jvmti() else {
         return;
     };
-    crate::probe::hooks::as_pause(jni.as_raw(), || {
+    crate::probe::thread::as_pause(jni.as_raw(), || {
         session::site_reached(jvmti, jni, site);
     });
 }

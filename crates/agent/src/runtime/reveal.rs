@@ -17,7 +17,7 @@
 //! - Method handles: the constructor of `java.lang.invoke.DirectMethodHandle`, which every
 //!   direct method handle (`Lookup.find*`, `unreflect*`, `ldc` constants) goes through, passes
 //!   its `MemberName`: the target is revealed when a handle is created inside a root.
-//! - Native code: the JNI `Call*Method*`/`NewObject*` wrappers of [`crate::ffi::jni_intercept`].
+//! - Native code: the JNI `Call*Method*`/`NewObject*` wrappers of [`crate::ffi::jni_calls`].
 //! - The JVM itself ([`upcalls`]: class loading, `invokedynamic` and constant linkage): no probe,
 //!   the session follows these methods from its start like call sites (`Planner::follow_upcall`).
 //!
@@ -33,14 +33,12 @@ use ferrofluid_jvmti::{sys, Class, JniEnv, MethodId, Object};
 
 use ferrofluid_subgraph::{CallKind, CallSite};
 
-use crate::probe::hooks;
-
 /// `Hooks.reveal` kinds: what the gateway passes.
 const METHOD: i32 = 1;
 const MEMBER_NAME: i32 = 2;
 const CONSTRUCTOR: i32 = 3;
 const CLASS_NAME: i32 = 4;
-pub(crate) const CLASS: i32 = 5;
+pub const CLASS: i32 = 5;
 
 /// Gateway methods of the bootstrap loader: class, name, descriptor, the local passed, kind.
 const GATEWAYS: [(&str, &str, &str, u16, i32); 6] = [
@@ -195,10 +193,12 @@ fn seen(generation: u32) -> MutexGuard<'static, (u32, Option<HashSet<MethodId>>)
 /// nothing to add), so no thread runs the target before it is instrumented.
 #[inline]
 pub fn method_called(jni: &JniEnv<'_>, mid: MethodId) {
-    if !hooks::revealing() {
+    if !crate::probe::thread::revealing() {
         return;
     }
-    let generation = hooks::GENERATION.load(Ordering::Acquire);
+    let generation = crate::probe::thread::SWITCHES
+        .generation
+        .load(Ordering::Acquire);
     if seen(generation)
         .1
         .as_ref()
@@ -206,7 +206,7 @@ pub fn method_called(jni: &JniEnv<'_>, mid: MethodId) {
     {
         return;
     }
-    hooks::agent_work(jni.as_raw(), || reveal_method(jni, mid));
+    crate::probe::thread::agent_work(jni.as_raw(), || reveal_method(jni, mid));
     seen(generation)
         .1
         .get_or_insert_with(HashSet::new)
@@ -218,8 +218,12 @@ pub fn method_called(jni: &JniEnv<'_>, mid: MethodId) {
 pub fn revealed(jni: &JniEnv<'_>, target: Object<'_>, kind: i32) {
     match kind {
         METHOD | CONSTRUCTOR => reveal_reflected(jni, target, kind == CONSTRUCTOR),
-        MEMBER_NAME => hooks::agent_work(jni.as_raw(), || reveal_member(jni, target)),
-        CLASS_NAME => hooks::agent_work(jni.as_raw(), || reveal_class_name(jni, target)),
+        MEMBER_NAME => {
+            crate::probe::thread::agent_work(jni.as_raw(), || reveal_member(jni, target))
+        }
+        CLASS_NAME => {
+            crate::probe::thread::agent_work(jni.as_raw(), || reveal_class_name(jni, target))
+        }
         _ => {}
     }
 }
@@ -246,7 +250,7 @@ fn reveal_reflected(jni: &JniEnv<'_>, target: Object<'_>, ctor: bool) {
             method_called(jni, mid);
         }
     } else {
-        hooks::agent_work(jni.as_raw(), || {
+        crate::probe::thread::agent_work(jni.as_raw(), || {
             if let Some((name, descriptor)) = reflected_signature(jvmti, jni, target, ctor) {
                 crate::runtime::session::reveal(jvmti, jni, class, &name, &descriptor);
             }
@@ -329,7 +333,7 @@ pub fn reveal_class(jni: &JniEnv<'_>, class: Class<'_>) {
     {
         return;
     }
-    hooks::agent_work(jni.as_raw(), || {
+    crate::probe::thread::agent_work(jni.as_raw(), || {
         // `Lpkg/Name;` for a class (arrays and primitives have no initialiser to wait).
         if let Ok((signature, _)) = jvmti.class_signature(class) {
             if let Some(name) = signature

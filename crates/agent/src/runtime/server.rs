@@ -14,7 +14,7 @@ use ferrofluid_protocol::control::{
 
 use crate::runtime::lifecycle::{self, Info};
 use crate::runtime::owner::{self, Conn};
-use crate::runtime::private_dir;
+use crate::runtime::{context, private_dir, session};
 
 /// Numbers control connections, so that the session's owner is told apart from other tools.
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
@@ -203,29 +203,30 @@ fn wait_readable(stream: &UnixStream, stop: &AtomicBool) -> io::Result<bool> {
 }
 
 fn status(info: &Info) -> Status {
+    let running = running_session();
     Status {
         pid: info.pid,
         agent_version: env!("CARGO_PKG_VERSION").into(),
         vm_version: info.vm_version.clone(),
         options: info.options.clone(),
         collecting: crate::probe::collector::collecting(),
-        instrumented_classes: crate::runtime::session::counts().1,
-        instrumented_methods: crate::runtime::session::counts().0,
+        instrumented_classes: session::counts().1,
+        instrumented_methods: session::counts().0,
         dropped_events: crate::probe::collector::dropped(),
         attach_count: lifecycle::attach_count(),
-        failed_classes: crate::runtime::session::failed_classes(),
+        failed_classes: session::failed_classes(),
         owner: owner::owner(),
-        unmatched_roots: crate::runtime::session::unmatched_roots(),
-        session_mode: session_mode().map(|m| m.name().to_owned()),
-        alloc_classes: match session_mode() {
-            Some(ferrofluid_profile::Mode::Alloc) => crate::engine::alloc::narrow::selection(),
-            _ => Vec::new(),
-        },
+        unmatched_roots: session::unmatched_roots(),
+        session_mode: running.as_ref().map(|a| a.engine.mode().name().to_owned()),
+        alloc_classes: running
+            .map(|a| a.session.alloc_classes())
+            .unwrap_or_default(),
     }
 }
 
-/// The mode of the session running and collecting, if any.
-fn session_mode() -> Option<ferrofluid_profile::Mode> {
-    (crate::runtime::session::running() && crate::probe::collector::collecting())
-        .then(|| crate::engine::current().mode())
+/// The engine and session running and collecting, if any.
+fn running_session() -> Option<context::Active> {
+    (session::running() && crate::probe::collector::collecting())
+        .then(context::active)
+        .flatten()
 }

@@ -14,19 +14,20 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ferrofluid_classfile::{CallSite, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason};
+use ferrofluid_classfile::{CallSite, MethodSite, Selection, SkipReason};
 use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, Object, WeakGlobalClass, WeakGlobalRef};
 use ferrofluid_profile::{ClassPhase, FailedClass};
 use ferrofluid_subgraph::{
     ClassSelection, Initialization, LoaderId, MethodPattern, PlanConfig, Planner, BOOTSTRAP,
 };
 
-use crate::engine::{Instrumentation, Selection as Chosen};
+use crate::engine::{Capability, EngineSession, Instrumentation, Selection as Chosen};
 use crate::probe::flags;
-use crate::probe::hooks;
+use crate::probe::thread::SWITCHES;
+use crate::runtime::jvm;
+use crate::runtime::threads::THREAD_START_SITE;
 
-/// A class as the planner knows it: defining loader (tag) and internal name.
-pub type ClassKey = (LoaderId, String);
+pub use crate::engine::ClassKey;
 
 /// Classes retransformed per JVMTI call.
 const RETRANSFORM_BATCH: usize = 100;
@@ -60,6 +61,8 @@ pub struct Session {
     instrumentation: Instrumentation,
     /// JDK classes whose current bytes carry gateway probes (not counted as instrumented).
     gated: BTreeSet<ClassKey>,
+    /// The engine's part of the session: it puts its probes into a class's bytes.
+    engine: Arc<dyn EngineSession>,
 }
 
 /// What `instrument`/`deinstrument` did, for the reply and the log.
@@ -72,7 +75,7 @@ pub struct Outcome {
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 /// Where the next session's ids start (lower ids are reserved for calibration).
-static NEXT_BASE: AtomicU32 = AtomicU32::new(hooks::FIRST_SESSION_ID);
+static NEXT_BASE: AtomicU32 = AtomicU32::new(crate::probe::thread::FIRST_SESSION_ID);
 static NEXT_SITE_BASE: AtomicU32 = AtomicU32::new(0);
 static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
 /// RetransformClasses calls, classes they named and ns they took, since the agent loaded: what
@@ -187,30 +190,15 @@ pub fn running() -> bool {
     lock(&SESSION).is_some()
 }
 
-/// Narrows the running `alloc` session to the sites allocating `patterns` (`crate::engine::alloc::narrow`):
-/// the classes with a site whose probe comes or goes are retransformed, before this returns.
-/// `None` without a session.
-pub fn narrow_alloc(
-    jvmti: Jvmti,
-    env: &JniEnv<'_>,
-    patterns: Vec<ferrofluid_protocol::AllocClassPattern>,
-) -> Option<crate::engine::alloc::narrow::Narrowing> {
+/// Runs `plan` on the running session (no class is instrumented meanwhile), then retransforms
+/// the classes it returns, before this returns (an engine's request: an `alloc` session
+/// narrowed to new allocated classes). False without a session.
+pub fn replan(jvmti: Jvmti, env: &JniEnv<'_>, plan: &mut dyn FnMut() -> Vec<ClassKey>) -> bool {
     let _reveal = lock(&REVEAL);
-    let mut narrowing = None;
-    plan_and_retransform(jvmti, env, "narrowing", |s| {
-        let n = crate::engine::alloc::narrow::narrow_to(patterns);
-        log::info!(
-            "alloc: narrowing to allocated classes [{}]: {} classes to retransform, {} sites probed, {} not",
-            crate::engine::alloc::narrow::selection().join(", "),
-            n.changed.len(),
-            n.probed,
-            n.unprobed
-        );
-        s.pending.extend(n.changed.iter().cloned());
-        narrowing = Some(n);
+    plan_and_retransform(jvmti, env, "replanning", |s| {
+        s.pending.extend(plan());
         true
-    });
-    narrowing
+    })
 }
 
 /// Methods the current session instrumented, or the last one if it ended: what a profile says.
@@ -227,14 +215,6 @@ pub fn trivial_skipped() -> u64 {
         Some(s) => s.planner.counters().trivial_skipped as u64,
         None => lock(&ENDED).as_ref().map_or(0, |e| e.1),
     }
-}
-
-/// Whether the session drops the probes of short, frequent methods (`adaptive`; only where
-/// the engine's plan asks for it).
-pub fn adaptive() -> bool {
-    lock(&SESSION)
-        .as_ref()
-        .is_some_and(|s| s.planner.config().adaptive)
 }
 
 /// The global ids of the methods whose probes were dropped ([`drop_probes`]), in the current
@@ -290,11 +270,11 @@ pub fn drop_probes(jvmti: Jvmti, env: &JniEnv<'_>, ids: &[u32]) -> Vec<u32> {
 
 /// Whether [`drop_probes`] drops in Java. Not with a hooks class from an older agent (no
 /// `dropped`), and not with no root: there every instrumented frame counts in the thread's
-/// depth (`hooks::ALL_THREADS`), which a dropped method's entry would no longer raise while the
+/// depth (`crate::probe::thread::SWITCHES.all_threads`), which a dropped method's entry would no longer raise while the
 /// exits of its calls, still reaching the agent until the drop is quiet, would lower it, and
 /// the thread, its depth run down to zero, would stop recording its exits.
 pub fn drops_in_java() -> bool {
-    crate::probe::site_flags::can_drop() && !hooks::ALL_THREADS.load(Ordering::SeqCst)
+    crate::probe::site_flags::can_drop() && !SWITCHES.all_threads.load(Ordering::SeqCst)
 }
 
 /// Methods dropped by [`drop_probes`] whose exits may now end in Java (`Hooks.dropped[id] = 2`):
@@ -361,7 +341,7 @@ pub fn log_precision() {
         RETRANSFORM_CALLS.load(Ordering::Relaxed),
         RETRANSFORM_CLASSES.load(Ordering::Relaxed),
         RETRANSFORM_NS.load(Ordering::Relaxed) / 1_000_000,
-        UNREVEALED.load(Ordering::Relaxed)
+        SWITCHES.unrevealed.load(Ordering::Relaxed)
     );
 }
 
@@ -379,19 +359,15 @@ struct Offset<'p> {
     site_base: u32,
     /// The engine's methods alone: no thread-start site.
     methods_only: bool,
-    /// The allocated classes whose sites get `alloc` probes (`crate::engine::alloc::narrow`), and the
-    /// allocated type of every site met, probed or not.
-    alloc_classes: Arc<[ferrofluid_protocol::AllocClassPattern]>,
-    alloc_types: Vec<String>,
 }
 
 impl Selection for Offset<'_> {
     /// Roots (whose flags `apply` set before any class is instrumented) are passed as
-    /// [`hooks::always_native`]: their probes reach the agent while no thread is inside a root.
+    /// [`crate::probe::thread::always_native`]: their probes reach the agent while no thread is inside a root.
     fn method_id(&mut self, method: &MethodSite<'_>) -> Option<u32> {
         let id = self.selection.method_id(method)? + self.base;
         Some(if flags::get(id) & flags::ROOT != 0 {
-            hooks::always_native(id)
+            crate::probe::thread::always_native(id)
         } else {
             id
         })
@@ -401,48 +377,16 @@ impl Selection for Offset<'_> {
         self.selection.wants_receiver_sites()
     }
 
-    fn wants_alloc_of(&mut self, type_name: &str) -> bool {
-        self.alloc_types.push(type_name.to_owned());
-        ferrofluid_protocol::AllocClassPattern::any_matches(&self.alloc_classes, type_name)
-    }
-
-    fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
-        crate::engine::alloc::memory::site_id(hooks::method_id(method_id), bci, type_name)
-    }
-
-    fn vm_alloc_site_id(
-        &mut self,
-        method_id: u32,
-        bci: u32,
-        kind: ferrofluid_classfile::VmAllocKind,
-        callee: Option<(&str, &str, &str)>,
-    ) -> Option<u32> {
-        // What a call returns is known only at run time: with a selection of allocated classes
-        // in force, calls get no probe (a narrowing retransforms their classes for that).
-        self.alloc_types
-            .push(crate::engine::alloc::narrow::CALL_SITE_TYPE.to_owned());
-        if !ferrofluid_protocol::AllocClassPattern::any_matches(
-            &self.alloc_classes,
-            crate::engine::alloc::narrow::CALL_SITE_TYPE,
-        ) {
-            return None;
-        }
-        let method = hooks::method_id(method_id);
-        Some(crate::engine::alloc::memory::vm::site_id(
-            method, bci, kind, callee,
-        ))
-    }
-
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let site = self
             .selection
-            .receiver_site(hooks::method_id(method_id), call)?;
+            .receiver_site(crate::probe::thread::method_id(method_id), call)?;
         site.checked_add(self.site_base)
-            .filter(|&s| s != hooks::THREAD_START_SITE)
+            .filter(|&s| s != THREAD_START_SITE)
     }
 
     fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
-        let local = hooks::method_id(method_id).checked_sub(self.base)?;
+        let local = crate::probe::thread::method_id(method_id).checked_sub(self.base)?;
         let site = self.selection.deferred_site(local, call)?;
         // `Hooks.site` indexes `fired` with its int: never a negative one. (Unreachable in
         // practice: it would take 2^31 sites over the agent's life.)
@@ -456,8 +400,8 @@ impl Selection for Offset<'_> {
         let start = (m.class, m.name, m.descriptor) == ("java/lang/Thread", "start", "()V");
         (start
             && !self.methods_only
-            && crate::engine::granted(crate::engine::Capability::TagObjects))
-        .then_some(hooks::THREAD_START_SITE)
+            && jvm::granted().is_some_and(|g| g.has(Capability::TagObjects)))
+        .then_some(THREAD_START_SITE)
     }
 }
 
@@ -468,7 +412,7 @@ impl Session {
         let mut names = lock(&NAMES);
         let names = names.get_or_insert_with(HashMap::new);
         let methods_only = self.instrumentation.selection == Chosen::Methods;
-        let engine = crate::engine::current();
+        let engine = Arc::clone(&self.engine);
         for class in &batch.classes {
             for &pid in &class.methods {
                 let Some(m) = self.planner.method(pid) else {
@@ -556,29 +500,15 @@ impl Session {
             self.instrumented.remove(key);
             return None;
         }
-        let mut options = ProbeOptions::new(self.instrumentation.probes);
-        options.hooks.alloc_class = crate::engine::alloc::ffi::ALLOC_CLASS.to_owned();
-        if matches!(
-            self.instrumentation.probes,
-            ProbeKind::Blocks | ProbeKind::BlocksPrecise
-        ) {
-            // The `count` engine keeps its calling contexts in Java; a frame keeps its own.
-            options.hooks.class = crate::engine::count::ffi::COUNTS_CLASS.to_owned();
-            options.hooks.blocks_context = true;
-        }
         let mut selection = Offset {
             selection,
             base: self.base,
             site_base: self.site_base,
             methods_only: self.instrumentation.selection == Chosen::Methods,
-            alloc_classes: crate::engine::alloc::narrow::current(),
-            alloc_types: Vec::new(),
         };
         let instrumented =
-            crate::engine::alloc::memory::scope::instrument(bytes, &options, &mut selection);
-        if !selection.alloc_types.is_empty() {
-            crate::engine::alloc::narrow::record(key, selection.alloc_types);
-        }
+            self.engine
+                .instrument(key, bytes, self.instrumentation.probes, &mut selection);
         match instrumented {
             Ok(out) => {
                 for m in &out.methods {
@@ -666,7 +596,7 @@ pub fn class_file_load(
                     // before the class is planned, which may follow calls and field accesses
                     // that initialise it.
                     let when = if !redefining {
-                        Some(if hooks::in_root() {
+                        Some(if crate::probe::thread::in_root() {
                             Initialization::Now
                         } else {
                             Initialization::OnCall
@@ -761,7 +691,7 @@ pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
         .as_ref()
         .is_some_and(|s| s.instrumented.contains(&key) || s.gated.contains(&key));
     if instrumented {
-        crate::runtime::jvm::read_hooks_module(jvmti, env, class);
+        jvm::read_hooks_module(jvmti, env, class);
     }
 }
 
@@ -795,11 +725,12 @@ pub fn instrument_all(
     env: &JniEnv<'_>,
     config: PlanConfig,
     instrumentation: Instrumentation,
+    engine: Arc<dyn EngineSession>,
 ) -> Outcome {
     let mut outcome = deinstrument_all(jvmti, env);
     outcome.errors.clear();
     lock(&FAILED).clear();
-    crate::runtime::jvm::read_hooks_module_all(jvmti, env);
+    jvm::read_hooks_module_all(jvmti, env);
     let all = config.roots.is_empty();
     // An engine selecting methods alone times just those and reveals nothing.
     let methods_only = instrumentation.selection == Chosen::Methods;
@@ -810,7 +741,7 @@ pub fn instrument_all(
     // Deferred sites call `Hooks.site`, which a hooks class defined by an older agent may lack.
     planner.set_receiver_sites(
         !methods_only
-            && crate::engine::granted(crate::engine::Capability::TagObjects)
+            && jvm::granted().is_some_and(|g| g.has(Capability::TagObjects))
             && crate::probe::site_flags::available(),
     );
     // Every loaded class the agent may change, and whether its bytes are known.
@@ -875,6 +806,7 @@ pub fn instrument_all(
         gateways,
         gated: BTreeSet::new(),
         instrumentation,
+        engine,
     };
     // Known classes are registered already; the others when their bytes show up. Before
     // planning: under `eager` the plan follows calls and field accesses, which may initialise
@@ -912,18 +844,18 @@ pub fn instrument_all(
                 session.pending.insert(key);
             }
         }
-        crate::ffi::jni_intercept::install(jvmti);
+        crate::ffi::jni_calls::install::<crate::runtime::natives::Sites>(jvmti);
     }
     if all {
         // Every thread records: no probe may return in Java (`Hooks.active` stays 1 until the
         // session's end resets it).
         crate::probe::site_flags::hold_active(env);
     }
-    hooks::ALL_THREADS.store(all, Ordering::SeqCst);
+    SWITCHES.all_threads.store(all, Ordering::SeqCst);
     let revealing =
         session.planner.scheme() != ferrofluid_subgraph::Scheme::Total && !methods_only && !all;
     *lock(&SESSION) = Some(session);
-    UNREVEALED.store(0, Ordering::Relaxed);
+    SWITCHES.unrevealed.store(0, Ordering::Relaxed);
     let asynchronous = revealing && ASYNC.load(Ordering::SeqCst);
     if asynchronous {
         // Requests are queued from now on, but served only once the planner has seen every
@@ -1056,9 +988,9 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
             .map(|pid| session.base + pid)
             .collect(),
     ));
-    hooks::GENERATION.fetch_add(1, Ordering::SeqCst);
+    SWITCHES.generation.fetch_add(1, Ordering::SeqCst);
     crate::probe::site_flags::reset(env);
-    crate::ffi::jni_intercept::uninstall(jvmti);
+    crate::ffi::jni_calls::uninstall(jvmti);
     let count = session.planner.counters().instrumented as u32;
     for id in session.base..session.base + count {
         flags::clear(id);
@@ -1308,7 +1240,7 @@ static REVEAL: Mutex<()> = Mutex::new(());
 
 /// The first invocation of global method `id` (lazy revelation), on the invoking thread.
 pub fn first_invocation(env: Option<&JniEnv<'_>>, id: u32) {
-    let Some(jvmti) = crate::runtime::jvm::jvmti() else {
+    let Some(jvmti) = jvm::jvmti() else {
         return;
     };
     if ASYNC.load(Ordering::Relaxed) {
@@ -1450,13 +1382,6 @@ pub fn receiver_seen(jvmti: Jvmti, env: &JniEnv<'_>, site: u32, key: &ClassKey) 
 /// `reveal=async` for the sessions started from now on ([`set_reveal`]).
 static ASYNC: AtomicBool = AtomicBool::new(false);
 
-/// Under `reveal=async`, calls that ran before what they call was instrumented: invocations of a
-/// method whose first invocation waits for the reveal thread, and the deferred sites and
-/// receivers queued (once each, when queued). Their callees' time is in their self time and
-/// their callees' calls are not counted; a lower bound of what the profile misses (a call into
-/// an uninstrumented method of a revealed class cannot be told apart).
-pub static UNREVEALED: AtomicU64 = AtomicU64::new(0);
-
 /// How long the reveal thread waits for more requests before it plans and retransforms what
 /// is queued: threads reaching new code tend to come together (many requests on one path), and
 /// each RetransformClasses call is a safepoint that sends the dependent compiled code back to
@@ -1502,8 +1427,8 @@ fn enqueue(item: Queued) -> bool {
         return false;
     }
     q.items.push(item);
-    if hooks::COLLECTING.load(Ordering::Relaxed) {
-        UNREVEALED.fetch_add(1, Ordering::Relaxed);
+    if SWITCHES.collecting.load(Ordering::Relaxed) {
+        SWITCHES.unrevealed.fetch_add(1, Ordering::Relaxed);
     }
     QUEUED.notify_one();
     true
@@ -1520,7 +1445,7 @@ fn accept_requests() {
 /// Starts the reveal thread; without one, what was queued so far is revealed here and the
 /// threads reveal for themselves from then on.
 fn start_reveal_thread(jvmti: Jvmti, env: &JniEnv<'_>) {
-    let spawned = match crate::runtime::jvm::java_vm() {
+    let spawned = match jvm::java_vm() {
         Some(vm) => std::thread::Builder::new()
             .name("ferrofluid-reveal".into())
             .spawn(move || reveal_thread(vm, jvmti))

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrofluid_protocol::AllocClassPattern;
 
-use crate::runtime::session::ClassKey;
+use crate::engine::ClassKey;
 
 /// The allocated type recorded for a reflective or `clone()` call site, whose objects' classes
 /// are known only at run time: no selection of classes matches it, every class does.
@@ -107,8 +107,6 @@ pub fn narrow_to(patterns: Vec<AllocClassPattern>) -> Narrowing {
 mod tests {
     use super::*;
 
-    /// The selection and the classes seen are global: one test at a time.
-    static SERIAL: Mutex<()> = Mutex::new(());
 
     fn patterns(list: &[&str]) -> Vec<AllocClassPattern> {
         list.iter().map(|p| p.parse().unwrap()).collect()
@@ -122,7 +120,7 @@ mod tests {
     /// direction, and every site is counted once per narrowing.
     #[test]
     fn only_classes_whose_probes_change_are_retransformed() {
-        let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = crate::testing::SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         configure(&[]);
         record(
             &key("app/Cache"),
@@ -165,7 +163,7 @@ mod tests {
     /// any selection of classes and gets them back with every class.
     #[test]
     fn call_sites_are_probed_only_for_every_class() {
-        let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = crate::testing::SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         configure(&[]);
         record(&key("app/Copier"), vec![CALL_SITE_TYPE.into()]);
         let n = narrow_to(patterns(&["app.Entry"]));

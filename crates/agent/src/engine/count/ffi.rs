@@ -1,10 +1,7 @@
-//! The JNI side of the `count` engine: the class `ferrofluid/Counts` (`engine/count/Counts.java`),
+//! The JNI side of the `count` engine: the class `ferrofluid/Counts` (`Counts.java`),
 //! which keeps every thread's calling-context tree in Java, defined in the bootstrap loader with
 //! its natives bound (the agent's answers at a root's entry and exit, at a method's first entry
 //! and at a thread's first probe), started, stopped and read.
-//!
-//! The hooks class's `exitBlocks0`/`unwindBlocks0` natives are bound here too: a `count`
-//! session's block probes call `ferrofluid/Counts` instead, other engines take them as exits.
 
 use std::ffi::c_void;
 
@@ -18,37 +15,6 @@ pub const COUNTS_CLASS: &str = "ferrofluid/Counts";
 const CONTEXT_CLASS: &str = "ferrofluid/Counts$Context";
 const COUNTS_BYTES: &[u8] = include_bytes!("Counts.class");
 const CONTEXT_BYTES: &[u8] = include_bytes!("Counts$Context.class");
-
-/// The block probes' natives of the hooks class, for its registration table: `exitBlocks0` and
-/// `unwindBlocks0` with `gated` (the class has the Java gates), else (a class an older agent
-/// defined in this JVM) `exitBlocks` and `unwindBlocks` themselves.
-pub fn natives(gated: bool) -> Vec<Native> {
-    let blocks = native_exit_blocks as *mut c_void;
-    if gated {
-        vec![
-            (c"exitBlocks0", c"(II)V", blocks),
-            (c"unwindBlocks0", c"(II)V", blocks),
-        ]
-    } else {
-        vec![
-            (c"exitBlocks", c"(II)V", blocks),
-            (c"unwindBlocks", c"(II)V", blocks),
-        ]
-    }
-}
-
-/// `Hooks.exitBlocks(id, bytecodes)` and `Hooks.unwindBlocks(id, bytecodes)`: a plain exit
-/// for the engines that take block probes as entry/exit probes.
-extern "C" fn native_exit_blocks(
-    env: *mut sys::JNIEnv,
-    _: sys::jclass,
-    id: sys::jint,
-    bytecodes: sys::jint,
-) {
-    ferrofluid_jvmti::ffi_guard("Hooks.exitBlocks", (), || {
-        crate::engine::exit_blocks(env, id, bytecodes)
-    })
-}
 
 /// Defines `ferrofluid/Counts` (or finds it, defined by an earlier session or attach), binds its
 /// natives and starts a recording ([`start`]). On a Java thread, before any class carries the
@@ -225,27 +191,27 @@ fn longs(env: &JniEnv<'_>, array: Object<'_>) -> Vec<i64> {
 /// `Counts.enter0(id)`: a root's entry (`id` is `~method`).
 extern "C" fn native_enter0(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) -> sys::jint {
     ferrofluid_jvmti::ffi_guard("Counts.enter0", 0, || {
-        crate::probe::hooks::counted_entry(env, id) as sys::jint
+        super::probes::entry(env, id) as sys::jint
     })
 }
 
 /// `Counts.exit0(id)`: a root's exit.
 extern "C" fn native_exit0(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) -> sys::jint {
     ferrofluid_jvmti::ffi_guard("Counts.exit0", 0, || {
-        crate::probe::hooks::counted_exit(env, id) as sys::jint
+        super::probes::exit(env, id) as sys::jint
     })
 }
 
 /// `Counts.first0(id)`: a method's first entry in the recording (or one not yet ready).
 extern "C" fn native_first0(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) -> sys::jint {
     ferrofluid_jvmti::ffi_guard("Counts.first0", 0, || {
-        crate::probe::hooks::counted_entry(env, id) as sys::jint
+        super::probes::entry(env, id) as sys::jint
     })
 }
 
 /// `Counts.state0()`: whether this thread records now, and whether it is a virtual thread.
 extern "C" fn native_state0(_: *mut sys::JNIEnv, _: sys::jclass) -> sys::jint {
     ferrofluid_jvmti::ffi_guard("Counts.state0", 0, || {
-        crate::probe::hooks::counted_state() as sys::jint
+        super::probes::state() as sys::jint
     })
 }

@@ -1,7 +1,7 @@
 //! The `count` engine: exact bytecode-count calling-context profiles (JP, Binder and Hulaas).
 //! The `blocks` (or `blocks-precise`) probes keep a counter per invocation in a local of the
 //! method: one `iinc` per basic block, in Java, no call. The method's exit and unwind probes hand
-//! the counter, with the method id, to `ferrofluid/Counts` (`count/Counts.java`), its entry probe
+//! the counter, with the method id, to `ferrofluid/Counts` (`Counts.java`), its entry probe
 //! the id alone; no clock is read, so a profile is the same on any machine and under any load.
 //!
 //! `ferrofluid/Counts` keeps each thread's calling-context tree (JP's method call tree) in Java,
@@ -9,9 +9,9 @@
 //! bytecodes in that context, callees excluded); an entry moves the thread's current node to the
 //! child for the method, an exit adds the count and moves back to the parent. No JNI call per
 //! event: the agent is asked at a root's entry and exit (root depth, extent, recording: the
-//! rules of the `cpu` engine, `hooks::counted_entry`/`counted_exit`) and at a method's first
+//! rules of the `cpu` engine, [`probes`]) and at a method's first
 //! entry (lazy revelation). A virtual thread has its own tree (its own thread local). The agent
-//! reads the trees at snapshots (`ffi::count::read`); each context's current node is readable
+//! reads the trees at snapshots (`ffi::read`); each context's current node is readable
 //! from outside its thread the same way. Memory is bounded in Java: [`MAX_NODES`] nodes per
 //! thread and [`HEAP_SHARE`] of the heap for all, then new contexts count in one overflow node;
 //! 65,536 threads per recording, then new threads are counted as dropped.
@@ -20,11 +20,11 @@
 //! docs/decisions/0051-count-contexts-in-java.md.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use rustc_hash::FxHashMap;
 
-use ferrofluid_classfile::ProbeKind;
+use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
 use ferrofluid_jvmti::{sys, JniEnv};
 use ferrofluid_profile::{
     CallTree, MethodId, MethodInfo, MethodTable, Mode, NodeId, NodeKind, Profile, ThreadProfile,
@@ -32,13 +32,18 @@ use ferrofluid_profile::{
 use ferrofluid_protocol::{AgentOptions, Blocks};
 use ferrofluid_subgraph::{ClassPattern, PlanConfig};
 
-use crate::engine::{Capability, Engine, Instrumentation, JvmEvent, Needs, Selection, Units};
-use ffi::{self as jni, JavaContext};
-use crate::probe::{collector, hooks};
+use crate::engine::{
+    Capability, ClassKey, Context, Engine, EngineSession, Instrumentation, JvmEvent, Needs,
+    Selection, Units,
+};
+use ffi::JavaContext;
+use crate::probe::collector;
+use crate::probe::thread::SWITCHES;
 
 // The engine's FFI: `ferrofluid/Counts` and its natives.
 #[allow(unsafe_code)]
-pub mod ffi;
+mod ffi;
+mod probes;
 
 /// Nodes one thread's tree may have; past it new contexts count into the overflow node.
 pub const MAX_NODES: usize = ferrofluid_profile::DEFAULT_MAX_NODES;
@@ -59,13 +64,6 @@ const UNPROBED: [&str; 4] = [
     "java.lang.ref.Reference",
     "java.lang.ref.WeakReference",
 ];
-
-/// The block counters of the session (`blocks=`): 0 default, 1 precise.
-static PRECISE: AtomicU32 = AtomicU32::new(0);
-/// The session has no root: every thread counts.
-static NO_ROOT: AtomicBool = AtomicBool::new(false);
-/// `ferrofluid/Counts` is defined and bound.
-static READY: AtomicBool = AtomicBool::new(false);
 
 /// The bytecode-count engine.
 pub struct Count;
@@ -92,22 +90,6 @@ impl Engine for Count {
         }
     }
 
-    /// Nothing if `ferrofluid/Counts` could not be defined.
-    fn instruments(&self) -> Option<Instrumentation> {
-        if !READY.load(Ordering::SeqCst) {
-            return None;
-        }
-        let probes = if PRECISE.load(Ordering::Relaxed) != 0 {
-            ProbeKind::BlocksPrecise
-        } else {
-            ProbeKind::Blocks
-        };
-        Some(Instrumentation {
-            probes,
-            selection: Selection::CallSubgraph,
-        })
-    }
-
     /// The call subgraph of the roots as in `cpu` mode, without the classes `ferrofluid/Counts`
     /// runs; never `skip-trivial` or `adaptive`: a method without probes would lose its
     /// bytecodes.
@@ -128,47 +110,27 @@ impl Engine for Count {
     }
 
     /// Defines `ferrofluid/Counts` on this (Java) thread, before planning.
-    fn configure(&self, options: &AgentOptions) {
-        hooks::CPU.store(false, Ordering::SeqCst);
-        let precise = u32::from(options.blocks == Blocks::Precise);
-        PRECISE.store(precise, Ordering::SeqCst);
-        NO_ROOT.store(options.roots.is_empty(), Ordering::SeqCst);
-        let installed = crate::runtime::jvm::java_vm()
+    fn open(&self, ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
+        SWITCHES.cpu.store(false, Ordering::SeqCst);
+        let installed = ctx
+            .vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
-            .and_then(|env| jni::install(&env));
+            .and_then(|env| ffi::install(&env));
         if let Err(e) = &installed {
             log::error!("count: {e}; nothing is instrumented");
         }
-        READY.store(installed.is_ok(), Ordering::SeqCst);
+        Box::new(CountSession {
+            precise: options.blocks == Blocks::Precise,
+            no_root: options.roots.is_empty(),
+            ready: installed.is_ok(),
+        })
     }
 
-    /// Nothing to calibrate: counts are exact. Fresh trees from now on.
-    fn start(&self, env: &JniEnv<'_>) {
-        restart(env);
-        collector::start(None, None, None);
-    }
-
-    fn stop(&self) {
-        with_java("stopping", jni::stop);
-    }
-
-    fn reset(&self) {
-        with_java("restarting", |env| {
-            restart(env);
-            Ok(())
-        });
-    }
-
-    fn snapshot(&self, profile: &mut Profile) {
-        let read = crate::runtime::jvm::java_vm()
-            .and_then(|vm| vm.with_attached_thread("ferrofluid-count", jni::read).ok())
-            .flatten();
-        let (contexts, dropped) = read.unwrap_or_default();
-        if dropped > 0 {
-            log::warn!("count: {dropped} threads did not count (too many threads in one recording)");
-        }
-        snapshot_into(profile, contexts, crate::runtime::session::method_name);
+    /// No clock: counts are exact.
+    #[inline(always)]
+    fn ticks() -> u64 {
+        0
     }
 
     /// The block probes of this engine call `ferrofluid/Counts`, not the hooks class.
@@ -177,33 +139,115 @@ impl Engine for Count {
 
     #[inline(always)]
     fn exit(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
+
+    #[inline(always)]
+    fn exit_blocks(_env: *mut sys::JNIEnv, _id: i32, _bytecodes: i32) {}
 }
 
-/// Starts a recording in `ferrofluid/Counts`, if it is installed.
-fn restart(env: &JniEnv<'_>) {
-    if !READY.load(Ordering::SeqCst) {
-        return;
-    }
-    let no_root = NO_ROOT.load(Ordering::SeqCst);
-    if let Err(e) = jni::start(env, no_root, MAX_NODES, HEAP_SHARE) {
-        log::error!("count: {e}");
-    }
+/// A bytecode-count session.
+struct CountSession {
+    /// The block counters (`blocks=precise`).
+    precise: bool,
+    /// No root: every thread counts.
+    no_root: bool,
+    /// `ferrofluid/Counts` is defined and bound.
+    ready: bool,
 }
 
-/// Runs `f` on a Java thread (this one, attached if needed), logging what fails.
-fn with_java(what: &str, f: impl FnOnce(&JniEnv<'_>) -> Result<(), String>) {
-    if !READY.load(Ordering::SeqCst) {
-        return;
-    }
-    let done = crate::runtime::jvm::java_vm()
-        .ok_or_else(|| "no JVM".to_owned())
-        .and_then(|vm| {
-            vm.with_attached_thread("ferrofluid-count", f)
-                .map_err(|e| e.to_string())
+impl EngineSession for CountSession {
+    /// Nothing if `ferrofluid/Counts` could not be defined.
+    fn instruments(&self) -> Option<Instrumentation> {
+        if !self.ready {
+            return None;
+        }
+        let probes = if self.precise {
+            ProbeKind::BlocksPrecise
+        } else {
+            ProbeKind::Blocks
+        };
+        Some(Instrumentation {
+            probes,
+            selection: Selection::CallSubgraph,
         })
-        .and_then(|r| r);
-    if let Err(e) = done {
-        log::warn!("count: {what}: {e}");
+    }
+
+    /// The block probes call `ferrofluid/Counts`, which keeps the calling contexts in Java; a
+    /// frame keeps its own.
+    fn instrument<'a>(
+        &self,
+        _class: &ClassKey,
+        bytes: &'a [u8],
+        probes: ProbeKind,
+        sites: &mut dyn Sites,
+    ) -> ferrofluid_classfile::Result<Instrumented<'a>> {
+        let mut options = ProbeOptions::new(probes);
+        options.hooks.class = ffi::COUNTS_CLASS.to_owned();
+        options.hooks.blocks_context = true;
+        ferrofluid_classfile::instrument(bytes, &options, sites)
+    }
+
+    /// Nothing to calibrate: counts are exact. Fresh trees from now on.
+    fn start(&self, _ctx: &dyn Context, env: &JniEnv<'_>) {
+        self.restart(env);
+        collector::start(None, None, None);
+    }
+
+    fn stop(&self, ctx: &dyn Context) {
+        self.with_java(ctx, "stopping", ffi::stop);
+    }
+
+    fn reset(&self, ctx: &dyn Context) {
+        self.with_java(ctx, "restarting", |env| {
+            self.restart(env);
+            Ok(())
+        });
+    }
+
+    fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
+        let read = ctx
+            .vm()
+            .and_then(|vm| vm.with_attached_thread("ferrofluid-count", ffi::read).ok())
+            .flatten();
+        let (contexts, dropped) = read.unwrap_or_default();
+        if dropped > 0 {
+            log::warn!("count: {dropped} threads did not count (too many threads in one recording)");
+        }
+        snapshot_into(profile, contexts, |id| ctx.method_name(id));
+    }
+}
+
+impl CountSession {
+    /// Starts a recording in `ferrofluid/Counts`, if it is installed.
+    fn restart(&self, env: &JniEnv<'_>) {
+        if !self.ready {
+            return;
+        }
+        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE) {
+            log::error!("count: {e}");
+        }
+    }
+
+    /// Runs `f` on a Java thread (this one, attached if needed), logging what fails.
+    fn with_java(
+        &self,
+        ctx: &dyn Context,
+        what: &str,
+        f: impl FnOnce(&JniEnv<'_>) -> Result<(), String>,
+    ) {
+        if !self.ready {
+            return;
+        }
+        let done = ctx
+            .vm()
+            .ok_or_else(|| "no JVM".to_owned())
+            .and_then(|vm| {
+                vm.with_attached_thread("ferrofluid-count", f)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|r| r);
+        if let Err(e) = done {
+            log::warn!("count: {what}: {e}");
+        }
     }
 }
 

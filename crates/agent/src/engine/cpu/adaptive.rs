@@ -8,14 +8,17 @@
 //!
 //! The collector thread looks now and then ([`tick`]); the decision is the profile crate's
 //! (`MethodTotals::short_and_frequent`, over trees read a step at a time), the removal the
-//! session's (`session::drop_probes`): in Java, entries first, exits once no invocation entered
+//! runtime session's (`Context::drop_probes`): in Java, entries first, exits once no invocation entered
 //! before the drop can still be running (`collector::quiet_drops`, checked on every tick). A
 //! class is retransformed without them as well where the gates left in Java would cost too much
 //! ([`costly_gates`]) or a drop stays unquiet ([`stale_drops`]).
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use crate::engine::Context;
+use crate::probe::{clock, collector};
 
 /// The first look at the recording, after collection starts, and the interval after a look
 /// that dropped nothing. (Waiting the doubled interval after those too saves a few ms of looks,
@@ -93,72 +96,119 @@ fn stale_drops(dropping: &[(u32, u64)], quiet: &[u32], now: u64) -> Vec<u32> {
         .collect()
 }
 
-/// When to look next, and the interval after the next round of drops.
-struct Schedule {
+/// When to look next, and the interval after the next round of drops: the session's.
+pub struct Schedule {
     next: Instant,
     backoff: Duration,
-    /// Methods dropped whose exits still reach the agent, with the wall time ([`crate::probe::hooks::now`])
-    /// just after their drop.
+    /// Methods dropped whose exits still reach the agent, with the wall time
+    /// ([`clock::now`]) just after their drop.
     dropping: Vec<(u32, u64)>,
 }
 
-static SCHEDULE: Mutex<Option<Schedule>> = Mutex::new(None);
+/// What a tick does: drop the probes of `drop`, end the exits of `quiet` in Java, retransform
+/// the classes of `retransform` (stale drops, and drops whose gates would cost too much).
+#[derive(Default)]
+struct Round {
+    drop: Vec<u32>,
+    quiet: Vec<u32>,
+    stale: Vec<u32>,
+    retransform: Vec<u32>,
+    /// How long finding `drop` took.
+    looked: Duration,
+}
 
 /// Collector tick: while an adaptive session collects, drops the probes of the methods found
 /// short and frequent since the last look and ends the exits of earlier drops in Java once they
-/// are quiet, with `act(drop, quiet, retransform)` (on a thread attached to the JVM; returns the
-/// ids dropped; `retransform`, methods of `drop` or dropped earlier, also have their classes
-/// retransformed), and logs the drops.
-pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
-    let now = Instant::now();
-    let (look, dropping) = {
-        let mut schedule = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner());
-        if !crate::probe::collector::collecting() {
-            *schedule = None;
-            return;
-        }
-        let s = schedule.get_or_insert(Schedule {
-            next: now + FIRST,
-            backoff: FIRST,
-            dropping: Vec::new(),
-        });
-        let look = now >= s.next;
-        if look {
-            s.next = now + FIRST;
-        }
-        // Every tick: until then each call of the method costs a JNI call it does not measure.
-        let quiet = !s.dropping.is_empty();
-        if !look && !quiet {
-            return;
-        }
-        (
-            look,
-            if quiet {
-                s.dropping.clone()
-            } else {
-                Vec::new()
-            },
-        )
+/// are quiet, through the runtime (`ctx`, on a thread attached to the JVM; the classes of stale
+/// drops and of drops whose gates would cost too much are retransformed too), and logs the
+/// drops. `schedule`: the session's.
+pub fn tick(schedule: &Mutex<Option<Schedule>>, ctx: &dyn Context) {
+    let Some((look, dropping)) = due(schedule) else {
+        return;
     };
-    if !crate::runtime::session::adaptive() {
+    if !ctx.instrumented() {
         return;
     }
-    let quiet = crate::probe::collector::quiet_drops(&dropping);
-    let stale = stale_drops(&dropping, &quiet, crate::probe::hooks::now());
-    let mut wanted = Vec::new();
-    let mut retransform = stale.clone();
+    let round = choose(look, &dropping, ctx);
+    if round.drop.is_empty() && round.quiet.is_empty() && round.stale.is_empty() {
+        return;
+    }
+    let dropped = ctx.drop_probes(&round.drop, &round.quiet, &round.retransform);
+    let at = clock::now();
+    if let Some(s) = lock(schedule).as_mut() {
+        s.dropping
+            .retain(|(id, _)| !round.quiet.contains(id) && !round.stale.contains(id));
+        if ctx.drops_in_java() {
+            // A class retransformed with the drop has no gates left to quiet but in the calls
+            // already running, and must not be retransformed again as stale.
+            s.dropping.extend(
+                dropped
+                    .iter()
+                    .filter(|id| !round.retransform.contains(id))
+                    .map(|&id| (id, at)),
+            );
+        }
+        if !dropped.is_empty() {
+            s.backoff = (s.backoff * 2).min(LONGEST);
+            s.next = Instant::now() + s.backoff;
+        }
+    }
+    log_round(&round, &dropped, ctx);
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether this tick looks at the recording, and the drops whose exits may be quiet now
+/// (every tick: until then each call of the method costs a JNI call it does not measure);
+/// `None` when there is nothing to do (or nothing collects: the schedule starts over).
+fn due(schedule: &Mutex<Option<Schedule>>) -> Option<(bool, Vec<(u32, u64)>)> {
+    let now = Instant::now();
+    let mut schedule = lock(schedule);
+    if !collector::collecting() {
+        *schedule = None;
+        return None;
+    }
+    let s = schedule.get_or_insert(Schedule {
+        next: now + FIRST,
+        backoff: FIRST,
+        dropping: Vec::new(),
+    });
+    let look = now >= s.next;
+    if look {
+        s.next = now + FIRST;
+    }
+    let quiet = !s.dropping.is_empty();
+    if !look && !quiet {
+        return None;
+    }
+    Some((look, if quiet { s.dropping.clone() } else { Vec::new() }))
+}
+
+/// The round of a tick: the drops now quiet or stale, and when looking, the short and frequent
+/// methods not dropped yet.
+fn choose(look: bool, dropping: &[(u32, u64)], ctx: &dyn Context) -> Round {
+    let quiet = collector::quiet_drops(dropping);
+    let stale = stale_drops(dropping, &quiet, clock::now());
+    let mut round = Round {
+        retransform: stale.clone(),
+        quiet,
+        stale,
+        ..Round::default()
+    };
     let looking = Instant::now();
     if look {
-        let already = crate::runtime::session::dropped_ids();
-        let (short, root_ns) = crate::probe::collector::short_and_frequent(MIN_CALLS);
+        let already = ctx.dropped_ids();
+        let (short, root_ns) = collector::short_and_frequent(MIN_CALLS);
         let short: Vec<(u32, u64)> = short
             .into_iter()
             .filter(|(id, _)| !already.contains(id))
             .collect();
-        wanted = short.iter().map(|&(id, _)| id).collect();
-        let class_of = |id| crate::runtime::session::method_name(id).map(|(class, _, _)| class);
+        round.drop = short.iter().map(|&(id, _)| id).collect();
+        let class_of = |id| ctx.method_name(id).map(|(class, _, _)| class);
         // Otherwise every drop retransforms anyway.
-        let costly = if crate::runtime::session::drops_in_java() {
+        let costly = if ctx.drops_in_java() {
             costly_gates(&short, root_ns, class_of)
         } else {
             Vec::new()
@@ -171,44 +221,26 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
                 class.replace('/', "."),
                 share * 100.0
             );
-            retransform.extend(ids);
+            round.retransform.extend(ids);
         }
     }
-    let looked = looking.elapsed();
-    if wanted.is_empty() && quiet.is_empty() && stale.is_empty() {
-        return;
-    }
-    let dropped = act(&wanted, &quiet, &retransform);
-    let at = crate::probe::hooks::now();
-    if let Some(s) = SCHEDULE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        s.dropping
-            .retain(|(id, _)| !quiet.contains(id) && !stale.contains(id));
-        if crate::runtime::session::drops_in_java() {
-            // A class retransformed with the drop has no gates left to quiet but in the calls
-            // already running, and must not be retransformed again as stale.
-            s.dropping.extend(
-                dropped
-                    .iter()
-                    .filter(|id| !retransform.contains(id))
-                    .map(|&id| (id, at)),
-            );
-        }
-        if !dropped.is_empty() {
-            s.backoff = (s.backoff * 2).min(LONGEST);
-            s.next = Instant::now() + s.backoff;
-        }
-    }
-    if !quiet.is_empty() {
+    round.looked = looking.elapsed();
+    round
+}
+
+/// Logs what a round did: quiet and stale drops, and the methods whose probes were `dropped`.
+fn log_round(round: &Round, dropped: &[u32], ctx: &dyn Context) {
+    if !round.quiet.is_empty() {
         log::info!(
             "adaptive: the exits of {} dropped methods now end in Java",
-            quiet.len()
+            round.quiet.len()
         );
     }
-    if !stale.is_empty() {
+    if !round.stale.is_empty() {
         log::info!(
             "adaptive: {} dropped methods were not quiet after {} ms (a thread stays inside a \
              root without recording anything): their classes retransformed",
-            stale.len(),
+            round.stale.len(),
             QUIET_WAIT_NS / 1_000_000
         );
     }
@@ -217,7 +249,7 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
     }
     let names: Vec<String> = dropped
         .iter()
-        .map(|&id| match crate::runtime::session::method_name(id) {
+        .map(|&id| match ctx.method_name(id) {
             Some((class, name, descriptor)) => {
                 format!("{}.{name}{descriptor}", class.replace('/', "."))
             }
@@ -228,7 +260,7 @@ pub fn tick(act: impl FnOnce(&[u32], &[u32], &[u32]) -> Vec<u32>) {
         "adaptive: removed the probes of {} methods called at least {MIN_CALLS} times and \
          shorter than their probes (found in {:.1} ms): {}",
         dropped.len(),
-        looked.as_secs_f64() * 1e3,
+        round.looked.as_secs_f64() * 1e3,
         names.join(", ")
     );
 }

@@ -3,7 +3,7 @@
 //! `SetJNIFunctionTable` while an `alloc` session runs, so that what native code allocates is
 //! counted (`memory::native`). Only these slots change, and only for `alloc`: the other modes keep
 //! the JVM's functions. Each wrapper calls the function the table held when they were installed
-//! (the JVM's, or the revelation wrapper of `jni_intercept` for `NewObjectV`/`NewObjectA`),
+//! (the JVM's, or the revelation wrapper of `crate::ffi::jni_calls` for `NewObjectV`/`NewObjectA`),
 //! then counts a non-null result.
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};

@@ -11,6 +11,7 @@ use ferrofluid_jvmti::{ffi_guard, sys, JavaVm, JniEnv, Jvmti, MethodId, Object};
 use crate::ffi::jni::call_static;
 
 use crate::engine::alloc::memory;
+use crate::probe::upcalls::upcalls;
 
 pub mod jni;
 pub mod scope;
@@ -121,7 +122,7 @@ pub fn read_vm_counts(
 
 /// Internal name of the class of `object` (`java/lang/String`, `[I`).
 pub fn class_name(env: &JniEnv<'_>, object: Object<'_>) -> Option<String> {
-    let jvmti = crate::runtime::jvm::jvmti()?;
+    let jvmti = upcalls()?.jvmti()?;
     let class = env.object_class(object).ok()?;
     let signature = jvmti.class_signature(class).map(|s| s.0);
     env.delete_local_ref(class.as_object());

@@ -13,14 +13,16 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use ferrofluid_jvmti::{JniEnv, JvmtiCell, Object};
+use ferrofluid_jvmti::{JavaVm, JniEnv, JvmtiCell, Object};
 use ferrofluid_profile::alloc::{
     java_name, AllocSummary, ClassAlloc, SiteAlloc, Suspect, SuspectPath,
 };
 use ferrofluid_profile::{CallTree, Mode, NodeId, NodeKind, Profile, ThreadProfile};
 use rustc_hash::FxHashMap;
 
-use crate::engine::alloc::ffi as jni;
+use super::ffi as jni;
+use crate::engine::Context;
+use crate::probe::upcalls::upcalls;
 
 pub mod native;
 pub mod scope;
@@ -174,34 +176,34 @@ pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
 
 /// Starts a session: forgets the last one's tracked objects, opens the engine's JVMTI
 /// environment (tags, `ObjectFree`, GC events) and starts measuring.
-pub fn start() {
-    stop();
+pub fn start(ctx: &dyn Context) {
+    stop(ctx);
     *lock(&TRACKER) = Some(Tracker::default());
     *lock(&FRAMES) = Some(Frames::default());
     GCS.store(0, Ordering::SeqCst);
     EPOCH.fetch_add(1, Ordering::SeqCst);
     native::clear();
-    match crate::runtime::jvm::java_vm().map(jni::open_env) {
+    match ctx.vm().map(jni::open_env) {
         Some(Ok(env)) => ENV.set(Some(env)),
         Some(Err(e)) => log::warn!("alloc: no JVMTI environment for tracking ({e}): counting only"),
         None => {}
     }
     TRACKING.store(true, Ordering::SeqCst);
-    if let Some(jvmti) = crate::runtime::jvm::jvmti() {
-        crate::engine::alloc::ffi::jni::install(jvmti);
+    if let Some(jvmti) = ctx.jvmti() {
+        jni::jni::install(jvmti);
     }
 }
 
 /// Stops measuring: keeps the final counts and disposes the environment, which removes every
 /// tag it set.
-pub fn stop() {
+pub fn stop(ctx: &dyn Context) {
     if !TRACKING.swap(false, Ordering::SeqCst) {
         return;
     }
-    if let Some(jvmti) = crate::runtime::jvm::jvmti() {
-        crate::engine::alloc::ffi::jni::uninstall(jvmti);
+    if let Some(jvmti) = ctx.jvmti() {
+        jni::jni::uninstall(jvmti);
     }
-    let counts = read_counts();
+    let counts = read_counts(ctx.vm());
     if let Some(t) = lock(&TRACKER).as_mut() {
         t.final_counts = counts;
     }
@@ -212,10 +214,10 @@ pub fn stop() {
 }
 
 /// Discards what was measured and goes on.
-pub fn reset() {
+pub fn reset(ctx: &dyn Context) {
     let was = TRACKING.load(Ordering::SeqCst);
-    stop();
-    if let Some(vm) = crate::runtime::jvm::java_vm() {
+    stop(ctx);
+    if let Some(vm) = ctx.vm() {
         let _ = vm.with_attached_thread("ferrofluid-alloc", |env| {
             if let Err(e) = install(env) {
                 log::warn!("alloc: {e}");
@@ -223,13 +225,13 @@ pub fn reset() {
         });
     }
     if was {
-        start();
+        start(ctx);
     }
 }
 
-fn read_counts() -> Option<Vec<i64>> {
+fn read_counts(vm: Option<JavaVm>) -> Option<Vec<i64>> {
     let sites = site_count();
-    let vm = crate::runtime::jvm::java_vm()?;
+    let vm = vm?;
     vm.with_attached_thread("ferrofluid-alloc", |env| {
         let mut counts = jni::read_counts(env, sites)?;
         vm::add_counts(env, &mut counts).then_some(counts)
@@ -437,8 +439,8 @@ fn thread_index(env: &JniEnv<'_>, epoch: u32) -> u32 {
     if given == epoch {
         return index;
     }
-    let name = crate::runtime::jvm::thread_identity(env)
-        .1
+    let name = upcalls()
+        .and_then(|u| u.thread_identity(env).1)
         .unwrap_or_else(|| "<unnamed>".into());
     let index = {
         let mut t = lock(&TRACKER);
@@ -535,11 +537,11 @@ fn site_bytes(class: &str, count: u64, elements: u64, size: Option<u64>) -> u64 
 /// Adds the session's allocation profile to `profile`: the class and site tables, the leak
 /// suspects, and one tree of allocation paths per thread (objects and bytes per path: the
 /// site's exact counts shared out in proportion to its tracked objects on each path).
-pub fn snapshot(profile: &mut Profile) {
+pub fn snapshot(ctx: &dyn Context, profile: &mut Profile) {
     profile.mode = Mode::Alloc;
     profile.extra_metrics = ferrofluid_profile::alloc::path_metrics();
     let live_counts = if TRACKING.load(Ordering::SeqCst) {
-        read_counts()
+        read_counts(ctx.vm())
     } else {
         None
     };
@@ -591,7 +593,7 @@ pub fn snapshot(profile: &mut Profile) {
         {
             return caller;
         }
-        crate::runtime::session::method_name(id)
+        ctx.method_name(id)
             .map(|(c, m, d)| (java_name(&c), m, d))
             .unwrap_or_else(|| (format!("<method {id}>"), String::new(), String::new()))
     };
@@ -859,7 +861,7 @@ pub fn snapshot(profile: &mut Profile) {
         sites: site_rows,
         suspects,
         path_generations,
-        alloc_classes: crate::engine::alloc::narrow::selection(),
+        alloc_classes: super::narrow::selection(),
     });
 }
 

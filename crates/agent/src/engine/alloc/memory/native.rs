@@ -1,6 +1,6 @@
 //! What native code allocates through JNI (`AllocObject`, `NewObject*`, `NewObjectArray`,
 //! `New<Primitive>Array`, `NewString*`), counted by the agent's wrappers of those functions
-//! (`ffi::jni_alloc`) while an `alloc` session runs: a JNI allocation is rare and already a
+//! (`ffi::jni`) while an `alloc` session runs: a JNI allocation is rare and already a
 //! native call, so each is counted here, under a lock, against the native method that made it
 //! (the thread's top Java frame), as a site of kind `jni` (docs/decisions/0048-vm-allocations.md).
 
@@ -51,7 +51,7 @@ pub fn allocated(
     if !TRACKING.load(Ordering::Relaxed) {
         return;
     }
-    if super::scope::rooted() && !crate::probe::hooks::in_root() {
+    if super::scope::rooted() && !crate::probe::thread::in_root() {
         return;
     }
     let Some(jvmti) = ENV.get() else { return };

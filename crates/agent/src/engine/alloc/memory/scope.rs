@@ -23,7 +23,7 @@ use ferrofluid_classfile::{
 use ferrofluid_jvmti::{sys, JniEnv};
 
 use crate::probe::flags::{self, DROPPED, INVOKED, PENDING, ROOT};
-use crate::probe::hooks;
+
 
 /// The session being planned has roots: its probes call `ferrofluid/AllocScope`.
 static ROOTED: AtomicBool = AtomicBool::new(false);
@@ -134,8 +134,8 @@ fn merge<'a>(
 /// nothing; a non-root method invoked and revealed then ends its probes in Java.
 #[inline(always)]
 pub fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
-    hooks::enter_gated(env, id, start, |_| {});
-    let id = hooks::method_id(id as u32);
+    crate::probe::thread::enter_gated(env, id, start, |_| {});
+    let id = crate::probe::thread::method_id(id as u32);
     if flags::get(id) & (ROOT | INVOKED | PENDING | DROPPED) == INVOKED {
         settle(env, id);
     }
@@ -144,7 +144,7 @@ pub fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
 /// The exit or unwind probe of method `id`, as [`enter`].
 #[inline(always)]
 pub fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
-    hooks::exit_gated(env, id, start, |_| {});
+    crate::probe::thread::exit_gated(env, id, start, |_| {});
 }
 
 /// Method `id` (not a root) has been invoked and its callees revealed: its entry and exit
@@ -152,7 +152,7 @@ pub fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
 #[cold]
 fn settle(env: *mut sys::JNIEnv, id: u32) {
     flags::set(id, DROPPED);
-    crate::ffi::natives::with_env(env, |jni| {
+    crate::ffi::with_env(env, |jni| {
         if let Some(jni) = jni {
             crate::probe::site_flags::drop_probes(jni, id, 2);
         }

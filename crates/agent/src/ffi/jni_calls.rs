@@ -1,8 +1,9 @@
 //! Native code calling into Java: the agent wraps the JNI functions that call a Java method
 //! (`Call<Type>Method{,V,A}`, `CallNonvirtual…`, `CallStatic…`, `NewObject{,V,A}`) with JVMTI
 //! `SetJNIFunctionTable`, so that a method a native method calls inside a root's extent is
-//! revealed (instrumented) before the call proceeds. Outside a root a wrapper costs one
-//! thread-local check, then forwards to the JVM's own function.
+//! revealed (instrumented) before the call proceeds ([`JniCalls`], the runtime's revelation).
+//! Outside a root a wrapper costs one thread-local check, then forwards to the JVM's own
+//! function.
 //!
 //! The `…V` and `…A` wrappers are here; the variadic ones are in `csrc/jni_variadic.c` (stable
 //! Rust cannot define C-variadic functions) and call the `…V` wrapper through the table.
@@ -11,6 +12,14 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use ferrofluid_jvmti::{sys, JniEnv, Jvmti, MethodId};
 
+/// What a wrapper tells before it forwards a call (the runtime's revelation).
+pub trait JniCalls {
+    /// Native code is about to call the Java method `mid`.
+    fn method_called(env: &JniEnv<'_>, mid: MethodId);
+}
+
+// A process-wide static: JNI functions get no user data, and the wrappers of every thread
+// forward through it.
 /// The table in effect before the agent installed its own (leaked: a wrapper may run on some
 /// thread at any time, even after the table was restored).
 static ORIGINAL: AtomicPtr<sys::JNINativeInterface_> = AtomicPtr::new(std::ptr::null_mut());
@@ -22,7 +31,7 @@ fn original() -> &'static sys::JNINativeInterface_ {
 
 /// The revelation check of every wrapper: cheap unless the thread is inside a root.
 #[inline]
-fn before(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
+fn before<H: JniCalls>(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
     ferrofluid_jvmti::ffi_guard("JNI call wrapper", (), || {
         // SAFETY: the JNIEnv native code passed to this JNI function: the calling thread's.
         let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
@@ -34,7 +43,7 @@ fn before(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
         // SAFETY: a method ID native code passes to a JNI call function: one the JVM handed
         // out, of a loaded class (anything else is undefined behaviour in JNI itself).
         let mid = unsafe { MethodId::from_raw(mid) };
-        crate::runtime::reveal::method_called(&jni, mid)
+        H::method_called(&jni, mid)
     })
 }
 
@@ -42,13 +51,13 @@ fn before(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
 macro_rules! wrappers {
     ($args:ty; $(($field:ident, ($($p:ident: $t:ty),*), $ret:ty)),* $(,)?) => {$(
         #[allow(non_snake_case)]
-        pub(super) unsafe extern "C" fn $field(
+        pub(super) unsafe extern "C" fn $field<H: JniCalls>(
             env: *mut sys::JNIEnv,
             $($p: $t,)*
             mid: sys::jmethodID,
             args: $args,
         ) -> $ret {
-            before(env, mid);
+            before::<H>(env, mid);
             // SAFETY: installed only when the original had this function (checked in
             // `install`); the JVM's own arguments are forwarded unchanged.
             unsafe { original().$field.unwrap_unchecked()(env, $($p,)* mid, args) }
@@ -148,8 +157,8 @@ macro_rules! variadic {
         }
 
         /// Puts every wrapper into `t`; false if the JVM's table lacks one of the functions.
-        fn wrap_all(t: &mut sys::JNINativeInterface_) -> bool {
-            let fixed = wrap_fixed(t);
+        fn wrap_all<H: JniCalls>(t: &mut sys::JNINativeInterface_) -> bool {
+            let fixed = wrap_fixed::<H>(t);
             let complete = $(t.$field.is_some() &&)* fixed;
             $(t.$field = Some(c::$field);)*
             complete
@@ -193,11 +202,11 @@ variadic!(
 );
 
 /// Puts the `…V`/`…A` wrappers into `t`; false if the table lacks one of the functions.
-fn wrap_fixed(t: &mut sys::JNINativeInterface_) -> bool {
+fn wrap_fixed<H: JniCalls>(t: &mut sys::JNINativeInterface_) -> bool {
     macro_rules! set {
         ($($m:ident::$f:ident),* $(,)?) => {{
             let complete = $(t.$f.is_some() &&)* true;
-            $(t.$f = Some($m::$f);)*
+            $(t.$f = Some($m::$f::<H>);)*
             complete
         }};
     }
@@ -274,9 +283,9 @@ fn is_ours(t: &sys::JNINativeInterface_) -> bool {
         .is_some_and(|f| std::ptr::eq(f as *const (), ours))
 }
 
-/// Installs the wrappers (idempotent). Errors are logged: without them, native callbacks into
-/// the subgraph are simply not revealed.
-pub fn install(jvmti: Jvmti) {
+/// Installs the wrappers of handler `H` (idempotent). Errors are logged: without them, native
+/// callbacks into the subgraph are simply not revealed.
+pub fn install<H: JniCalls>(jvmti: Jvmti) {
     let table = match jvmti.jni_function_table() {
         Ok(t) => t,
         Err(e) => {
@@ -291,7 +300,7 @@ pub fn install(jvmti: Jvmti) {
         return;
     }
     let mut ours = current;
-    if !wrap_all(&mut ours) {
+    if !wrap_all::<H>(&mut ours) {
         log::warn!("JNI function table incomplete; native callbacks will not be revealed");
         return;
     }
@@ -374,6 +383,16 @@ mod tests {
         // SAFETY: a constant array defined in csrc/jni_variadic.c.
         let c_slots = unsafe { ferrofluid_jni_v_slots };
         assert_eq!(c_slots.to_vec(), expected);
+    }
+
+    struct Nothing;
+
+    impl JniCalls for Nothing {
+        fn method_called(_: &JniEnv<'_>, _: MethodId) {}
+    }
+
+    fn wrap_all(t: &mut sys::JNINativeInterface_) -> bool {
+        super::wrap_all::<Nothing>(t)
     }
 
     #[test]
