@@ -1,6 +1,7 @@
 //! The agent's source keeps the shape docs/architecture.md draws: its layers call one way (the
 //! runtime drives the engines, the engines use the shared probe machinery, every layer may use
-//! the FFI layer, none names a layer above it), and no engine names another engine.
+//! the FFI layer, none names a layer above it), no engine names another engine, and
+//! process-wide statics are few, each saying why it is one.
 //!
 //! The module graph is read from the source: every `crate::`, `super::` and `self::` path and
 //! every item of a `use` list, resolved from the module the file (or the inline `mod` block) is,
@@ -8,6 +9,9 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+/// At most this many process-wide statics (docs/architecture.md, "State").
+const MAX_STATICS: usize = 40;
 
 /// The layers, bottom up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -416,5 +420,70 @@ fn an_upward_import_and_an_engine_naming_another_are_found() {
     assert_eq!(
         place(&["engine".into(), "needs".into()]).unwrap().engine,
         None
+    );
+}
+
+/// Process-wide statics: `static` items outside `thread_local!` and `extern` blocks.
+fn statics(f: &File) -> Vec<(usize, String)> {
+    let mut excluded = Vec::new();
+    for at in f.code.match_indices("thread_local!").map(|(i, _)| i) {
+        let open = at + f.code[at..].find('{').unwrap();
+        excluded.push(at..block_end(&f.code, open));
+    }
+    for at in words(&f.code, "extern") {
+        let rest = f.code[at..].trim_start_matches("extern").trim_start();
+        let rest = rest.trim_start_matches("\"\"").trim_start();
+        if rest.starts_with('{') {
+            let open = at + f.code[at..].find('{').unwrap();
+            excluded.push(at..block_end(&f.code, open));
+        }
+    }
+    words(&f.code, "static")
+        // `'static` is a lifetime.
+        .filter(|&at| at == 0 || f.code.as_bytes()[at - 1] != b'\'')
+        .filter(|at| !excluded.iter().any(|r| r.contains(at)))
+        .filter_map(|at| {
+            let name_at = skip_space(&f.code, at + "static".len());
+            let name = ident_at(&f.code, name_at);
+            let name = if name == "mut" {
+                ident_at(&f.code, skip_space(&f.code, name_at + 3))
+            } else {
+                name
+            };
+            // `&'static`, `T: 'static` are lifetimes, not items.
+            let item = name.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+            item.then(|| (at, name.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn few_process_wide_statics_each_saying_why() {
+    let mut all = Vec::new();
+    let mut silent = Vec::new();
+    for f in files() {
+        for (at, name) in statics(&f) {
+            let line = f.raw[..at].matches('\n').count();
+            let file = f.path.strip_prefix(src()).unwrap().display().to_string();
+            // The lines above the item, attributes skipped, must be a comment.
+            let lines: Vec<&str> = f.raw.lines().take(line).collect();
+            let above = lines.iter().rev().find(|l| !l.trim().starts_with("#["));
+            if !above.is_some_and(|l| l.trim().starts_with("//")) {
+                silent.push(format!("src/{file}:{}: {name}", line + 1));
+            }
+            all.push(format!("src/{file}:{}: {name}", line + 1));
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "statics without a comment saying why they are process-wide:\n{}",
+        silent.join("\n")
+    );
+    assert!(
+        all.len() <= MAX_STATICS,
+        "{} process-wide statics (at most {MAX_STATICS}): session state goes in the session \
+         object\n{}",
+        all.len(),
+        all.join("\n")
     );
 }

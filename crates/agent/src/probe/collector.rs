@@ -154,6 +154,9 @@ fn stamp(wall_ns: u64, cpu_ns: Option<u64>) -> Stamp {
     }
 }
 
+// Process-wide: a probe whose ring is full (a JVM native without user data) drains it into the
+// recording.
+/// The recording of the profile collecting (or collected last).
 static COLLECTOR: Mutex<Option<Collector>> = Mutex::new(None);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -23,10 +23,10 @@
 //!
 //! **`active`** is nonzero while some thread is inside a root's extent. A thread inside one must
 //! never see 0 (its deferred sites would not reveal their calls); a stale 1 while nobody is inside
-//! only costs native calls that return at once. The count of threads inside lives in [`STATE`]
+//! only costs native calls that return at once. The count of threads inside lives in a word
 //! with a *published* bit, which is set only after `active = 1` was written and cleared (by the
 //! last thread out, with a compare-and-swap from "0 threads, published") before `active = 0` is
-//! written; both writes happen under [`LOCK`]. A thread entering adds itself with one atomic add:
+//! written; both writes happen under the fields' lock. A thread entering adds itself with one atomic add:
 //! if the bit was set, `active` is 1 and stays 1 while the thread is counted (the bit can only be
 //! cleared at a count of 0); if not, it takes the lock and publishes before it proceeds. So
 //! entering a root's extent costs one atomic add unless the thread is the first one in, and
@@ -50,9 +50,28 @@ pub const MAX_METHODS: usize = 1 << 22;
 /// Receiver site ids from here on never get a `seen` entry (at most 1 MiB of references).
 pub const MAX_SEEN: usize = 1 << 17;
 
-/// The epoch (high 32 bits, from 1), the threads inside a root's extent times [`ONE`], and
-/// [`PUBLISHED`].
-static STATE: AtomicU64 = AtomicU64::new(1 << EPOCH_SHIFT);
+/// The count of threads inside a root's extent and the hooks class's fields.
+struct HooksFields {
+    /// The epoch (high 32 bits, from 1), the threads inside a root's extent times [`ONE`], and
+    /// [`PUBLISHED`].
+    state: AtomicU64,
+    /// Serialises the writes of both fields and the arrays' growth.
+    fields: Mutex<Fields>,
+}
+
+// Process-wide: the probes, JVM natives without user data, count their threads in and out.
+static HOOKS: HooksFields = HooksFields {
+    state: AtomicU64::new(1 << EPOCH_SHIFT),
+    fields: Mutex::new(Fields {
+        active: None,
+        fired: Bytes::EMPTY,
+        dropped: Bytes::EMPTY,
+        seen: None,
+        class_class: None,
+        seen_array: None,
+        seen_len: 0,
+    }),
+};
 /// `Hooks.active` is 1 (set after the write, cleared before the write of 0).
 const PUBLISHED: u64 = 1;
 /// One thread in the count.
@@ -64,17 +83,6 @@ const LOW: u64 = (1 << EPOCH_SHIFT) - 1;
 fn epoch(state: u64) -> u32 {
     (state >> EPOCH_SHIFT) as u32
 }
-
-/// Serialises the writes of both fields and the array's growth.
-static LOCK: Mutex<Fields> = Mutex::new(Fields {
-    active: None,
-    fired: Bytes::EMPTY,
-    dropped: Bytes::EMPTY,
-    seen: None,
-    class_class: None,
-    seen_array: None,
-    seen_len: 0,
-});
 
 /// The hooks class's fields, once [`install`] found them.
 struct Fields {
@@ -155,7 +163,7 @@ impl Bytes {
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Fields> {
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+    HOOKS.fields.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Learns the hooks class's fields (once per library load) and clears them: `active = 0` and no
@@ -189,10 +197,10 @@ pub fn install(env: &JniEnv<'_>, class: Class<'_>) -> bool {
     }
     clear_arrays(env, &mut f);
     // `active` as the count says (a thread may be inside already, calibrating).
-    let state = STATE.load(Ordering::Acquire);
+    let state = HOOKS.state.load(Ordering::Acquire);
     if state & PUBLISHED == 0 && state & LOW != 0 {
         drop(f);
-        publish(&STATE, Some(env));
+        publish(&HOOKS.state, Some(env));
     } else if let Some(active) = &f.active {
         let _ = active.set(env, i32::from(state & PUBLISHED != 0));
     }
@@ -212,8 +220,12 @@ pub fn reset(env: &JniEnv<'_>) {
     let Some(active) = &f.active else {
         return;
     };
-    let next = epoch(STATE.load(Ordering::Acquire)).wrapping_add(1).max(1);
-    STATE.store(u64::from(next) << EPOCH_SHIFT, Ordering::SeqCst);
+    let next = epoch(HOOKS.state.load(Ordering::Acquire))
+        .wrapping_add(1)
+        .max(1);
+    HOOKS
+        .state
+        .store(u64::from(next) << EPOCH_SHIFT, Ordering::SeqCst);
     let _ = active.set(env, 0);
     clear_arrays(env, &mut f);
 }
@@ -321,7 +333,7 @@ pub fn drop_probes(env: &JniEnv<'_>, id: u32, level: u8) -> bool {
 /// Sets `active` to 1 until the session ends ([`reset`]), as if a thread were inside a root for
 /// the whole session: with no root, every thread records, so no probe may return in Java.
 pub fn hold_active(env: &JniEnv<'_>) {
-    let _ = entered(&STATE, Some(env));
+    let _ = entered(&HOOKS.state, Some(env));
 }
 
 /// [`entered_by`] with the raw `JNIEnv` a probe's native received.
@@ -341,7 +353,7 @@ pub fn thread_left(env: *mut ferrofluid_jvmti::sys::JNIEnv, counted_in: u32) {
 /// in, for [`left_by`].
 #[inline]
 pub fn entered_by(env: Option<&JniEnv<'_>>) -> u32 {
-    entered(&STATE, env)
+    entered(&HOOKS.state, env)
 }
 
 #[inline]
@@ -374,7 +386,7 @@ fn publish(state: &AtomicU64, env: Option<&JniEnv<'_>>) {
 /// the last thread out leaves `active` at 1.
 #[inline]
 pub fn left_by(env: Option<&JniEnv<'_>>, counted_in: u32) {
-    left(&STATE, env, counted_in)
+    left(&HOOKS.state, env, counted_in)
 }
 
 #[inline]

@@ -33,9 +33,22 @@ use super::thread::{next_thread_key, swap_carried, Carried};
 /// rings are smaller than a platform thread's; a full one is emptied by its thread, as any.
 pub const VIRTUAL_RING_EVENTS: usize = 1 << 11;
 
-/// Bumped each time the events are enabled: a carrier's record of a mount made under an older
-/// environment (before a detach) is stale.
-static EPOCH: AtomicU32 = AtomicU32::new(1);
+/// The virtual threads followed.
+struct Virtual {
+    /// Bumped each time the events are enabled: a carrier's record of a mount made under an
+    /// older environment (before a detach) is stale.
+    epoch: AtomicU32,
+    /// The state of each parked virtual thread that has one, by recorder key; the virtual
+    /// thread's JVMTI thread-local storage holds the key. Entries leave at the next mount.
+    parked: Mutex<Option<HashMap<u64, Parked>>>,
+}
+
+// Process-wide: the virtual-thread events, JVMTI callbacks without user data, swap states in
+// and out.
+static VIRTUAL: Virtual = Virtual {
+    epoch: AtomicU32::new(1),
+    parked: Mutex::new(None),
+};
 
 /// What a carrier knows of the virtual thread mounted on it.
 #[derive(Clone, Copy)]
@@ -58,12 +71,8 @@ struct Parked {
     thread: Option<WeakGlobalRef>,
 }
 
-/// The state of each parked virtual thread that has one, by recorder key; the virtual thread's
-/// JVMTI thread-local storage holds the key. Entries leave at the next mount.
-static PARKED: Mutex<Option<HashMap<u64, Parked>>> = Mutex::new(None);
-
 fn parked() -> MutexGuard<'static, Option<HashMap<u64, Parked>>> {
-    PARKED.lock().unwrap_or_else(|p| p.into_inner())
+    VIRTUAL.parked.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Forgets every parked virtual thread's state (the agent's environment, whose thread-local
@@ -77,7 +86,7 @@ pub fn forget_parked() {
 /// Starts a new epoch of mounts (the virtual-thread events are enabled again): a carrier's
 /// record of a mount made under an older environment is stale.
 pub fn new_epoch() {
-    EPOCH.fetch_add(1, Ordering::AcqRel);
+    VIRTUAL.epoch.fetch_add(1, Ordering::AcqRel);
 }
 
 /// The recorder key of the virtual thread mounted on this carrier (given on first use), or
@@ -87,7 +96,7 @@ pub fn mounted_key() -> Option<u64> {
         .try_with(|m| {
             let mut now = m
                 .get()
-                .filter(|v| v.epoch == EPOCH.load(Ordering::Relaxed))?;
+                .filter(|v| v.epoch == VIRTUAL.epoch.load(Ordering::Relaxed))?;
             if now.key == 0 {
                 now.key = next_thread_key();
                 m.set(Some(now));
@@ -115,7 +124,7 @@ pub fn ring(key: u64, java_id: Option<u64>, name: Option<String>) -> Ring {
 /// The current virtual thread is on this carrier: its kept state replaces the carrier's.
 /// Idempotent (the start of a virtual thread may come with a mount event or not).
 pub fn mounted(jvmti: Option<Jvmti>) {
-    let epoch = EPOCH.load(Ordering::Relaxed);
+    let epoch = VIRTUAL.epoch.load(Ordering::Relaxed);
     if MOUNTED
         .try_with(|m| m.get().is_some_and(|v| v.epoch == epoch))
         .unwrap_or(true)
@@ -152,7 +161,7 @@ fn unmounted() -> (Carried, u64) {
         .try_with(|m| m.take())
         .ok()
         .flatten()
-        .filter(|v| v.epoch == EPOCH.load(Ordering::Relaxed))
+        .filter(|v| v.epoch == VIRTUAL.epoch.load(Ordering::Relaxed))
         .map_or(0, |v| v.key);
     (carried, key)
 }

@@ -67,39 +67,60 @@ struct Running {
     jvmti: Jvmti,
 }
 
-/// The options of the running agent (for VMInit, VMDeath and the duration timer).
-static OPTIONS: Mutex<Option<AgentOptions>> = Mutex::new(None);
-/// When collection started by the `duration` option should stop.
-static DEADLINE: Mutex<Option<std::time::Instant>> = Mutex::new(None);
+/// The loaded agent: running or dormant, and what outlives a detach. The library stays loaded
+/// between attaches (the JVM never unloads an agent).
+struct Agent {
+    /// The running agent; `None` while dormant.
+    state: Mutex<Option<Running>>,
+    /// Held by a detach from start to end, and taken by `start`: an attach arriving while the
+    /// agent is going dormant (its socket already gone) waits for it instead of starting a
+    /// second agent beside the one being torn down. Never taken by class-loading callbacks.
+    lifecycle: Mutex<()>,
+    /// The options of the running agent (for VMInit, VMDeath and the duration timer).
+    options: Mutex<Option<AgentOptions>>,
+    /// When collection started by the `duration` option should stop.
+    deadline: Mutex<Option<std::time::Instant>>,
+    /// How many times `Agent_OnLoad`/`Agent_OnAttach` ran.
+    attaches: AtomicU64,
+    /// This process has set up its control directory.
+    dir_of_this_process: AtomicBool,
+}
+
+// Process-wide: the JVM's entry points and callbacks carry no user data.
+static AGENT: Agent = Agent {
+    state: Mutex::new(None),
+    lifecycle: Mutex::new(()),
+    options: Mutex::new(None),
+    deadline: Mutex::new(None),
+    attaches: AtomicU64::new(0),
+    dir_of_this_process: AtomicBool::new(false),
+};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every update is a single assignment: a panicking holder leaves a consistent value.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn options() -> Option<AgentOptions> {
-    OPTIONS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    lock(&AGENT.options).clone()
 }
-
-static STATE: Mutex<Option<Running>> = Mutex::new(None);
-/// Held by a detach from start to end, and taken by `start`: an attach arriving while the agent
-/// is going dormant (its socket already gone) waits for it instead of starting a second agent
-/// beside the one being torn down. Never taken by class-loading callbacks.
-static LIFECYCLE: Mutex<()> = Mutex::new(());
 
 fn lifecycle() -> MutexGuard<'static, ()> {
-    LIFECYCLE.lock().unwrap_or_else(|p| p.into_inner())
+    lock(&AGENT.lifecycle)
 }
-static ATTACH_COUNT: AtomicU64 = AtomicU64::new(0);
 
 fn state() -> MutexGuard<'static, Option<Running>> {
-    // The slot stays consistent even if a holder panicked (every update is a single assignment).
-    STATE.lock().unwrap_or_else(|p| p.into_inner())
+    lock(&AGENT.state)
 }
 
 /// How many times `Agent_OnLoad`/`Agent_OnAttach` ran.
 pub fn attach_count() -> u64 {
-    ATTACH_COUNT.load(Ordering::SeqCst)
+    AGENT.attaches.load(Ordering::SeqCst)
 }
 
 /// Starts the agent, or, if it is already running, leaves it as it is (a re-attach reconnects).
 pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
-    ATTACH_COUNT.fetch_add(1, Ordering::SeqCst);
+    AGENT.attaches.fetch_add(1, Ordering::SeqCst);
     let opts: AgentOptions = options.parse()?;
     // A mode without an engine is refused before anything is set up.
     engine::check(&opts)?;
@@ -194,7 +215,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
             });
         }
     };
-    *OPTIONS.lock().unwrap_or_else(|p| p.into_inner()) = Some(opts.clone());
+    *lock(&AGENT.options) = Some(opts.clone());
     // From here on nothing fails the load: probes may call into this library once hooks are bound.
     if let Err(e) = jvm::enable_events(jvmti, !live) {
         log::error!("enabling events: {e}");
@@ -294,7 +315,7 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     }
     start_collecting(env);
     if let Some(d) = opts.duration {
-        *DEADLINE.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now() + d);
+        *lock(&AGENT.deadline) = Some(std::time::Instant::now() + d);
     }
 }
 
@@ -309,7 +330,7 @@ fn start_collecting(env: &ferrofluid_jvmti::JniEnv<'_>) {
 
 /// Collector tick: ends collection when the `duration` option's time is up.
 fn duration_tick() {
-    let mut deadline = DEADLINE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut deadline = lock(&AGENT.deadline);
     if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
         *deadline = None;
         drop(deadline);
@@ -423,15 +444,12 @@ fn shut_down(running: &Running) {
     let _ = std::fs::remove_file(&running.socket);
 }
 
-/// This process has set up its control directory (the library stays loaded across detaches).
-static DIR_OF_THIS_PROCESS: AtomicBool = AtomicBool::new(false);
-
 /// The first attach of this process removes a default log found in its control directory: it
 /// was kept (it held a warning) by an earlier process that had the same pid, and would keep the
 /// directory from being removed at detach (with `log=` elsewhere, nothing else removes it).
 /// Later attaches append to this process's own.
 fn forget_earlier_process_log(log: &Path) {
-    if !DIR_OF_THIS_PROCESS.swap(true, Ordering::SeqCst) {
+    if !AGENT.dir_of_this_process.swap(true, Ordering::SeqCst) {
         let _ = std::fs::remove_file(log);
     }
 }
@@ -469,7 +487,7 @@ fn dispose_env(running: &Running) {
         engine::disable_events(running.jvmti);
         jvm::disable_events(running.jvmti);
         jvm::forget_env();
-        *DEADLINE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *lock(&AGENT.deadline) = None;
         running.jvmti.dispose()
     });
     if let Err(e) = result.and_then(|r| r) {

@@ -8,12 +8,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-static FILE: Mutex<Option<File>> = Mutex::new(None);
-/// Warnings and errors logged since the file was last opened.
-static TROUBLES: AtomicU64 = AtomicU64::new(0);
-static LOGGER: FileLogger = FileLogger;
+/// The log: its file, and the warnings and errors logged since the file was last opened.
+struct FileLogger {
+    file: Mutex<Option<File>>,
+    troubles: AtomicU64,
+}
 
-struct FileLogger;
+// Process-wide: `log` takes one logger for the process, for its life.
+static LOGGER: FileLogger = FileLogger {
+    file: Mutex::new(None),
+    troubles: AtomicU64::new(0),
+};
 
 impl log::Log for FileLogger {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
@@ -25,7 +30,7 @@ impl log::Log for FileLogger {
             return;
         }
         if record.level() <= log::Level::Warn {
-            TROUBLES.fetch_add(1, Ordering::Relaxed);
+            self.troubles.fetch_add(1, Ordering::Relaxed);
         }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -39,14 +44,14 @@ impl log::Log for FileLogger {
             record.args()
         );
         // A poisoned lock only means a panic while writing a line; keep logging.
-        let mut file = FILE.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = file.as_mut() {
             let _ = f.write_all(line.as_bytes());
         }
     }
 
     fn flush(&self) {
-        if let Some(f) = FILE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some(f) = self.file.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
             let _ = f.flush();
         }
     }
@@ -75,8 +80,8 @@ pub fn open(path: &Path) -> std::io::Result<()> {
         .create(true)
         .append(true)
         .open(path)?;
-    *FILE.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
-    TROUBLES.store(0, Ordering::Relaxed);
+    *LOGGER.file.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
+    LOGGER.troubles.store(0, Ordering::Relaxed);
     if log::set_logger(&LOGGER).is_ok() {
         log::set_max_level(log::LevelFilter::Info);
         std::panic::set_hook(Box::new(
@@ -88,7 +93,7 @@ pub fn open(path: &Path) -> std::io::Result<()> {
 
 /// Warnings and errors logged since the log was opened (by this attach).
 pub fn troubles() -> u64 {
-    TROUBLES.load(Ordering::Relaxed)
+    LOGGER.troubles.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

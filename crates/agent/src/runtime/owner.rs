@@ -12,6 +12,7 @@
 //! The owner also learns that the JVM exits: its `wait` request blocks until then, and VMDeath hands
 //! it the profile collected until that moment before letting the JVM go on exiting.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -57,17 +58,40 @@ struct State {
     narrowers: Vec<u64>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State {
-    session: Session::Free,
-    handoff: Handoff::Idle,
-    dying: false,
-    narrowers: Vec::new(),
-});
-static CHANGED: Condvar = Condvar::new();
+/// Who owns the session, and the connections that may ask.
+struct Owners {
+    state: Mutex<State>,
+    /// Signalled when the session or the hand-over changes.
+    changed: Condvar,
+    /// Numbers control connections, so that the session's owner is told apart from other
+    /// tools (unique in the process: a connection of an earlier attach may still be closing).
+    next_conn: AtomicU64,
+}
+
+// Process-wide: the control connections of every attach and VMDeath (a JVMTI callback without
+// user data) meet here.
+static OWNERS: Owners = Owners {
+    state: Mutex::new(State {
+        session: Session::Free,
+        handoff: Handoff::Idle,
+        dying: false,
+        narrowers: Vec::new(),
+    }),
+    changed: Condvar::new(),
+    next_conn: AtomicU64::new(1),
+};
 
 fn state() -> MutexGuard<'static, State> {
     // Every update is a plain assignment: a panicking holder leaves a consistent value.
-    STATE.lock().unwrap_or_else(|p| p.into_inner())
+    OWNERS.state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A new control connection from the process `pid`.
+pub fn connection(pid: u32) -> Conn {
+    Conn {
+        id: OWNERS.next_conn.fetch_add(1, Ordering::SeqCst),
+        pid,
+    }
 }
 
 fn now_ms() -> u64 {
@@ -169,7 +193,7 @@ pub fn released(conn: Conn) {
     };
     if ends {
         s.session = Session::Free;
-        CHANGED.notify_all();
+        OWNERS.changed.notify_all();
     }
 }
 
@@ -192,7 +216,7 @@ pub fn closed(conn: Conn) {
             }
             let deadline = Instant::now() + Duration::from_secs(ORPHAN_GRACE_SECS);
             s.session = Session::Orphaned(claim, deadline);
-            CHANGED.notify_all();
+            OWNERS.changed.notify_all();
         }
     }
 }
@@ -219,7 +243,7 @@ pub fn orphan_expired() -> bool {
 pub fn clear() {
     let mut s = state();
     s.session = Session::Free;
-    CHANGED.notify_all();
+    OWNERS.changed.notify_all();
 }
 
 /// The owner, for `status`.
@@ -234,7 +258,8 @@ pub fn owner() -> Option<Owner> {
 /// reply carrying the final profile. The caller writes it, then calls [`delivered`].
 pub fn wait_exit(timeout: Duration) -> Option<Response> {
     let s = state();
-    let (mut s, _) = CHANGED
+    let (mut s, _) = OWNERS
+        .changed
         .wait_timeout_while(s, timeout, |s| !matches!(s.handoff, Handoff::Offered(_)))
         .unwrap_or_else(|p| p.into_inner());
     match std::mem::replace(&mut s.handoff, Handoff::Writing) {
@@ -249,7 +274,7 @@ pub fn wait_exit(timeout: Duration) -> Option<Response> {
 /// The final profile was written to the owner (or could not be).
 pub fn delivered() {
     state().handoff = Handoff::Done;
-    CHANGED.notify_all();
+    OWNERS.changed.notify_all();
 }
 
 /// VMDeath: from now on nothing changes the session. If a tool owns it, `finale` makes the reply
@@ -268,8 +293,9 @@ pub fn vm_death(finale: impl FnOnce() -> Response) {
     let reply = finale();
     let mut s = state();
     s.handoff = Handoff::Offered(Box::new(reply));
-    CHANGED.notify_all();
-    let (s, timeout) = CHANGED
+    OWNERS.changed.notify_all();
+    let (s, timeout) = OWNERS
+        .changed
         .wait_timeout_while(s, HANDOFF_TIMEOUT, |s| {
             matches!(s.handoff, Handoff::Offered(_) | Handoff::Writing)
                 && matches!(s.session, Session::Live(_))

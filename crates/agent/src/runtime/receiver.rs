@@ -23,7 +23,6 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use ferrofluid_jvmti::{Class, JniEnv, Jvmti, Object};
@@ -41,10 +40,18 @@ thread_local! {
     static HANDLE_SITES: RefCell<HashSet<u32>> = RefCell::new(HashSet::new());
 }
 
-/// Tags given to receiver classes, from 1 (0 means untagged).
-static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
-/// Tag -> the class, as the planner names it.
-static TAGGED: Mutex<Option<HashMap<i64, ClassKey>>> = Mutex::new(None);
+/// The receiver classes tagged so far.
+#[derive(Default)]
+struct Tagged {
+    /// The last tag given (tags count from 1; 0 means untagged).
+    last: i64,
+    /// Tag -> the class, as the planner names it.
+    classes: HashMap<i64, ClassKey>,
+}
+
+// Process-wide: the receiver natives, JVM natives without user data, look classes up by tag
+// (tags outlive sessions, as the JVM keeps them).
+static TAGGED: Mutex<Option<Tagged>> = Mutex::new(None);
 
 /// A receiver reached site `site`, on a thread inside a root's extent.
 pub fn reached_by(jni: &JniEnv<'_>, receiver: Object<'_>, site: u32) {
@@ -167,15 +174,21 @@ fn calls_of(
 fn tagged(jvmti: Jvmti, jni: &JniEnv<'_>, class: Class<'_>, tag: i64) -> Option<(i64, ClassKey)> {
     let lock = || TAGGED.lock().unwrap_or_else(|p| p.into_inner());
     if tag != 0 {
-        if let Some(key) = lock().as_ref().and_then(|t| t.get(&tag)).cloned() {
+        if let Some(key) = lock().as_ref().and_then(|t| t.classes.get(&tag)).cloned() {
             return Some((tag, key));
         }
     }
     let key = session::class_key(jvmti, jni, class)?;
-    let tag = NEXT_TAG.fetch_add(1, Ordering::Relaxed);
+    let tag = {
+        let mut tagged = lock();
+        let tagged = tagged.get_or_insert_with(Tagged::default);
+        tagged.last += 1;
+        tagged.last
+    };
     jvmti.set_tag(class.as_object(), tag).ok()?;
     lock()
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(Tagged::default)
+        .classes
         .insert(tag, key.clone());
     Some((tag, key))
 }

@@ -4,7 +4,7 @@
 
 use std::io;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,8 +16,6 @@ use crate::runtime::lifecycle::{self, Info};
 use crate::runtime::owner::{self, Conn};
 use crate::runtime::{context, private_dir, session};
 
-/// Numbers control connections, so that the session's owner is told apart from other tools.
-static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 /// The longest `wait` a tool may ask for (its reads time out after 60 s).
 const MAX_WAIT: Duration = Duration::from_secs(30);
 
@@ -93,10 +91,7 @@ fn handle(stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), Fram
         log::warn!("refused control connection from uid {peer}");
         return Ok(());
     }
-    let conn = Conn {
-        id: NEXT_CONN.fetch_add(1, Ordering::SeqCst),
-        pid,
-    };
+    let conn = owner::connection(pid);
     let result = serve_conn(stream, stop, info, conn);
     // However it ended: a session this connection owned and did not end is orphaned.
     owner::closed(conn);

@@ -1,10 +1,13 @@
 //! The `alloc` engine: exact allocation counts per site, tracked objects' ages and surviving
 //! generations, leak suspects (docs/modes/alloc.md). The `alloc` probe after every allocating
 //! instruction calls `ferrofluid/Alloc.alloc` (`Alloc.java`), which counts in Java and hands
-//! the agent only the objects it measures or tracks ([`memory`]); what native code allocates
+//! the agent only the objects it measures or tracks ([`tracker`]); what native code allocates
 //! through JNI is counted by the engine's JNI wrappers (`ffi::jni`); with roots, only inside
-//! their extent ([`memory::scope`]); the allocated classes whose sites get probes can be
+//! their extent ([`scope`]); the allocated classes whose sites get probes can be
 //! narrowed in a running session ([`narrow`]).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 use ferrofluid_classfile::{
     CallSite, Instrumented, MethodSite, ProbeKind, ProbeOptions, Selection as Sites, VmAllocKind,
@@ -24,8 +27,40 @@ use crate::probe::thread::method_id;
 // The engine's FFI: its JNI natives and wrappers, its JVMTI environment.
 #[allow(unsafe_code)]
 mod ffi;
-mod memory;
 mod narrow;
+mod native;
+mod scope;
+mod sites;
+mod snapshot;
+mod tracker;
+mod vm;
+
+/// What the engine's natives (`Alloc.sample`), its JNI wrappers and the callbacks of its JVMTI
+/// environment (`ObjectFree`, GC) read and record into.
+struct State {
+    /// Allocation sites over the agent's life.
+    sites: Mutex<Option<sites::Sites>>,
+    /// The sites counted per runtime class, over the agent's life.
+    vm_sites: Mutex<Option<vm::VmSites>>,
+    /// The session's tracked objects, and what tracking reads.
+    tracking: tracker::Tracking,
+    /// What native code allocated through JNI this session.
+    jni: native::JniAllocs,
+    /// The allocated classes whose sites get probes, and the sites of the classes seen.
+    narrow: narrow::Narrow,
+    /// The session has roots: its probes call `ferrofluid/AllocScope`.
+    rooted: AtomicBool,
+}
+
+// Process-wide: the engine's natives, JNI wrappers and JVMTI callbacks carry no user data.
+static STATE: State = State {
+    sites: Mutex::new(None),
+    vm_sites: Mutex::new(None),
+    tracking: tracker::Tracking::new(),
+    jni: native::JniAllocs::new(),
+    narrow: narrow::Narrow::new(),
+    rooted: AtomicBool::new(false),
+};
 
 /// The allocation engine.
 pub struct Alloc;
@@ -55,7 +90,7 @@ impl Engine for Alloc {
     }
 
     /// With roots, their call subgraph revealed as the scheme says (entry/exit probes calling
-    /// `ferrofluid/AllocScope` keep each thread's root depth and reveal callees: `memory::scope`).
+    /// `ferrofluid/AllocScope` keep each thread's root depth and reveal callees: [`scope`]).
     fn plan(&self, options: &AgentOptions) -> PlanConfig {
         PlanConfig {
             roots: options.roots.clone(),
@@ -76,16 +111,16 @@ impl Engine for Alloc {
 
     /// Defines and resets `ferrofluid/Alloc` on this (Java) thread, before planning.
     fn open(&self, ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
-        memory::configure(options.track_every(), options.stack_depth());
-        memory::native::configure(&options.filter);
+        tracker::configure(options.track_every(), options.stack_depth());
+        native::configure(&options.filter);
         narrow::configure(&options.alloc_classes);
         let installed = ctx
             .vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
             .and_then(|env| {
-                memory::install(&env)?;
-                memory::scope::configure(&env, !options.roots.is_empty())
+                tracker::install(&env)?;
+                scope::configure(&env, !options.roots.is_empty())
             });
         if let Err(e) = &installed {
             log::error!("alloc: {e}; nothing is instrumented");
@@ -98,12 +133,12 @@ impl Engine for Alloc {
     /// With roots only (without, the `alloc` probe is the only one).
     #[inline(always)]
     fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
-        memory::scope::enter(env, id, start)
+        scope::enter(env, id, start)
     }
 
     #[inline(always)]
     fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
-        memory::scope::exit(env, id, start)
+        scope::exit(env, id, start)
     }
 }
 
@@ -139,7 +174,7 @@ impl EngineSession for AllocSession {
             classes: narrow::current(),
             types: Vec::new(),
         };
-        let instrumented = memory::scope::instrument(bytes, &options, &mut sites);
+        let instrumented = scope::instrument(bytes, &options, &mut sites);
         if !sites.types.is_empty() {
             narrow::record(class, sites.types);
         }
@@ -147,24 +182,24 @@ impl EngineSession for AllocSession {
     }
 
     fn start(&self, ctx: &dyn Context, _env: &JniEnv<'_>) {
-        memory::start(ctx);
+        tracker::start(ctx);
         collector::start(None, None, None);
     }
 
     fn stop(&self, ctx: &dyn Context) {
-        memory::stop(ctx);
+        tracker::stop(ctx);
     }
 
     fn reset(&self, ctx: &dyn Context) {
-        memory::reset(ctx);
+        tracker::reset(ctx);
     }
 
     fn tick(&self, _ctx: &dyn Context) {
-        memory::tick();
+        tracker::tick();
     }
 
     fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
-        memory::snapshot(ctx, profile);
+        snapshot::snapshot(ctx, profile);
     }
 
     fn narrow(
@@ -226,7 +261,7 @@ impl Sites for AllocSites<'_> {
     }
 
     fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
-        memory::site_id(self::method_id(method_id), bci, type_name)
+        sites::site_id(self::method_id(method_id), bci, type_name)
     }
 
     fn vm_alloc_site_id(
@@ -243,7 +278,7 @@ impl Sites for AllocSites<'_> {
             return None;
         }
         let method = self::method_id(method_id);
-        Some(memory::vm::site_id(method, bci, kind, callee))
+        Some(vm::site_id(method, bci, kind, callee))
     }
 
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {

@@ -6,7 +6,7 @@
 //! (`Selection::wants_alloc_of`); a site not wanted gets no probe. The agent remembers the
 //! allocated class of every site of every class the session instrumented, probed or not, so that
 //! a narrowing retransforms only the classes with a site whose probe comes or goes. Counts,
-//! site ids and tracked objects live in `crate::engine::alloc::memory` and are not touched.
+//! site ids and tracked objects (`super::sites`, `super::tracker`) are not touched.
 //!
 //! Locks: both are taken under the session's lock (in the ClassFileLoadHook and while
 //! narrowing), never the other way round, and never across a JVMTI call.
@@ -16,17 +16,30 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrofluid_protocol::AllocClassPattern;
 
+use super::STATE;
 use crate::engine::ClassKey;
 
 /// The allocated type recorded for a reflective or `clone()` call site, whose objects' classes
 /// are known only at run time: no selection of classes matches it, every class does.
 pub const CALL_SITE_TYPE: &str = "<call>";
 
-/// The selection in force: empty selects every class.
-static SELECTION: Mutex<Option<Arc<[AllocClassPattern]>>> = Mutex::new(None);
-/// Per class instrumented in the current session: the allocated type (internal name or array
-/// descriptor) of each of its allocation sites, probed or not.
-static SITES: Mutex<Option<HashMap<ClassKey, Vec<String>>>> = Mutex::new(None);
+/// The selection of allocated classes and the sites it applies to.
+pub struct Narrow {
+    /// The selection in force: empty selects every class.
+    selection: Mutex<Option<Arc<[AllocClassPattern]>>>,
+    /// Per class instrumented in the current session: the allocated type (internal name or
+    /// array descriptor) of each of its allocation sites, probed or not.
+    sites: Mutex<Option<HashMap<ClassKey, Vec<String>>>>,
+}
+
+impl Narrow {
+    pub const fn new() -> Narrow {
+        Narrow {
+            selection: Mutex::new(None),
+            sites: Mutex::new(None),
+        }
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -34,8 +47,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Starts an `alloc` session's selection: `patterns`, and no class seen yet.
 pub fn configure(patterns: &[AllocClassPattern]) {
-    *lock(&SELECTION) = Some(normalized(patterns.to_vec()));
-    *lock(&SITES) = None;
+    *lock(&STATE.narrow.selection) = Some(normalized(patterns.to_vec()));
+    *lock(&STATE.narrow.sites) = None;
 }
 
 /// `patterns`, or none when one of them is every class (so the profile says "every class").
@@ -49,7 +62,7 @@ fn normalized(patterns: Vec<AllocClassPattern>) -> Arc<[AllocClassPattern]> {
 
 /// The selection in force, for one class's instrumentation.
 pub fn current() -> Arc<[AllocClassPattern]> {
-    lock(&SELECTION).clone().unwrap_or_else(|| Arc::new([]))
+    lock(&STATE.narrow.selection).clone().unwrap_or_else(|| Arc::new([]))
 }
 
 /// The selection in force as the option string spells it (empty: every class).
@@ -59,7 +72,7 @@ pub fn selection() -> Vec<String> {
 
 /// `key` was instrumented: the allocated types of its sites, in order.
 pub fn record(key: &ClassKey, types: Vec<String>) {
-    lock(&SITES)
+    lock(&STATE.narrow.sites)
         .get_or_insert_with(HashMap::new)
         .insert(key.clone(), types);
 }
@@ -79,10 +92,10 @@ pub struct Narrowing {
 /// it. The caller holds the session's lock, so no class is instrumented meanwhile.
 pub fn narrow_to(patterns: Vec<AllocClassPattern>) -> Narrowing {
     let new = normalized(patterns);
-    let old = lock(&SELECTION)
+    let old = lock(&STATE.narrow.selection)
         .replace(Arc::clone(&new))
         .unwrap_or_else(|| Arc::new([]));
-    let sites = lock(&SITES);
+    let sites = lock(&STATE.narrow.sites);
     let mut narrowing = Narrowing::default();
     for (key, types) in sites.iter().flatten() {
         let mut changed = false;

@@ -1,7 +1,7 @@
 //! The JNI functions that allocate (`AllocObject`, `NewObject{,V,A}`, `NewObjectArray`,
 //! `New<Primitive>Array`, `NewString`, `NewStringUTF`), wrapped with JVMTI
 //! `SetJNIFunctionTable` while an `alloc` session runs, so that what native code allocates is
-//! counted (`memory::native`). Only these slots change, and only for `alloc`: the other modes keep
+//! counted (`super::super::native`). Only these slots change, and only for `alloc`: the other modes keep
 //! the JVM's functions. Each wrapper calls the function the table held when they were installed
 //! (the JVM's, or the revelation wrapper of `crate::ffi::jni_calls` for `NewObjectV`/`NewObjectA`),
 //! then counts a non-null result.
@@ -10,18 +10,28 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use ferrofluid_jvmti::{ffi_guard, sys, JniEnv, Jvmti, Object};
 
-/// The table as it was when the wrappers were installed (leaked: a wrapper may run on some
-/// thread at any time, even after the table was restored).
-static SAVED: AtomicPtr<sys::JNINativeInterface_> = AtomicPtr::new(std::ptr::null_mut());
-/// A session counts: the wrappers forward without counting otherwise.
-static COUNTING: AtomicBool = AtomicBool::new(false);
-
-fn saved() -> &'static sys::JNINativeInterface_ {
-    // SAFETY: wrappers are installed only after SAVED was set to a leaked, never freed table.
-    unsafe { &*SAVED.load(Ordering::Acquire) }
+/// The wrappers' state.
+struct Wrapped {
+    /// The table as it was when the wrappers were installed (leaked: a wrapper may run on some
+    /// thread at any time, even after the table was restored).
+    saved: AtomicPtr<sys::JNINativeInterface_>,
+    /// A session counts: the wrappers forward without counting otherwise.
+    counting: AtomicBool,
 }
 
-/// Counts `object`, just returned by JNI function `function` (see `memory::native::allocated`).
+// Process-wide: JNI functions get no user data, and the wrappers of every thread forward through
+// it.
+static WRAPPED: Wrapped = Wrapped {
+    saved: AtomicPtr::new(std::ptr::null_mut()),
+    counting: AtomicBool::new(false),
+};
+
+fn saved() -> &'static sys::JNINativeInterface_ {
+    // SAFETY: wrappers are installed only after `saved` was set to a leaked, never freed table.
+    unsafe { &*WRAPPED.saved.load(Ordering::Acquire) }
+}
+
+/// Counts `object`, just returned by JNI function `function` (see `native::allocated`).
 #[inline]
 fn allocated(
     env: *mut sys::JNIEnv,
@@ -30,7 +40,7 @@ fn allocated(
     class: Option<&'static str>,
     length: Option<sys::jsize>,
 ) {
-    if object.is_null() || !COUNTING.load(Ordering::Relaxed) {
+    if object.is_null() || !WRAPPED.counting.load(Ordering::Relaxed) {
         return;
     }
     ffi_guard("JNI allocation wrapper", (), || {
@@ -42,7 +52,7 @@ fn allocated(
             return;
         };
         let length = length.map(|l| l.max(0) as u32);
-        crate::engine::alloc::memory::native::allocated(&jni, object, function, class, length);
+        super::super::native::allocated(&jni, object, function, class, length);
     })
 }
 
@@ -219,7 +229,7 @@ pub fn install(jvmti: Jvmti) {
     };
     let Some(current) = current else { return };
     if is_wrapped(&current) {
-        COUNTING.store(true, Ordering::SeqCst);
+        WRAPPED.counting.store(true, Ordering::SeqCst);
         return;
     }
     let mut ours = current;
@@ -227,12 +237,12 @@ pub fn install(jvmti: Jvmti) {
         log::warn!("JNI function table incomplete; JNI allocations are not counted");
         return;
     }
-    SAVED.store(Box::into_raw(Box::new(current)), Ordering::Release);
-    COUNTING.store(true, Ordering::SeqCst);
+    WRAPPED.saved.store(Box::into_raw(Box::new(current)), Ordering::Release);
+    WRAPPED.counting.store(true, Ordering::SeqCst);
     // SAFETY: every wrapper has its slot's JNI signature, lives as long as the library (never
     // unloaded) and forwards to the table saved above.
     if let Err(e) = unsafe { jvmti.set_jni_function_table(&ours) } {
-        COUNTING.store(false, Ordering::SeqCst);
+        WRAPPED.counting.store(false, Ordering::SeqCst);
         log::warn!("SetJNIFunctionTable: {e}; JNI allocations are not counted");
     }
 }
@@ -240,8 +250,8 @@ pub fn install(jvmti: Jvmti) {
 /// Stops counting and puts back the functions the wrappers replaced, where the table still
 /// holds them (another wrapper installed since stays, forwarding to them).
 pub fn uninstall(jvmti: Jvmti) {
-    COUNTING.store(false, Ordering::SeqCst);
-    let saved = SAVED.load(Ordering::Acquire);
+    WRAPPED.counting.store(false, Ordering::SeqCst);
+    let saved = WRAPPED.saved.load(Ordering::Acquire);
     if saved.is_null() {
         return;
     }

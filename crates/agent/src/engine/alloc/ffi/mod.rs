@@ -10,7 +10,7 @@ use ferrofluid_jvmti::{ffi_guard, sys, JavaVm, JniEnv, Jvmti, MethodId, Object};
 
 use crate::ffi::jni::call_static;
 
-use crate::engine::alloc::memory;
+use super::{tracker, vm};
 use crate::probe::upcalls::upcalls;
 
 pub mod jni;
@@ -18,7 +18,7 @@ pub mod scope;
 
 /// Internal name of the counting class.
 pub const ALLOC_CLASS: &str = "ferrofluid/Alloc";
-const ALLOC_BYTES: &[u8] = include_bytes!("../memory/Alloc.class");
+const ALLOC_BYTES: &[u8] = include_bytes!("../Alloc.class");
 
 /// Defines `ferrofluid/Alloc` (or finds it, defined by an earlier session or attach), binds its
 /// native and resets it to count from zero, sampling every `every`-th allocation of a site
@@ -152,7 +152,7 @@ extern "C" fn native_sample(
         }) else {
             return;
         };
-        memory::sampled(&env, object, site as u32);
+        tracker::sampled(&env, object, site as u32);
     })
 }
 
@@ -171,7 +171,7 @@ extern "C" fn native_sample_vm(
         }) else {
             return;
         };
-        memory::vm::sampled(&env, object, site as u32);
+        vm::sampled(&env, object, site as u32);
     })
 }
 
@@ -214,7 +214,7 @@ pub fn close_env(jvmti: Jvmti) {
 
 /// `ObjectFree`: a tracked object died. No JNI or JVMTI call is allowed here.
 unsafe extern "C" fn object_free(_: *mut sys::jvmtiEnv, tag: sys::jlong) {
-    ffi_guard("ObjectFree", (), || memory::freed(tag))
+    ffi_guard("ObjectFree", (), || tracker::freed(tag))
 }
 
 /// `ClassLoad`: nothing to do (enabled for [`stack`]).
@@ -228,7 +228,7 @@ unsafe extern "C" fn class_load(
 
 /// `GarbageCollectionFinish`: counted, nothing else (no JNI or JVMTI call is allowed here).
 unsafe extern "C" fn gc_finish(_: *mut sys::jvmtiEnv) {
-    ffi_guard("GarbageCollectionFinish", (), memory::gc_finished)
+    ffi_guard("GarbageCollectionFinish", (), tracker::gc_finished)
 }
 
 /// `GetObjectSize` of `object`.
@@ -291,6 +291,7 @@ struct CallTrace {
 type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, sys::jint, *mut std::ffi::c_void);
 
 fn async_get_call_trace() -> Option<AsyncGetCallTrace> {
+    // Process-wide: the JVM's exported function, looked up once.
     static FUNCTION: std::sync::OnceLock<Option<AsyncGetCallTrace>> = std::sync::OnceLock::new();
     *FUNCTION.get_or_init(|| {
         // SAFETY: a lookup in the already loaded libraries of the process, by a C string.

@@ -1,4 +1,4 @@
-//! The JNI side of the `alloc` engine's roots (`memory::scope`): the `ferrofluid/AllocScope`
+//! The JNI side of the `alloc` engine's roots (`super::super::scope`): the `ferrofluid/AllocScope`
 //! class, defined in the bootstrap loader next to `ferrofluid/Alloc`, and its reset.
 
 use crate::ffi::jni::call_static;
@@ -6,7 +6,7 @@ use ferrofluid_jvmti::JniEnv;
 
 /// Internal name of the class the probes of an `alloc` session with roots call.
 pub const SCOPE_CLASS: &str = "ferrofluid/AllocScope";
-const SCOPE_BYTES: &[u8] = include_bytes!("../memory/AllocScope.class");
+const SCOPE_BYTES: &[u8] = include_bytes!("../AllocScope.class");
 
 /// Defines `ferrofluid/AllocScope` (or finds it, defined by an earlier session or attach) and
 /// resets it: every thread is outside every root. On a Java thread, before any class calls it

@@ -14,7 +14,7 @@
 //! nothing left to tell the agent: they are ended in Java (`Hooks.dropped[id] = 2`, the
 //! adaptive mode's mechanism), so that only roots' probes keep a JNI call.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use ferrofluid_classfile::{
     instrument as patch, Instrumented, MethodOutcome, ProbeKind, ProbeOptions, Selection,
@@ -22,15 +22,13 @@ use ferrofluid_classfile::{
 };
 use ferrofluid_jvmti::{sys, JniEnv};
 
+use super::STATE;
 use crate::probe::flags::{self, DROPPED, INVOKED, PENDING, ROOT};
 
 
-/// The session being planned has roots: its probes call `ferrofluid/AllocScope`.
-static ROOTED: AtomicBool = AtomicBool::new(false);
-
 /// Whether the current `alloc` session counts only inside its roots.
 pub fn rooted() -> bool {
-    ROOTED.load(Ordering::SeqCst)
+    STATE.rooted.load(Ordering::SeqCst)
 }
 
 /// Sets up an `alloc` session (on a Java thread, before it is planned): with roots, defines and
@@ -38,12 +36,12 @@ pub fn rooted() -> bool {
 /// session's probes call `ferrofluid/Alloc` directly (the error is returned: then nothing must
 /// be instrumented, since the roots could not be honoured).
 pub fn configure(env: &JniEnv<'_>, rooted: bool) -> Result<(), String> {
-    ROOTED.store(false, Ordering::SeqCst);
+    STATE.rooted.store(false, Ordering::SeqCst);
     if !rooted {
         return Ok(());
     }
-    crate::engine::alloc::ffi::scope::install(env)?;
-    ROOTED.store(true, Ordering::SeqCst);
+    super::ffi::scope::install(env)?;
+    STATE.rooted.store(true, Ordering::SeqCst);
     Ok(())
 }
 
@@ -58,7 +56,7 @@ pub fn instrument<'a>(
     if options.kind != ProbeKind::Alloc || !rooted() {
         return patch(bytes, options, selection);
     }
-    let scope = crate::engine::alloc::ffi::scope::SCOPE_CLASS;
+    let scope = super::ffi::scope::SCOPE_CLASS;
     let mut alloc = options.clone();
     alloc.hooks.alloc_class = scope.to_owned();
     let allocs = patch(bytes, &alloc, selection)?;
@@ -170,8 +168,8 @@ mod tests {
     fn class_file_matches_its_source() {
         let Some(made) = crate::testing::compiled_with(
             &[
-                "src/engine/alloc/memory/AllocScope.java",
-                "src/engine/alloc/memory/Alloc.java",
+                "src/engine/alloc/AllocScope.java",
+                "src/engine/alloc/Alloc.java",
                 "../../tools/hooks/ferrofluid/Hooks.java",
             ],
             "11",

@@ -8,13 +8,13 @@
 //! nothing of their own but the site's kind and, for a call, the called method as a frame.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use ferrofluid_classfile::VmAllocKind;
 use ferrofluid_jvmti::{JniEnv, Object};
 
-use super::lock;
-use crate::engine::alloc::ffi as jni;
+use super::tracker::{self, lock, StackStart};
+use super::{native, sites, STATE};
+use super::ffi as jni;
 
 /// Counters per site in `ferrofluid/Alloc` (`SLOTS` there): 15 classes and every other class.
 pub const SLOTS: usize = 16;
@@ -38,15 +38,14 @@ pub struct VmSite {
     pub callee: Option<(String, String, String)>,
 }
 
+/// The sites counted per class, over the agent's life as the other sites: an id stays with its
+/// site.
 #[derive(Default)]
-struct VmSites {
+pub struct VmSites {
     sites: Vec<VmSite>,
     index: HashMap<(u32, u32, VmAllocKind), u32>,
     jni: HashMap<((String, String, String), &'static str), u32>,
 }
-
-/// Over the agent's life, as the other sites: an id stays with its site.
-static VM_SITES: Mutex<Option<VmSites>> = Mutex::new(None);
 
 /// The id of the site at `bci` of global method `method` (a call of `callee`, internal class
 /// name, for reflection and `clone()`).
@@ -56,7 +55,7 @@ pub fn site_id(
     kind: VmAllocKind,
     callee: Option<(&str, &str, &str)>,
 ) -> u32 {
-    let mut sites = lock(&VM_SITES);
+    let mut sites = lock(&STATE.vm_sites);
     let sites = sites.get_or_insert_with(VmSites::default);
     if let Some(&id) = sites.index.get(&(method, bci, kind)) {
         return id;
@@ -81,7 +80,7 @@ pub fn site_id(
 
 /// The id of the site of JNI function `function` called by the native method `caller`.
 pub fn jni_site_id(caller: (String, String, String), function: &'static str) -> u32 {
-    let mut sites = lock(&VM_SITES);
+    let mut sites = lock(&STATE.vm_sites);
     let sites = sites.get_or_insert_with(VmSites::default);
     let key = (caller, function);
     if let Some(&id) = sites.jni.get(&key) {
@@ -101,17 +100,17 @@ pub fn jni_site_id(caller: (String, String, String), function: &'static str) -> 
 
 /// The site `id`.
 pub fn site(id: u32) -> Option<VmSite> {
-    lock(&VM_SITES).as_ref()?.sites.get(id as usize).cloned()
+    lock(&STATE.vm_sites).as_ref()?.sites.get(id as usize).cloned()
 }
 
 fn site_count() -> usize {
-    lock(&VM_SITES).as_ref().map_or(0, |s| s.sites.len())
+    lock(&STATE.vm_sites).as_ref().map_or(0, |s| s.sites.len())
 }
 
 /// The allocation site of `vm` (a site counted per class) allocating `class` (internal name).
 pub fn class_site(vm: u32, class: &str) -> Option<u32> {
     let s = site(vm)?;
-    Some(super::site_id_via(s.method, s.bci, class, Some(vm)))
+    Some(sites::site_id_via(s.method, s.bci, class, Some(vm)))
 }
 
 /// Adds the per-class counters of `ferrofluid/Alloc` to `counts` (objects at `2*s`, array
@@ -121,7 +120,7 @@ pub fn add_counts(env: &JniEnv<'_>, counts: &mut Vec<i64>) -> bool {
     if sites == 0 {
         return true;
     }
-    super::native::add_counts(counts);
+    native::add_counts(counts);
     let Some((values, names)) = jni::read_vm_counts(env, sites, SLOTS) else {
         return false;
     };
@@ -157,7 +156,7 @@ pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, vm: u32) {
         return;
     };
     if let Some(site) = class_site(vm, &class) {
-        super::sampled_at(env, object, site, super::StackStart::Counting);
+        tracker::sampled_at(env, object, site, StackStart::Counting);
     }
 }
 

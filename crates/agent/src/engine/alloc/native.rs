@@ -11,32 +11,46 @@ use ferrofluid_jvmti::{JniEnv, Object};
 use ferrofluid_subgraph::ClassFilter;
 use rustc_hash::FxHashMap;
 
-use super::{lock, vm, StackStart, ENV, EVERY, TRACKING};
-use crate::engine::alloc::ffi as jni;
+use super::ffi as jni;
+use super::tracker::{self, lock, StackStart};
+use super::{narrow, scope, vm, STATE};
 
-/// Per allocation site: objects and array elements allocated through JNI this session.
-static COUNTS: Mutex<Option<FxHashMap<u32, (u64, u64)>>> = Mutex::new(None);
-/// JNI sites by (`jmethodID` of the native method, function): named once; `None` when the
-/// method's class does not pass the session's filter.
-static CALLERS: Mutex<Option<Callers>> = Mutex::new(None);
+/// What native code allocated through JNI this session.
+pub struct JniAllocs {
+    /// Per allocation site: objects and array elements allocated through JNI this session.
+    counts: Mutex<Option<FxHashMap<u32, (u64, u64)>>>,
+    /// JNI sites by (`jmethodID` of the native method, function): named once; `None` when the
+    /// method's class does not pass the session's filter.
+    callers: Mutex<Option<Callers>>,
+    /// The session's `--include`/`--exclude`: a native method's class must pass it, as a
+    /// method's class must for its allocating instructions to be counted.
+    filter: Mutex<Option<ClassFilter>>,
+}
+
+impl JniAllocs {
+    pub const fn new() -> JniAllocs {
+        JniAllocs {
+            counts: Mutex::new(None),
+            callers: Mutex::new(None),
+            filter: Mutex::new(None),
+        }
+    }
+}
 
 type Callers = FxHashMap<(usize, &'static str), Option<u32>>;
-/// The session's `--include`/`--exclude`: a native method's class must pass it, as a method's
-/// class must for its allocating instructions to be counted.
-static FILTER: Mutex<Option<ClassFilter>> = Mutex::new(None);
 
 /// The package of the agent's own classes (`ferrofluid/Hooks`, `ferrofluid/Alloc`...).
 const OWN_PACKAGE: &str = "ferrofluid/";
 
 /// Configures the next session: which classes' native methods are counted.
 pub fn configure(filter: &ClassFilter) {
-    *lock(&FILTER) = Some(filter.clone());
-    *lock(&CALLERS) = None;
+    *lock(&STATE.jni.filter) = Some(filter.clone());
+    *lock(&STATE.jni.callers) = None;
 }
 
 /// Forgets the counts (a session starts).
 pub fn clear() {
-    *lock(&COUNTS) = None;
+    *lock(&STATE.jni.counts) = None;
 }
 
 /// JNI function `function` returned `object`, of internal class name `class` if the function
@@ -48,17 +62,16 @@ pub fn allocated(
     class: Option<&'static str>,
     length: Option<u32>,
 ) {
-    if !TRACKING.load(Ordering::Relaxed) {
+    let Some(jvmti) = tracker::environment() else {
+        return;
+    };
+    if scope::rooted() && !crate::probe::thread::in_root() {
         return;
     }
-    if super::scope::rooted() && !crate::probe::thread::in_root() {
-        return;
-    }
-    let Some(jvmti) = ENV.get() else { return };
     let mut top = Vec::with_capacity(1);
     jni::stack_from(jvmti, 0, 1, &mut top);
     let method = top.first().copied().unwrap_or(0);
-    let known = lock(&CALLERS)
+    let known = lock(&STATE.jni.callers)
         .as_ref()
         .and_then(|c| c.get(&(method, function)).copied());
     let site = match known {
@@ -72,10 +85,10 @@ pub fn allocated(
                 .filter(|(class, _, _)| {
                     let internal = class.replace('.', "/");
                     !internal.starts_with(OWN_PACKAGE)
-                        && lock(&FILTER).as_ref().is_none_or(|f| f.allows(&internal))
+                        && lock(&STATE.jni.filter).as_ref().is_none_or(|f| f.allows(&internal))
                 })
                 .map(|caller| vm::jni_site_id(caller, function));
-            lock(&CALLERS)
+            lock(&STATE.jni.callers)
                 .get_or_insert_with(FxHashMap::default)
                 .insert((method, function), s);
             s
@@ -90,14 +103,14 @@ pub fn allocated(
         },
     };
     // A narrowed session counts only the classes it selects.
-    if !ferrofluid_protocol::AllocClassPattern::any_matches(&crate::engine::alloc::narrow::current(), &class) {
+    if !ferrofluid_protocol::AllocClassPattern::any_matches(&narrow::current(), &class) {
         return;
     }
     let Some(site) = vm::class_site(site, &class) else {
         return;
     };
     let before = {
-        let mut counts = lock(&COUNTS);
+        let mut counts = lock(&STATE.jni.counts);
         let c = counts
             .get_or_insert_with(FxHashMap::default)
             .entry(site)
@@ -107,15 +120,15 @@ pub fn allocated(
         c.1 += u64::from(length.unwrap_or(0));
         before
     };
-    let every = EVERY.load(Ordering::Relaxed);
+    let every = STATE.tracking.every.load(Ordering::Relaxed);
     if before == 0 || (every > 0 && before % every == 0) {
-        super::sampled_at(env, object, site, StackStart::Jni);
+        tracker::sampled_at(env, object, site, StackStart::Jni);
     }
 }
 
 /// Adds the JNI counts to `counts` (objects at `2*s`, array elements at `2*s+1` of site `s`).
 pub fn add_counts(counts: &mut Vec<i64>) {
-    let c = lock(&COUNTS);
+    let c = lock(&STATE.jni.counts);
     for (&site, &(n, elements)) in c.iter().flatten() {
         let s = site as usize;
         if counts.len() < 2 * (s + 1) {
