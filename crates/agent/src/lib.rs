@@ -9,9 +9,15 @@
 //! and returned as error codes, never printed into a running application; no lock is held across JVMTI
 //! calls that may load classes.
 //!
-//! The crate denies `unsafe_code` (a workspace lint); the private module `ffi` is the layer that
-//! allows it: entry points, JVMTI callbacks, JNI natives and wrappers, raw-pointer conversions.
-//! Below it, `ferrofluid-jvmti` wraps JVMTI, JNI and the OS calls.
+//! Its modules are four layers, each calling only the ones below (docs/architecture.md,
+//! checked by `tests/layers.rs`): `runtime` (lifecycle, control server, sessions, JVMTI
+//! events), `engine` (the `Engine` trait, its registry, one folder per mode), `probe` (the
+//! machinery the engines' probes share) and `ffi` (what the JVM calls, converting its raw
+//! pointers, calling up through handler traits). This root wires the JVM's entry points to the
+//! runtime's lifecycle.
+//!
+//! The crate denies `unsafe_code` (a workspace lint); `ffi` and an engine's own `ffi` module
+//! allow it. Below them, `ferrofluid-jvmti` wraps JVMTI, JNI and the OS calls.
 
 mod engine;
 // The FFI layer: every entry point the JVM calls and every raw-pointer conversion.

@@ -1,7 +1,7 @@
 //! The agent's source keeps the shape docs/architecture.md draws: its layers call one way (the
 //! runtime drives the engines, the engines use the shared probe machinery, every layer may use
-//! the FFI layer, none names a layer above it), no engine names another engine, and
-//! process-wide statics are few, each saying why it is one.
+//! the FFI layer, none names a layer above it), no engine names another engine, process-wide
+//! statics are few and each says why it is one, and no source file is long.
 //!
 //! The module graph is read from the source: every `crate::`, `super::` and `self::` path and
 //! every item of a `use` list, resolved from the module the file (or the inline `mod` block) is,
@@ -10,8 +10,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// At most this many process-wide statics (docs/architecture.md, "State").
+/// At most this many process-wide statics (docs/architecture.md, "Layers and state").
 const MAX_STATICS: usize = 40;
+/// Source files longer than this are split.
+const MAX_LINES: usize = 800;
 
 /// The layers, bottom up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -485,5 +487,19 @@ fn few_process_wide_statics_each_saying_why() {
          object\n{}",
         all.len(),
         all.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_is_long() {
+    let long: Vec<String> = files()
+        .iter()
+        .filter(|f| f.raw.lines().count() > MAX_LINES)
+        .map(|f| format!("{}: {} lines", f.path.display(), f.raw.lines().count()))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these (at most {MAX_LINES} lines):\n{}",
+        long.join("\n")
     );
 }

@@ -139,24 +139,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         .socket
         .clone()
         .unwrap_or_else(|| control::default_socket_path(Path::new("/tmp"), pid));
-    let dir = socket.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let io = |context, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| AgentError::Io {
-            context,
-            path,
-            source,
-        }
-    };
-    private_dir::ensure_private_dir(&dir).map_err(io("control directory", &dir))?;
-    let default_log = opts.log.is_none().then(|| dir.join("agent.log"));
-    let own = dir.join("agent.log");
-    if opts.log.as_ref() != Some(&own) {
-        forget_earlier_process_log(&own);
-    }
-    let log_path = opts.log.clone().unwrap_or_else(|| dir.join("agent.log"));
-    logger::open(&log_path).map_err(io("log file", &log_path))?;
-
+    let default_log = open_log(&opts, &socket)?;
     let jvmti = vm.jvmti()?;
     let live = jvmti.phase()? == ferrofluid_jvmti::sys::JVMTI_PHASE_LIVE;
     context::register_upcalls();
@@ -172,72 +155,14 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         vm_version: jvmti.system_property("java.vm.version").unwrap_or_default(),
         options: opts.to_string(),
     };
-    // A socket left by an earlier agent of this same pid (detach removes it, a crash may not).
-    let _ = std::fs::remove_file(&socket);
-    let listener = socket_path::bind(&socket).map_err(io("control socket", &socket))?;
-    private_dir::make_owner_only(&socket).map_err(io("control socket", &socket))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(io("control socket", &socket))?;
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let thread = {
-        let stop = Arc::clone(&stop);
-        let info = info.clone();
-        std::thread::Builder::new()
-            .name("ferrofluid-control".into())
-            .spawn(move || server::serve(listener, stop, info))
-            .map_err(io("control thread for", &socket))?
-    };
-    crate::probe::clock::init_clock();
-    let collector = {
-        let stop = Arc::clone(&stop);
-        std::thread::Builder::new()
-            .name("ferrofluid-collector".into())
-            .spawn(move || {
-                collector::run(stop, || {
-                    duration_tick();
-                    if let Some(active) = context::active() {
-                        active.session.tick(&Runtime::detached());
-                    }
-                })
-            })
-    };
-    let collector = match collector {
-        Ok(c) => c,
-        Err(e) => {
-            stop.store(true, Ordering::SeqCst);
-            let _ = thread.join();
-            return Err(AgentError::Io {
-                context: "collector thread for",
-                path: socket,
-                source: e,
-            });
-        }
-    };
+    let (stop, thread, collector) = spawn_threads(&socket, info.clone())?;
     *lock(&AGENT.options) = Some(opts.clone());
     // From here on nothing fails the load: probes may call into this library once hooks are bound.
     if let Err(e) = jvm::enable_events(jvmti, !live) {
         log::error!("enabling events: {e}");
     }
     if live {
-        match vm.jni_env() {
-            Ok(env) => match jvm::install_hooks(jvmti, &env) {
-                Ok(()) => {
-                    if wants_profile(&opts) {
-                        let _ = std::thread::Builder::new()
-                            .name("ferrofluid-startup".into())
-                            .spawn(move || {
-                                let _ = vm.with_attached_thread("ferrofluid-startup", |env| {
-                                    on_live(jvmti, env)
-                                });
-                            });
-                    }
-                }
-                Err(e) => log::error!("{e}; nothing will be instrumented"),
-            },
-            Err(e) => log::error!("no JNI environment on the attaching thread: {e}"),
-        }
+        go_live(vm, jvmti, wants_profile(&opts));
     }
     log::info!(
         "attach #{}: agent {} started in JVM {pid} ({}), options `{}`, control socket {}",
@@ -257,6 +182,97 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         jvmti,
     });
     Ok(())
+}
+
+/// An I/O error of the agent's start, on `path`, as what it was for (`context`).
+fn io_error(context: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> AgentError {
+    let path = path.to_path_buf();
+    move |source| AgentError::Io {
+        context,
+        path,
+        source,
+    }
+}
+
+/// Makes the control socket's private directory and opens the log (by default in it, which is
+/// then returned).
+fn open_log(opts: &AgentOptions, socket: &Path) -> Result<Option<PathBuf>, AgentError> {
+    let dir = socket.parent().unwrap_or(Path::new("/")).to_path_buf();
+    private_dir::ensure_private_dir(&dir).map_err(io_error("control directory", &dir))?;
+    let default_log = opts.log.is_none().then(|| dir.join("agent.log"));
+    let own = dir.join("agent.log");
+    if opts.log.as_ref() != Some(&own) {
+        forget_earlier_process_log(&own);
+    }
+    let log_path = opts.log.clone().unwrap_or_else(|| dir.join("agent.log"));
+    logger::open(&log_path).map_err(io_error("log file", &log_path))?;
+    Ok(default_log)
+}
+
+/// The agent's threads: their stop flag, the control server, the collector.
+type Threads = (Arc<AtomicBool>, JoinHandle<()>, JoinHandle<()>);
+
+/// Binds the control socket and starts the control server and the collector.
+fn spawn_threads(socket: &Path, info: Info) -> Result<Threads, AgentError> {
+    // A socket left by an earlier agent of this same pid (detach removes it, a crash may not).
+    let _ = std::fs::remove_file(socket);
+    let listener = socket_path::bind(socket).map_err(io_error("control socket", socket))?;
+    private_dir::make_owner_only(socket).map_err(io_error("control socket", socket))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(io_error("control socket", socket))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("ferrofluid-control".into())
+            .spawn(move || server::serve(listener, stop, info))
+            .map_err(io_error("control thread for", socket))?
+    };
+    crate::probe::clock::init_clock();
+    let collector = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("ferrofluid-collector".into())
+            .spawn(move || {
+                collector::run(stop, || {
+                    duration_tick();
+                    if let Some(active) = context::active() {
+                        active.session.tick(&Runtime::detached());
+                    }
+                })
+            })
+    };
+    match collector {
+        Ok(collector) => Ok((stop, thread, collector)),
+        Err(e) => {
+            stop.store(true, Ordering::SeqCst);
+            let _ = thread.join();
+            Err(io_error("collector thread for", socket)(e))
+        }
+    }
+}
+
+/// Attached to a live JVM: defines the hooks class now and, if the options ask for a profile,
+/// starts it on a thread of its own.
+fn go_live(vm: JavaVm, jvmti: Jvmti, profile: bool) {
+    match vm.jni_env() {
+        Ok(env) => match jvm::install_hooks(jvmti, &env) {
+            Ok(()) => {
+                if profile {
+                    let _ = std::thread::Builder::new()
+                        .name("ferrofluid-startup".into())
+                        .spawn(move || {
+                            let _ = vm.with_attached_thread("ferrofluid-startup", |env| {
+                                on_live(jvmti, env)
+                            });
+                        });
+                }
+            }
+            Err(e) => log::error!("{e}; nothing will be instrumented"),
+        },
+        Err(e) => log::error!("no JNI environment on the attaching thread: {e}"),
+    }
 }
 
 /// Options that ask for profiling from the start: a root, a region, a mode, or an output file

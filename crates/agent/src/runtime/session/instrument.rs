@@ -45,57 +45,18 @@ pub fn instrument_all(
             && jvm::granted().is_some_and(|g| g.has(Capability::TagObjects))
             && crate::probe::site_flags::available(),
     );
-    // Every loaded class the agent may change, and whether its bytes are known.
-    let mut unknown = Vec::new();
-    let mut known = Vec::new();
-    // Of those, the classes whose static initialiser has not run: it may run inside a root.
-    let mut uninitialized = HashSet::new();
-    if let Ok(loaded) = jvmti.loaded_classes(env) {
-        for &class in loaded.iter() {
-            if jvmti.is_modifiable_class(class).unwrap_or(false) {
-                if let Some(key) = class_key(jvmti, env, class) {
-                    if !key.1.starts_with(ferrofluid_subgraph::AGENT_PACKAGE) {
-                        remember(env, &key, class);
-                        let status = jvmti.class_status(class).unwrap_or(0) as u32;
-                        if status
-                            & (sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR)
-                            == 0
-                        {
-                            uninitialized.insert(key.clone());
-                        }
-                        known.push(key);
-                    }
-                }
-            }
-            env.delete_local_ref(class.as_object());
-        }
-    }
-    {
-        let classes = lock(&CACHE.classes);
-        let bytes = classes.as_ref().map(|c| &c.bytes);
-        known.retain(|key| match bytes.and_then(|b| b.get(key)) {
-            Some(b) => {
-                if let Err(e) = planner.add_class(key.0, b) {
-                    log::warn!("planner: {}: {e}", key.1);
-                }
-                true
-            }
-            None => {
-                unknown.push(key.clone());
-                false
-            }
-        });
-    }
+    let mut loaded = loaded_classes(jvmti, env, &mut planner);
     if methods_only {
         // The engine instruments the methods named and nothing else: only their classes'
         // bytes are needed. Retransforming every other class to see its bytes would send all
         // compiled code back to the interpreter for nothing.
-        unknown.retain(|key| roots.iter().any(|r| r.class().matches(&key.1)));
+        loaded
+            .unknown
+            .retain(|key| roots.iter().any(|r| r.class().matches(&key.1)));
     }
-    let base = SESSIONS.next_base.load(Ordering::SeqCst);
     let mut session = Session {
         planner,
-        base,
+        base: SESSIONS.next_base.load(Ordering::SeqCst),
         site_base: SESSIONS.next_site_base.load(Ordering::SeqCst),
         roots,
         instrumented: BTreeSet::new(),
@@ -109,42 +70,9 @@ pub fn instrument_all(
         instrumentation,
         engine,
     };
-    // Known classes are registered already; the others when their bytes show up. Before
-    // planning: under `eager` the plan follows calls and field accesses, which may initialise
-    // them.
-    let unknown_set: HashSet<&ClassKey> = unknown.iter().collect();
-    if !session.initializers {
-        uninitialized.clear();
-    }
-    for key in uninitialized {
-        if unknown_set.contains(&key) {
-            session.uninitialized.insert(key);
-        } else {
-            let batch =
-                session
-                    .planner
-                    .class_not_initialized(key.0, &key.1, Initialization::OnCall);
-            session.apply(batch, None);
-        }
-    }
-    let batch = session.planner.plan();
-    session.apply(batch, None);
+    plan(&mut session, &mut loaded);
     if session.planner.scheme() == ferrofluid_subgraph::Scheme::Lazy && gateways {
-        // Methods the JVM calls itself from whatever bytecode needed them (class loading,
-        // `invokedynamic` and constant linkage): followed like call sites, so that this work
-        // inside a root shows where it happens, instead of as that method's self time. Not under
-        // `eager`, whose closure would take all the class-loading and linkage code up front.
-        for upcall in crate::runtime::reveal::upcalls() {
-            let batch = session.planner.follow_upcall(&upcall);
-            session.apply(batch, None);
-        }
-        // Their bytes known: retransform them for their probes (otherwise `unknown` does).
-        for class in crate::runtime::reveal::gateway_classes() {
-            let key = (BOOTSTRAP, class.to_owned());
-            if known.contains(&key) {
-                session.pending.insert(key);
-            }
-        }
+        follow_the_jvm(&mut session, &loaded.known);
         crate::ffi::jni_calls::install::<crate::runtime::natives::Sites>(jvmti);
     }
     if all {
@@ -164,11 +92,123 @@ pub fn instrument_all(
         // reveal nothing.
         accept_requests();
     }
-    // Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
-    // bytes to the planner, which instruments them in the same hook if it chooses them. Those not
-    // linked show them at their ClassPrepare; those in error state never (no plan chose them, so
-    // they are only logged).
-    let refused = retransform(jvmti, env, &unknown);
+    show_unknown(jvmti, env, &loaded.unknown);
+    flush_pending(jvmti, env);
+    if asynchronous {
+        start_reveal_thread(jvmti, env);
+    }
+    started(&mut outcome, loaded.known.len() + loaded.unknown.len());
+    outcome
+}
+
+/// The loaded classes a session may change.
+struct Loaded {
+    /// Those whose bytes the cache has: registered with the planner already.
+    known: Vec<ClassKey>,
+    /// Those whose bytes the agent never saw (loaded before it).
+    unknown: Vec<ClassKey>,
+    /// Of both, the classes whose static initialiser has not run: it may run inside a root.
+    uninitialized: HashSet<ClassKey>,
+}
+
+/// Every loaded class the agent may change, remembered, and whether its bytes are known; those
+/// known are registered with `planner`.
+fn loaded_classes(jvmti: Jvmti, env: &JniEnv<'_>, planner: &mut Planner) -> Loaded {
+    let mut loaded = Loaded {
+        known: Vec::new(),
+        unknown: Vec::new(),
+        uninitialized: HashSet::new(),
+    };
+    if let Ok(classes) = jvmti.loaded_classes(env) {
+        for &class in classes.iter() {
+            if jvmti.is_modifiable_class(class).unwrap_or(false) {
+                if let Some(key) = class_key(jvmti, env, class) {
+                    if !key.1.starts_with(ferrofluid_subgraph::AGENT_PACKAGE) {
+                        remember(env, &key, class);
+                        let status = jvmti.class_status(class).unwrap_or(0) as u32;
+                        if status
+                            & (sys::JVMTI_CLASS_STATUS_INITIALIZED | sys::JVMTI_CLASS_STATUS_ERROR)
+                            == 0
+                        {
+                            loaded.uninitialized.insert(key.clone());
+                        }
+                        loaded.known.push(key);
+                    }
+                }
+            }
+            env.delete_local_ref(class.as_object());
+        }
+    }
+    let classes = lock(&CACHE.classes);
+    let bytes = classes.as_ref().map(|c| &c.bytes);
+    let unknown = &mut loaded.unknown;
+    loaded
+        .known
+        .retain(|key| match bytes.and_then(|b| b.get(key)) {
+            Some(b) => {
+                if let Err(e) = planner.add_class(key.0, b) {
+                    log::warn!("planner: {}: {e}", key.1);
+                }
+                true
+            }
+            None => {
+                unknown.push(key.clone());
+                false
+            }
+        });
+    loaded
+}
+
+/// The session's first plan: the initialisers of classes not initialised yet, then what the
+/// roots reach.
+fn plan(session: &mut Session, loaded: &mut Loaded) {
+    // Known classes are registered already; the others when their bytes show up. Before
+    // planning: under `eager` the plan follows calls and field accesses, which may initialise
+    // them.
+    let unknown_set: HashSet<&ClassKey> = loaded.unknown.iter().collect();
+    let uninitialized = std::mem::take(&mut loaded.uninitialized);
+    if session.initializers {
+        for key in uninitialized {
+            if unknown_set.contains(&key) {
+                session.uninitialized.insert(key);
+            } else {
+                let batch =
+                    session
+                        .planner
+                        .class_not_initialized(key.0, &key.1, Initialization::OnCall);
+                session.apply(batch, None);
+            }
+        }
+    }
+    let batch = session.planner.plan();
+    session.apply(batch, None);
+}
+
+/// Methods the JVM calls itself from whatever bytecode needed them (class loading,
+/// `invokedynamic` and constant linkage): followed like call sites, so that this work inside a
+/// root shows where it happens, instead of as that method's self time (not under `eager`, whose
+/// closure would take all the class-loading and linkage code up front); and the gateways'
+/// classes, whose bytes are `known`, queued for their probes (otherwise retransforming the
+/// unknown classes shows them).
+fn follow_the_jvm(session: &mut Session, known: &[ClassKey]) {
+    for upcall in crate::runtime::reveal::upcalls() {
+        let batch = session.planner.follow_upcall(&upcall);
+        session.apply(batch, None);
+    }
+    for class in crate::runtime::reveal::gateway_classes() {
+        let key = (BOOTSTRAP, class.to_owned());
+        if known.contains(&key) {
+            session.pending.insert(key);
+        }
+    }
+}
+
+/// Classes whose bytes the agent never saw (loaded before it): retransforming them shows their
+/// bytes to the planner, which instruments them in the same hook if it chooses them. Those not
+/// linked show them at their ClassPrepare; those in error state never (no plan chose them, so
+/// they are only logged).
+fn show_unknown(jvmti: Jvmti, env: &JniEnv<'_>, unknown: &[ClassKey]) {
+    let refused = retransform(jvmti, env, unknown);
     set_aside(jvmti, env, &refused.unlinked);
     for key in &refused.in_error {
         log::info!("{}: {IN_ERROR}", key.1);
@@ -183,11 +223,12 @@ pub fn instrument_all(
     for (key, e) in refused.failed {
         record_failed(&key.1, ClassPhase::Instrument, e, false);
     }
-    flush_pending(jvmti, env);
+}
+
+/// What the session started with, into `outcome` and the log (`scanned`: the loaded classes
+/// looked at).
+fn started(outcome: &mut Outcome, scanned: usize) {
     let mut errors = Vec::new();
-    if asynchronous {
-        start_reveal_thread(jvmti, env);
-    }
     let mut session = lock(&SESSIONS.current);
     if let Some(s) = session.as_mut() {
         errors.append(&mut s.failures);
@@ -201,13 +242,11 @@ pub fn instrument_all(
     }
     outcome.errors = errors;
     log::info!(
-        "instrumented {} methods in {} classes ({} loaded classes scanned, {} errors)",
+        "instrumented {} methods in {} classes ({scanned} loaded classes scanned, {} errors)",
         outcome.methods,
         outcome.classes,
-        known.len() + unknown.len(),
         outcome.errors.len()
     );
-    outcome
 }
 
 /// Ends the session: every patched class is retransformed with no hook answer, which restores the
