@@ -309,8 +309,9 @@ pub fn swap_carried(carried: Carried) -> Carried {
 }
 
 /// The entry probe of a calling-context engine that keeps its own per-thread state: the
-/// extents, roots, revelation and agent-work rules of [`enter`], with `record(method id)` in
-/// place of the ring push (called while collecting, inside a root's extent).
+/// extents, roots, revelation and agent-work rules of the recorder's probes
+/// (`super::recorder::enter`), with `record(method id)` in place of the ring push (called
+/// while collecting, inside a root's extent).
 #[inline(always)]
 pub(crate) fn enter_gated(env: *mut sys::JNIEnv, id: i32, start: u64, record: impl FnOnce(u32)) {
     enter_with(env, id, start, |_, id, _| record(id));
@@ -322,6 +323,8 @@ pub(crate) fn exit_gated(env: *mut sys::JNIEnv, id: i32, start: u64, record: imp
     exit_with(env, id, start, |_, id, _| record(id));
 }
 
+/// A probe's entry under the rules every calling-context engine shares; `record` runs while
+/// collecting, inside a recorded root frame.
 #[inline(always)]
 pub(super) fn enter_with(
     env: *mut sys::JNIEnv,
@@ -366,6 +369,7 @@ pub(super) fn enter_with(
     });
 }
 
+/// A probe's exit, as [`enter_with`].
 #[inline(always)]
 pub(super) fn exit_with(
     env: *mut sys::JNIEnv,
