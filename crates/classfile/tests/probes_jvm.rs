@@ -239,7 +239,11 @@ fn block_counters_count_executed_bytecodes() {
 /// exits pass 0 bytecodes). `-Xverify:all` checks the frames that carry the new locals.
 #[test]
 fn probes_pass_the_entry_context_to_every_exit() {
-    for kind in [ProbeKind::EntryExit, ProbeKind::Blocks, ProbeKind::BlocksPrecise] {
+    for kind in [
+        ProbeKind::EntryExit,
+        ProbeKind::Blocks,
+        ProbeKind::BlocksPrecise,
+    ] {
         let mut options = ProbeOptions::new(kind);
         options.hooks.blocks_context = true;
         let r = run_options(options, &format!("{}-context", kind.name()), Ids::default());

@@ -409,9 +409,13 @@ fn patch_inner(
     if let Some(slot) = context {
         let object = VType::Object(u32::from(object));
         let fresh = frames::set_local_past_end(&mut handler_locals, u32::from(slot), object);
-        debug_assert!(fresh, "the context's slot follows the counter's or the method's");
+        debug_assert!(
+            fresh,
+            "the context's slot follows the counter's or the method's"
+        );
         frame_edits.new_locals.push((slot, object));
-        let fresh = frames::set_local_past_end(&mut handler_locals, u32::from(slot) + 1, VType::Integer);
+        let fresh =
+            frames::set_local_past_end(&mut handler_locals, u32::from(slot) + 1, VType::Integer);
         debug_assert!(fresh, "the saved node's slot follows the context's");
         frame_edits.new_locals.push((slot + 1, VType::Integer));
     }
@@ -423,13 +427,6 @@ fn patch_inner(
         handler_in_tail: 0,
         catch_type: 0,
     }];
-    // EXPERIMENT: no catch-all handler.
-    let no_handler = std::env::var_os("FERROFLUID_EXP_NO_HANDLER").is_some();
-    let handlers: &[NewHandler] = if no_handler { &[] } else { &handlers };
-    if no_handler {
-        edits.tail = Vec::new();
-        frame_edits.tail_frames.clear();
-    }
     let max_locals = if context.is_some() {
         (m.code.max_locals + added)
             .checked_add(spill_slots)
@@ -447,7 +444,7 @@ fn patch_inner(
         patcher,
         &CodeChanges {
             edits,
-            handlers,
+            handlers: &handlers,
             frame_edits,
             max_stack,
             max_locals,

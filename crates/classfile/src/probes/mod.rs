@@ -618,15 +618,12 @@ pub fn instrument<'a>(
                 }
                 ProbeKind::EntryExit => {
                     let is_instance = member.access & ACC_STATIC == 0 && *name != *"<init>";
-                    let entry_site = if is_instance
-                        && std::env::var_os("FERROFLUID_EXP_NOSITES").is_none()
-                    {
+                    let entry_site = if is_instance {
                         selection.entry_site(id, &site)
                     } else {
                         None
                     };
-                    let wants_sites = selection.wants_receiver_sites()
-                        && std::env::var_os("FERROFLUID_EXP_NOSITES").is_none();
+                    let wants_sites = selection.wants_receiver_sites();
                     // Receiver probes need the general editor (they insert code at call sites).
                     // The lean editor has no context local.
                     let lean = options.lean_editor
