@@ -4,11 +4,12 @@ import jdk.internal.vm.annotation.DontInline;
 
 /**
  * The {@code count} engine's calling contexts, kept in Java (JP's design): the probes of the
- * counted methods call {@link #enter} at entry and {@link #exitBlocks} (or
- * {@link #unwindBlocks}) with the bytecodes their block counters summed at exit. Each thread
- * (each virtual thread) has a context, reached through a {@code ThreadLocal}: a calling-context
- * tree in primitive arrays (method, parent, calls, bytecodes per node), a hash table from
- * (parent, method) to child, and the current node. An entry moves the current node to the
+ * counted methods call {@link #enterContext} at entry and {@link #exitContext} (or
+ * {@link #unwindContext}) with the bytecodes their block counters summed at exit. Each thread
+ * (each virtual thread) has a context, found by its {@code Thread}'s identity hash in a table
+ * (else through a {@code ThreadLocal}): a calling-context tree in primitive arrays (method,
+ * parent, calls, bytecodes per node), a hash table from (parent, method) to child, a cache of
+ * the children last entered, and the current node. An entry moves the current node to the
  * child for the method, an exit adds the bytecodes and moves back to the parent: no JNI call,
  * nothing the JIT cannot inline, no allocation but a new context's node.
  *

@@ -5,9 +5,11 @@
 //! the id alone; no clock is read, so a profile is the same on any machine and under any load.
 //!
 //! `ferrofluid/Counts` keeps each thread's calling-context tree (JP's method call tree) in Java,
-//! reached through a `ThreadLocal`: nodes carry `calls` and `bytecodes` (that method's own
-//! bytecodes in that context, callees excluded); an entry moves the thread's current node to the
-//! child for the method, an exit adds the count and moves back to the parent. No JNI call per
+//! found by its `Thread`'s identity hash (else a `ThreadLocal`): nodes carry `calls` and
+//! `bytecodes` (that method's own bytecodes in that context, callees excluded); an entry moves
+//! the thread's current node to the child for the method (a cache of the children last entered
+//! answers most entries inline), an exit adds the count and goes back to the node its frame
+//! saved. No JNI call per
 //! event: the agent is asked at a root's entry and exit (root depth, extent, recording: the
 //! rules of the `cpu` engine, [`probes`]) and at a method's first
 //! entry (lazy revelation). A virtual thread has its own tree (its own thread local). The agent
