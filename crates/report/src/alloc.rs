@@ -48,7 +48,7 @@ pub fn text(summary: &AllocSummary, order: ClassOrder) -> String {
 /// Appends the HTML of `summary`'s tables: leak suspects, then the classes (a table sortable
 /// by any column, as the page's other tables are).
 pub(crate) fn html(a: &AllocSummary, s: &mut String) {
-    use crate::html::escape;
+    use crate::view::escape;
     let _ = writeln!(s, "<h2>Leak suspects</h2>");
     if a.suspects.is_empty() {
         let _ = writeln!(s, "<p>none</p>");

@@ -776,7 +776,7 @@ pub fn write_html(
     thresholds: &Thresholds,
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
-    use crate::html::escape;
+    use crate::view::escape;
     let lines = differential_lines(diff);
     let metric = diff
         .metrics

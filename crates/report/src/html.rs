@@ -10,7 +10,7 @@ use ferrofluid_profile::{
 };
 
 use crate::view::{
-    cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
+    cpu_ms, cpu_note, escape, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
     sorted_children, subtracted_note, thread_cpu_note, times_note, tree_label, uncertainty_note,
     waiting_note,
 };
@@ -74,22 +74,6 @@ impl Default for HtmlReport {
     }
 }
 
-/// Escapes text for HTML element content and quoted attributes.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 const STYLE: &str = r#"body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 .summary td{padding:0 1em 0 0}
@@ -146,7 +130,11 @@ impl Report for HtmlReport {
                 if let Some(alloc) = &profile.alloc {
                     crate::alloc::html(alloc, &mut s);
                 }
-                crate::metrics::html(profile, self, &mut s);
+                let fold = crate::metrics::Fold {
+                    cutoff: self.cutoff,
+                    open_above: self.open_above,
+                };
+                crate::metrics::html(profile, self.weight.resolve(profile), fold, &mut s);
             }
             let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
             out.write_all(s.as_bytes())?;
