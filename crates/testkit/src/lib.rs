@@ -1,7 +1,8 @@
 //! What ferrofluid's integration tests share, whatever crate they test: where the JDKs are,
 //! `javac` into fresh directories, the agent library cargo built, a program's output read line by
 //! line with a deadline ([`Program`], and the ticker JVM [`Ticker`] built on it), and the profile
-//! JSON the agent and the CLI write, with the lookups the tests make in it.
+//! JSON the agent and the CLI write, with the lookups the tests make in it; and the guard that a
+//! crate's modules import one way.
 //!
 //! A dev-dependency only. It depends on no workspace crate, so any crate's tests can use it without
 //! cargo building a second copy of the crate under test. What needs the crate under test stays in
@@ -11,6 +12,7 @@
 mod agent;
 mod jdk;
 mod json;
+mod modules;
 mod process;
 mod ticker;
 mod timing;
@@ -20,6 +22,7 @@ pub use jdk::{
     fresh_dir, java_home, javac, jdk21_or_skip, jdk25_or_skip, scratch_dir, JDK17_HOME, JDK25_HOME,
 };
 pub use json::{child, child_names, entry, parse_profile_json, read_profile_json, thread, u};
+pub use modules::assert_no_module_cycles;
 pub use process::{Lines, Program, PATIENCE};
 pub use ticker::{ticker_line, Ticker};
 pub use timing::{cpu_fits_wall, cpu_fits_wall_calls};
