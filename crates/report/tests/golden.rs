@@ -65,7 +65,10 @@ fn page_parts(html: &str) -> [Range<usize>; 4] {
     let view = find(style.end, "<style>\n")..document;
     let after = through(document, "</script>\n");
     let script = find(after, "<script>\n")..through(after, "</script>\n");
-    assert_eq!(script.start, after, "the view's script follows its document");
+    assert_eq!(
+        script.start, after,
+        "the view's script follows its document"
+    );
     let last = html.rfind("<script>\n").unwrap();
     let sort = last..through(last, "</script>\n");
     assert!(script.end <= sort.start);
@@ -79,7 +82,10 @@ fn bless_html(html: &[u8]) -> Vec<u8> {
     let mut golden = String::new();
     let mut at = 0;
     for (name, range) in PAGE_PARTS.into_iter().zip(page_parts(html)) {
-        write_atomically(&data_dir().join("page").join(name), html[range.clone()].as_bytes());
+        write_atomically(
+            &data_dir().join("page").join(name),
+            html[range.clone()].as_bytes(),
+        );
         golden.push_str(&html[at..range.start]);
         golden.push_str(&marker(name));
         at = range.end;
