@@ -1,7 +1,7 @@
 //! Thresholds, contexts and methods compared, refusals.
 
 use super::*;
-use ferrofluid_profile::ThreadProfile;
+use ferrofluid_profile::{CallTree, Metric, Mode, NodeId, NodeKind, Profile, ThreadProfile};
 
 fn count(calls: &[(u64, u64)]) -> Profile {
     let mut p = Profile::new(Mode::Count);
