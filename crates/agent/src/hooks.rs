@@ -46,6 +46,22 @@ pub const CALIBRATION_CALLER_ID: u32 = 1;
 /// Sessions' method ids start here, above the calibration's.
 pub const FIRST_SESSION_ID: u32 = 2;
 
+/// The id of the adjust event that marks where a thread's recording begins, before its first
+/// event ([`begin_word`]): the collector takes a thread's events only from a mark of its own
+/// epoch on, and closes at a mark the frames a recording left open.
+pub const BEGIN_ID: u32 = u32::MAX;
+
+/// The second word of a [`BEGIN_ID`] mark: the [`EPOCH`] of the recording it begins, and how
+/// many events the ring had dropped then (the low 32 bits of [`Ring::dropped`]).
+pub fn begin_word(epoch: u32, dropped: u64) -> u64 {
+    u64::from(epoch) << 32 | (dropped & u64::from(u32::MAX))
+}
+
+/// The epoch and drop count of a [`begin_word`].
+pub fn begin_fields(word: u64) -> (u32, u32) {
+    ((word >> 32) as u32, word as u32)
+}
+
 /// The id that the probes of method `id` pass when they must reach the agent even while no thread
 /// is inside a root's extent (a root, a method an engine selects alone): `!id`, a negative int.
 /// The Java bodies of `Hooks.enter`/`exit`/`unwind`/`exitBlocks`/`unwindBlocks` return without
@@ -90,8 +106,11 @@ struct Local {
     /// Root frames open on this thread.
     in_root: Cell<u32>,
     /// The [`EPOCH`] in which this thread records (0: it does not), and the root depth outside
-    /// the root frame that began the recording: it stops when that frame exits.
+    /// the root frame that began the recording: it stops when that frame exits, or when one of
+    /// its events is dropped.
     recording: Cell<(u32, u32)>,
+    /// A recording began and its mark ([`BEGIN_ID`]) is not in the ring yet.
+    begin: Cell<bool>,
     /// The epoch in which this thread counted itself inside a root's extent for `Hooks.active`
     /// (`site_flags`), 0 if it is not counted.
     counted: Cell<u32>,
@@ -111,6 +130,7 @@ thread_local! {
             busy: Cell::new(false),
             in_root: Cell::new(0),
             recording: Cell::new((0, 0)),
+            begin: Cell::new(false),
             counted: Cell::new(0),
             ring: RefCell::new(None),
         }
@@ -278,6 +298,7 @@ impl Local {
             self.generation.set(g);
             self.in_root.set(0);
             self.recording.set((0, 0));
+            self.begin.set(false);
             // The count was reset with the session (`site_flags::reset`): this does nothing then.
             let counted = self.counted.replace(0);
             if counted != 0 {
@@ -299,8 +320,36 @@ impl Local {
         }
         if root {
             self.recording.set((epoch, depth));
+            self.begin.set(true);
         }
         root
+    }
+
+    /// Before a recorded probe reads its clocks: a recording that begins gets its mark in the
+    /// ring, and the ring, if the thread has none yet, is made first (agent work, which neither
+    /// the probe's measured duration nor the frame's CPU time should hold: the probe's start is
+    /// read again after it). Returns the probe's start; `None` when the mark was dropped, which
+    /// ended the recording: the probe records nothing.
+    #[inline(always)]
+    fn ready(&self, env: *mut sys::JNIEnv, start: u64) -> Option<u64> {
+        if !self.begin.get() {
+            return Some(start);
+        }
+        self.mark_begin(env, start)
+    }
+
+    #[cold]
+    fn mark_begin(&self, env: *mut sys::JNIEnv, start: u64) -> Option<u64> {
+        self.begin.set(false);
+        let existing = self.ring.borrow().clone();
+        let (ring, start) = match existing {
+            Some(ring) => (ring, start),
+            None => (self.new_ring(env), ticks()),
+        };
+        let word = begin_word(self.recording.get().0, ring.dropped());
+        let mark = Event::new(Kind::Adjust, BEGIN_ID, word);
+        push_reporting_waits(&ring, mark, None, None, true);
+        self.records_exit().then_some(start)
     }
 
     /// Whether an exit is recorded, while collecting: inside a recorded root frame.
@@ -418,6 +467,7 @@ pub(crate) struct Carried {
     generation: u32,
     in_root: u32,
     recording: (u32, u32),
+    begin: bool,
     counted: u32,
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
@@ -455,6 +505,7 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
                 generation: l.generation.replace(c.generation),
                 in_root: l.in_root.replace(c.in_root),
                 recording: l.recording.replace(c.recording),
+                begin: l.begin.replace(c.begin),
                 counted: l.counted.replace(c.counted),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
@@ -468,6 +519,9 @@ pub(crate) fn swap_carried(carried: Carried) -> Carried {
 #[inline]
 pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
     enter_with(env, id, start, |l, id, start| {
+        let Some(start) = l.ready(env, start) else {
+            return;
+        };
         let c = cpu_stamp();
         let waited = l.push_probe(env, Kind::Enter, id, start, c);
         if id < FIRST_SESSION_ID {
@@ -624,6 +678,9 @@ pub(crate) fn counted_state() -> u32 {
 #[inline]
 pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
     exit_with(env, id, start, |l, id, start| {
+        let Some(start) = l.ready(env, start) else {
+            return;
+        };
         let c = cpu_stamp();
         let waited = l.push_probe(env, Kind::Exit, id, start, c);
         if id < FIRST_SESSION_ID {
@@ -802,11 +859,14 @@ fn push_reporting_waits(
         }
     };
     let wait = crate::ring::FULL_WAIT;
-    match (probe, cpu) {
+    let pushed = match (probe, cpu) {
         (Some(p), cpu) => ring.push_probe_within(event, cpu.map(|c| c.word), p, wait, make_room),
         (None, None) => ring.push_within(event.kind, event.id, event.ns, wait, make_room),
         (None, Some(c)) => ring.push_with_cpu_within(event, c.word, wait, make_room),
     };
+    if !pushed {
+        recording_lost();
+    }
     let waited = ring.take_waited_ns();
     let paused = drained + waited;
     if paused == 0 {
@@ -826,16 +886,28 @@ fn push_reporting_waits(
 #[cold]
 fn report_pause(ring: &Ring, wall: u64, cpu: Option<u64>) -> u64 {
     let adjust = Event::new(Kind::Adjust, 0, wall);
-    match cpu.map(|c| thread_cpu().saturating_sub(c)) {
-        None => {
-            ring.push(Kind::Adjust, 0, wall);
-            0
-        }
-        Some(cpu) => {
-            ring.push_with_cpu_within(adjust, cpu, crate::ring::FULL_WAIT, || {});
-            cpu
-        }
+    let (pushed, cpu) = match cpu.map(|c| thread_cpu().saturating_sub(c)) {
+        None => (ring.push(Kind::Adjust, 0, wall), 0),
+        Some(cpu) => (
+            ring.push_with_cpu_within(adjust, cpu, crate::ring::FULL_WAIT, || {}),
+            cpu,
+        ),
+    };
+    if !pushed {
+        recording_lost();
     }
+    cpu
+}
+
+/// An event of this thread was dropped (its ring stayed full): the thread's tree can no longer
+/// follow its stack, so its recording ends here, as if its root had returned, and the next
+/// root it enters begins a new one. The collector closes the frames left open (`collector`).
+#[cold]
+fn recording_lost() {
+    let _ = LOCAL.try_with(|l| {
+        l.recording.set((0, 0));
+        l.begin.set(false);
+    });
 }
 
 /// Empties the thread's full ring on the thread itself; returns how long that took (ns). The
@@ -945,6 +1017,7 @@ pub(crate) fn thread_start(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
         // Its whole life is inside the extent: it records if collecting has begun.
         if COLLECTING.load(Ordering::Relaxed) {
             l.recording.set((EPOCH.load(Ordering::Relaxed), 0));
+            l.begin.set(true);
         }
         l.entered_extent(env);
     });
@@ -955,6 +1028,7 @@ pub fn thread_end(env: *mut sys::JNIEnv) {
     crate::engine::current().thread_end();
     let _ = LOCAL.try_with(|l| {
         l.recording.set((0, 0));
+        l.begin.set(false);
         if l.in_root.replace(0) > 0 {
             l.left_extent(env);
         }
@@ -1046,11 +1120,18 @@ pub fn bench_method(id: u32, root: bool) {
 /// Gives the current thread a ring named `name` without a JVM (benchmarks, tests).
 #[doc(hidden)]
 pub fn prime_thread(name: &str) {
+    prime_thread_with(name, crate::ring::RING_EVENTS);
+}
+
+/// [`prime_thread`] with a ring of `events` slots (tests that fill it).
+#[doc(hidden)]
+pub fn prime_thread_with(name: &str, events: usize) {
     LOCAL.with(|l| {
         l.sync_generation();
-        let ring = Arc::new(Ring::new(
+        let ring = Arc::new(Ring::with_capacity(
             NEXT_THREAD.fetch_add(1, Ordering::Relaxed),
             name.into(),
+            events,
         ));
         RINGS
             .lock()
@@ -1058,4 +1139,17 @@ pub fn prime_thread(name: &str) {
             .push(Arc::clone(&ring));
         *l.ring.borrow_mut() = Some(ring);
     });
+}
+
+/// The free slots of this thread's ring (tests that fill it).
+#[cfg(test)]
+pub(crate) fn own_ring_free() -> usize {
+    LOCAL.with(|l| {
+        l.ring.borrow().as_ref().map_or(0, |r| {
+            (0..=crate::ring::RING_EVENTS)
+                .take_while(|&n| !r.lacks_room(n))
+                .last()
+                .unwrap_or(0)
+        })
+    })
 }
