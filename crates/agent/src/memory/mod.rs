@@ -128,7 +128,9 @@ struct Tracker {
     /// Stack ids by raw stack: how it was taken ([`StackStart`]) and its `jmethodID`s, which
     /// HotSpot never reuses.
     raw_stacks: FxHashMap<Box<[usize]>, u32>,
-    threads: Vec<String>,
+    /// The allocating threads: Java id and name, as the other modes report them, and whether
+    /// it is a virtual thread.
+    threads: Vec<(u64, String, bool)>,
     /// Per site: objects tracked, and the measured size of its first object.
     tracked: FxHashMap<u32, u64>,
     sizes: FxHashMap<u32, u64>,
@@ -432,26 +434,42 @@ fn frame_ids(jvmti: ferrofluid_jvmti::Jvmti, env: &JniEnv<'_>, methods: &[usize]
     out
 }
 
+/// The current thread's index in the tracker's threads: one per Java thread (id and name, as
+/// the calling-context modes report it; a virtual thread with no name is `virtual#ID`). Kept in
+/// a thread-local of the OS thread, except while a virtual thread is mounted on it (the
+/// carrier's thread-local is not the virtual thread's).
 fn thread_index(env: &JniEnv<'_>, epoch: u32) -> u32 {
+    let mounted = crate::vthread::mounted_key().is_some();
     let (index, given) = THREAD.with(Cell::get);
-    if given == epoch {
+    if given == epoch && !mounted {
         return index;
     }
-    let name = crate::jvm::thread_identity(env)
-        .1
-        .unwrap_or_else(|| "<unnamed>".into());
+    let (id, name) = crate::jvm::thread_identity(env);
+    let name = match (name.filter(|n| !n.is_empty()), id) {
+        (Some(name), _) => name,
+        (None, Some(id)) if mounted => format!("virtual#{id}"),
+        (None, _) => "<unnamed>".into(),
+    };
     let index = {
         let mut t = lock(&TRACKER);
         let Some(t) = t.as_mut() else { return 0 };
-        match t.threads.iter().position(|n| *n == name) {
+        // Without a Java id, threads are told apart by name alone.
+        let id = id.unwrap_or(0);
+        match t
+            .threads
+            .iter()
+            .position(|(i, n, _)| *i == id && *n == name)
+        {
             Some(i) => i as u32,
             None => {
-                t.threads.push(name);
+                t.threads.push((id, name, mounted));
                 (t.threads.len() - 1) as u32
             }
         }
     };
-    THREAD.with(|c| c.set((index, epoch)));
+    if !mounted {
+        THREAD.with(|c| c.set((index, epoch)));
+    }
     index
 }
 
@@ -756,8 +774,9 @@ pub fn snapshot(profile: &mut Profile) {
 
     // Trees: per thread, the tracked paths with the site's counts shared out; sites with no
     // tracked object under "all threads", as their allocating method alone.
-    let mut trees: BTreeMap<String, CallTree> = BTreeMap::new();
-    let mut leaf_ages: BTreeMap<(String, NodeId), BTreeSet<u64>> = BTreeMap::new();
+    // Per thread (name, Java id; the sites with no tracked object under `all threads`, id 0).
+    let mut trees: BTreeMap<(String, u64), CallTree> = BTreeMap::new();
+    let mut leaf_ages: BTreeMap<((String, u64), NodeId), BTreeSet<u64>> = BTreeMap::new();
     let mut by_site: BTreeMap<u32, Vec<(u32, u32, u64)>> = BTreeMap::new();
     for (&(site, stack, thread), &n) in &t.paths {
         by_site.entry(site).or_default().push((stack, thread, n));
@@ -774,7 +793,7 @@ pub fn snapshot(profile: &mut Profile) {
         if tracked == 0 {
             let (c, m, d) = method_of(s, *method);
             let tree = trees
-                .entry("all threads".into())
+                .entry(("all threads".into(), 0))
                 .or_insert_with(|| CallTree::with_width(4));
             let m = tree.child_or_insert(
                 NodeId::ROOT,
@@ -808,7 +827,11 @@ pub fn snapshot(profile: &mut Profile) {
                 .remove(&(s as u32, stack, thread))
                 .unwrap_or_default();
             let scale = |v: u64| (u128::from(v) * u128::from(n) / u128::from(tracked)) as u64;
-            let thread = t.threads.get(thread as usize).cloned().unwrap_or_default();
+            let thread = t
+                .threads
+                .get(thread as usize)
+                .map(|(id, name, _)| (name.clone(), *id))
+                .unwrap_or_default();
             let tree = trees
                 .entry(thread.clone())
                 .or_insert_with(|| CallTree::with_width(4));
@@ -837,7 +860,7 @@ pub fn snapshot(profile: &mut Profile) {
             }
         }
     }
-    let thread_names: Vec<String> = trees.keys().cloned().collect();
+    let thread_names: Vec<(String, u64)> = trees.keys().cloned().collect();
     let path_generations = leaf_ages
         .into_iter()
         .filter_map(|((thread, leaf), ages)| {
@@ -847,8 +870,13 @@ pub fn snapshot(profile: &mut Profile) {
         .collect();
     profile.threads = trees
         .into_iter()
-        .enumerate()
-        .map(|(i, (name, tree))| ThreadProfile::new(name, i as u64 + 1, tree))
+        .map(|((name, id), tree)| {
+            let virtual_thread = t.threads.iter().any(|v| v.0 == id && v.1 == name && v.2);
+            ThreadProfile {
+                virtual_thread,
+                ..ThreadProfile::new(name, id, tree)
+            }
+        })
         .collect();
     profile.alloc = Some(AllocSummary {
         track_every: every,
