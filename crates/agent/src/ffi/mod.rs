@@ -18,6 +18,8 @@
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
 
 pub mod alloc;
+#[cfg(feature = "alloc-count")]
+pub mod alloc_count;
 pub mod alloc_scope;
 pub mod callbacks;
 pub mod count;
