@@ -145,23 +145,16 @@ fn resets_of_a_run_leave_every_tree_rooted_at_the_root() {
     let mut said = Vec::new();
     for _ in 0..3 {
         std::thread::sleep(std::time::Duration::from_millis(300));
-        said.push(
-            ferrofluid()
-                .args(["attach", &pid, "--reset"])
-                .output()
-                .unwrap(),
-        );
+        said.push(ferrofluid().args(["attach", &pid, "--reset"]).output());
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     std::fs::write(&stop, "").unwrap();
     let status = run.wait().unwrap();
     assert!(status.success(), "{first}");
-    for out in &said {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for out in said {
+        let out = out.unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "attach --reset: {err}");
     }
     let doc = read_profile_json(&out);
     let _ = std::fs::remove_dir_all(&dir);

@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{compile, ferrofluid, run_java};
+use common::{compile, run_java, succeeds, write_report};
 use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
 
 /// The workers `Named` printed: (name, Java id).
@@ -30,34 +30,18 @@ fn workers(stdout: &str) -> Vec<(String, u64)> {
 /// `ferrofluid report PROFILE -o DIR/NAME`, read back as text (lossy: pprof and JFR are binary).
 fn report(profile: &Path, dir: &Path, name: &str) -> std::path::PathBuf {
     let path = dir.join(name);
-    let out = ferrofluid()
-        .arg("report")
-        .arg(profile)
-        .arg("-o")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    write_report(profile, &path, &[]);
     path
 }
 
 /// (name, Java id) of the threads of the events of a JFR file, as JDK 17's `jfr` reads them.
 fn jfr_threads(file: &Path) -> Vec<(String, u64)> {
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(Path::new(JDK17_HOME).join("bin/jfr"))
-        .args(["print", "--json"])
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeds(
+        Command::new("timeout")
+            .arg("120")
+            .arg(Path::new(JDK17_HOME).join("bin/jfr"))
+            .args(["print", "--json"])
+            .arg(file),
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut threads: Vec<(String, u64)> = doc["recording"]["events"]
