@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use ferrofluid_protocol::control::{Client, Request, Response};
 use ferrofluid_protocol::{AgentOptions, Scheme};
 
-use super::attach::{out, write_report, AttachArgs};
+use super::attach::AttachArgs;
+use super::output::{out, write_report, Asked};
 use crate::interrupt::{self, Interrupts, Mode};
 
 /// How often the wait for the end looks at signals, Enter and the JVM.
@@ -170,8 +171,10 @@ pub(crate) fn run(
         Response::Error { message } => return Err(format!("agent: {message}").into()),
         other => return Err(format!("unexpected agent reply {other:?}").into()),
     };
+    // The profile is in hand: no signal discards it now.
+    interrupts.keep();
     let profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
-    write_report(&profile, output)?;
+    write_report(&profile, output, Asked::default())?;
     if output != Path::new("-") {
         eprintln!(
             "ferrofluid: wrote the session's profile to {}; the session goes on",

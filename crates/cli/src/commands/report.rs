@@ -1,5 +1,5 @@
-//! `ferrofluid report IN.json -o OUT.{txt,html,collapsed,json,pb.gz,pprof,speedscope.json}`:
-//! converts a saved JSON profile into another report format or an export.
+//! `ferrofluid report IN.json -o OUT`: converts a saved JSON profile into another report format
+//! or an export (the formats of [`ferrofluid_report::FORMATS`]), or serves it in the web UI.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -9,15 +9,21 @@ use std::process::ExitCode;
 use ferrofluid_profile::{Mode, Profile};
 use ferrofluid_report::{Format, Weight};
 
+use super::formats::FormatArg;
+
+const EXAMPLES: &str = "Examples:\n  ferrofluid report profile.json\n  \
+    ferrofluid report profile.json -o profile.html\n  \
+    ferrofluid report profile.json --format collapsed -o - | flamegraph.pl > flame.svg\n  \
+    ferrofluid report profile.json --ui";
+
 /// Arguments of `ferrofluid report`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  ferrofluid report profile.json\n  \
-    ferrofluid report profile.json -o profile.html\n  \
-    ferrofluid report profile.json --format collapsed -o - | flamegraph.pl > flame.svg")]
+#[command(after_help = format!("{}\n\n{EXAMPLES}", super::formats::formats_help()))]
 pub struct ReportArgs {
     /// Saved profile (the .json report of `ferrofluid run`/`attach` or of the agent).
     pub input: PathBuf,
-    /// Output file; its extension picks the format. `-` or no -o: text to the terminal.
+    /// Output file; its extension picks the format (see Formats below). `-` or no -o: text to
+    /// the terminal.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Output format, overriding the extension of -o.
@@ -69,46 +75,6 @@ impl From<VirtualThreadsArg> for ferrofluid_report::VirtualThreads {
     }
 }
 
-/// Formats accepted by `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
-    /// Hot spots and call tree as plain text.
-    #[value(name = "txt", alias = "text")]
-    Txt,
-    /// One self-contained HTML page.
-    #[value(name = "html")]
-    Html,
-    /// Folded stacks for flamegraph.pl, inferno, speedscope.
-    #[value(name = "collapsed", alias = "folded")]
-    Collapsed,
-    /// The JSON profile document.
-    #[value(name = "json")]
-    Json,
-    /// pprof's gzipped protobuf, for `go tool pprof`, Pyroscope, Parca.
-    #[value(name = "pprof")]
-    Pprof,
-    /// speedscope's file format.
-    #[value(name = "speedscope")]
-    Speedscope,
-    /// A JFR recording, for JDK Mission Control and the JDK's `jfr` tool.
-    #[value(name = "jfr")]
-    Jfr,
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Txt => Format::Text,
-            FormatArg::Html => Format::Html,
-            FormatArg::Collapsed => Format::Collapsed,
-            FormatArg::Json => Format::Json,
-            FormatArg::Pprof => Format::Pprof,
-            FormatArg::Speedscope => Format::Speedscope,
-            FormatArg::Jfr => Format::Jfr,
-        }
-    }
-}
-
 /// Why `ferrofluid report` failed; each message is one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportCmdError {
@@ -129,7 +95,7 @@ pub enum ReportCmdError {
         source: ferrofluid_profile::DocumentError,
     },
     /// Neither --format nor the extension of -o names a format.
-    #[error("cannot tell the report format from {}; name a {} file, or pass --format", path.display(), Format::EXTENSIONS)]
+    #[error("cannot tell the report format from {}; name {}, or pass --format", path.display(), Format::file_names())]
     NoFormat {
         /// Output path.
         path: PathBuf,
@@ -185,7 +151,7 @@ fn plan(args: &ReportArgs) -> Result<(Target<'_>, Format), ReportCmdError> {
         Some(p) => Target::File(p),
     };
     let format = match (args.format, &target) {
-        (Some(f), _) => f.into(),
+        (Some(FormatArg(f)), _) => f,
         (None, Target::Stdout) => Format::Text,
         (None, Target::File(p)) => {
             Format::from_path(p).ok_or_else(|| ReportCmdError::NoFormat { path: p.into() })?
@@ -222,7 +188,7 @@ fn serve(
     let about =
         serde_json::json!({ "file": args.input.display().to_string(), "command": "report" });
     let server = crate::ui::Server::saved(addr, &profile, about)?;
-    super::attach::out(&format!(
+    super::output::out(&format!(
         "ferrofluid: serving {} at {} (Ctrl-C stops)\n",
         args.input.display(),
         server.url()
