@@ -50,9 +50,8 @@ mod tests {
     const NUMERIC: &[&str] = &["N", "D", "DURATION", "SECS", "T", "METRIC=T", "PID"];
     /// Every other value name, none of which reads as a number.
     const OTHER: &[&str] = &[
-        "MODE", "METHOD", "CLASSES", "SCHEME", "BLOCKS", "WHEN", "PATH", "FILE", "ADDR",
-        "COMMAND", "F", "METRIC", "ORDER", "HOW", "INPUT", "OUTPUT", "PROBE", "INCLUDE", "BASE",
-        "NEW",
+        "MODE", "METHOD", "CLASSES", "SCHEME", "BLOCKS", "WHEN", "PATH", "FILE", "ADDR", "COMMAND",
+        "F", "METRIC", "ORDER", "HOW", "INPUT", "OUTPUT", "PROBE", "INCLUDE", "BASE", "NEW",
     ];
 
     /// Every numeric flag of every command, with a negative and a zero value: the first line
@@ -84,12 +83,28 @@ mod tests {
                 argv
             };
             for (flag, v, reason) in [
-                ("--region-last <N>", "-5", Some("expected a whole number from 0 to 100000")),
+                (
+                    "--region-last <N>",
+                    "-5",
+                    Some("expected a whole number from 0 to 100000"),
+                ),
                 ("--region-last <N>", "0", None),
-                ("--track-every <N>", "-5", Some("expected a whole number (0: count only)")),
+                (
+                    "--track-every <N>",
+                    "-5",
+                    Some("expected a whole number (0: count only)"),
+                ),
                 ("--track-every <N>", "0", None),
-                ("--stack-depth <D>", "-5", Some("expected a whole number from 1 to 1024")),
-                ("--stack-depth <D>", "0", Some("expected a whole number from 1 to 1024")),
+                (
+                    "--stack-depth <D>",
+                    "-5",
+                    Some("expected a whole number from 1 to 1024"),
+                ),
+                (
+                    "--stack-depth <D>",
+                    "0",
+                    Some("expected a whole number from 1 to 1024"),
+                ),
                 ("--duration <DURATION>", "-5s", Some(duration)),
                 ("--duration <DURATION>", "0s", Some(duration)),
             ] {
@@ -112,7 +127,11 @@ mod tests {
                 Some(value("--warmup <DURATION>", v, duration)),
             ));
         }
-        for flag in ["--max-calls-change", "--max-time-change", "--max-bytecodes-change"] {
+        for flag in [
+            "--max-calls-change",
+            "--max-time-change",
+            "--max-bytecodes-change",
+        ] {
             cases.push((
                 vec!["diff", "a.json", "b.json", flag, "-5"],
                 Some(value(&format!("{flag} <T>"), "-5", &threshold("-5"))),
@@ -129,7 +148,11 @@ mod tests {
         ));
         cases.push((
             vec!["diff", "a.json", "b.json", "--max-change", "bytes=-5"],
-            Some(value("--max-change <METRIC=T>", "bytes=-5", &threshold("-5"))),
+            Some(value(
+                "--max-change <METRIC=T>",
+                "bytes=-5",
+                &threshold("-5"),
+            )),
         ));
         for (argv, expected) in &cases {
             assert_eq!(error(argv), *expected, "{argv:?}");
@@ -138,7 +161,10 @@ mod tests {
         let mut top = Opt::command();
         top.build();
         for sub in top.get_subcommands() {
-            for arg in sub.get_arguments().filter(|a| a.get_action().takes_values()) {
+            for arg in sub
+                .get_arguments()
+                .filter(|a| a.get_action().takes_values())
+            {
                 let Some(names) = arg.get_value_names() else {
                     continue;
                 };
@@ -158,7 +184,8 @@ mod tests {
                 };
                 assert!(
                     cases.iter().any(|(argv, e)| argv[0] == sub.get_name()
-                        && e.as_deref().is_some_and(|e| e.contains(&format!("'{shown}'")))),
+                        && e.as_deref()
+                            .is_some_and(|e| e.contains(&format!("'{shown}'")))),
                     "{} {shown}: no case",
                     sub.get_name()
                 );

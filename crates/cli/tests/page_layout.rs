@@ -85,7 +85,10 @@ fn url(path: &Path) -> String {
 
 async fn screenshot(page: &fantoccini::Client, name: &str) {
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = page.screenshot().await.map(|png| std::fs::write(&shot, png));
+    let _ = page
+        .screenshot()
+        .await
+        .map(|png| std::fs::write(&shot, png));
 }
 
 async fn eval(page: &fantoccini::Client, script: &str) -> Value {
@@ -182,7 +185,10 @@ async fn check_tooltip(page: &fantoccini::Client, report: &Path, width: u32) {
         );
         // Beside the pointer, not over it.
         assert!(
-            f("right") <= f("x") || f("left") >= f("x") || f("bottom") <= f("y") || f("top") >= f("y"),
+            f("right") <= f("x")
+                || f("left") >= f("x")
+                || f("bottom") <= f("y")
+                || f("top") >= f("y"),
             "{tip}"
         );
     }

@@ -35,7 +35,14 @@ fn signalled_twice(signal: &str, name: &str, tag: &str) {
     let target = Rounds::start(tag);
     let out = target.dir.join("out.json");
     let mut cli = attach(target.pid())
-        .args(["--reveal", "sync", "--root", "Rounds::round", "--include", "Rounds"])
+        .args([
+            "--reveal",
+            "sync",
+            "--root",
+            "Rounds::round",
+            "--include",
+            "Rounds",
+        ])
         .arg("-o")
         .arg(&out)
         .stdin(Stdio::null())
@@ -65,9 +72,15 @@ fn signalled_twice(signal: &str, name: &str, tag: &str) {
     let mut err = String::new();
     stderr.read_to_string(&mut err).unwrap();
     assert!(status.success(), "{status}: {err}");
-    assert_eq!(err, format!("ferrofluid: report written to {}\n", out.display()));
+    assert_eq!(
+        err,
+        format!("ferrofluid: report written to {}\n", out.display())
+    );
     let (round, step) = rounds(&read_profile_json(&out));
-    assert!(round > 0 && step + 10 >= 10 * round, "{round} rounds, {step} steps");
+    assert!(
+        round > 0 && step + 10 >= 10 * round,
+        "{round} rounds, {step} steps"
+    );
     // Detached: the agent found next is dormant and instruments nothing.
     let status = String::from_utf8(common::succeeds(&mut attach(target.pid())).stdout).unwrap();
     assert!(
@@ -110,7 +123,9 @@ fn sigterm_to_run_and_then_its_group_writes_the_full_report() {
     );
     std::thread::sleep(Duration::from_millis(500));
     let pid = run.pid();
-    sh(&format!("kill -s TERM {pid}; sleep 0.2; kill -s TERM -- -{pid}"));
+    sh(&format!(
+        "kill -s TERM {pid}; sleep 0.2; kill -s TERM -- -{pid}"
+    ));
     let status = run.wait();
     let _ = std::fs::write(&stop, "");
     let mut err = String::new();
@@ -127,6 +142,9 @@ fn sigterm_to_run_and_then_its_group_writes_the_full_report() {
         "ferrofluid: SIGTERM: the program ended (exit status 143); writing what was profiled\n"
     );
     let (round, step) = rounds(&read_profile_json(&out));
-    assert!(round > 0 && step + 10 >= 10 * round, "{round} rounds, {step} steps");
+    assert!(
+        round > 0 && step + 10 >= 10 * round,
+        "{round} rounds, {step} steps"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -68,7 +68,10 @@ pub(crate) fn connect(
     let agent = match loaded {
         Some(path) => {
             if let Some(asked) = &flags.agent {
-                let asked = std::path::absolute(asked).unwrap_or_else(|_| asked.clone());
+                // The maps name the file itself, links resolved.
+                let asked = std::fs::canonicalize(asked)
+                    .or_else(|_| std::path::absolute(asked))
+                    .unwrap_or_else(|_| asked.clone());
                 if asked != path {
                     eprintln!(
                         "ferrofluid: note: JVM {pid} has the agent {} loaded already, which it \

@@ -92,7 +92,11 @@ mod tests {
         let report = top.find_subcommand_mut("report").unwrap();
         let help = report.render_long_help().to_string();
         for f in FORMATS {
-            assert!(help.contains(&format!("- {}:", f.name)), "{}\n{help}", f.name);
+            assert!(
+                help.contains(&format!("- {}:", f.name)),
+                "{}\n{help}",
+                f.name
+            );
         }
     }
 }

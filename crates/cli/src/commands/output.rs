@@ -70,7 +70,11 @@ pub(crate) fn emptiness_warning(profile: &Profile, asked: Asked<'_>) -> Option<S
              pattern ({PATTERN_HELP}) and that the class is loaded in the JVM while profiling \
              (`ferrofluid attach PID` lists the patterns with no match yet)",
             never_matched.join(", "),
-            if flag == "--region" { "measured" } else { "profiled" }
+            if flag == "--region" {
+                "measured"
+            } else {
+                "profiled"
+            }
         ));
     }
     if profile.instrumented == 0 {

@@ -66,10 +66,9 @@ pub struct AttachArgs {
 
 /// A process id: a positive whole number.
 pub(crate) fn parse_pid(s: &str) -> Result<u32, String> {
-    s.parse::<u32>()
-        .ok()
-        .filter(|pid| *pid > 0)
-        .ok_or_else(|| "expected a process id, a positive whole number (see `ferrofluid list`)".into())
+    s.parse::<u32>().ok().filter(|pid| *pid > 0).ok_or_else(|| {
+        "expected a process id, a positive whole number (see `ferrofluid list`)".into()
+    })
 }
 
 /// A wait in whole seconds, at least one.
