@@ -102,7 +102,7 @@ const svg = document.querySelector('svg'), frames = document.getElementById('fra
 if (!svg || !frames) return null;
 const labels = Array.from(frames.querySelectorAll('g')).map(g => ({
   name: g.querySelector('title').textContent.replace(/ \(.*$/, ''),
-  text: g.querySelector('text').textContent,
+  text: g.querySelector('text').textContent.trim(),
   width: g.querySelector('rect').getBoundingClientRect().width }));
 return { svg: svg.getBoundingClientRect().width, page: document.body.clientWidth,
          frames: Number(frames.getAttribute('width')), labels };
