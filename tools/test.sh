@@ -4,5 +4,5 @@
 # any arguments given (`tools/test.sh -p ferrofluid --test lifecycle`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source tools/setup.sh
+source tools/setup.sh all
 exec cargo test --workspace --release "$@" </dev/null
