@@ -83,7 +83,7 @@ pub(crate) fn connect(
             }
             path
         }
-        None => PathBuf::from(flags.agent_library()?),
+        None => flags.agent_library()?,
     };
     let vm = VirtualMachine::attach_with_timeout(pid, timeout)?;
     let loading = crate::progress::spinner("loading the agent");

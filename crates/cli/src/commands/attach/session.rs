@@ -277,13 +277,16 @@ pub(super) fn profile_session(
     })
 }
 
-/// Ends collection, removes the probes, takes the snapshot and leaves the agent dormant:
-/// the profile, the classes that could not be restored, and the patterns still unmatched.
+/// What [`take`] gives: the profile, the classes that could not be restored, and the patterns
+/// still unmatched.
+type Took = (serde_json::Value, Vec<FailedClass>, Vec<String>);
+
+/// Ends collection, removes the probes, takes the snapshot and leaves the agent dormant.
 fn take(
     client: &mut Client,
     options: &AgentOptions,
     unmatched: Vec<String>,
-) -> Result<(serde_json::Value, Vec<FailedClass>, Vec<String>), Box<dyn std::error::Error>> {
+) -> Result<Took, Box<dyn std::error::Error>> {
     let mut never_matched = unmatched;
     if !never_matched.is_empty() {
         if let Ok(status) = status(client) {
