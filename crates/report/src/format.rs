@@ -151,7 +151,11 @@ impl Format {
     pub fn file_names() -> String {
         let extensions = FORMATS
             .iter()
-            .flat_map(|f| f.extensions.iter().filter(|e| **e != "htm" && **e != "folded"))
+            .flat_map(|f| {
+                f.extensions
+                    .iter()
+                    .filter(|e| **e != "htm" && **e != "folded")
+            })
             .map(|e| format!(".{e}"));
         format!("a {} file", listed(extensions))
     }
