@@ -368,6 +368,16 @@ fn a_root_that_matches_nothing_is_named_at_once_with_near_names() {
             "ferrofluid: --root Ronuds::round matched no method while profiling",
         ]
     );
+    // The empty report names the patterns, not the methods the agent probes for itself.
+    assert_eq!(
+        lines[5],
+        "ferrofluid: warning: no loaded class has a method matching --root Rounds::rund, \
+         Ronuds::round, so nothing was profiled; check the pattern (CLASS::METHOD, e.g. \
+         com.acme.Report::render; `*` within a package, `**` across) and that the class is \
+         loaded in the JVM while profiling (`ferrofluid attach PID` lists the patterns with no \
+         match yet)"
+    );
+    assert!(!err.contains("instrumented"), "{err}");
     assert!(out.exists());
     target.finish();
 }
