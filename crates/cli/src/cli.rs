@@ -54,22 +54,14 @@ mod tests {
         "F", "METRIC", "ORDER", "HOW", "INPUT", "OUTPUT", "PROBE", "INCLUDE", "BASE", "NEW",
     ];
 
-    /// Every numeric flag of every command, with a negative and a zero value: the first line
-    /// of its error (the flag's own), or `None` where the value is valid.
-    #[test]
-    fn negative_and_zero_values_get_each_flags_own_error() {
-        let value = |flag: &str, v: &str, reason: &str| {
-            format!("error: invalid value '{v}' for '{flag}': {reason}")
-        };
-        let duration = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
-        let seconds = "expected a whole number of seconds, at least 1";
-        let pid = "expected a process id, a positive whole number (see `ferrofluid list`)";
-        let threshold = |v: &str| {
-            format!(
-                "invalid threshold \"{v}\": give a number of units (0: any change), a percentage like 5%, or none"
-            )
-        };
-        let mut cases: Vec<(Vec<&str>, Option<String>)> = Vec::new();
+    fn value(flag: &str, v: &str, reason: &str) -> String {
+        format!("error: invalid value '{v}' for '{flag}': {reason}")
+    }
+
+    const DURATION: &str = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
+
+    /// The agent flags' numeric values on `attach`, `run` and `top`, and what each gives.
+    fn agent_flag_cases(cases: &mut Vec<(Vec<&'static str>, Option<String>)>) {
         for command in ["attach", "run", "top"] {
             let pre = |rest: &[&'static str]| -> Vec<&'static str> {
                 let mut argv = vec![command];
@@ -105,13 +97,27 @@ mod tests {
                     "0",
                     Some("expected a whole number from 1 to 1024"),
                 ),
-                ("--duration <DURATION>", "-5s", Some(duration)),
-                ("--duration <DURATION>", "0s", Some(duration)),
+                ("--duration <DURATION>", "-5s", Some(DURATION)),
+                ("--duration <DURATION>", "0s", Some(DURATION)),
             ] {
                 let name = flag.split(' ').next().unwrap();
                 cases.push((pre(&[name, v]), reason.map(|r| value(flag, v, r))));
             }
         }
+    }
+
+    /// Every numeric flag of every command, with a negative and a zero value, and the first
+    /// line of its error (the flag's own), or `None` where the value is valid.
+    fn cases() -> Vec<(Vec<&'static str>, Option<String>)> {
+        let seconds = "expected a whole number of seconds, at least 1";
+        let pid = "expected a process id, a positive whole number (see `ferrofluid list`)";
+        let threshold = |v: &str| {
+            format!(
+                "invalid threshold \"{v}\": give a number of units (0: any change), a percentage like 5%, or none"
+            )
+        };
+        let mut cases = Vec::new();
+        agent_flag_cases(&mut cases);
         for command in ["attach", "top"] {
             for v in ["-5", "0"] {
                 cases.push((
@@ -124,7 +130,7 @@ mod tests {
         for v in ["-5s", "0s"] {
             cases.push((
                 vec!["attach", "4242", "-o", "p.json", "--warmup", v],
-                Some(value("--warmup <DURATION>", v, duration)),
+                Some(value("--warmup <DURATION>", v, DURATION)),
             ));
         }
         for flag in [
@@ -154,10 +160,11 @@ mod tests {
                 &threshold("-5"),
             )),
         ));
-        for (argv, expected) in &cases {
-            assert_eq!(error(argv), *expected, "{argv:?}");
-        }
-        // The table covers every numeric flag the commands have.
+        cases
+    }
+
+    /// Fails unless `cases` hold every numeric flag the commands have.
+    fn assert_every_numeric_flag_has_a_case(cases: &[(Vec<&'static str>, Option<String>)]) {
         let mut top = Opt::command();
         top.build();
         for sub in top.get_subcommands() {
@@ -191,5 +198,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn negative_and_zero_values_get_each_flags_own_error() {
+        let cases = cases();
+        for (argv, expected) in &cases {
+            assert_eq!(error(argv), *expected, "{argv:?}");
+        }
+        assert_every_numeric_flag_has_a_case(&cases);
     }
 }

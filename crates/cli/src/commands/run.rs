@@ -1,7 +1,7 @@
 //! `ferrofluid run [FLAGS] -- java ARGS...`: starts a JVM with the agent loaded from its first class.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -110,6 +110,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             interrupt::name(signal)
         );
     }
+    report(convert, options.file.as_deref())?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The report of the profile the agent wrote as the JVM exited: `convert` = (its temporary
+/// JSON, the output) converted, else the failed classes of the JSON `file` it wrote itself said.
+fn report(
+    convert: Option<(PathBuf, PathBuf)>,
+    file: Option<&Path>,
+) -> Result<(), Box<dyn std::error::Error>> {
     if let Some((json, output)) = convert {
         let bytes = std::fs::read(&json).map_err(|e| {
             format!(
@@ -132,7 +142,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 )
             }
         }
-    } else if let Some(json) = &options.file {
+    } else if let Some(json) = file {
         // Written by the agent itself: its failed classes are said all the same.
         let profile = std::fs::read(json)
             .ok()
@@ -144,7 +154,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("ferrofluid: warning: {note}");
         }
     }
-    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+    Ok(())
 }
 
 /// Answers the UI's requests through the agent's control socket in JVM `pid` until `done`. The
