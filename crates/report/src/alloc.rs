@@ -48,7 +48,7 @@ pub fn text(summary: &AllocSummary, order: ClassOrder) -> String {
 /// Appends the HTML of `summary`'s tables: leak suspects, then the classes (a table sortable
 /// by any column, as the page's other tables are).
 pub(crate) fn html(a: &AllocSummary, s: &mut String) {
-    use crate::html::escape;
+    use crate::view::escape;
     let _ = writeln!(s, "<h2>Leak suspects</h2>");
     if a.suspects.is_empty() {
         let _ = writeln!(s, "<p>none</p>");
@@ -77,9 +77,10 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
     }
     let _ = writeln!(
         s,
-        "<h2>Classes</h2>\n<p>{}, {} GCs; ~: estimated from the tracked objects</p>",
+        "<h2>Classes</h2>\n<p>{}, {} GCs; {}</p>",
         escape(&tracking(a.track_every)),
-        a.gc_count
+        a.gc_count,
+        escape(LIVE_MEANS)
     );
     s.push_str("<table class=\"hot\">\n<thead><tr>");
     for h in [
@@ -116,6 +117,11 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
     s.push_str("</tbody></table>\n");
 }
 
+/// What the live figures are, said under every class table.
+const LIVE_MEANS: &str = "~live: objects no GC had freed when the profile was taken, garbage not \
+                          yet collected included (age 0: allocated since the last GC); live, \
+                          live bytes, age and generations are estimated from the tracked objects (~)";
+
 fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     writeln!(
         s,
@@ -144,11 +150,15 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
             a.stacks_dropped
         )?;
     }
-    writeln!(
-        s,
-        "live, live bytes, age and generations are estimated from the tracked objects (~)"
-    )?;
+    writeln!(s, "{LIVE_MEANS}")?;
     writeln!(s)?;
+    write_suspects(s, a)?;
+    write_classes(s, a, order)?;
+    write_sites(s, a)
+}
+
+/// The leak suspects, each with its history and the paths of its live tracked objects.
+fn write_suspects(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
     if a.suspects.is_empty() {
         writeln!(s, "Leak suspects: none")?;
     } else {
@@ -178,7 +188,11 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
             }
         }
     }
-    writeln!(s)?;
+    writeln!(s)
+}
+
+/// The class table, sorted as `order` says, its first [`MAX_ROWS`] rows.
+fn write_classes(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     let mut classes: Vec<&ClassAlloc> = a.classes.iter().collect();
     let by = |c: &ClassAlloc| match order {
         ClassOrder::LiveBytes => c.live_bytes,
@@ -216,7 +230,11 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
     if classes.len() > MAX_ROWS {
         writeln!(s, "({} more classes)", classes.len() - MAX_ROWS)?;
     }
-    writeln!(s)?;
+    writeln!(s)
+}
+
+/// The allocation sites by bytes, the first [`MAX_ROWS`], each with its kind when not `new`.
+fn write_sites(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
     writeln!(s, "Allocation sites (by bytes)")?;
     writeln!(s, "{:>12} {:>14}  site", "allocated", "bytes")?;
     for x in a.sites.iter().take(MAX_ROWS) {
@@ -433,5 +451,22 @@ mod tests {
             lines(&a)[1],
             "probed: the sites allocating com.acme.Cache$Entry, byte[] (other sites keep what they counted before)"
         );
+    }
+
+    /// "live" is what no GC has freed yet, garbage included: every report says so where it
+    /// shows the figure, rather than letting it read as "reachable".
+    #[test]
+    fn the_live_figure_says_what_it_counts() {
+        let a = AllocSummary {
+            track_every: 10,
+            ..AllocSummary::default()
+        };
+        let said = "~live: objects no GC had freed when the profile was taken, garbage not yet \
+                    collected included (age 0: allocated since the last GC); live, live bytes, \
+                    age and generations are estimated from the tracked objects (~)";
+        assert_eq!(text(&a, ClassOrder::LiveBytes).lines().nth(1), Some(said));
+        let mut h = String::new();
+        html(&a, &mut h);
+        assert!(h.contains(&format!("0 GCs; {said}</p>")), "{h}");
     }
 }

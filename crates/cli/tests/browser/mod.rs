@@ -1,12 +1,14 @@
 //! Headless Chromium for the page tests: chromedriver on a free loopback port, and a browser
 //! session with a profile directory of the test's own.
 
+#![allow(dead_code)] // each test binary uses its own part
+
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder};
+use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
 /// chromedriver on a free loopback port, ended when dropped.
@@ -61,4 +63,22 @@ impl Drop for Driver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The runtime the tests drive their browser sessions on.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Clicks the element `locator` finds on `page`.
+pub async fn click(page: &Client, locator: Locator<'_>) {
+    page.find(locator).await.unwrap().click().await.unwrap();
+}
+
+/// Shows the profile page's call tree.
+pub async fn show_tree(page: &Client) {
+    click(page, Locator::Css(".ffapp .tab[data-view=\"tree\"]")).await;
 }
