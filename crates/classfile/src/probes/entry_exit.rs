@@ -254,39 +254,14 @@ fn patch_inner(
     let added = u16::from(counted) + 2 * u16::from(context.is_some());
     // Without a counter, a context's exits pass 0 bytecodes.
     let passes_count = counted || context.is_some();
-    let enter = if context.is_some() {
-        hooks.hook(patcher, Hook::EnterContext)?
-    } else {
-        hooks.hook(patcher, Hook::Enter)?
-    };
-    let (exit, unwind) = match (counted, context) {
-        (_, Some(_)) => (
-            hooks.hook(patcher, Hook::ExitContext)?,
-            hooks.hook(patcher, Hook::UnwindContext)?,
-        ),
-        (true, None) => (
-            hooks.hook(patcher, Hook::ExitBlocks)?,
-            hooks.hook(patcher, Hook::UnwindBlocks)?,
-        ),
-        (false, _) => (
-            hooks.hook(patcher, Hook::Exit)?,
-            hooks.hook(patcher, Hook::Unwind)?,
-        ),
-    };
-    let args = 1 + i32::from(passes_count) + 2 * i32::from(context.is_some());
-    let saved_hook = if context.is_some() {
-        hooks.hook(patcher, Hook::SavedContext)?
-    } else {
-        0
-    };
-    let object = if context.is_some() {
-        patcher
-            .pool
-            .class("java/lang/Object")
-            .map_err(|_| SkipReason::ConstantPoolFull)?
-    } else {
-        0
-    };
+    let ProbeHooks {
+        enter,
+        exit,
+        unwind,
+        saved: saved_hook,
+        object,
+        args,
+    } = probe_hooks(hooks, patcher, counted, context.is_some())?;
     // Locals past the method's own that receiver probes use to set arguments aside.
     let mut spill_slots = 0u16;
 
@@ -647,4 +622,60 @@ pub(crate) fn blocks(m: &Prepared<'_, '_>, precise: bool) -> Vec<(usize, u32)> {
         out.last_mut().expect("instruction 0 leads a block").1 += 1;
     }
     out
+}
+
+/// The hooks one method's probes call, with what they need from the constant pool.
+struct ProbeHooks {
+    enter: u16,
+    exit: u16,
+    unwind: u16,
+    /// `savedContext` (with a context), else 0.
+    saved: u16,
+    /// `java/lang/Object`, the context local's type (with a context), else 0.
+    object: u16,
+    /// Arguments of `exit` and `unwind`.
+    args: i32,
+}
+
+/// The hooks of a method with block counters (`counted`) and/or a context local (`context`).
+fn probe_hooks(
+    hooks: &mut Refs<'_>,
+    patcher: &mut ClassPatcher<'_>,
+    counted: bool,
+    context: bool,
+) -> Result<ProbeHooks, SkipReason> {
+    let enter = hooks.hook(
+        patcher,
+        if context {
+            Hook::EnterContext
+        } else {
+            Hook::Enter
+        },
+    )?;
+    let (exit, unwind) = match (counted, context) {
+        (_, true) => (Hook::ExitContext, Hook::UnwindContext),
+        (true, false) => (Hook::ExitBlocks, Hook::UnwindBlocks),
+        (false, false) => (Hook::Exit, Hook::Unwind),
+    };
+    let (exit, unwind) = (hooks.hook(patcher, exit)?, hooks.hook(patcher, unwind)?);
+    let (saved, object) = if context {
+        let saved = hooks.hook(patcher, Hook::SavedContext)?;
+        let object = patcher
+            .pool
+            .class("java/lang/Object")
+            .map_err(|_| SkipReason::ConstantPoolFull)?;
+        (saved, object)
+    } else {
+        (0, 0)
+    };
+    // The id; bytecodes (0 without a counter); with a context, the context and the saved node.
+    let args = 1 + i32::from(counted || context) + 2 * i32::from(context);
+    Ok(ProbeHooks {
+        enter,
+        exit,
+        unwind,
+        saved,
+        object,
+        args,
+    })
 }
