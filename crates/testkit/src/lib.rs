@@ -1,10 +1,14 @@
 //! What ferrofluid's integration tests share: where the JDKs are, `javac` into fresh directories,
-//! the agent library cargo built, a JVM's output read line by line with a deadline, and the
-//! profile JSON the agent and the CLI write.
+//! the agent library cargo built, a JVM's output read line by line with a deadline, the
+//! profile JSON the agent and the CLI write, `go tool pprof` read back ([`pprof`]), and an HTTP
+//! receiver standing in for a profiling backend ([`receiver`]).
 //!
 //! A dev-dependency only. It depends on no workspace crate, so any crate's tests can use it without
 //! cargo building a second copy of the crate under test. Helpers that only one crate's tests need
 //! stay in that crate's `tests/`.
+
+pub mod pprof;
+pub mod receiver;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
