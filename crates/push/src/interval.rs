@@ -71,11 +71,7 @@ impl Interval {
 
     /// The pprof message, decoded again (for OTLP's conversion).
     pub fn decode(&self) -> std::io::Result<proto::Profile> {
-        let mut raw = Vec::new();
-        let mut gz = flate2::read::GzDecoder::new(&self.pprof[..]);
-        std::io::Read::read_to_end(&mut gz, &mut raw)?;
-        proto::Profile::decode(&raw[..])
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        decode(&self.pprof)
     }
 
     /// Seconds since the Unix epoch of `from` and `until`.
@@ -85,6 +81,14 @@ impl Interval {
             unix_ns(self.until) / 1_000_000_000,
         )
     }
+}
+
+/// The pprof message of a gzipped pprof.
+pub fn decode(gz: &[u8]) -> std::io::Result<proto::Profile> {
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz), &mut raw)?;
+    proto::Profile::decode(&raw[..])
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Nanoseconds since the Unix epoch (0 before it).

@@ -227,6 +227,8 @@ pub struct AttachArgs {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::ui::DEFAULT_ADDR,
           conflicts_with_all = ["detach", "reset"])]
     pub ui: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub push: crate::push::PushArgs,
 }
 
 /// Runs `ferrofluid attach`.
@@ -236,7 +238,8 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         || args.ui.is_some()
         || !options.roots.is_empty()
         || !options.region.is_empty()
-        || options.mode.is_some();
+        || options.mode.is_some()
+        || args.push.push.is_some();
     let mut session = options.clone();
     // A live server keeps serving while its request path is revealed (docs/PERFORMANCE.md).
     if ferrofluid_protocol::mode_options(session.mode()).contains(&"reveal") {
@@ -266,6 +269,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Leftovers of JVMs killed outright, which could not clean up after themselves.
     crate::stale::sweep(std::path::Path::new("/tmp"));
     let socket = socket_path(args.pid, options.socket.as_deref())?;
+    let mut push = crate::push::PushSession::start(&args.push, args.pid, session.mode().name())?;
     if args.reset {
         return reset(args.pid, &socket);
     }
@@ -326,8 +330,18 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         if let Some(ui) = &ui {
             out(&format!("ferrofluid: live UI at {}\n", ui.url()))?;
         }
-        let (profile, ending, unmatched) =
-            profile_session(&mut client, &session, args.warmup, args.pid, ui.as_ref())?;
+        let (profile, ending, unmatched) = profile_session(
+            &mut client,
+            &session,
+            args.warmup,
+            args.pid,
+            ui.as_ref(),
+            push.as_mut(),
+        )?;
+        if let Some(push) = push {
+            let last = (!matches!(ending, Ending::Detached(_))).then_some(&profile);
+            push.finish(last);
+        }
         let ending = match ending {
             Ending::Detached(job) => {
                 let said = format!(
@@ -353,7 +367,10 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 Ending::Elapsed
             }
             ending => {
-                write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
+                // With --push the profile went to the backend; a report only with -o.
+                if args.output.is_some() || args.push.push.is_none() {
+                    write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
+                }
                 crate::ui::finish(ui, None, "profiling has ended".to_owned());
                 ending
             }
@@ -570,6 +587,7 @@ fn profile_session(
     warmup: Option<Duration>,
     pid: u32,
     ui: Option<&crate::ui::Server>,
+    push: Option<&mut crate::push::PushSession>,
 ) -> Result<(ferrofluid_profile::Profile, Ending, usize), Box<dyn std::error::Error>> {
     let interrupts = Interrupts::catch(Mode::Stop {
         again: format!(
@@ -658,7 +676,17 @@ fn profile_session(
                     None
                 }
             };
-            collect(client, deadline, &interrupts, &enter, pid, ui)?
+            crate::push::collect(
+                push,
+                client,
+                deadline,
+                |client, until| collect(client, until, &interrupts, &enter, pid, ui),
+                |(ending, _)| match ending {
+                    Ending::Elapsed => crate::push::Wait::Elapsed,
+                    Ending::Detached(_) => crate::push::Wait::Detach,
+                    _ => crate::push::Wait::Other,
+                },
+            )?
         }
     };
     if let Ending::Detached(job) = ending {
