@@ -371,7 +371,7 @@ fn parca_grpc_web_takes_a_framed_write_raw_request() {
 fn otlp_python() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("FERROFLUID_OTLP_PYTHON").map(PathBuf::from),
-        Some(PathBuf::from("/opt/ferrofluid-ci-venv/bin/python")),
+        Some(PathBuf::from("/opt/ferrofluid-otlp-venv/bin/python")),
     ];
     candidates.into_iter().flatten().find(|p| {
         Command::new(p)
