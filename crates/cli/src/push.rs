@@ -11,38 +11,16 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ferrofluid_profile::Profile;
 use ferrofluid_protocol::control::{Client, Request, Response};
+use ferrofluid_protocol::push::{PushOptions, MIN_EVERY};
 use ferrofluid_push::{Auth, Endpoint, Event, Interval, Labels, PushConfig, Pusher};
 
-/// How often by default.
-pub const DEFAULT_EVERY: Duration = Duration::from_secs(60);
-/// The shortest interval accepted.
-pub const MIN_EVERY: Duration = Duration::from_secs(1);
 /// How long the last pushes may take once profiling has ended.
 pub const FLUSH: Duration = Duration::from_secs(10);
 /// After the first failure of a series, every how many failures one is reported.
 const REPORT_EVERY: u32 = 10;
 
-/// The push flags of `ferrofluid attach`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct PushArgs {
-    /// Continuous profiling: send the profile collected since the last push to a backend every
-    /// --every, collection going on, and what is left when profiling ends. The URL's path names
-    /// the backend: .../ingest or .../push.v1.PusherService/Push (Pyroscope),
-    /// .../profiles/writeraw or .../parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw
-    /// (Parca), .../v1development/profiles (OpenTelemetry OTLP/HTTP). Credentials come from
-    /// FERROFLUID_PUSH_AUTHORIZATION, _BASIC_AUTH, _BEARER_TOKEN and _TENANT (docs/push.md)
-    #[arg(long, value_name = "URL", value_parser = parse_endpoint, conflicts_with_all = ["detach", "reset"])]
-    pub push: Option<Endpoint>,
-    /// With --push: how often to push (default 60s; at least 1s)
-    #[arg(long, value_name = "DURATION", value_parser = parse_every, requires = "push")]
-    pub every: Option<Duration>,
-    /// With --push: a label every push carries, KEY=VALUE (repeatable); service_name, host,
-    /// pid and mode are set already and may be replaced
-    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label, requires = "push")]
-    pub labels: Vec<(String, String)>,
-}
-
-fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
+/// `--push URL`: a URL naming a backend.
+pub fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     s.parse().map_err(|e: ferrofluid_push::EndpointError| {
         // clap prefixes the flag and value.
         e.to_string()
@@ -51,16 +29,13 @@ fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     })
 }
 
-fn parse_every(s: &str) -> Result<Duration, String> {
+/// `--every DURATION`: at least [`MIN_EVERY`].
+pub fn parse_every(s: &str) -> Result<Duration, String> {
     match ferrofluid_protocol::parse_duration(s) {
         Some(d) if d >= MIN_EVERY => Ok(d),
         Some(_) => Err("at least 1s".into()),
         None => Err("expected a whole number with unit ms, s, m or h".into()),
     }
-}
-
-fn parse_label(s: &str) -> Result<(String, String), String> {
-    ferrofluid_push::labels::parse_pair(s).map_err(|e| e.to_string())
 }
 
 /// Which way the attach loop's wait ended, for [`collect`].
@@ -89,13 +64,14 @@ impl PushSession {
     /// Starts the pusher for `args` (none without `--push`), labelled for JVM `pid` profiled
     /// in `mode`.
     pub fn start(
-        args: &PushArgs,
+        args: &PushOptions,
         pid: u32,
         mode: &str,
     ) -> Result<Option<PushSession>, Box<dyn std::error::Error>> {
-        let Some(endpoint) = args.push.clone() else {
+        let Some(url) = &args.url else {
             return Ok(None);
         };
+        let endpoint: Endpoint = url.parse()?;
         let main = ferrofluid_attach::describe(pid)
             .ok()
             .flatten()
@@ -113,7 +89,7 @@ impl PushSession {
                 endpoint.url
             );
         }
-        let every = args.every.unwrap_or(DEFAULT_EVERY);
+        let every = args.every();
         eprintln!(
             "ferrofluid: pushing every {} to {endpoint} as {labels}",
             ferrofluid_protocol::format_duration(every)
@@ -286,66 +262,5 @@ pub fn collect<R>(
             }
             _ => return Ok(r),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        push: PushArgs,
-        #[arg(long)]
-        detach: bool,
-        #[arg(long)]
-        reset: bool,
-    }
-
-    fn parse(argv: &[&str]) -> Result<PushArgs, String> {
-        Wrapper::try_parse_from(std::iter::once("t").chain(argv.iter().copied()))
-            .map(|w| w.push)
-            .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_owned())
-    }
-
-    #[test]
-    fn push_flags_parse_and_bad_ones_are_one_line_errors() {
-        let a = parse(&[
-            "--push",
-            "http://pyroscope:4040/ingest",
-            "--every",
-            "10s",
-            "--label",
-            "env=prod",
-            "--label",
-            "service_name=billing",
-        ])
-        .unwrap();
-        assert_eq!(
-            a.push.unwrap().backend,
-            ferrofluid_push::Backend::PyroscopeIngest
-        );
-        assert_eq!(a.every, Some(Duration::from_secs(10)));
-        assert_eq!(a.labels.len(), 2);
-        assert_eq!(
-            parse(&["--push", "http://pyroscope:4040/"]).unwrap_err(),
-            "error: invalid value 'http://pyroscope:4040/' for '--push <URL>': the path names no backend; expected one ending in /ingest or /push.v1.PusherService/Push (Pyroscope), /profiles/writeraw or /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw (Parca), /v1development/profiles (OpenTelemetry)"
-        );
-        assert_eq!(
-            parse(&["--push", "http://p/ingest", "--every", "500ms"]).unwrap_err(),
-            "error: invalid value '500ms' for '--every <DURATION>': at least 1s"
-        );
-        assert_eq!(
-            parse(&["--push", "http://p/ingest", "--label", "a b=c"]).unwrap_err(),
-            "error: invalid value 'a b=c' for '--label <KEY=VALUE>': label name `a b`: expected letters, digits and `_`, not starting with a digit or `__`"
-        );
-        assert!(parse(&["--every", "10s"])
-            .unwrap_err()
-            .starts_with("error: the following required arguments were not provided"));
-        assert!(parse(&["--push", "http://p/ingest", "--detach"])
-            .unwrap_err()
-            .starts_with("error: the argument '--push <URL>' cannot be used with '--detach'"));
     }
 }

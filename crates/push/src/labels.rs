@@ -5,53 +5,21 @@
 //! pairs, which may also replace the first four. After a push had to drop profiles, the
 //! next one adds `dropped_profiles=N` ([`DROPPED`]).
 //!
-//! Names follow Prometheus' label syntax (`[a-zA-Z_][a-zA-Z0-9_]*`, none starting with `__`,
-//! which the backends reserve), the one all three backends accept. Values are any text
-//! without `{`, `}`, `,`, `=` or control characters and without surrounding spaces: Pyroscope's
-//! `/ingest` carries labels in its `name=service{k=v,...}` query parameter, where those
-//! characters cannot be escaped. The service name is stricter still (Pyroscope's service
-//! names: letters, digits, `_`, `.`, `-`, `/`).
+//! The label grammar (names, values, the service name's characters) is the option grammar's,
+//! [`ferrofluid_protocol::push`], so that `label=` in an agent option string and `--label`
+//! are checked alike.
 
 use std::fmt;
 
-/// The service name label.
-pub const SERVICE_NAME: &str = "service_name";
+use ferrofluid_protocol::push::{check_label, forbidden_in_value, service_char};
+pub use ferrofluid_protocol::push::{parse_label as parse_pair, LabelError, DROPPED, SERVICE_NAME};
+
 /// The host label.
 pub const HOST: &str = "host";
 /// The process id label.
 pub const PID: &str = "pid";
 /// The profiling mode label.
 pub const MODE: &str = "mode";
-/// The label a push carries after profiles had to be dropped: how many since the last push
-/// that arrived.
-pub const DROPPED: &str = "dropped_profiles";
-
-/// Why a label was refused: one line saying what is expected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LabelError {
-    /// Not `KEY=VALUE`.
-    #[error("label `{0}`: expected KEY=VALUE (e.g. env=prod)")]
-    NotAPair(String),
-    /// A name outside Prometheus' label syntax, or a reserved one.
-    #[error(
-        "label name `{0}`: expected letters, digits and `_`, not starting with a digit or `__`"
-    )]
-    BadName(String),
-    /// [`DROPPED`] is ferrofluid's to set.
-    #[error("label name `{0}` is set by ferrofluid itself")]
-    Reserved(String),
-    /// A value a backend could not carry.
-    #[error("label {name}: value `{value}` may not contain `{{`, `}}`, `,`, `=` or control characters, nor start or end with a space")]
-    BadValue {
-        /// The label.
-        name: String,
-        /// Its value.
-        value: String,
-    },
-    /// A service name outside Pyroscope's service-name characters.
-    #[error("service name `{0}`: expected letters, digits, `_`, `.`, `-` and `/`")]
-    BadService(String),
-}
 
 /// An ordered set of labels, each name once: `service_name`, `host`, `pid`, `mode` first, then
 /// the user's in the order given.
@@ -83,14 +51,7 @@ impl Labels {
 
     /// Adds or replaces the label `name` (checked).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), LabelError> {
-        check_name(name)?;
-        if name == DROPPED {
-            return Err(LabelError::Reserved(name.into()));
-        }
-        check_value(name, value)?;
-        if name == SERVICE_NAME && !value.chars().all(service_char) {
-            return Err(LabelError::BadService(value.into()));
-        }
+        check_label(name, value)?;
         match self.pairs.iter_mut().find(|(k, _)| k == name) {
             Some(pair) => pair.1 = value.into(),
             None => self.pairs.push((name.into(), value.into())),
@@ -143,22 +104,6 @@ impl fmt::Display for Labels {
     }
 }
 
-/// `KEY=VALUE` of a `--label` flag, checked.
-pub fn parse_pair(s: &str) -> Result<(String, String), LabelError> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| LabelError::NotAPair(s.into()))?;
-    check_name(k)?;
-    if k == DROPPED {
-        return Err(LabelError::Reserved(k.into()));
-    }
-    check_value(k, v)?;
-    if k == SERVICE_NAME && !v.chars().all(service_char) {
-        return Err(LabelError::BadService(v.into()));
-    }
-    Ok((k.into(), v.into()))
-}
-
 /// The service name of a JVM launched with `main` (a main class, or the path of the jar it
 /// ran with `-jar`): the class's name, or the jar's file name without `.jar`; characters a
 /// service name may not have become `_`. `java` when nothing is known.
@@ -190,51 +135,13 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-fn check_name(name: &str) -> Result<(), LabelError> {
-    let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    if !first_ok
-        || name.starts_with("__")
-        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(LabelError::BadName(name.into()));
-    }
-    Ok(())
-}
-
-fn check_value(name: &str, value: &str) -> Result<(), LabelError> {
-    let bad = value.trim() != value
-        || value
-            .chars()
-            .any(|c| matches!(c, '{' | '}' | ',' | '=') || c.is_control());
-    if bad {
-        return Err(LabelError::BadValue {
-            name: name.into(),
-            value: value.into(),
-        });
-    }
-    Ok(())
-}
-
 /// A value made acceptable: forbidden characters become `_`, surrounding spaces go.
 fn sanitize_value(value: &str) -> String {
     value
         .trim()
         .chars()
-        .map(|c| {
-            if matches!(c, '{' | '}' | ',' | '=') || c.is_control() {
-                '_'
-            } else {
-                c
-            }
-        })
+        .map(|c| if forbidden_in_value(c) { '_' } else { c })
         .collect()
-}
-
-fn service_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/')
 }
 
 #[cfg(test)]
@@ -268,40 +175,5 @@ mod tests {
             "com.acme.Main{host=web-2,pid=4242,mode=cpu,env=prod,dropped_profiles=3}"
         );
         assert_eq!(l.with_dropped(0), l);
-    }
-
-    #[test]
-    fn bad_labels_are_one_line_errors() {
-        let err = |s: &str| parse_pair(s).unwrap_err().to_string();
-        assert_eq!(
-            err("env"),
-            "label `env`: expected KEY=VALUE (e.g. env=prod)"
-        );
-        assert_eq!(
-            err("9x=1"),
-            "label name `9x`: expected letters, digits and `_`, not starting with a digit or `__`"
-        );
-        assert_eq!(
-            err("__name__=x"),
-            "label name `__name__`: expected letters, digits and `_`, not starting with a digit or `__`"
-        );
-        assert_eq!(
-            err("k.v=1"),
-            "label name `k.v`: expected letters, digits and `_`, not starting with a digit or `__`"
-        );
-        assert_eq!(
-            err("env=a,b"),
-            "label env: value `a,b` may not contain `{`, `}`, `,`, `=` or control characters, nor start or end with a space"
-        );
-        assert_eq!(
-            err("dropped_profiles=1"),
-            "label name `dropped_profiles` is set by ferrofluid itself"
-        );
-        assert_eq!(
-            err("service_name=my app"),
-            "service name `my app`: expected letters, digits, `_`, `.`, `-` and `/`"
-        );
-        assert_eq!(parse_pair("region=eu-west 1").unwrap().1, "eu-west 1");
-        assert_eq!(parse_pair("empty=").unwrap().1, "");
     }
 }

@@ -209,7 +209,7 @@ impl Pusher {
         let capacity = config.queue.max(1);
         let sender = Arc::clone(&shared);
         std::thread::Builder::new()
-            .name("ferrofluid-push".into())
+            .name("ferrofluid-send".into())
             .spawn(move || {
                 send_loop(&sender, &config, &agent);
                 sender.lock().done = true;

@@ -114,6 +114,11 @@ fn canonical(key: &str, s: &str) -> Result<String, String> {
             .map_err(|e| e.to_string()),
         "reveal" => parse_reveal(s).map(|r| r.name().to_owned()),
         "duration" => parse_duration(s).map(ferrofluid_protocol::format_duration),
+        "push" => crate::push::parse_endpoint(s).map(|_| s.to_owned()),
+        "every" => crate::push::parse_every(s).map(ferrofluid_protocol::format_duration),
+        "label" => ferrofluid_protocol::push::parse_label(s)
+            .map(|_| s.to_owned())
+            .map_err(|e| e.to_string()),
         _ => Ok(s.to_owned()),
     }
 }
@@ -227,8 +232,6 @@ pub struct AttachArgs {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::ui::DEFAULT_ADDR,
           conflicts_with_all = ["detach", "reset"])]
     pub ui: Option<std::net::SocketAddr>,
-    #[command(flatten)]
-    pub push: crate::push::PushArgs,
 }
 
 /// Runs `ferrofluid attach`.
@@ -239,7 +242,10 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         || !options.roots.is_empty()
         || !options.region.is_empty()
         || options.mode.is_some()
-        || args.push.push.is_some();
+        || options.push.url.is_some();
+    if options.push.url.is_some() && (args.detach || args.reset) {
+        return Err("--push profiles: it cannot be given with --detach or --reset".into());
+    }
     let mut session = options.clone();
     // A live server keeps serving while its request path is revealed (docs/PERFORMANCE.md).
     if ferrofluid_protocol::mode_options(session.mode()).contains(&"reveal") {
@@ -269,7 +275,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Leftovers of JVMs killed outright, which could not clean up after themselves.
     crate::stale::sweep(std::path::Path::new("/tmp"));
     let socket = socket_path(args.pid, options.socket.as_deref())?;
-    let mut push = crate::push::PushSession::start(&args.push, args.pid, session.mode().name())?;
+    let mut push = crate::push::PushSession::start(&session.push, args.pid, session.mode().name())?;
     if args.reset {
         return reset(args.pid, &socket);
     }
@@ -368,7 +374,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
             ending => {
                 // With --push the profile went to the backend; a report only with -o.
-                if args.output.is_some() || args.push.push.is_none() {
+                if args.output.is_some() || session.push.url.is_none() {
                     write_report(&profile, args.output.as_deref().unwrap_or(Path::new("-")))?;
                 }
                 crate::ui::finish(ui, None, "profiling has ended".to_owned());
@@ -1029,9 +1035,45 @@ mod tests {
                 &["--region", "demo.Work::step", "--region-last", "5"],
                 "region=demo.Work::step,region-last=5",
             ),
+            (
+                &[
+                    "--label",
+                    "env=prod",
+                    "--push",
+                    "http://pyroscope:4040/ingest",
+                    "--every",
+                    "120s",
+                    "--label",
+                    "service_name=billing",
+                ],
+                "push=http://pyroscope:4040/ingest,every=2m,label=env=prod,label=service_name=billing",
+            ),
         ];
         for (argv, expected) in cases {
             assert_eq!(options(argv).as_deref(), Ok(*expected), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn bad_push_flags_are_one_line_errors() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--push", "http://pyroscope:4040/"],
+                "error: invalid value 'http://pyroscope:4040/' for '--push <URL>': the path names no backend; expected one ending in /ingest or /push.v1.PusherService/Push (Pyroscope), /profiles/writeraw or /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw (Parca), /v1development/profiles (OpenTelemetry)",
+            ),
+            (
+                &["--push", "http://p/ingest", "--every", "500ms"],
+                "error: invalid value '500ms' for '--every <DURATION>': at least 1s",
+            ),
+            (
+                &["--push", "http://p/ingest", "--label", "a b=c"],
+                "error: invalid value 'a b=c' for '--label <KEY=VALUE>': label name `a b`: expected letters, digits and `_`, not starting with a digit or `__`",
+            ),
+            (&["--every", "10s"], "agent option `every` needs `push`"),
+            (&["--label", "env=prod"], "agent option `label` needs `push`"),
+        ];
+        for (argv, expected) in cases {
+            assert_eq!(options(argv).unwrap_err(), *expected, "{argv:?}");
         }
     }
 
