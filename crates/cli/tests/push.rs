@@ -13,7 +13,7 @@ mod common;
 use common::{attach_profiling, compile};
 use ferrofluid_profile::Profile;
 use ferrofluid_report::pprof::proto;
-use ferrofluid_testkit::receiver::{Receiver, Request};
+use ferrofluid_testkit::receiver::{Answer, Receiver, Request};
 use ferrofluid_testkit::JDK17_HOME;
 
 /// `Push MS`, once it said "ready".
@@ -183,4 +183,158 @@ fn the_jvms_exit_pushes_what_is_left() {
     let got = check_requests(receiver.received(), java.id());
     assert!(!got.is_empty());
     intervals_add_up(&got, &out);
+}
+
+/// `java -agentpath:AGENT=OPTIONS -cp DIR Push MS`, once it said "ready".
+fn java_with_agent(
+    dir: &Path,
+    options: &str,
+    ms: u64,
+) -> (Child, BufReader<std::process::ChildStdout>) {
+    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg(format!(
+            "-agentpath:{}={options}",
+            common::agent().display()
+        ))
+        .arg("-cp")
+        .arg(dir)
+        .arg("Push")
+        .arg(ms.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(java.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    (java, out)
+}
+
+/// The agent options of a count session under `Push::work` pushed to `url` every second,
+/// its log to `dir/agent.log`.
+fn push_options(dir: &Path, url: &str) -> String {
+    format!(
+        "mode=count,root=Push::work,push={url},every=1s,label=env=test,log={}",
+        dir.join("agent.log").display()
+    )
+}
+
+fn agent_log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("agent.log")).unwrap()
+}
+
+#[test]
+fn a_jvm_started_with_the_agent_pushes_with_no_ferrofluid_process() {
+    let dir = compile("Push.java", "push-agent");
+    let receiver = Receiver::start();
+    let url = receiver.url("/ingest");
+    let out = dir.join("out.json");
+    let options = format!("{},file={}", push_options(&dir, &url), out.display());
+    let (mut java, _out) = java_with_agent(&dir, &options, 2_500);
+    assert!(java.wait().unwrap().success());
+    // Pushes at about 1 s and 2 s, and what is left at the JVM's exit.
+    let got = check_requests(receiver.received(), java.id());
+    assert!(got.len() >= 2, "{}", got.len());
+    intervals_add_up(&got, &out);
+    let log = agent_log(&dir);
+    assert!(
+        log.contains(&format!(
+            "push: every 1s to Pyroscope /ingest at {url} as Push{{host="
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("push: {} profiles (", got.len()))
+            && log.contains(&format!("sent to {url}, 0 dropped, 0 failed attempts")),
+        "{log}"
+    );
+}
+
+#[test]
+fn the_agent_counts_a_refused_push_in_the_next_one_and_its_log() {
+    let dir = compile("Push.java", "push-agent-refused");
+    let receiver = Receiver::start();
+    receiver.script(
+        vec![Answer::Status(400, Vec::new(), b"bad profile".to_vec())],
+        Answer::status(200),
+    );
+    let url = receiver.url("/ingest");
+    let out = dir.join("out.json");
+    let options = format!("{},file={}", push_options(&dir, &url), out.display());
+    let (mut java, _out) = java_with_agent(&dir, &options, 3_500);
+    assert!(java.wait().unwrap().success());
+    let got = receiver.received();
+    assert!(got.len() >= 3, "{}", got.len());
+    let pid = java.id();
+    let names: Vec<String> = got.iter().map(|r| r.param("name").unwrap()).collect();
+    let plain = format!(",pid={pid},mode=count,env=test}}");
+    let counted = format!(",pid={pid},mode=count,env=test,dropped_profiles=1}}");
+    // The refused one, the next carrying the count, the rest without it.
+    assert!(names[0].ends_with(&plain), "{names:?}");
+    assert!(names[1].ends_with(&counted), "{names:?}");
+    assert!(names[2..].iter().all(|n| n.ends_with(&plain)), "{names:?}");
+    // Every interval was sent once: all of them add up to the whole.
+    intervals_add_up(&got, &out);
+    let log = agent_log(&dir);
+    assert!(
+        log.contains("push: dropped 1 profiles: rejected: HTTP 400"),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("sent to {url}, 1 dropped, 0 failed attempts")),
+        "{log}"
+    );
+}
+
+#[test]
+fn detach_pushes_what_is_left_and_pushing_stops() {
+    let dir = compile("Push.java", "push-agent-detach");
+    let receiver = Receiver::start();
+    let url = receiver.url("/ingest");
+    let (mut java, _out) = java_with_agent(&dir, &push_options(&dir, &url), 0);
+    receiver.wait_for(2, Duration::from_secs(60));
+    let detached = common::ferrofluid()
+        .args(["attach", &java.id().to_string(), "--detach"])
+        .output()
+        .unwrap();
+    assert!(
+        detached.status.success(),
+        "{}",
+        String::from_utf8_lossy(&detached.stderr)
+    );
+    // The last push arrived before the detach was answered; none after.
+    let at_detach = receiver.received().len();
+    std::thread::sleep(Duration::from_millis(2_500));
+    let got = check_requests(receiver.received(), java.id());
+    let _ = java.kill();
+    let _ = java.wait();
+    assert_eq!(got.len(), at_detach);
+    assert!(
+        agent_log(&dir).contains(&format!("push: {at_detach} profiles (")),
+        "{}",
+        agent_log(&dir)
+    );
+}
+
+#[test]
+fn a_jvm_started_with_a_push_url_naming_no_backend_does_not_start() {
+    let output = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg(format!(
+            "-agentpath:{}=push=http://127.0.0.1:4040/api",
+            common::agent().display()
+        ))
+        .arg("-version")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(
+            "ferrofluid agent: push URL `http://127.0.0.1:4040/api`: the path names no backend; \
+             expected one ending in /ingest or /push.v1.PusherService/Push (Pyroscope), \
+             /profiles/writeraw or /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw \
+             (Parca), /v1development/profiles (OpenTelemetry)\n"
+        ),
+        "{stderr}"
+    );
 }

@@ -32,13 +32,13 @@ const LOG_EVERY: u32 = 10;
 /// Why pushing could not be set up: the load is refused, in one line.
 #[derive(Debug, thiserror::Error)]
 pub enum PushSetupError {
-    #[error("agent option `push`: {0}")]
+    #[error("{0}")]
     Endpoint(#[from] ferrofluid_push::EndpointError),
-    #[error("agent option `push`: {0}")]
+    #[error("{0}")]
     Auth(#[from] ferrofluid_push::AuthError),
     #[error("agent option `label`: {0}")]
     Label(#[from] ferrofluid_push::LabelError),
-    #[error("agent option `push`: {0}")]
+    #[error("push: {0}")]
     Start(#[from] ferrofluid_push::PushError),
 }
 
@@ -185,7 +185,9 @@ impl Push {
 /// The labels of every push: the service (the main class or jar, from `sun.java.command`),
 /// this machine, this process, the mode, and the user's.
 fn labels(opts: &AgentOptions, jvmti: Jvmti) -> Result<Labels, ferrofluid_push::LabelError> {
-    let command = jvmti.system_property("sun.java.command").unwrap_or_default();
+    let command = jvmti
+        .system_property("sun.java.command")
+        .unwrap_or_default();
     let main = command.split_whitespace().next().unwrap_or_default();
     let mut labels = Labels::new(
         main,
