@@ -1,4 +1,4 @@
-//! The option grammar's tests: both directions of the canonical form, and every refusal.
+//! The grammar both ways, its errors, and which options each mode takes.
 
 use super::*;
 
