@@ -1,9 +1,10 @@
 //! A scripted HTTP/1.1 receiver on 127.0.0.1 for the push tests: it records every request and
 //! answers as told (a status, a stall without answer, a dropped connection), standing in for a
-//! profiling backend that fails, stalls and comes back.
+//! profiling backend that fails, stalls and comes back; over TLS too ([`Receiver::start_tls`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,11 +105,37 @@ struct State {
 pub struct Receiver {
     addr: SocketAddr,
     state: Arc<(Mutex<State>, Condvar)>,
+    tls: bool,
 }
 
 impl Receiver {
     /// Listens on a free loopback port; answers 200 until told otherwise.
     pub fn start() -> Receiver {
+        Self::listen(None)
+    }
+
+    /// As [`Receiver::start`], over TLS with the certificate chain and key of these PEM files
+    /// (a certificate for the IP address 127.0.0.1: see [`test_certificates`]).
+    pub fn start_tls(chain: &std::path::Path, key: &std::path::Path) -> Receiver {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(chain)
+            .expect("certificate chain")
+            .map(|c| c.expect("a PEM certificate"))
+            .collect();
+        let key = PrivateKeyDer::from_pem_file(key).expect("private key");
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("server certificate");
+        Self::listen(Some(Arc::new(config)))
+    }
+
+    fn listen(tls: Option<Arc<rustls::ServerConfig>>) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let addr = listener.local_addr().unwrap();
         let state = Arc::new((
@@ -119,6 +146,7 @@ impl Receiver {
             Condvar::new(),
         ));
         let shared = Arc::clone(&state);
+        let config = tls.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
@@ -127,15 +155,28 @@ impl Receiver {
                     return;
                 }
                 let shared = Arc::clone(&shared);
-                std::thread::spawn(move || serve(stream, &shared));
+                let tls = config.clone();
+                std::thread::spawn(move || match tls {
+                    None => serve(stream, &shared),
+                    Some(config) => {
+                        if let Ok(conn) = rustls::ServerConnection::new(config) {
+                            serve(rustls::StreamOwned::new(conn, stream), &shared);
+                        }
+                    }
+                });
             }
         });
-        Receiver { addr, state }
+        Receiver {
+            addr,
+            state,
+            tls: tls.is_some(),
+        }
     }
 
-    /// `http://127.0.0.1:PORT` followed by `path`.
+    /// `http://127.0.0.1:PORT` (`https://` over TLS) followed by `path`.
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{path}", self.addr)
     }
 
     /// The address listened on.
@@ -180,12 +221,8 @@ impl Drop for Receiver {
 }
 
 /// Serves the requests of one connection (clients keep connections alive).
-fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut writer = stream;
+fn serve(stream: impl Read + Write, state: &(Mutex<State>, Condvar)) {
+    let mut reader = BufReader::new(stream);
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -243,7 +280,11 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
                     head += &format!("{k}: {v}\r\n");
                 }
                 head += "\r\n";
-                if writer.write_all(head.as_bytes()).is_err() || writer.write_all(&body).is_err() {
+                let writer = reader.get_mut();
+                if writer.write_all(head.as_bytes()).is_err()
+                    || writer.write_all(&body).is_err()
+                    || writer.flush().is_err()
+                {
                     return;
                 }
             }
@@ -254,4 +295,87 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
             Answer::Close => return,
         }
     }
+}
+
+/// A certificate authority and a server certificate it signed for the IP address 127.0.0.1,
+/// made by `openssl` in `dir`: `(ca.pem, chain.pem, key.pem)`, or `None` without `openssl`.
+pub fn test_certificates(dir: &std::path::Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let openssl = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map(|o| {
+                assert!(
+                    o.status.success(),
+                    "openssl {args:?}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            })
+            .is_ok()
+    };
+    std::fs::create_dir_all(dir).ok()?;
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    // Each directory's CA has a name of its own: one CA is not taken for another's issuer.
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let subject = format!("/CN=ferrofluid test CA {name}");
+    let made = openssl(
+        &[
+            &["req", "-x509", "-days", "2", "-subj", &subject][..],
+            &ec,
+            &["-keyout", "ca.key", "-out", "ca.pem"],
+        ]
+        .concat(),
+    );
+    if !made {
+        return None;
+    }
+    openssl(
+        &[
+            &["req", "-subj", "/CN=127.0.0.1"][..],
+            &ec,
+            &["-keyout", "key.pem", "-out", "server.csr"],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n\
+         extendedKeyUsage=serverAuth\n",
+    )
+    .ok()?;
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.pem",
+    ]);
+    let chain = [
+        std::fs::read_to_string(dir.join("server.pem")).ok()?,
+        std::fs::read_to_string(dir.join("ca.pem")).ok()?,
+    ]
+    .concat();
+    std::fs::write(dir.join("chain.pem"), chain).ok()?;
+    Some((
+        dir.join("ca.pem"),
+        dir.join("chain.pem"),
+        dir.join("key.pem"),
+    ))
 }
