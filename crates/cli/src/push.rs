@@ -34,7 +34,7 @@ pub fn parse_every(s: &str) -> Result<Duration, String> {
     match ferrofluid_protocol::parse_duration(s) {
         Some(d) if d >= MIN_EVERY => Ok(d),
         Some(_) => Err("at least 1s".into()),
-        None => Err("expected a whole number with unit ms, s, m or h".into()),
+        None => Err("expected a positive whole number with unit ms, s, m or h (e.g. 30s)".into()),
     }
 }
 

@@ -29,7 +29,13 @@ const AGENT_HELP: &str =
 
 /// The agent options whose value is a number or a duration: a negative or zero value must reach
 /// the option's own check, not be taken for a flag.
-pub const NUMERIC_OPTIONS: &[&str] = &["region-last", "track-every", "stack-depth", "duration"];
+pub const NUMERIC_OPTIONS: &[&str] = &[
+    "region-last",
+    "track-every",
+    "stack-depth",
+    "duration",
+    "every",
+];
 
 impl clap::Args for AgentFlags {
     fn augment_args(cmd: clap::Command) -> clap::Command {
