@@ -1,0 +1,190 @@
+//! What the stack walk needs from the JVM, kept by a JVMTI environment of the sampler's own:
+//! `ClassLoad` on (`AsyncGetCallTrace` answers only then), a `jmethodID` for every method of every
+//! prepared class (the walk cannot create one), the compiled-code map (`CompiledMethodLoad`, which
+//! also makes HotSpot keep debug information at every instruction it compiles), and thread
+//! start/end for the CPU timers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ferrofluid_jvmti::{sys, JavaVm, JniEnv, Jvmti};
+
+use crate::agent::{Agent, Event};
+use crate::codemap::{Blob, CodeMap};
+use crate::error::Result;
+use crate::threads::{self, JavaThread};
+
+/// Shared with the environment's closures.
+pub(crate) struct SupportState {
+    pub codemap: CodeMap,
+    /// The running CPU sampler's timer settings, for threads that start while it runs.
+    pub cpu_timers: Mutex<Option<super::drivers::TimerSpec>>,
+    /// Java threads by `JNIEnv` address, learnt at their start.
+    pub java_threads: Mutex<HashMap<usize, JavaThread>>,
+    jvmti: OnceLock<Jvmti>,
+}
+
+pub(crate) struct Support {
+    pub agent: Agent,
+    pub state: Arc<SupportState>,
+    /// Whether [`prepare`](crate::sampler::prepare) made it (it then stays for the process).
+    pub permanent: bool,
+}
+
+static SUPPORT: Mutex<Option<Arc<Support>>> = Mutex::new(None);
+
+impl SupportState {
+    pub fn jvmti(&self) -> Option<Jvmti> {
+        self.jvmti.get().copied()
+    }
+}
+
+/// The support environment: the one [`prepare`](crate::sampler::prepare) made, or a new one.
+pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
+    let mut support = SUPPORT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = support.as_ref() {
+        return Ok(s.clone());
+    }
+    let state = Arc::new(SupportState {
+        codemap: CodeMap::default(),
+        cpu_timers: Mutex::new(None),
+        java_threads: Mutex::new(HashMap::new()),
+        jvmti: OnceLock::new(),
+    });
+    let (s1, s2, s3, s4, s5, s6) = (
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+    );
+    let agent = Agent::builder(vm)
+        .capabilities(|c| {
+            c.set_can_get_line_numbers(1);
+            c.set_can_get_source_file_name(1);
+        })
+        // AsyncGetCallTrace returns nothing unless some environment has ClassLoad on.
+        .on_class_load(|_, _, _| {})
+        .on_class_prepare(move |env, _, class| {
+            if let Some(jvmti) = s1.jvmti() {
+                // GetClassMethods makes a jmethodID for each method, which the walk can only read.
+                if let Ok(methods) = jvmti.class_methods(class) {
+                    drop(methods);
+                }
+            }
+            let _ = env;
+        })
+        .on_compiled_method_load(move |code| {
+            s2.codemap.add(
+                code.address,
+                code.size,
+                Blob::Compiled(code.method.as_raw() as usize),
+            )
+        })
+        .on_compiled_method_unload(move |_, address| s3.codemap.remove(address))
+        .on_dynamic_code(move |name, address, size| {
+            let blob = if name == "Interpreter" {
+                Blob::Interpreter
+            } else {
+                Blob::Stub
+            };
+            s4.codemap.add(address, size, blob)
+        })
+        .on_thread_start(move |env, thread| thread_started(&s5, env, thread))
+        .on_thread_end(move |env, _| thread_ended(&s6, env))
+        .build()?;
+    let _ = state.jvmti.set(agent.jvmti());
+    let support = support.insert(Arc::new(Support {
+        agent,
+        state,
+        permanent,
+    }));
+    Ok(support.clone())
+}
+
+/// Lets the support environment go unless it is permanent (no sampler runs any more).
+pub(crate) fn release(support: Arc<Support>) {
+    if support.permanent {
+        return;
+    }
+    let mut slot = SUPPORT.lock().unwrap_or_else(|p| p.into_inner());
+    if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &support)) {
+        *slot = None;
+        drop(slot);
+        let jvmti = support.agent.jvmti();
+        for e in [
+            Event::ClassLoad,
+            Event::ClassPrepare,
+            Event::CompiledMethodLoad,
+            Event::CompiledMethodUnload,
+            Event::DynamicCodeGenerated,
+            Event::ThreadStart,
+            Event::ThreadEnd,
+        ] {
+            let _ = jvmti.set_event_notification_mode(false, e.raw());
+        }
+        let _ = jvmti.dispose();
+    }
+}
+
+/// Makes a `jmethodID` for every method of every loaded class, and replays the compiled-code
+/// events (for an environment made while the program runs).
+pub(crate) fn catch_up(support: &Support, env: &JniEnv<'_>) {
+    let jvmti = support.agent.jvmti();
+    if let Ok(classes) = jvmti.loaded_classes(env) {
+        for &class in classes.iter() {
+            if let Ok(status) = jvmti.class_status(class) {
+                if status & sys::JVMTI_CLASS_STATUS_PREPARED as i32 != 0 {
+                    drop(jvmti.class_methods(class));
+                }
+            }
+            env.delete_local_ref(class.as_object());
+        }
+    }
+    for e in [
+        sys::JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+        sys::JVMTI_EVENT_COMPILED_METHOD_LOAD,
+    ] {
+        if let Err(e) = jvmti.generate_events(e) {
+            log::debug!("GenerateEvents: {e}");
+        }
+    }
+}
+
+fn thread_started(state: &SupportState, env: &JniEnv<'_>, thread: ferrofluid_jvmti::Object<'_>) {
+    let registry = threads::registry();
+    let Some(key) = registry.register_current() else {
+        return;
+    };
+    if let Some(jvmti) = state.jvmti() {
+        let name = jvmti
+            .thread_info(env, thread)
+            .map(|i| i.name)
+            .unwrap_or_default();
+        let id = env.long_field(thread, c"tid").unwrap_or(-1);
+        let java = JavaThread { id, name };
+        state
+            .java_threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(env.as_raw() as usize, java.clone());
+        registry.set_java(key, java);
+    }
+    if let Some(spec) = *state.cpu_timers.lock().unwrap_or_else(|p| p.into_inner()) {
+        super::drivers::arm(&spec, key);
+    }
+}
+
+fn thread_ended(state: &SupportState, env: &JniEnv<'_>) {
+    let registry = threads::registry();
+    if let Some(key) = registry.current() {
+        super::drivers::disarm(key);
+        registry.unregister(key);
+    }
+    state
+        .java_threads
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&(env.as_raw() as usize));
+}
