@@ -162,3 +162,44 @@ mod tests {
         assert_eq!(m.qualified_name(), "a.B.run");
     }
 }
+
+/// A frame of a stack taken at a safepoint ([`safepoint_stacks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SafepointFrame {
+    /// The method.
+    pub method: MethodId,
+    /// The bytecode index (-1 for a native method).
+    pub location: i64,
+}
+
+/// A thread's stack taken at a safepoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadStack {
+    /// The thread's `JVMTI_THREAD_STATE_*` bits.
+    pub state: i32,
+    /// Innermost frame first.
+    pub frames: Vec<SafepointFrame>,
+}
+
+impl ThreadStack {
+    /// Whether the thread is runnable in Java code (not waiting, and not in a native method):
+    /// what a sampler of "CPU" stacks built on `GetAllStackTraces` keeps.
+    pub fn is_running_java(&self) -> bool {
+        let runnable = ferrofluid_jvmti::sys::JVMTI_THREAD_STATE_RUNNABLE as i32;
+        let native = ferrofluid_jvmti::sys::JVMTI_THREAD_STATE_IN_NATIVE as i32;
+        self.state & runnable != 0 && self.state & native == 0
+    }
+}
+
+/// Every thread's stack through JVMTI `GetAllStackTraces`, which stops all threads at a
+/// safepoint: the classic way to sample Java stacks, and the one with safepoint bias (a thread
+/// is seen only where compiled code polls for a safepoint: a hot loop without a poll is charged
+/// to the code after it). For contrast with the [`sampler`](crate::sampler), which walks each
+/// thread where its signal interrupted it.
+pub fn safepoint_stacks(
+    jvmti: Jvmti,
+    env: &JniEnv<'_>,
+    max_frames: usize,
+) -> Result<Vec<ThreadStack>> {
+    crate::ffi::stacks::all_stack_traces(jvmti, env, max_frames)
+}

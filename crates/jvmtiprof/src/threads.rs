@@ -71,6 +71,8 @@ pub(crate) struct Slot {
     word: AtomicU64,
     /// The sampler's CPU timer id + 1 (0: none).
     pub(crate) timer: AtomicI32,
+    /// The sampler's task-clock perf event descriptor + 1 (0: none).
+    pub(crate) perf_fd: AtomicI32,
     /// When the thread's last wall-clock sample was taken (ns, monotonic; 0: never).
     pub(crate) last_wall_ns: AtomicU64,
     /// The thread's CPU time at its last wall-clock tick (the wall sampler's idle test).

@@ -12,6 +12,7 @@ pub(crate) mod natives;
 
 pub(crate) mod os;
 pub(crate) mod signals;
+pub(crate) mod stacks;
 pub(crate) mod walk;
 
 use ferrofluid_jvmti::{sys, MethodId};

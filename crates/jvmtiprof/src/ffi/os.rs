@@ -165,6 +165,118 @@ pub fn timer_armed(timer: TimerId) -> bool {
     rc == 0 && (spec.it_value.tv_sec != 0 || spec.it_value.tv_nsec != 0)
 }
 
+/// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER5` (112 bytes), the fields used here.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved: u16,
+}
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+const ATTR_DISABLED: u64 = 1;
+const ATTR_EXCLUDE_KERNEL: u64 = 1 << 5;
+const ATTR_EXCLUDE_HV: u64 = 1 << 6;
+const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
+const F_SETSIG: libc::c_int = 10;
+const F_SETOWN_EX: libc::c_int = 15;
+const F_OWNER_TID: libc::c_int = 0;
+
+#[repr(C)]
+struct FOwnerEx {
+    kind: libc::c_int,
+    pid: libc::pid_t,
+}
+
+/// Opens a software task-clock perf event on thread `tid` of this process that sends `signal`
+/// to that thread (with `si_code` `POLL_HUP` and `si_fd` the event's descriptor) each
+/// `interval` of its CPU time, counted by a high-resolution timer (not the scheduler tick, which
+/// bounds POSIX CPU timers to `CONFIG_HZ`). Each signal disables the event until
+/// [`perf_rearm`]. Returns the descriptor.
+pub fn open_task_clock(tid: u32, signal: i32, interval: Duration) -> io::Result<i32> {
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_TASK_CLOCK,
+        sample_period: interval.as_nanos().max(1) as u64,
+        flags: ATTR_DISABLED | ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_HV,
+        wakeup_events: 1,
+        ..Default::default()
+    };
+    // SAFETY: a complete perf_event_attr of the size it states; plain integers otherwise.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    } as i32;
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let owner = FOwnerEx {
+        kind: F_OWNER_TID,
+        pid: tid as libc::pid_t,
+    };
+    // SAFETY: fcntl/ioctl on the descriptor just opened; `owner` outlives the call.
+    let ok = unsafe {
+        libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
+            && libc::fcntl(fd, F_SETSIG, signal) == 0
+            && libc::fcntl(fd, F_SETOWN_EX, &owner as *const FOwnerEx) == 0
+            && libc::ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) == 0
+    };
+    if !ok {
+        let e = io::Error::last_os_error();
+        close_fd(fd);
+        return Err(e);
+    }
+    Ok(fd)
+}
+
+/// Re-enables a task-clock event for its next signal.
+#[inline]
+pub fn perf_rearm(fd: i32) {
+    // SAFETY: an ioctl on a descriptor; a closed one fails with EBADF.
+    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) };
+}
+
+/// Whether the thread of a task-clock event is still alive (a read of an event whose task has
+/// exited returns end of file).
+pub fn perf_alive(fd: i32) -> bool {
+    let mut count = 0u64;
+    // SAFETY: reads at most 8 bytes into `count`.
+    let n = unsafe { libc::read(fd, (&mut count as *mut u64).cast(), 8) };
+    n > 0
+}
+
+/// Closes a descriptor.
+pub fn close_fd(fd: i32) {
+    // SAFETY: closes a descriptor this crate opened, once.
+    unsafe { libc::close(fd) };
+}
+
 /// Sleeps for `d` (interrupted sleeps resume), off the signal path.
 pub fn sleep(d: Duration) {
     std::thread::sleep(d);

@@ -25,6 +25,8 @@ const COOKIE: usize = 0x6a76_6d74_7066_0000;
 /// `si_code`s (`<asm-generic/siginfo.h>`).
 const SI_TIMER: i32 = -2;
 const SI_TKILL: i32 = -6;
+/// The `si_code` of a perf event's signal when its event limit is reached.
+const POLL_HUP: i32 = 6;
 
 /// The start of `siginfo_t` on Linux: three ints, padding to 8 bytes on 64-bit targets, then
 /// the union, whose timer variant is `{ int tid; int overrun; sigval value; }` and whose kill
@@ -278,18 +280,30 @@ extern "C" fn on_signal(signal: c_int, info: *mut libc::siginfo_t, uc: *mut c_vo
         }
         // SAFETY: the kernel's siginfo for an SA_SIGINFO handler; only the head is read.
         let head = unsafe { &*(info as *const SigInfoHead) };
-        let (slot, overrun) = if head.code == SI_TIMER && head.value & !1 == COOKIE {
-            (Some(head.value & 1), head.second.max(0) as u32)
-        } else if let Some(slot) = (head.code == SI_TKILL && head.first == os::getpid())
-            .then(|| (0..2).find(|&s| ACTIVE[s].signal.load(Ordering::Relaxed) == signal))
-            .flatten()
-        {
-            (Some(slot), 0)
-        } else {
-            // SAFETY: the kernel's arguments to this handler.
-            unsafe { chain(signal, info, uc) };
-            return;
-        };
+        let (slot, overrun) =
+            if head.code == POLL_HUP && ACTIVE[0].signal.load(Ordering::Relaxed) == signal {
+                // A task-clock perf event of the CPU sampler (si_fd in the low half of the word):
+                // enable it again for the next interval.
+                let fd = head.value as u32 as i32;
+                let ours = crate::threads::registry()
+                    .slot(os::gettid())
+                    .is_some_and(|s| s.perf_fd.load(Ordering::Relaxed) == fd + 1);
+                if ours {
+                    os::perf_rearm(fd);
+                }
+                (Some(0), 0)
+            } else if head.code == SI_TIMER && head.value & !1 == COOKIE {
+                (Some(head.value & 1), head.second.max(0) as u32)
+            } else if let Some(slot) = (head.code == SI_TKILL && head.first == os::getpid())
+                .then(|| (0..2).find(|&s| ACTIVE[s].signal.load(Ordering::Relaxed) == signal))
+                .flatten()
+            {
+                (Some(slot), 0)
+            } else {
+                // SAFETY: the kernel's arguments to this handler.
+                unsafe { chain(signal, info, uc) };
+                return;
+            };
         // One of ours; once its sampler has stopped, there is nothing to do.
         let Some(slot) = slot else {
             return;

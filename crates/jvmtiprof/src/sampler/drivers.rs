@@ -19,6 +19,8 @@ use super::{Clock, Shared, Threads};
 /// How CPU timers are made for the running CPU sampler.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TimerSpec {
+    /// Task-clock perf events (else POSIX CPU timers).
+    pub perf: bool,
     pub signal: i32,
     pub cookie: usize,
     pub interval: Duration,
@@ -31,11 +33,35 @@ pub(crate) fn arm(spec: &TimerSpec, key: ThreadKey) -> bool {
     let Some(slot) = threads::registry().slot(key.tid()) else {
         return false;
     };
-    if slot.key() != Some(key) || slot.timer.load(Ordering::Relaxed) != 0 {
+    if slot.key() != Some(key)
+        || slot.timer.load(Ordering::Relaxed) != 0
+        || slot.perf_fd.load(Ordering::Relaxed) != 0
+    {
         return false;
     }
     if spec.threads == Threads::Java && slot.flags() & FLAG_NOT_JAVA != 0 {
         return false;
+    }
+    if spec.perf {
+        return match os::open_task_clock(key.tid(), spec.signal, spec.interval) {
+            Ok(fd) => {
+                if slot
+                    .perf_fd
+                    .compare_exchange(0, fd + 1, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {
+                    os::close_fd(fd);
+                    return false;
+                }
+                true
+            }
+            Err(e) => {
+                if e.raw_os_error() != Some(libc::ESRCH) {
+                    log::debug!("perf_event_open for tid {}: {e}", key.tid());
+                }
+                false
+            }
+        };
     }
     match os::create_thread_cpu_timer(key.tid(), spec.signal, spec.cookie, spec.interval) {
         Ok(timer) => {
@@ -58,21 +84,33 @@ pub(crate) fn arm(spec: &TimerSpec, key: ThreadKey) -> bool {
     }
 }
 
-/// Deletes thread `key`'s CPU timer, if any.
+/// Deletes thread `key`'s CPU timer or perf event, if any (the thread has ended, or is the
+/// caller, or is no longer sampled).
 pub(crate) fn disarm(key: ThreadKey) {
-    if let Some(slot) = threads::registry().slot(key.tid()) {
-        let t = slot.timer.swap(0, Ordering::AcqRel);
-        if t != 0 {
-            os::delete_timer(TimerId(t - 1));
-        }
+    if let Some(fd) = take(key) {
+        os::close_fd(fd);
     }
 }
 
-/// Deletes every CPU timer.
-pub(crate) fn disarm_all() {
-    for key in threads::registry().keys() {
-        disarm(key);
+/// Deletes thread `key`'s CPU timer; returns its perf event descriptor for the caller to close.
+fn take(key: ThreadKey) -> Option<i32> {
+    let slot = threads::registry().slot(key.tid())?;
+    let t = slot.timer.swap(0, Ordering::AcqRel);
+    if t != 0 {
+        os::delete_timer(TimerId(t - 1));
     }
+    let fd = slot.perf_fd.swap(0, Ordering::AcqRel);
+    (fd != 0).then_some(fd - 1)
+}
+
+/// Deletes every CPU timer; returns the perf event descriptors, to be closed once no signal
+/// handler can be using them.
+pub(crate) fn disarm_all() -> Vec<i32> {
+    threads::registry()
+        .keys()
+        .into_iter()
+        .filter_map(take)
+        .collect()
 }
 
 /// The CPU sampler's housekeeping thread: every `rescan`, finds new threads (and gives them
@@ -92,8 +130,13 @@ pub(crate) fn cpu_loop(spec: TimerSpec, rescan: Duration, stop: Arc<AtomicBool>)
                 continue;
             };
             let t = slot.timer.load(Ordering::Relaxed);
-            if t != 0 {
-                let dead = !os::timer_armed(TimerId(t - 1));
+            let fd = slot.perf_fd.load(Ordering::Relaxed);
+            if t != 0 || fd != 0 {
+                let dead = if fd != 0 {
+                    !os::perf_alive(fd - 1)
+                } else {
+                    !os::timer_armed(TimerId(t - 1))
+                };
                 let unwanted = spec.threads == Threads::Java && slot.flags() & FLAG_NOT_JAVA != 0;
                 if dead || unwanted {
                     disarm(key);
@@ -121,6 +164,9 @@ fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
     }
     stop.load(Ordering::Acquire)
 }
+
+/// A thread that used at most this much CPU since its last wall-clock tick did not run.
+const IDLE_CPU_NS: u64 = 10_000;
 
 /// Threads signalled per tick at most: the timer thread's work per tick is bounded, and a
 /// cycle through all threads is spread over the interval.
@@ -186,7 +232,9 @@ fn tick(shared: &Shared, signal: i32, key: ThreadKey) {
     };
     let last_cpu = slot.last_wall_cpu_ns.swap(cpu, Ordering::Relaxed);
     let sampled_before = slot.last_wall_ns.load(Ordering::Relaxed) != 0;
-    if cpu == last_cpu && sampled_before {
+    // The signal handler sets `last_wall_cpu_ns` as it leaves, so that its own CPU time (and the
+    // few µs of going back to sleep) do not count as the thread running.
+    if sampled_before && cpu.saturating_sub(last_cpu) <= IDLE_CPU_NS {
         repeat(shared, key, slot);
     } else if os::signal_thread(key.tid(), signal) {
         shared.stats.signals_sent.fetch_add(1, Ordering::Relaxed);

@@ -351,4 +351,11 @@ pub(crate) fn on_signal(shared: &Shared, event: SignalEvent) {
     let verdict = catch_unwind(AssertUnwindSafe(|| shared.handler.on_sample(&mut ctx)))
         .unwrap_or(Verdict::Skip);
     ctx.finish(verdict);
+    if shared.clock == Clock::Wall {
+        if let Some(s) = slot {
+            // What the wall-clock thread compares with: CPU used after this handler is running.
+            s.last_wall_cpu_ns
+                .store(crate::ffi::os::current_thread_cpu_ns(), Ordering::Relaxed);
+        }
+    }
 }

@@ -102,6 +102,22 @@ pub struct Config {
     pub rescan: Duration,
     /// Which threads.
     pub threads: Threads,
+    /// What drives CPU sampling.
+    pub cpu_source: CpuSource,
+}
+
+/// What drives CPU sampling ([`Clock::Cpu`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpuSource {
+    /// Perf events if the kernel lets this process open them, else POSIX timers.
+    Auto,
+    /// A software task-clock perf event per thread (`perf_event_open`): its interval is kept by a
+    /// high-resolution timer, so any interval is honoured.
+    PerfEvents,
+    /// A POSIX timer on each thread's CPU clock (`timer_create`, `SIGEV_THREAD_ID`): the kernel
+    /// checks them at its scheduler tick (`CONFIG_HZ`, often 250 Hz), so an interval shorter than
+    /// the tick yields one signal per tick, whose weight counts every interval that passed.
+    Timers,
 }
 
 impl Config {
@@ -115,6 +131,7 @@ impl Config {
             signal: None,
             rescan: Duration::from_secs(1),
             threads: Threads::All,
+            cpu_source: CpuSource::Auto,
         }
     }
 
@@ -147,6 +164,12 @@ impl Config {
     /// Sets [`Config::threads`].
     pub fn threads(mut self, threads: Threads) -> Config {
         self.threads = threads;
+        self
+    }
+
+    /// Sets [`Config::cpu_source`].
+    pub fn cpu_source(mut self, source: CpuSource) -> Config {
+        self.cpu_source = source;
         self
     }
 
@@ -316,6 +339,7 @@ pub struct Sampler {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     stopped: bool,
+    perf: bool,
 }
 
 impl Sampler {
@@ -394,10 +418,18 @@ impl Sampler {
             stop: stop.clone(),
             thread: None,
             stopped: false,
+            perf: false,
         };
         let thread = match config.clock {
             Clock::Cpu => {
+                let perf = match config.cpu_source {
+                    CpuSource::Timers => false,
+                    CpuSource::PerfEvents => true,
+                    CpuSource::Auto => perf_events_work(signal, config.interval),
+                };
+                sampler.perf = perf;
                 let spec = drivers::TimerSpec {
+                    perf,
                     signal,
                     cookie: drivers::cpu_cookie(),
                     interval: config.interval,
@@ -442,6 +474,11 @@ impl Sampler {
         self.shared.stats.snapshot()
     }
 
+    /// Whether CPU sampling runs on perf events (else on POSIX CPU timers).
+    pub fn uses_perf_events(&self) -> bool {
+        self.perf
+    }
+
     /// The signal the sampler uses.
     pub fn signal(&self) -> i32 {
         self.signal
@@ -481,11 +518,19 @@ impl Sampler {
             if let Some(s) = &self.support {
                 *s.state.cpu_timers.lock().unwrap_or_else(|p| p.into_inner()) = None;
             }
-            drivers::disarm_all();
         }
+        let perf_fds = if self.shared.clock == Clock::Cpu {
+            drivers::disarm_all()
+        } else {
+            Vec::new()
+        };
         // Handlers in flight finish; late signals find the slot empty and do nothing.
         if !signals::retract(slot, Duration::from_secs(5)) {
             log::warn!("signal handlers still running after 5 s; the sampler's memory is left");
+        }
+        // No handler can re-enable these any more.
+        for fd in perf_fds {
+            os::close_fd(fd);
         }
         let other = 1 - slot;
         let other_uses_signal =
@@ -513,6 +558,20 @@ impl Sampler {
 impl Drop for Sampler {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Whether this process may open task-clock perf events (tried on the calling thread).
+fn perf_events_work(signal: i32, interval: Duration) -> bool {
+    match os::open_task_clock(os::gettid(), signal, interval) {
+        Ok(fd) => {
+            os::close_fd(fd);
+            true
+        }
+        Err(e) => {
+            log::info!("perf events unavailable ({e}): CPU sampling on POSIX timers");
+            false
+        }
     }
 }
 
