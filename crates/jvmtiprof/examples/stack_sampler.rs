@@ -14,6 +14,8 @@
 //!   `GetAllStackTraces` from a thread every interval (runnable Java threads only), to show
 //!   safepoint bias;
 //! - `threads=all|java`, `depth=N` (frames, 256), `top=N` (10), `out=FILE` (stderr by default);
+//! - `recompile=true`: attached to a running JVM, have the JIT compile again what it compiled
+//!   before, so that samples land inside loops of that code too (`jvmtiprof::sampler::recompile`);
 //! - `duration=5s`: stop sampling after this long, or `stop_file=PATH`: once PATH exists (the
 //!   report still comes at the JVM's end).
 //!
@@ -24,7 +26,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -48,6 +50,7 @@ struct Options {
     out: Option<String>,
     duration: Option<Duration>,
     stop_file: Option<String>,
+    recompile: bool,
 }
 
 fn parse_duration(s: &str) -> Option<Duration> {
@@ -73,6 +76,7 @@ fn parse(options: &str) -> Result<Options, Error> {
         out: None,
         duration: None,
         stop_file: None,
+        recompile: false,
     };
     for item in options.split(',').filter(|s| !s.is_empty()) {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -113,6 +117,7 @@ fn parse(options: &str) -> Result<Options, Error> {
             "out" => o.out = Some(value.to_owned()),
             "duration" => o.duration = Some(parse_duration(value).ok_or_else(bad)?),
             "stop_file" => o.stop_file = Some(value.to_owned()),
+            "recompile" => o.recompile = value.parse().map_err(|_| bad())?,
             _ => return Err(bad()),
         }
     }
@@ -267,6 +272,7 @@ enum Running {
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 static PERF: AtomicBool = AtomicBool::new(false);
+static RECOMPILED: AtomicU64 = AtomicU64::new(0);
 
 fn start_sampling(vm: JavaVm, env: &JniEnv<'_>, o: &Options) -> Result<(), Error> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -312,6 +318,10 @@ fn start_sampling(vm: JavaVm, env: &JniEnv<'_>, o: &Options) -> Result<(), Error
         .threads(o.threads)
         .cpu_source(o.source);
         let (sampler, samples) = Sampler::start(vm, env, config)?;
+        if o.recompile {
+            let n = jvmtiprof::sampler::recompile(vm, env)?;
+            RECOMPILED.store(n as u64, Ordering::Relaxed);
+        }
         PERF.store(sampler.uses_perf_events(), Ordering::Relaxed);
         let names = MethodResolver::new(vm)?;
         let mut consumer = Consumer {
@@ -390,8 +400,10 @@ fn finish(env: &JniEnv<'_>, o: &Options) {
                 (Clock::Cpu, false) => "timers",
             };
             let how = format!(
-                "walker=async clock={:?} source={source} interval={:?}",
-                o.clock, o.interval
+                "walker=async clock={:?} source={source} interval={:?} recompiled={}",
+                o.clock,
+                o.interval,
+                RECOMPILED.load(Ordering::Relaxed)
             )
             .to_lowercase();
             let stats = consumer.samples.stats();

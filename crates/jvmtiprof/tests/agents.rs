@@ -536,3 +536,44 @@ fn method_latency_counts_are_exact_after_an_attach() {
         .success());
     assert_exact_latency_counts(&out);
 }
+
+/// Attached to a running JVM whose hot loop is compiled already, with `recompile=true`: the
+/// classes of the code compiled before the attach are retransformed, the JIT compiles them
+/// again with debug information at every instruction (HotSpot records it while an environment
+/// has `CompiledMethodLoad` on), and the loop is charged to its own method. (Without it, code
+/// compiled before the attach keeps debug information only at safepoints, and a sample inside
+/// an inlined loop is charged to the next place that has some: docs/jvmtiprof.md, "Attaching".)
+#[test]
+fn an_attached_sampler_recompiles_what_was_compiled_before() {
+    let jdk = jdk17();
+    let dir = programs(&jdk, "counted-attach");
+    let out = dir.join("report.txt");
+    let mut child = Command::new(jdk.join("bin/java"))
+        .args(["-XX:+UseParallelGC", "-cp"])
+        .arg(&dir)
+        .args(["CountedLoop", "20000", "wait"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = Lines::spawn(child.stdout.take().unwrap());
+    assert_eq!(lines.next_within(Duration::from_secs(300)), "ready");
+    let vm = ferrofluid_attach::VirtualMachine::attach(child.id()).unwrap();
+    let answer = vm
+        .load_agent(
+            &agent("stack_sampler"),
+            &format!("interval=1ms,top=20,recompile=true,out={}", out.display()),
+        )
+        .unwrap();
+    assert!(answer.contains("return code: 0"), "{answer}");
+    writeln!(child.stdin.take().unwrap(), "go").unwrap();
+    assert_eq!(lines.next_within(Duration::from_secs(600)), "done true");
+    assert!(wait(child, Duration::from_secs(60), "CountedLoop").status.success());
+    let r = report(&out);
+    eprintln!("{}", r.text);
+    assert!(r.header_u64("recompiled") > 0, "{}", r.text);
+    let (sum, run) = (r.self_of("CountedLoop.sum"), r.self_of("CountedLoop.run"));
+    assert!(sum + run >= 500, "too few samples: sum {sum} run {run}");
+    assert!(sum as f64 >= 0.95 * (sum + run) as f64, "sum {sum} run {run}");
+}

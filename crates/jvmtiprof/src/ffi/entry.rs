@@ -37,7 +37,7 @@ pub unsafe fn run(
             Ok(()) => sys::JNI_OK as sys::jint,
             Err(e) => {
                 log::error!("agent failed to start: {e}");
-                if phase == Phase::OnLoad {
+                if phase == Phase::OnLoad || std::env::var_os("JVMTIPROF_DEBUG").is_some() {
                     // The JVM is about to refuse to start; stderr is where java reports it.
                     eprintln!("agent failed to start: {e}");
                 }

@@ -330,6 +330,31 @@ pub fn prepare(vm: JavaVm) -> Result<()> {
     support::acquire(vm, true).map(drop)
 }
 
+/// Makes the JIT compile again the methods compiled before the sampler's JVMTI environment
+/// existed (an agent attached to a running JVM), so that their new code has debug information
+/// at every instruction and the walk can place samples inside their loops. Without it, a sample
+/// taken between two safepoints of such code is charged to the next place that has debug
+/// information, often a caller's loop (docs/jvmtiprof.md, "Attaching").
+///
+/// It retransforms the classes that declare those methods with their bytes unchanged: HotSpot
+/// throws away their compiled code and the code that inlined them (on a JVM that never
+/// redefined a class, all compiled code, once), and compiles them again as they run. Costs a
+/// pause for the retransformation and a warm-up. Call on a Java thread while a sampler runs;
+/// returns how many classes were retransformed.
+pub fn recompile(vm: JavaVm, env: &JniEnv<'_>) -> Result<usize> {
+    let support = support::acquire(vm, false)?;
+    let methods = std::mem::take(
+        &mut *support
+            .state
+            .replayed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    let result = support::retransform_declaring_classes(vm, env, &methods);
+    support::release(support);
+    result
+}
+
 /// A running sampler. [`stop`](Sampler::stop) (or dropping it) deletes its timers, stops its
 /// thread, makes the signal handler inert and puts the previous handlers back where it can.
 pub struct Sampler {

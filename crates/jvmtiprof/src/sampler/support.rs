@@ -5,6 +5,7 @@
 //! start/end for the CPU timers.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ferrofluid_jvmti::{sys, JavaVm, JniEnv, Jvmti};
@@ -17,6 +18,12 @@ use crate::threads::{self, JavaThread};
 /// Shared with the environment's closures.
 pub(crate) struct SupportState {
     pub codemap: CodeMap,
+    /// Set while the compiled-code events of code that existed already are replayed.
+    replaying: AtomicBool,
+    /// Methods whose code was compiled before this environment existed (replayed): compiled
+    /// without debug information between safepoints, unless the JVM ran with
+    /// `-XX:+DebugNonSafepoints`.
+    pub replayed: Mutex<Vec<usize>>,
     /// The running CPU sampler's timer settings, for threads that start while it runs.
     pub cpu_timers: Mutex<Option<super::drivers::TimerSpec>>,
     /// Java threads by `JNIEnv` address, learnt at their start.
@@ -47,6 +54,8 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
     }
     let state = Arc::new(SupportState {
         codemap: CodeMap::default(),
+        replaying: AtomicBool::new(false),
+        replayed: Mutex::new(Vec::new()),
         cpu_timers: Mutex::new(None),
         java_threads: Mutex::new(HashMap::new()),
         jvmti: OnceLock::new(),
@@ -76,6 +85,12 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
             let _ = env;
         })
         .on_compiled_method_load(move |code| {
+            if s2.replaying.load(Ordering::Acquire) {
+                s2.replayed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(code.method.as_raw() as usize);
+            }
             s2.codemap.add(
                 code.address,
                 code.size,
@@ -142,14 +157,15 @@ pub(crate) fn catch_up(support: &Support, env: &JniEnv<'_>) {
             env.delete_local_ref(class.as_object());
         }
     }
-    for e in [
-        sys::JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-        sys::JVMTI_EVENT_COMPILED_METHOD_LOAD,
-    ] {
-        if let Err(e) = jvmti.generate_events(e) {
-            log::debug!("GenerateEvents: {e}");
-        }
+    if let Err(e) = jvmti.generate_events(sys::JVMTI_EVENT_DYNAMIC_CODE_GENERATED) {
+        log::debug!("GenerateEvents: {e}");
     }
+    // HotSpot sends these on this thread, during the call.
+    support.state.replaying.store(true, Ordering::Release);
+    if let Err(e) = jvmti.generate_events(sys::JVMTI_EVENT_COMPILED_METHOD_LOAD) {
+        log::debug!("GenerateEvents: {e}");
+    }
+    support.state.replaying.store(false, Ordering::Release);
 }
 
 fn thread_started(state: &SupportState, env: &JniEnv<'_>, thread: ferrofluid_jvmti::Object<'_>) {
@@ -187,4 +203,49 @@ fn thread_ended(state: &SupportState, env: &JniEnv<'_>) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .remove(&(env.as_raw() as usize));
+}
+
+/// Retransforms (bytes unchanged) the modifiable classes that declare `methods`.
+pub(crate) fn retransform_declaring_classes(
+    vm: JavaVm,
+    env: &JniEnv<'_>,
+    methods: &[usize],
+) -> Result<usize> {
+    let agent = Agent::builder(vm)
+        .capabilities(|c| c.set_can_retransform_classes(1))
+        .build()?;
+    let jvmti = agent.jvmti();
+    let mut seen = std::collections::HashSet::new();
+    let mut classes = Vec::new();
+    for &m in methods {
+        let Some(method) = crate::ffi::method_id(m) else {
+            continue;
+        };
+        let Ok(class) = jvmti.method_declaring_class(env, method) else {
+            continue;
+        };
+        let name = jvmti.class_signature(class).map(|(s, _)| s).unwrap_or_default();
+        if jvmti.is_modifiable_class(class).unwrap_or(false) && seen.insert(name) {
+            classes.push(class);
+        } else {
+            env.delete_local_ref(class.as_object());
+        }
+    }
+    let mut done = 0;
+    for batch in classes.chunks(64) {
+        if jvmti.retransform_classes(batch).is_ok() {
+            done += batch.len();
+        } else {
+            // One class the JVM refuses holds back no other.
+            done += batch
+                .iter()
+                .filter(|c| jvmti.retransform_classes(&[**c]).is_ok())
+                .count();
+        }
+    }
+    for class in classes {
+        env.delete_local_ref(class.as_object());
+    }
+    let _ = agent.dispose();
+    Ok(done)
 }

@@ -21,12 +21,24 @@ public class CountedLoop {
         }
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws java.io.IOException {
         int[] a = new int[200_000];
         for (int i = 0; i < a.length; i++) {
             a[i] = i * 7;
         }
-        run(a, Integer.parseInt(args[0]));
+        int rounds = Integer.parseInt(args[0]);
+        if (args.length > 1 && args[1].equals("wait")) {
+            // Compiled before an agent attaches.
+            run(a, rounds);
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+            System.out.println("ready");
+            new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+        }
+        run(a, rounds);
         System.out.println("done " + (sink != 42));
     }
 }
