@@ -569,11 +569,16 @@ fn an_attached_sampler_recompiles_what_was_compiled_before() {
     assert!(answer.contains("return code: 0"), "{answer}");
     writeln!(child.stdin.take().unwrap(), "go").unwrap();
     assert_eq!(lines.next_within(Duration::from_secs(600)), "done true");
-    assert!(wait(child, Duration::from_secs(60), "CountedLoop").status.success());
+    assert!(wait(child, Duration::from_secs(60), "CountedLoop")
+        .status
+        .success());
     let r = report(&out);
     eprintln!("{}", r.text);
     assert!(r.header_u64("recompiled") > 0, "{}", r.text);
     let (sum, run) = (r.self_of("CountedLoop.sum"), r.self_of("CountedLoop.run"));
     assert!(sum + run >= 500, "too few samples: sum {sum} run {run}");
-    assert!(sum as f64 >= 0.95 * (sum + run) as f64, "sum {sum} run {run}");
+    assert!(
+        sum as f64 >= 0.95 * (sum + run) as f64,
+        "sum {sum} run {run}"
+    );
 }

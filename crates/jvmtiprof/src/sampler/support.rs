@@ -118,13 +118,16 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
     Ok(support.clone())
 }
 
-/// Lets the support environment go unless it is permanent (no sampler runs any more).
+/// Lets the support environment go unless it is permanent or someone else still holds it (a
+/// running sampler, a [`recompile`](crate::sampler::recompile) in progress).
 pub(crate) fn release(support: Arc<Support>) {
     if support.permanent {
         return;
     }
     let mut slot = SUPPORT.lock().unwrap_or_else(|p| p.into_inner());
-    if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &support)) {
+    // The slot's reference and this one: nobody else holds it (new holders take the lock first).
+    let last = Arc::strong_count(&support) == 2;
+    if last && slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, &support)) {
         *slot = None;
         drop(slot);
         let jvmti = support.agent.jvmti();
@@ -224,7 +227,10 @@ pub(crate) fn retransform_declaring_classes(
         let Ok(class) = jvmti.method_declaring_class(env, method) else {
             continue;
         };
-        let name = jvmti.class_signature(class).map(|(s, _)| s).unwrap_or_default();
+        let name = jvmti
+            .class_signature(class)
+            .map(|(s, _)| s)
+            .unwrap_or_default();
         if jvmti.is_modifiable_class(class).unwrap_or(false) && seen.insert(name) {
             classes.push(class);
         } else {
