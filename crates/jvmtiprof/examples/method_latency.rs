@@ -185,7 +185,8 @@ fn start(ctx: AgentContext) -> Result<(), Error> {
     });
     let vm = ctx.vm;
     let at_init = patterns.clone();
-    let agent = Agent::builder(vm)
+    // The handle can go: the environment stays for the JVM's life.
+    let _agent = Agent::builder(vm)
         .on_vm_init(move |env, _| {
             if let Err(e) = install(vm, env, &at_init) {
                 eprintln!("method_latency: {e}");
@@ -196,7 +197,6 @@ fn start(ctx: AgentContext) -> Result<(), Error> {
     if ctx.phase == Phase::Live {
         install(vm, &vm.jni_env()?, &patterns)?;
     }
-    std::mem::forget(agent);
     Ok(())
 }
 

@@ -429,7 +429,8 @@ fn start(ctx: AgentContext) -> Result<(), Error> {
         jvmtiprof::sampler::prepare(vm)?;
     }
     let (o1, o2) = (o.clone(), o.clone());
-    let agent = Agent::builder(vm)
+    // The handle can go: the environment stays for the JVM's life.
+    let _agent = Agent::builder(vm)
         .on_vm_init(move |env, _| {
             if let Err(e) = start_sampling(vm, env, &o1) {
                 eprintln!("stack_sampler: {e}");
@@ -441,8 +442,6 @@ fn start(ctx: AgentContext) -> Result<(), Error> {
         let env = vm.jni_env()?;
         start_sampling(vm, &env, &o)?;
     }
-    // The environment stays for the JVM's life.
-    std::mem::forget(agent);
     Ok(())
 }
 

@@ -17,8 +17,8 @@
 //!             let _ = (env, class);
 //!         })
 //!         .build()?;
-//!     // The environment lives as long as the JVM.
-//!     std::mem::forget(agent);
+//!     // Dropping the handle leaves the environment to the JVM's end.
+//!     drop(agent);
 //!     Ok(())
 //! }
 //! jvmtiprof::export_agent!(start);
@@ -150,13 +150,16 @@ pub struct CompiledCode {
 
 type Thread1 = dyn Fn(&JniEnv<'_>, Object<'_>) + Send + Sync;
 type ClassFn = dyn Fn(&JniEnv<'_>, Object<'_>, Class<'_>) + Send + Sync;
+type EnvFn = dyn Fn(&JniEnv<'_>) + Send + Sync;
+type CodeFn = dyn Fn(&CompiledCode) + Send + Sync;
+type DynamicCodeFn = dyn Fn(&str, usize, usize) + Send + Sync;
 
 /// The closures of one environment, reached from its callbacks through the environment's local
 /// storage.
 #[derive(Default)]
 pub(crate) struct Callbacks {
     pub vm_init: Option<Box<Thread1>>,
-    pub vm_death: Option<Box<dyn Fn(&JniEnv<'_>) + Send + Sync>>,
+    pub vm_death: Option<Box<EnvFn>>,
     pub thread_start: Option<Box<Thread1>>,
     pub thread_end: Option<Box<Thread1>>,
     pub class_load: Option<Box<ClassFn>>,
@@ -165,9 +168,9 @@ pub(crate) struct Callbacks {
     pub class_file_load: Option<
         Box<dyn Fn(Option<&JniEnv<'_>>, &ClassFileLoad<'_>) -> Option<Vec<u8>> + Send + Sync>,
     >,
-    pub compiled_method_load: Option<Box<dyn Fn(&CompiledCode) + Send + Sync>>,
+    pub compiled_method_load: Option<Box<CodeFn>>,
     pub compiled_method_unload: Option<Box<dyn Fn(MethodId, usize) + Send + Sync>>,
-    pub dynamic_code: Option<Box<dyn Fn(&str, usize, usize) + Send + Sync>>,
+    pub dynamic_code: Option<Box<DynamicCodeFn>>,
     pub gc_start: Option<Box<dyn Fn() + Send + Sync>>,
     pub gc_finish: Option<Box<dyn Fn() + Send + Sync>>,
     pub data_dump: Option<Box<dyn Fn() + Send + Sync>>,

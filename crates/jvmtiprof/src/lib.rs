@@ -66,7 +66,7 @@
 //!             }
 //!         })
 //!         .build()?;
-//!     std::mem::forget(agent);
+//!     drop(agent); // the environment stays until the JVM ends
 //!     Ok(())
 //! }
 //!

@@ -331,9 +331,12 @@ fn claim_slot() -> Result<usize> {
     Ok(slot)
 }
 
+/// One chunk of [`MethodTable`].
+type MethodChunk = Box<[OnceLock<Arc<InterceptedMethod>>]>;
+
 /// Method ids to methods, without a lock for readers: chunks of 1024, made as needed.
 struct MethodTable {
-    chunks: Box<[OnceLock<Box<[OnceLock<Arc<InterceptedMethod>>]>>]>,
+    chunks: Box<[OnceLock<MethodChunk>]>,
     len: AtomicUsize,
 }
 
