@@ -103,6 +103,9 @@ pub struct Document {
     /// Allocation mode: leak suspects, the strongest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leak_suspects: Option<Vec<crate::alloc::Suspect>>,
+    /// Sample mode: how it sampled, samples without a stack and lost, by reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::sampling::Sampling>,
 }
 
 /// A method's name.
@@ -584,6 +587,7 @@ impl Profile {
             classes: self.alloc.as_ref().map(|a| a.classes.clone()),
             sites: self.alloc.as_ref().map(|a| a.sites.clone()),
             leak_suspects: self.alloc.as_ref().map(|a| a.suspects.clone()),
+            sampling: self.sampling.clone(),
         }
     }
 
@@ -642,6 +646,10 @@ impl Profile {
         // Built bottom-up (children are stored after parents), then moved into parents.
         let mut built: Vec<Option<NodeDoc>> = vec![None; tree.len()];
         let paths = self.alloc.is_some();
+        let samples = (self.mode == Mode::Sample)
+            .then(|| self.metric_index(crate::sampling::SAMPLES))
+            .flatten()
+            .map(|i| self.metric_values(tree, i));
         for id in tree.ids().rev() {
             let node = tree.node(id);
             if id != NodeId::ROOT && self.is_allocation_leaf(tree, id) {
@@ -665,6 +673,9 @@ impl Profile {
                 .collect();
             let own = if paths && own.iter().all(|&(_, v)| v == 0) {
                 Vec::new()
+            } else if let Some(samples) = &samples {
+                let total = samples[id.index()].total;
+                crate::sampling::node_keys(&self.extra_metrics, tree.extra(id), total)
             } else {
                 own
             };
@@ -743,11 +754,18 @@ impl Profile {
         .into_iter()
         .filter(|m| {
             let own = inline.iter().any(|&(name, _)| name == m.name)
-                || mode == Mode::Cpu && m.name == crate::metric::CPU_TIME;
+                || mode == Mode::Cpu && m.name == crate::metric::CPU_TIME
+                || mode == Mode::Sample && m.name == crate::metric::CALLS;
             !own
         })
         .collect();
         let names: Vec<String> = extra_metrics.iter().map(|m| m.name.clone()).collect();
+        // A sample profile's nodes keep their own samples and frame types.
+        let names = if mode == Mode::Sample {
+            crate::sampling::column_keys(&names)
+        } else {
+            names
+        };
         let mut profile = Profile {
             mode,
             extra_metrics,
@@ -760,6 +778,7 @@ impl Profile {
                 .as_ref()
                 .and_then(|c| c.calibration.clone()),
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
+            sampling: doc.sampling.clone(),
             failed_classes: doc.failed_classes.clone(),
             alloc: doc
                 .classes
@@ -898,14 +917,8 @@ fn add_subtree(
     thread: &str,
     leaves: &mut Leaves<'_>,
 ) -> Result<Option<NodeId>, DocumentError> {
-    let (mode, names): (Mode, Vec<String>) = (
-        profile.mode,
-        profile
-            .extra_metrics
-            .iter()
-            .map(|m| m.name.clone())
-            .collect(),
-    );
+    let mode = profile.mode;
+    let names = leaves.names.to_vec();
     // Explicit stack: documents can be deeper than the native stack allows recursion.
     let mut stack = vec![(parent, doc)];
     let mut waiting = None;

@@ -148,14 +148,14 @@ impl Mode {
 
     /// The extra metrics a document of this mode carries when it does not declare them:
     /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` (native), `samples`
-    /// (sample).
+    /// and `estimated_time` (sample).
     pub fn default_metrics(self) -> Vec<Metric> {
         match self {
             Mode::Cpu | Mode::Region => Vec::new(),
             Mode::Count => vec![Metric::new("bytecodes", COUNT)],
             Mode::Alloc => vec![Metric::new("objects", COUNT), Metric::new(BYTES, BYTES)],
             Mode::Native => vec![Metric::new("native_time", NANOSECONDS)],
-            Mode::Sample => vec![Metric::new("samples", COUNT)],
+            Mode::Sample => crate::sampling::metrics(),
         }
     }
 
@@ -196,6 +196,10 @@ impl Profile {
             .collect();
         if self.mode == Mode::Cpu && self.has_cpu() {
             slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
+        }
+        // A sample profile with roots counts the roots' calls exactly.
+        if self.mode == Mode::Sample && self.sampling.as_ref().is_some_and(|s| s.roots) {
+            slots.insert(0, (Metric::new(CALLS, COUNT), Slot::Calls));
         }
         slots.extend(
             self.extra_metrics

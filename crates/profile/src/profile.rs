@@ -101,6 +101,8 @@ pub struct Profile {
     pub failed_classes: Vec<crate::failed::FailedClass>,
     /// Allocation mode ([`Mode::Alloc`]): per class and per site counts, ages, leak suspects.
     pub alloc: Option<crate::alloc::AllocSummary>,
+    /// Sample mode ([`Mode::Sample`]): how it sampled and what was lost.
+    pub sampling: Option<crate::sampling::Sampling>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.
