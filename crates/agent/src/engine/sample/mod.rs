@@ -30,6 +30,7 @@ use crate::engine::{
     Capability, Context, Engine, EngineSession, Instrumentation, JvmEvent, Needs, Selection,
     Units,
 };
+use crate::probe::collector;
 use drain::{lock, Collected, RootNames};
 use tree::Group;
 
@@ -218,6 +219,9 @@ impl EngineSession for SampleSession {
         *lock(&self.collected) = Collected::default();
         extent::clear_calls();
         self.name_roots(ctx);
+        // The collector keeps the session's state (collecting or not) and its snapshots; the
+        // probes record nothing into it.
+        collector::start(None, None, None);
         let Some(vm) = ctx.vm() else {
             return;
         };
