@@ -11,11 +11,22 @@ use serde_json::Value;
 
 mod common;
 use common::{agent, compile, ferrofluid};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+use ferrofluid_testkit::{javac, read_profile_json, JDK17_HOME};
 
 /// `ferrofluid run --mode sample FLAGS -o OUT -- java JAVA -cp DIR Sampled ARGS`.
 fn run(dir: &Path, flags: &[&str], java: &[&str], args: &[&str]) -> Value {
-    let out = dir.join(format!("{}.json", args[0]));
+    run_main(dir, flags, java, "Sampled", args).0
+}
+
+/// [`run`] of class `main`; also its stdout.
+fn run_main(
+    dir: &Path,
+    flags: &[&str],
+    java: &[&str],
+    main: &str,
+    args: &[&str],
+) -> (Value, String) {
+    let out = dir.join(format!("{main}.json"));
     let output: Output = ferrofluid()
         .arg("run")
         .arg("--agent")
@@ -29,7 +40,7 @@ fn run(dir: &Path, flags: &[&str], java: &[&str], args: &[&str]) -> Value {
         .args(java)
         .arg("-cp")
         .arg(dir)
-        .arg("Sampled")
+        .arg(main)
         .args(args)
         .output()
         .expect("ferrofluid runs");
@@ -38,7 +49,10 @@ fn run(dir: &Path, flags: &[&str], java: &[&str], args: &[&str]) -> Value {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    read_profile_json(&out)
+    (
+        read_profile_json(&out),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
 
 fn u(v: &Value) -> u64 {
@@ -176,12 +190,20 @@ fn the_hybrid_samples_only_inside_the_root_and_counts_its_calls() {
     assert!(u(&doc["sampling"]["outside_roots"]) > 0);
     let root = &doc["threads"][0]["root"];
     let children = root["children"].as_array().unwrap();
-    let names: Vec<&str> = children
+    // Samples inside the root whose stack the JVM could not walk are `[reason]` nodes.
+    let (reasons, methods): (Vec<&Value>, Vec<&Value>) = children
+        .iter()
+        .partition(|c| c["class"].as_str().unwrap().starts_with('['));
+    let names: Vec<&str> = methods
         .iter()
         .map(|c| c["method"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["root"], "every sample starts at the root");
-    let r = &children[0];
+    assert_eq!(names, ["root"], "every walked sample starts at the root");
+    for r in &reasons {
+        assert_eq!(r["method"], "");
+        assert_eq!(r["children"].as_array().map(Vec::len), Some(0));
+    }
+    let r = methods[0];
     assert_eq!(u(&r["calls"]), 40);
     let own = self_samples(&doc);
     assert!(!own.contains_key("Sampled.outside"), "{own:?}");
@@ -190,10 +212,56 @@ fn the_hybrid_samples_only_inside_the_root_and_counts_its_calls() {
     // The text report weighs by samples.
     let text = Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
         .arg("report")
-        .arg(dir.join("hybrid.json"))
+        .arg(dir.join("Sampled.json"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("ferrofluid sample profile"), "{text}");
     assert!(text.contains("Sampled.threeParts"), "{text}");
+}
+
+/// Crash containment: a minute (`FERROFLUID_STRESS_SECS`) of sampling at 1 kHz a program that
+/// loads and unloads classes all the time (each compiled by the JIT and thrown away), throws and
+/// recurses on several threads: the JVM finishes, and every sample is in the profile with a
+/// stack or a counted reason.
+#[test]
+fn sampling_survives_class_churn_for_a_minute() {
+    let seconds: u64 = std::env::var("FERROFLUID_STRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let dir = compile("churn/Churn.java", "sample-churn");
+    // Beside the class path, so that only Churn's own loaders define it.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/churn/payload/Payload.java");
+    javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        &dir.join("payload"),
+        [src],
+    );
+    let payload = dir.join("payload/Payload.class");
+    let (doc, stdout) = run_main(
+        &dir,
+        &["--interval", "1ms"],
+        &["-Xmx256m"],
+        "Churn",
+        &[payload.to_str().unwrap(), &seconds.to_string()],
+    );
+    let loaded: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("loaded "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no 'loaded' line:\n{stdout}"));
+    let s = &doc["sampling"];
+    eprintln!("loaded {loaded} classes; sampling {s}");
+    assert!(loaded > 50, "the program did little: {loaded}");
+    assert!(u(&s["samples"]) > 1000, "{s}");
+    assert!(s.get("lost").is_none(), "{s}");
+    let in_trees: u64 = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| u(&t["root"]["samples"]))
+        .sum();
+    assert_eq!(in_trees, u(&s["samples"]));
 }
