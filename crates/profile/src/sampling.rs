@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metric::{Metric, COUNT, NANOSECONDS};
+use crate::metric::Metric;
 
 /// The samples metric.
 pub const SAMPLES: &str = "samples";
@@ -30,12 +30,9 @@ pub const FRAME_TYPES: [&str; 4] = [
     "self_native",
 ];
 
-/// The metrics of a sample profile.
+/// The metrics of a sample profile ([`SAMPLES`], [`ESTIMATED_TIME`]).
 pub fn metrics() -> Vec<Metric> {
-    vec![
-        Metric::new(SAMPLES, COUNT),
-        Metric::new(ESTIMATED_TIME, NANOSECONDS),
-    ]
+    crate::Mode::Sample.default_metrics()
 }
 
 /// How a sample profile was sampled, and what was lost.

@@ -21,6 +21,8 @@
 
 use ferrofluid_jvmti::{sys, JniEnv};
 
+#[cfg(feature = "alloc-count")]
+pub mod alloc_count;
 pub mod entry;
 pub mod events;
 pub mod jni;

@@ -15,7 +15,7 @@ use super::clock;
 use super::flags;
 use super::recorder::RINGS;
 use super::ring::{Event, Kind, Ring};
-use super::thread::{FIRST_SESSION_ID, SWITCHES};
+use super::thread::{begin_fields, BEGIN_ID, FIRST_SESSION_ID, SWITCHES};
 use super::upcalls::upcalls;
 
 /// How often the collector thread drains the rings.
@@ -36,6 +36,22 @@ struct Collector {
     /// One ring's events (with their CPU stamps) while they are recorded (kept, so a drain does
     /// not allocate it).
     events: Vec<(Event, Option<u64>)>,
+    /// The epoch ([`SWITCHES`]`.epoch`) this recording takes events of.
+    epoch: u32,
+    /// Per ring (recorder key): the recording its events belong to now ([`Segment`]).
+    segments: FxHashMap<u64, Segment>,
+}
+
+/// Where a ring's events stand: a thread's recording begins with a mark ([`BEGIN_ID`])
+/// carrying its epoch and its ring's drop count then.
+#[derive(Clone, Copy, Default)]
+struct Segment {
+    /// The recording under way began in this collector's epoch: its events count. Until a
+    /// thread's first mark, and from a mark of another epoch on, they do not: they were
+    /// recorded before collecting (re)started, and the frames they open would never close.
+    current: bool,
+    /// The ring's drop count (low 32 bits) at the mark.
+    dropped: u32,
 }
 
 impl Collector {
@@ -47,6 +63,8 @@ impl Collector {
             seen_drops: HashMap::new(),
             dropped_by_thread: HashMap::new(),
             events: Vec::new(),
+            epoch: SWITCHES.epoch.load(Ordering::SeqCst),
+            segments: FxHashMap::default(),
         }
     }
 
@@ -76,18 +94,56 @@ impl Collector {
         // A ring only the registry still holds belongs to an ended thread (or an older session),
         // or to a virtual thread that parked (`vthread`).
         let mut paused = Vec::new();
+        let mut gone_keys = Vec::new();
         lock(&RINGS).retain(|r| {
             let gone =
                 Arc::strong_count(r) <= 2 && r.closed.load(Ordering::Acquire) && r.is_empty();
-            if gone && r.is_virtual {
-                paused.push(r.thread_id);
+            if gone {
+                gone_keys.push(r.thread_id);
+                if r.is_virtual {
+                    paused.push(r.thread_id);
+                }
             }
             !gone
         });
+        for key in gone_keys {
+            // A later ring of the same key (a virtual thread's) begins with a mark.
+            self.segments.remove(&key);
+        }
         for key in paused {
             self.recording.virtual_paused(key);
         }
         most
+    }
+
+    /// Keeps of `events` (one drain of the ring keyed `key`, whose drop count is now
+    /// `dropped`) those of a recording begun in this collector's epoch, marks included.
+    /// Returns whether that recording lost events after its mark: the thread ended it there
+    /// (`super::thread::recording_lost`), so the frames it left open are to be closed after these
+    /// events, and what the ring holds until its next mark does not count.
+    fn keep_current(
+        &mut self,
+        key: u64,
+        dropped: u64,
+        events: &mut Vec<(Event, Option<u64>)>,
+    ) -> bool {
+        let epoch = self.epoch;
+        let segment = self.segments.entry(key).or_default();
+        events.retain(|(e, _)| {
+            if e.kind == Kind::Adjust && e.id == BEGIN_ID {
+                let (of, dropped) = begin_fields(e.ns);
+                *segment = Segment {
+                    current: of == epoch,
+                    dropped,
+                };
+            }
+            segment.current
+        });
+        let lost = segment.current && segment.dropped != dropped as u32;
+        if lost {
+            segment.current = false;
+        }
+        lost
     }
 
     /// Moves `ring`'s published events into the recording; returns how many.
@@ -106,6 +162,7 @@ impl Collector {
         // (method ids below the sessions') are dropped, and so are its pauses, since its thread
         // never gets a tree (the `cpu` engine's re-measuring thread).
         events.retain(|(e, _)| e.kind == Kind::Adjust || e.id >= FIRST_SESSION_ID);
+        let lost = self.keep_current(ring.thread_id, drops, &mut events);
         let calls = events.iter().any(|(e, _)| e.kind != Kind::Adjust);
         if !calls && !self.recording.has_thread(ring.thread_id) {
             events.clear();
@@ -115,7 +172,11 @@ impl Collector {
                 .iter()
                 .map(|&(e, cpu)| {
                     let at = stamp(e.ns, cpu).by_probe(clock::ticks_to_ns(e.probe_ticks.into()));
-                    (e.kind, e.id, self.method(e.id), at)
+                    let m = match e.id {
+                        BEGIN_ID => ferrofluid_profile::MethodId(0),
+                        id => self.method(id),
+                    };
+                    (e.kind, e.id, m, at)
                 })
                 .collect();
             let rec = self
@@ -123,6 +184,11 @@ impl Collector {
                 .thread_of(ring.thread_id, ring.java_id, &ring.thread_name);
             for (kind, id, m, at) in mapped {
                 match kind {
+                    // A recording begins: frames still open are the previous one's, whose
+                    // end was lost.
+                    Kind::Adjust if id == BEGIN_ID => {
+                        rec.close_open();
+                    }
                     Kind::Enter => rec.enter(m, at),
                     // An exit with no open frame (the thread was inside a root before collection
                     // started) is counted by the recorder and otherwise ignored.
@@ -139,6 +205,11 @@ impl Collector {
             if ring.is_virtual {
                 self.recording.mark_virtual(ring.thread_id);
             }
+        }
+        if lost && self.recording.has_thread(ring.thread_id) {
+            self.recording
+                .thread_of(ring.thread_id, ring.java_id, &ring.thread_name)
+                .close_open();
         }
         let n = events.len();
         self.events = events;
@@ -188,8 +259,10 @@ pub fn start(
         .iter()
         .map(|r| (r.thread_id, r.dropped()))
         .collect();
+    // Threads recording in the old epoch may go on pushing its events until they see the new
+    // one: the fresh recording takes a thread's events from its first mark of this epoch on.
+    fresh.epoch = SWITCHES.epoch.fetch_add(1, Ordering::SeqCst) + 1;
     *c = Some(fresh);
-    SWITCHES.epoch.fetch_add(1, Ordering::SeqCst);
     SWITCHES.collecting.store(true, Ordering::SeqCst);
 }
 
@@ -388,7 +461,7 @@ pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
 mod tests {
     use super::*;
     use crate::probe::recorder::{bench_method, prime_thread};
-    use crate::probe::thread::thread_cpu;
+    use crate::probe::thread::{begin_word, thread_cpu};
 
     /// The recording probes (the `cpu` engine's) of method `id`, as its natives call them.
     fn enter(id: u32) {
@@ -460,6 +533,186 @@ mod tests {
         assert_eq!(top[0]["calls"], 1, "{thread}");
         assert_eq!(top[0]["children"][0]["calls"], 2, "{thread}");
         assert_eq!(thread.get("unmatched_exits"), None, "{thread}");
+    }
+
+    /// The profile document's thread named `name`.
+    fn thread_named(profile: &Profile, name: &str) -> serde_json::Value {
+        let doc = serde_json::to_value(profile.to_document()).unwrap();
+        doc["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no thread {name}: {doc}"))
+            .clone()
+    }
+
+    /// The method names of a profile node's children, with their calls.
+    fn children(node: &serde_json::Value) -> Vec<(String, u64)> {
+        node["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let name = c["method"].as_str().unwrap().to_owned();
+                (name, c["calls"].as_u64().unwrap())
+            })
+            .collect()
+    }
+
+    /// A fresh recording takes a ring's events from its thread's first mark of the
+    /// recording's epoch on: events before any mark or after a mark of an older epoch (a
+    /// thread that went on recording while collecting restarted) are not its own, and would
+    /// open frames that never close. A recording that lost events after its mark has its open
+    /// frames closed, and what its thread pushes until its next mark does not count.
+    #[test]
+    fn a_recording_takes_only_its_own_epoch_and_closes_what_a_loss_left_open() {
+        let (r, a, l) = (4_000_021, 4_000_022, 4_000_023);
+        let (name_r, name_a, name_l) = ("method#4000021", "method#4000022", "method#4000023");
+        let mut c = Collector::new();
+        c.epoch = 5;
+        let ring = Ring::with_capacity(77, "epochs".into(), 16);
+        let wait = Duration::ZERO;
+        let push = |kind: Kind, id: u32, ns: u64| ring.push_within(kind, id, ns, wait, || {});
+        let mark = |epoch: u32, dropped: u64| {
+            assert!(push(
+                Kind::Adjust,
+                BEGIN_ID,
+                begin_word(epoch, dropped)
+            ));
+        };
+        // Before any mark, then a recording of epoch 4: not this recording's.
+        assert!(push(Kind::Enter, a, 10));
+        mark(4, 0);
+        assert!(push(Kind::Enter, r, 20));
+        assert!(push(Kind::Enter, a, 30));
+        c.drain_ring(&ring);
+        assert!(!c.recording.has_thread(77));
+        // Epoch 5: counted.
+        mark(5, 0);
+        for (kind, id, ns) in [
+            (Kind::Enter, r, 100),
+            (Kind::Enter, a, 110),
+            (Kind::Exit, a, 120),
+            (Kind::Exit, r, 130),
+        ] {
+            assert!(push(kind, id, ns));
+        }
+        c.drain_ring(&ring);
+        // A recording that loses an event: `r` and `a` open, the ring full, one dropped.
+        mark(5, 0);
+        assert!(push(Kind::Enter, r, 200));
+        assert!(push(Kind::Enter, a, 210));
+        let mut ns = 220;
+        while push(Kind::Enter, l, ns) && push(Kind::Exit, l, ns + 5) {
+            ns += 10;
+        }
+        assert!(ring.dropped() > 0);
+        c.drain_ring(&ring);
+        // What the thread pushes after the loss, before its next mark: not counted.
+        assert!(push(Kind::Exit, a, 900));
+        assert!(push(Kind::Enter, l, 910));
+        c.drain_ring(&ring);
+        mark(5, ring.dropped());
+        assert!(push(Kind::Enter, r, 1000));
+        assert!(push(Kind::Exit, r, 1010));
+        c.drain_ring(&ring);
+        let thread = thread_named(&c.recording.snapshot(Stamp::wall(2000)), "epochs");
+        assert_eq!(thread.get("unmatched_exits"), None, "{thread}");
+        let root = &thread["root"];
+        assert_eq!(children(root), [(name_r.to_owned(), 3)], "{thread}");
+        let r_node = &root["children"][0];
+        assert_eq!(children(r_node), [(name_a.to_owned(), 2)], "{thread}");
+        let a_node = &r_node["children"][0];
+        let leaves = children(a_node);
+        assert_eq!(leaves.len(), 1, "{thread}");
+        assert_eq!(leaves[0].0, name_l, "{thread}");
+        // The frames the loss left open end at the last event seen in them.
+        assert_eq!(r_node["total_ns"], 30 + (ns - 200) + 10, "{thread}");
+    }
+
+    /// A thread whose ring stays full (the collector lock taken meanwhile) loses events: its
+    /// recording ends there and the next root it enters begins a new one, so what it does in
+    /// between (a method entered outside any recorded root, whose exit is lost too) never
+    /// becomes the bottom of its tree with later roots under it.
+    #[test]
+    fn dropped_events_never_put_a_subtree_under_another_method() {
+        let _engine = crate::testing::SERIAL
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (root, leaf, other) = (4_000_031, 4_000_032, 4_000_033);
+        bench_method(root, true);
+        bench_method(leaf, false);
+        bench_method(other, false);
+        start(None, None, None);
+        let name = "drops";
+        let (to_main, from_worker) = std::sync::mpsc::channel::<bool>();
+        let (to_worker, from_main) = std::sync::mpsc::channel::<()>();
+        let main = std::thread::current();
+        let worker = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                // `true`: take the collector lock; `false`: let it go. Returns once done.
+                let collector = |take: bool| {
+                    to_main.send(take).unwrap();
+                    from_main.recv().unwrap();
+                };
+                let events = 16;
+                crate::probe::recorder::prime_thread_with(name, events);
+                let fill = || {
+                    for _ in 0..events {
+                        if crate::probe::recorder::own_ring_free() <= 2 {
+                            break;
+                        }
+                        pair(leaf);
+                    }
+                    if crate::probe::recorder::own_ring_free() == 2 {
+                        crate::probe::thread::as_pause(std::ptr::null_mut(), || {});
+                    }
+                };
+                collector(true);
+                // A root whose exit takes the ring's last slot.
+                enter(root);
+                fill();
+                exit(root);
+                // The next root's entry finds the ring full: lost.
+                enter(root);
+                collector(false);
+                // Inside that root, a method whose exit is lost too.
+                enter(other);
+                collector(true);
+                fill();
+                if crate::probe::recorder::own_ring_free() == 1 {
+                    crate::probe::thread::as_pause(std::ptr::null_mut(), || {});
+                }
+                exit(other);
+                exit(root);
+                collector(false);
+                // A root recorded in full.
+                enter(root);
+                pair(leaf);
+                exit(root);
+            })
+            .unwrap();
+        let _ = main;
+        let mut held = None;
+        while let Ok(take) = from_worker.recv() {
+            held = if take { Some(lock(&COLLECTOR)) } else { None };
+            to_worker.send(()).unwrap();
+        }
+        drop(held);
+        worker.join().unwrap();
+        stop();
+        let (profile, dropped) = snapshot(|_| HashMap::new(), &[]).unwrap();
+        reset();
+        assert!(dropped > 0);
+        let thread = thread_named(&profile, name);
+        assert_eq!(thread.get("unmatched_exits"), None, "{thread}");
+        let top = children(&thread["root"]);
+        assert_eq!(top, [("method#4000031".to_owned(), 2)], "{thread}");
+        let under = children(&thread["root"]["children"][0]);
+        assert_eq!(under.len(), 1, "{thread}");
+        assert_eq!(under[0].0, "method#4000032", "{thread}");
     }
 
     fn drain_own_ring(cpu: bool) {

@@ -12,8 +12,8 @@ use super::clock::{now, ticks, ticks_to_ns, time_at};
 use super::flags::{self, ACTIVE, INVOKED, ROOT};
 use super::ring::{Event, Kind, ProbeStart, Ring};
 use super::thread::{
-    cpu_stamp, enter_with, exit_with, next_thread_key, thread_cpu, Local, CALIBRATION_ID,
-    FIRST_SESSION_ID, LOCAL,
+    begin_word, cpu_stamp, enter_with, exit_with, next_thread_key, recording_lost, thread_cpu,
+    Local, BEGIN_ID, CALIBRATION_ID, FIRST_SESSION_ID, LOCAL,
 };
 use super::upcalls::upcalls;
 
@@ -73,6 +73,33 @@ impl Local {
         push_reporting_waits(&ring, event, cpu, probe, drain_own)
     }
 
+    /// Before a recorded probe reads its clocks: a recording that begins gets its mark in the
+    /// ring, and the ring, if the thread has none yet, is made first (agent work, which neither
+    /// the probe's measured duration nor the frame's CPU time should hold: the probe's start is
+    /// read again after it). Returns the probe's start; `None` when the mark was dropped, which
+    /// ended the recording: the probe records nothing.
+    #[inline(always)]
+    fn ready(&self, env: *mut sys::JNIEnv, start: u64) -> Option<u64> {
+        if !self.begin.get() {
+            return Some(start);
+        }
+        self.mark_begin(env, start)
+    }
+
+    #[cold]
+    fn mark_begin(&self, env: *mut sys::JNIEnv, start: u64) -> Option<u64> {
+        self.begin.set(false);
+        let existing = self.ring.borrow().clone();
+        let (ring, start) = match existing {
+            Some(ring) => (ring, start),
+            None => (self.new_ring(env), ticks()),
+        };
+        let word = begin_word(self.recording.get().0, ring.dropped());
+        let mark = Event::new(Kind::Adjust, BEGIN_ID, word);
+        push_reporting_waits(&ring, mark, None, None, true);
+        self.records_exit().then_some(start)
+    }
+
     #[cold]
     fn new_ring(&self, env: *mut sys::JNIEnv) -> Arc<Ring> {
         self.busy.set(true);
@@ -103,6 +130,9 @@ impl Local {
 #[inline]
 pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
     enter_with(env, id, start, |l, id, start| {
+        let Some(start) = l.ready(env, start) else {
+            return;
+        };
         let c = cpu_stamp();
         let waited = l.push_probe(env, Kind::Enter, id, start, c);
         if id < FIRST_SESSION_ID {
@@ -115,6 +145,9 @@ pub(crate) fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
 #[inline]
 pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
     exit_with(env, id, start, |l, id, start| {
+        let Some(start) = l.ready(env, start) else {
+            return;
+        };
         let c = cpu_stamp();
         let waited = l.push_probe(env, Kind::Exit, id, start, c);
         if id < FIRST_SESSION_ID {
@@ -206,11 +239,14 @@ fn push_reporting_waits(
         }
     };
     let wait = super::ring::FULL_WAIT;
-    match (probe, cpu) {
+    let pushed = match (probe, cpu) {
         (Some(p), cpu) => ring.push_probe_within(event, cpu.map(|c| c.word), p, wait, make_room),
         (None, None) => ring.push_within(event.kind, event.id, event.ns, wait, make_room),
         (None, Some(c)) => ring.push_with_cpu_within(event, c.word, wait, make_room),
     };
+    if !pushed {
+        recording_lost();
+    }
     let waited = ring.take_waited_ns();
     let paused = drained + waited;
     if paused == 0 {
@@ -230,16 +266,17 @@ fn push_reporting_waits(
 #[cold]
 fn report_pause(ring: &Ring, wall: u64, cpu: Option<u64>) -> u64 {
     let adjust = Event::new(Kind::Adjust, 0, wall);
-    match cpu.map(|c| thread_cpu().saturating_sub(c)) {
-        None => {
-            ring.push(Kind::Adjust, 0, wall);
-            0
-        }
-        Some(cpu) => {
-            ring.push_with_cpu_within(adjust, cpu, super::ring::FULL_WAIT, || {});
-            cpu
-        }
+    let (pushed, cpu) = match cpu.map(|c| thread_cpu().saturating_sub(c)) {
+        None => (ring.push(Kind::Adjust, 0, wall), 0),
+        Some(cpu) => (
+            ring.push_with_cpu_within(adjust, cpu, super::ring::FULL_WAIT, || {}),
+            cpu,
+        ),
+    };
+    if !pushed {
+        recording_lost();
     }
+    cpu
 }
 
 /// Empties the thread's full ring on the thread itself; returns how long that took (ns). The
@@ -305,13 +342,32 @@ pub fn bench_method(id: u32, root: bool) {
 /// Gives the current thread a ring named `name` without a JVM (benchmarks, tests).
 #[doc(hidden)]
 pub fn prime_thread(name: &str) {
+    prime_thread_with(name, super::ring::RING_EVENTS);
+}
+
+/// [`prime_thread`] with a ring of `events` slots (tests that fill it).
+#[doc(hidden)]
+pub fn prime_thread_with(name: &str, events: usize) {
     LOCAL.with(|l| {
         l.sync();
-        let ring = Arc::new(Ring::new(next_thread_key(), name.into()));
+        let ring = Arc::new(Ring::with_capacity(next_thread_key(), name.into(), events));
         RINGS
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(Arc::clone(&ring));
         *l.ring.borrow_mut() = Some(ring);
     });
+}
+
+/// The free slots of this thread's ring (tests that fill it).
+#[cfg(test)]
+pub(crate) fn own_ring_free() -> usize {
+    LOCAL.with(|l| {
+        l.ring.borrow().as_ref().map_or(0, |r| {
+            (0..=super::ring::RING_EVENTS)
+                .take_while(|&n| !r.lacks_room(n))
+                .last()
+                .unwrap_or(0)
+        })
+    })
 }

@@ -4,7 +4,8 @@
 //! (`recorder`, through `collector::drain_own`; the time is factored out as a pause, as JFluid did
 //! while a thread's full buffer was processed). Where it cannot, the producer yields for up to
 //! [`FULL_WAIT`] for the collector to make room (exactness over speed, as JFluid blocked a thread
-//! whose buffer was full); after that the event is dropped and counted, and the thread's profile
+//! whose buffer was full); after that the event is dropped and counted, the thread's recording
+//! ends there (`hooks`; the collector closes the frames it left open), and the thread's profile
 //! is reported inexact.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

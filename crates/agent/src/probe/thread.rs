@@ -70,6 +70,23 @@ pub const CALIBRATION_CALLER_ID: u32 = 1;
 /// Sessions' method ids start here, above the calibration's.
 pub const FIRST_SESSION_ID: u32 = 2;
 
+/// The id of the adjust event that marks where a thread's recording begins, before its first
+/// event ([`begin_word`]): the collector takes a thread's events only from a mark of its own
+/// epoch on, and closes at a mark the frames a recording left open.
+pub const BEGIN_ID: u32 = u32::MAX;
+
+/// The second word of a [`BEGIN_ID`] mark: the epoch ([`Switches::epoch`]) of the recording it
+/// begins, and how many events the ring had dropped then (the low 32 bits of
+/// [`Ring::dropped`]).
+pub fn begin_word(epoch: u32, dropped: u64) -> u64 {
+    u64::from(epoch) << 32 | (dropped & u64::from(u32::MAX))
+}
+
+/// The epoch and drop count of a [`begin_word`].
+pub fn begin_fields(word: u64) -> (u32, u32) {
+    ((word >> 32) as u32, word as u32)
+}
+
 /// The id that the probes of method `id` pass when they must reach the agent even while no thread
 /// is inside a root's extent (a root, a method an engine selects alone): `!id`, a negative int.
 /// The Java bodies of `Hooks.enter`/`exit`/`unwind`/`exitBlocks`/`unwindBlocks` return without
@@ -114,8 +131,11 @@ pub struct Local {
     /// Root frames open on this thread.
     in_root: Cell<u32>,
     /// The epoch ([`Switches::epoch`]) in which this thread records (0: it does not), and the root depth outside
-    /// the root frame that began the recording: it stops when that frame exits.
-    recording: Cell<(u32, u32)>,
+    /// the root frame that began the recording: it stops when that frame exits, or when one of
+    /// its events is dropped.
+    pub(super) recording: Cell<(u32, u32)>,
+    /// A recording began and its mark ([`BEGIN_ID`]) is not in the ring yet.
+    pub(super) begin: Cell<bool>,
     /// The epoch in which this thread counted itself inside a root's extent for `Hooks.active`
     /// (`site_flags`), 0 if it is not counted.
     counted: Cell<u32>,
@@ -135,6 +155,7 @@ thread_local! {
             busy: Cell::new(false),
             in_root: Cell::new(0),
             recording: Cell::new((0, 0)),
+            begin: Cell::new(false),
             counted: Cell::new(0),
             ring: RefCell::new(None),
         }
@@ -193,6 +214,7 @@ impl Local {
             self.generation.set(g);
             self.in_root.set(0);
             self.recording.set((0, 0));
+            self.begin.set(false);
             // The count was reset with the session (`site_flags::reset`): this does nothing then.
             let counted = self.counted.replace(0);
             if counted != 0 {
@@ -214,13 +236,14 @@ impl Local {
         }
         if root {
             self.recording.set((epoch, depth));
+            self.begin.set(true);
         }
         root
     }
 
     /// Whether an exit is recorded, while collecting: inside a recorded root frame.
     #[inline(always)]
-    fn records_exit(&self) -> bool {
+    pub(super) fn records_exit(&self) -> bool {
         self.recording.get().0 == SWITCHES.epoch.load(Ordering::Relaxed)
     }
 
@@ -263,6 +286,7 @@ pub struct Carried {
     generation: u32,
     in_root: u32,
     recording: (u32, u32),
+    begin: bool,
     counted: u32,
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
@@ -300,6 +324,7 @@ pub fn swap_carried(carried: Carried) -> Carried {
                 generation: l.generation.replace(c.generation),
                 in_root: l.in_root.replace(c.in_root),
                 recording: l.recording.replace(c.recording),
+                begin: l.begin.replace(c.begin),
                 counted: l.counted.replace(c.counted),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
@@ -566,6 +591,7 @@ pub fn started_in_root(env: *mut sys::JNIEnv) {
         l.in_root.set(1);
         if SWITCHES.collecting.load(Ordering::Relaxed) {
             l.recording.set((SWITCHES.epoch.load(Ordering::Relaxed), 0));
+            l.begin.set(true);
         }
         l.entered_extent(env);
     });
@@ -576,11 +602,24 @@ pub fn started_in_root(env: *mut sys::JNIEnv) {
 pub fn ended(env: *mut sys::JNIEnv) {
     let _ = LOCAL.try_with(|l| {
         l.recording.set((0, 0));
+        l.begin.set(false);
         if l.in_root.replace(0) > 0 {
             l.left_extent(env);
         }
         if let Some(ring) = l.ring.borrow_mut().take() {
             ring.closed.store(true, Ordering::Release);
         }
+    });
+}
+
+/// An event of this thread was dropped (its ring stayed full): the thread's tree can no longer
+/// follow its stack, so its recording ends here, as if its root had returned, and the next
+/// root it enters begins a new one. The collector closes the frames left open
+/// (`super::collector`).
+#[cold]
+pub(super) fn recording_lost() {
+    let _ = LOCAL.try_with(|l| {
+        l.recording.set((0, 0));
+        l.begin.set(false);
     });
 }

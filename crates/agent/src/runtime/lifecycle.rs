@@ -432,6 +432,11 @@ pub fn detach() {
     dispose_env(&running);
     crate::runtime::owner::clear();
     session::release_freed_memory();
+    #[cfg(feature = "alloc-count")]
+    {
+        let (bytes, blocks) = crate::ffi::alloc_count::live();
+        log::info!("agent heap: {bytes} bytes live in {blocks} blocks");
+    }
     log::info!("detached; agent dormant");
     remove_control_dir(&running);
 }

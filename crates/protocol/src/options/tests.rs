@@ -1,4 +1,4 @@
-//! The option grammar's cases: parsing, printing, errors, modes.
+//! The grammar both ways, its errors, and which options each mode takes.
 
 use super::*;
 

@@ -51,7 +51,7 @@ pub fn snapshot(ctx: &dyn Context, profile: &mut Profile) {
     let class_rows = class_rows(classes);
     let suspects = view.suspects(&class_rows, &live_paths);
     let (trees, leaf_ages) = view.trees(profile, &bytes, live_by_path);
-    let thread_names: Vec<String> = trees.keys().cloned().collect();
+    let thread_names: Vec<(String, u64)> = trees.keys().cloned().collect();
     let path_generations = leaf_ages
         .into_iter()
         .filter_map(|((thread, leaf), ages)| {
@@ -61,8 +61,13 @@ pub fn snapshot(ctx: &dyn Context, profile: &mut Profile) {
         .collect();
     profile.threads = trees
         .into_iter()
-        .enumerate()
-        .map(|(i, (name, tree))| ThreadProfile::new(name, i as u64 + 1, tree))
+        .map(|((name, id), tree)| {
+            let virtual_thread = t.threads.iter().any(|v| v.0 == id && v.1 == name && v.2);
+            ThreadProfile {
+                virtual_thread,
+                ..ThreadProfile::new(name, id, tree)
+            }
+        })
         .collect();
     profile.alloc = Some(AllocSummary {
         track_every: every,
@@ -113,10 +118,13 @@ struct LivePath {
 type LivePaths = HashMap<(String, u32), (u64, BTreeSet<u64>)>;
 /// The live tracked objects of each (site, stack, thread).
 type LiveByPath = HashMap<(u32, u32, u32), LivePath>;
+/// A thread of the trees: name and Java id (the sites with no tracked object: `all threads`,
+/// id 0).
+type ThreadKey = (String, u64);
 /// Each thread's tree, and the ages of the live objects at each leaf.
 type Trees = (
-    BTreeMap<String, CallTree>,
-    BTreeMap<(String, NodeId), BTreeSet<u64>>,
+    BTreeMap<ThreadKey, CallTree>,
+    BTreeMap<(ThreadKey, NodeId), BTreeSet<u64>>,
 );
 
 impl View<'_> {
@@ -280,7 +288,7 @@ impl View<'_> {
     /// Per thread, the tracked paths with the site's counts shared out; sites with no tracked
     /// object under "all threads", as their allocating method alone.
     fn trees(&self, profile: &mut Profile, bytes: &[u64], mut live: LiveByPath) -> Trees {
-        let mut trees: BTreeMap<String, CallTree> = BTreeMap::new();
+        let mut trees: BTreeMap<ThreadKey, CallTree> = BTreeMap::new();
         let mut leaf_ages = BTreeMap::new();
         let mut by_site: BTreeMap<u32, Vec<(u32, u32, u64)>> = BTreeMap::new();
         for (&(site, stack, thread), &n) in &self.t.paths {
@@ -321,12 +329,12 @@ impl View<'_> {
     fn untracked_site(
         &self,
         profile: &mut Profile,
-        trees: &mut BTreeMap<String, CallTree>,
+        trees: &mut BTreeMap<ThreadKey, CallTree>,
         leaf: &Leaf,
     ) {
         let (c, m, d) = self.method_of(leaf.site, leaf.method);
         let tree = trees
-            .entry("all threads".into())
+            .entry(("all threads".into(), 0))
             .or_insert_with(|| CallTree::with_width(4));
         let m = tree.child_or_insert(
             NodeId::ROOT,
@@ -376,7 +384,7 @@ impl View<'_> {
                 .t
                 .threads
                 .get(thread as usize)
-                .cloned()
+                .map(|(id, name, _)| (name.clone(), *id))
                 .unwrap_or_default();
             let tree = out
                 .trees
@@ -433,8 +441,8 @@ struct Leaf {
 /// Where a site's tracked paths go: the trees, their leaves' ages, and the live objects left
 /// to share out.
 struct Tracked<'a> {
-    trees: &'a mut BTreeMap<String, CallTree>,
-    leaf_ages: &'a mut BTreeMap<(String, NodeId), BTreeSet<u64>>,
+    trees: &'a mut BTreeMap<ThreadKey, CallTree>,
+    leaf_ages: &'a mut BTreeMap<(ThreadKey, NodeId), BTreeSet<u64>>,
     live: &'a mut LiveByPath,
 }
 

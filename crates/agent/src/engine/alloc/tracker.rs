@@ -116,7 +116,9 @@ pub struct Tracker {
     /// Stack ids by raw stack: how it was taken ([`StackStart`]) and its `jmethodID`s, which
     /// HotSpot never reuses.
     pub raw_stacks: FxHashMap<Box<[usize]>, u32>,
-    pub threads: Vec<String>,
+    /// The allocating threads: Java id and name, as the other modes report them, and whether
+    /// it is a virtual thread.
+    pub threads: Vec<(u64, String, bool)>,
     /// Per site: objects tracked, and the measured size of its first object.
     pub tracked: FxHashMap<u32, u64>,
     pub sizes: FxHashMap<u32, u64>,
@@ -416,26 +418,44 @@ fn frame_ids(jvmti: ferrofluid_jvmti::Jvmti, env: &JniEnv<'_>, methods: &[usize]
     out
 }
 
+/// The current thread's index in the tracker's threads: one per Java thread (id and name, as
+/// the calling-context modes report it; a virtual thread with no name is `virtual#ID`). Kept in
+/// a thread-local of the OS thread, except while a virtual thread is mounted on it (the
+/// carrier's thread-local is not the virtual thread's).
 fn thread_index(env: &JniEnv<'_>, epoch: u32) -> u32 {
+    let mounted = crate::probe::vthread::mounted_key().is_some();
     let (index, given) = THREAD.with(Cell::get);
-    if given == epoch {
+    if given == epoch && !mounted {
         return index;
     }
-    let name = upcalls()
-        .and_then(|u| u.thread_identity(env).1)
-        .unwrap_or_else(|| "<unnamed>".into());
+    let (id, name) = upcalls()
+        .map(|u| u.thread_identity(env))
+        .unwrap_or((None, None));
+    let name = match (name.filter(|n| !n.is_empty()), id) {
+        (Some(name), _) => name,
+        (None, Some(id)) if mounted => format!("virtual#{id}"),
+        (None, _) => "<unnamed>".into(),
+    };
     let index = {
         let mut t = lock(&tracking().tracker);
         let Some(t) = t.as_mut() else { return 0 };
-        match t.threads.iter().position(|n| *n == name) {
+        // Without a Java id, threads are told apart by name alone.
+        let id = id.unwrap_or(0);
+        match t
+            .threads
+            .iter()
+            .position(|(i, n, _)| *i == id && *n == name)
+        {
             Some(i) => i as u32,
             None => {
-                t.threads.push(name);
+                t.threads.push((id, name, mounted));
                 (t.threads.len() - 1) as u32
             }
         }
     };
-    THREAD.with(|c| c.set((index, epoch)));
+    if !mounted {
+        THREAD.with(|c| c.set((index, epoch)));
+    }
     index
 }
 

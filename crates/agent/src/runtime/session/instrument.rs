@@ -31,6 +31,9 @@ pub fn instrument_all(
     let mut outcome = deinstrument_all(jvmti, env);
     outcome.errors.clear();
     lock(&SESSIONS.failed).clear();
+    // The names of the ended session's ids: its recording, which named them, is replaced when
+    // this one starts collecting (each session's ids are new, so the table would only grow).
+    lock(&SESSIONS.names).take();
     jvm::read_hooks_module_all(jvmti, env);
     let all = config.roots.is_empty();
     // An engine selecting methods alone times just those and reveals nothing.
