@@ -107,6 +107,8 @@ pub struct Profile {
     pub failed_classes: Vec<crate::failed::FailedClass>,
     /// Allocation mode ([`Mode::Alloc`]): per class and per site counts, ages, leak suspects.
     pub alloc: Option<crate::alloc::AllocSummary>,
+    /// Sample mode ([`Mode::Sample`]): how it sampled and what was lost.
+    pub sampling: Option<crate::sampling::Sampling>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.
@@ -239,6 +241,10 @@ impl Profile {
             .collect();
         if self.mode == Mode::Cpu && self.has_cpu() {
             slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
+        }
+        // A sample profile with roots counts the roots' calls exactly.
+        if self.mode == Mode::Sample && self.sampling.as_ref().is_some_and(|s| s.roots) {
+            slots.insert(0, (Metric::new(CALLS, crate::metric::COUNT), Slot::Calls));
         }
         slots.extend(
             self.extra_metrics
