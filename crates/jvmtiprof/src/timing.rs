@@ -21,7 +21,6 @@
 //! poller.poll(&[me], |tick| ticks.push(*tick));
 //! assert_eq!(ticks.len(), 1);
 //! assert!(ticks[0].cpu_ns >= 20_000_000, "{:?}", ticks[0]);
-//! assert!(ticks[0].cpu_ns <= ticks[0].wall_ns + 1_000_000);
 //! ```
 
 use std::collections::HashMap;
