@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, ferrofluid};
+use common::{agent, compile, ferrofluid, scratch};
 use ferrofluid_testkit::{javac, read_profile_json, JDK17_HOME};
 
 /// `ferrofluid run --mode sample FLAGS -o OUT -- java JAVA -cp DIR Sampled ARGS`.
@@ -230,14 +230,21 @@ fn sampling_survives_class_churn_for_a_minute() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let dir = compile("churn/Churn.java", "sample-churn");
+    // The churn program of the jvmtiprof crate's own crash-containment test.
+    let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("../jvmtiprof/tests/java");
+    let dir = scratch("sample-churn");
+    javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        &dir,
+        [java.join("Churn.java")],
+    );
     // Beside the class path, so that only Churn's own loaders define it.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/churn/payload/Payload.java");
     javac(
         Path::new(JDK17_HOME),
         &["--release", "17"],
         &dir.join("payload"),
-        [src],
+        [java.join("payload/Payload.java")],
     );
     let payload = dir.join("payload/Payload.class");
     let (doc, stdout) = run_main(
