@@ -196,9 +196,10 @@ impl Profile {
     }
 
     /// CPU times of every node of `tree` that has them, compensated with this profile's
-    /// CPU calibration.
+    /// CPU calibration, none above its node's compensated wall time.
     pub fn cpu_times(&self, tree: &CallTree) -> Vec<Option<CpuTimes>> {
-        node_cpu_times(tree, self.cpu_calibration.as_ref())
+        let wall = self.times(tree);
+        node_cpu_times(tree, self.cpu_calibration.as_ref(), Some(&wall))
     }
 
     /// Whether any thread has CPU times (the `cpu` option was on).
