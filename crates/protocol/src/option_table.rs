@@ -49,8 +49,10 @@ pub const OPTIONS: &[AgentOption] = &[
          context), region (code regions: durations of the --region methods), alloc \
          (allocations per site and class, tracked objects' ages and generations, leak suspects; \
          --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
-         --blocks), native or sample (not available in this release). Default: region with --region, else cpu. Each \
-         mode takes its own flags (docs/agent-options.md, docs/modes/)",
+         --blocks), sample (stack samples on a timer, without safepoint bias: --interval, --wall, \
+         --threads; with --root only inside the roots), native (not available in this release). \
+         Default: region with --region, else cpu. Each mode takes its own flags \
+         (docs/agent-options.md, docs/modes/)",
     ),
     option(
         "root",
@@ -158,6 +160,27 @@ pub const OPTIONS: &[AgentOption] = &[
          arrays as Java writes them, e.g. `com.acme.Cache$Entry`, `byte[]`, `com.acme.**[]` \
          (repeatable; default every class). A second `attach --mode alloc --alloc-class P` to \
          a JVM whose alloc session runs narrows that session to P, keeping what it collected",
+    ),
+    option(
+        "interval",
+        Takes::Value,
+        "DURATION",
+        "With --mode sample: the sampling interval, of each thread's CPU time (or of elapsed time \
+         with --wall), from 1ms to 1m (default 10ms: 100 samples per second of CPU)",
+    ),
+    option(
+        "wall",
+        Takes::Flag,
+        "",
+        "With --mode sample: sample every thread at the interval of elapsed time, waiting and \
+         sleeping ones included (wall-clock profile), instead of each thread's CPU time",
+    ),
+    option(
+        "threads",
+        Takes::Flag,
+        "",
+        "With --mode sample: one tree per thread (default: the threads' samples merged into one \
+         tree, as async-profiler does without --threads)",
     ),
     option(
         "file",

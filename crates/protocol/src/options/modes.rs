@@ -39,13 +39,23 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // are exact or nothing.
         Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
         Mode::Native => &["root", "include", "exclude"],
-        Mode::Sample => &["root", "include", "exclude"],
+        // `root` makes it hybrid: only samples inside the roots' invocations, whose calls are
+        // counted exactly.
+        Mode::Sample => &[
+            "root", "include", "exclude", "reveal", "interval", "wall", "threads",
+        ],
     }
 }
 
 /// The modes the agent of this release has an engine for; the agent's registry is checked
 /// against this list by its tests. The CLI refuses the others before touching a JVM.
-pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Alloc, Mode::Count];
+pub const AGENT_MODES: &[Mode] = &[
+    Mode::Cpu,
+    Mode::Region,
+    Mode::Alloc,
+    Mode::Count,
+    Mode::Sample,
+];
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
@@ -75,6 +85,9 @@ impl AgentOptions {
             ("track-every", self.track_every.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
+            ("interval", self.interval.is_some()),
+            ("wall", self.wall),
+            ("threads", self.threads),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
