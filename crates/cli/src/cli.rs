@@ -50,8 +50,28 @@ mod tests {
     const NUMERIC: &[&str] = &["N", "D", "DURATION", "SECS", "T", "METRIC=T", "PID"];
     /// Every other value name, none of which reads as a number.
     const OTHER: &[&str] = &[
-        "MODE", "METHOD", "CLASSES", "SCHEME", "BLOCKS", "WHEN", "PATH", "FILE", "ADDR", "COMMAND",
-        "F", "METRIC", "ORDER", "HOW", "INPUT", "OUTPUT", "PROBE", "INCLUDE", "BASE", "NEW",
+        "MODE",
+        "METHOD",
+        "CLASSES",
+        "SCHEME",
+        "BLOCKS",
+        "WHEN",
+        "PATH",
+        "FILE",
+        "ADDR",
+        "COMMAND",
+        "F",
+        "METRIC",
+        "ORDER",
+        "HOW",
+        "INPUT",
+        "OUTPUT",
+        "PROBE",
+        "INCLUDE",
+        "BASE",
+        "NEW",
+        "URL",
+        "KEY=VALUE",
     ];
 
     fn value(flag: &str, v: &str, reason: &str) -> String {
@@ -100,6 +120,8 @@ mod tests {
                 ),
                 ("--duration <DURATION>", "-5s", Some(DURATION)),
                 ("--duration <DURATION>", "0s", Some(DURATION)),
+                ("--every <DURATION>", "-5s", Some(DURATION)),
+                ("--every <DURATION>", "0s", Some(DURATION)),
                 ("--interval <DURATION>", "-5ms", Some(INTERVAL)),
                 ("--interval <DURATION>", "0ms", Some(INTERVAL)),
             ] {

@@ -31,6 +31,7 @@
 pub mod alloc;
 pub mod calibration;
 pub mod compensation;
+pub mod delta;
 pub mod error;
 pub mod failed;
 pub mod json;

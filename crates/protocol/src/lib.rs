@@ -15,6 +15,7 @@ pub mod control;
 mod duration;
 mod option_table;
 mod options;
+pub mod push;
 mod serde_str;
 pub mod socket_path;
 

@@ -195,6 +195,30 @@ pub const OPTIONS: &[AgentOption] = &[
         "Stop profiling after this long (e.g. 30s, 500ms, 2m)",
     ),
     option(
+        "push",
+        Takes::Value,
+        "URL",
+        "Continuous profiling: every --every, send the profile collected since the last push to \
+         a backend, collection going on, and what is left when profiling ends. The URL's path \
+         names the backend: .../ingest or .../push.v1.PusherService/Push (Pyroscope), \
+         .../profiles/writeraw or .../parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw \
+         (Parca), .../v1development/profiles (OpenTelemetry OTLP/HTTP). Credentials come from \
+         FERROFLUID_PUSH_AUTHORIZATION, _BASIC_AUTH, _BEARER_TOKEN and _TENANT (docs/push.md)",
+    ),
+    option(
+        "every",
+        Takes::Value,
+        "DURATION",
+        "With --push: how often to push (default 60s; at least 1s)",
+    ),
+    option(
+        "label",
+        Takes::Values,
+        "KEY=VALUE",
+        "With --push: a label every push carries (repeatable); service_name, host, pid and mode \
+         are set already and may be replaced",
+    ),
+    option(
         "log",
         Takes::Value,
         "PATH",

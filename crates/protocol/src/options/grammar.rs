@@ -10,6 +10,7 @@ use super::{
     MAX_STACK_DEPTH, MIN_SAMPLE_INTERVAL,
 };
 use crate::duration::{format_duration, parse_duration};
+use crate::push::{self, MIN_EVERY};
 
 pub(super) const PATH_REASON: &str = "expected a non-empty path without commas";
 pub(super) const DURATION_REASON: &str =
@@ -21,6 +22,8 @@ pub(super) const REVEAL_REASON: &str = "expected sync or async";
 pub(super) const BLOCKS_REASON: &str = "expected default or precise";
 pub(super) const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
 pub(super) const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
+pub(super) const EVERY_REASON: &str =
+    "expected a whole number with unit ms, s, m or h, at least 1s";
 pub(super) const INTERVAL_REASON: &str =
     "expected a whole number of ms, s or m from 1ms to 1m (e.g. 10ms)";
 pub(super) const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
@@ -252,6 +255,20 @@ impl Parser {
             "duration" => first(&mut o.duration, key, || {
                 parse_duration(value).ok_or_else(|| item.bad(DURATION_REASON))
             })?,
+            "push" => first(&mut o.push.url, key, || {
+                push::check_url(value)
+                    .map(|()| value.to_owned())
+                    .map_err(|r| item.bad(r))
+            })?,
+            "every" => first(&mut o.push.every, key, || {
+                parse_duration(value)
+                    .filter(|d| *d >= MIN_EVERY)
+                    .ok_or_else(|| item.bad(EVERY_REASON))
+            })?,
+            "label" => o
+                .push
+                .labels
+                .push(push::parse_label(value).map_err(|e| item.bad(e.to_string()))?),
             "file" => first(&mut o.file, key, || item.path())?,
             "log" => first(&mut o.log, key, || item.path())?,
             "socket" => first(&mut o.socket, key, || item.path())?,
@@ -315,6 +332,16 @@ impl fmt::Display for AgentOptions {
         if let Some(d) = self.duration {
             items.push(format!("duration={}", format_duration(d)));
         }
+        items.extend(self.push.url.iter().map(|u| format!("push={u}")));
+        if let Some(d) = self.push.every {
+            items.push(format!("every={}", format_duration(d)));
+        }
+        items.extend(
+            self.push
+                .labels
+                .iter()
+                .map(|(k, v)| format!("label={k}={v}")),
+        );
         if let Some(p) = &self.log {
             items.push(format!("log={}", p.display()));
         }

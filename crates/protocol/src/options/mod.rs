@@ -24,6 +24,7 @@ pub use ferrofluid_subgraph::{
     AllocClassPattern, ClassFilter, ClassPattern, MethodPattern, Scheme,
 };
 
+use crate::push::PushOptions;
 use crate::serde_str::{as_string, as_strings};
 use grammar::{suggestion, PATH_REASON, REGION_LAST_REASON};
 pub use modes::{mode_options, mode_unavailable, AGENT_MODES, COMMON_KEYS};
@@ -127,6 +128,9 @@ pub struct AgentOptions {
     /// Stop profiling this long after it started.
     #[serde(skip)]
     pub duration: Option<Duration>,
+    /// Continuous profiling from the agent's own thread (`push=`, `every=`, `label=`).
+    #[serde(skip)]
+    pub push: PushOptions,
     /// The agent's log file (default: `agent.log` beside the control socket).
     #[serde(skip)]
     pub log: Option<PathBuf>,
@@ -215,6 +219,8 @@ pub enum OptionsError {
     AdaptiveAndRegion,
     #[error("agent option `{key}` does not apply to mode {mode}; mode {mode} takes {}", mode_options(*.mode).join(", "))]
     NotInMode { key: &'static str, mode: Mode },
+    #[error("agent option `{key}` needs `push`")]
+    NeedsPush { key: &'static str },
 }
 
 impl AgentOptions {

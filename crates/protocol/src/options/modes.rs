@@ -4,7 +4,9 @@ use super::{AgentOptions, Mode, OptionsError};
 
 /// The options every mode takes: where the profile goes and for how long, where the agent
 /// logs and listens.
-pub const COMMON_KEYS: &[&str] = &["mode", "file", "duration", "log", "socket"];
+pub const COMMON_KEYS: &[&str] = &[
+    "mode", "file", "duration", "push", "every", "label", "log", "socket",
+];
 
 /// The options `mode` takes besides [`COMMON_KEYS`]: the one place that says which option
 /// applies to which mode ([`AgentOptions::validate`] refuses the others when given).
@@ -92,8 +94,17 @@ impl AgentOptions {
         .collect()
     }
 
-    /// Every option given must be one the mode in effect takes ([`mode_options`]).
+    /// Every option given must be one the mode in effect takes ([`mode_options`]), and
+    /// `every` and `label` need `push`.
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        if self.push.url.is_none() {
+            if self.push.every.is_some() {
+                return Err(OptionsError::NeedsPush { key: "every" });
+            }
+            if !self.push.labels.is_empty() {
+                return Err(OptionsError::NeedsPush { key: "label" });
+            }
+        }
         let mode = self.mode();
         let takes = mode_options(mode);
         match self.given().into_iter().find(|k| !takes.contains(k)) {

@@ -88,6 +88,22 @@ fn valid_cases() -> Vec<(&'static str, AgentOptions, &'static str)> {
             },
             "region=demo.Work::step(I)V,region=B::*,region-last=7,file=r.json",
         ),
+        (
+            "label=env=prod,mode=count,every=120s,push=https://p:4040/ingest,label=service_name=billing",
+            AgentOptions {
+                mode: Some(Mode::Count),
+                push: crate::push::PushOptions {
+                    url: Some("https://p:4040/ingest".into()),
+                    every: Some(Duration::from_secs(120)),
+                    labels: vec![
+                        ("env".into(), "prod".into()),
+                        ("service_name".into(), "billing".into()),
+                    ],
+                },
+                ..d()
+            },
+            "mode=count,push=https://p:4040/ingest,every=2m,label=env=prod,label=service_name=billing",
+        ),
     ]
 }
 
@@ -108,7 +124,7 @@ fn parses_and_prints_canonically() {
 
 #[test]
 fn errors_name_the_key_and_accepted_values() {
-    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, interval, wall, threads, file, duration, log, socket";
+    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, interval, wall, threads, file, duration, push, every, label, log, socket";
     let cases = [
         ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
         ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -166,6 +182,25 @@ fn errors_name_the_key_and_accepted_values() {
         (
             "region=C::d,cpu=true",
             "agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into(),
+        ),
+        ("every=10s", "agent option `every` needs `push`".into()),
+        ("label=env=prod", "agent option `label` needs `push`".into()),
+        (
+            "push=pyroscope:4040/ingest",
+            "bad value `pyroscope:4040/ingest` for agent option `push`: expected an http:// or https:// URL".into(),
+        ),
+        ("push=http://a/ingest,push=http://b/ingest", "agent option `push` given twice".into()),
+        (
+            "push=http://a/ingest,every=500ms",
+            "bad value `500ms` for agent option `every`: expected a whole number with unit ms, s, m or h, at least 1s".into(),
+        ),
+        (
+            "push=http://a/ingest,label=9x=1",
+            "bad value `9x=1` for agent option `label`: label name `9x`: expected letters, digits and `_`, not starting with a digit or `__`".into(),
+        ),
+        (
+            "push=http://a/ingest,label=dropped_profiles=1",
+            "bad value `dropped_profiles=1` for agent option `label`: label name `dropped_profiles` is set by ferrofluid itself".into(),
         ),
         ("region=C.d", "bad value `C.d` for agent option `region`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into()),
     ];

@@ -15,6 +15,7 @@ use super::agent_flags::{parse_duration, AgentFlags};
 use super::connect::{self, expect_ok, refuse_if_owned, Reached};
 use super::formats::{formats_help, output_help};
 use super::output::{check_writable, out, report_format, write_report, Asked};
+use crate::push::PushSession;
 use session::{profile_session, Ending, Taken};
 
 const EXAMPLES: &str = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
@@ -96,7 +97,11 @@ fn plan(args: &AttachArgs) -> Result<Plan, Box<dyn std::error::Error>> {
         || args.ui.is_some()
         || !options.roots.is_empty()
         || !options.region.is_empty()
-        || options.mode.is_some();
+        || options.mode.is_some()
+        || options.push.url.is_some();
+    if options.push.url.is_some() && (args.detach || args.reset) {
+        return Err("--push profiles: it cannot be given with --detach or --reset".into());
+    }
     let mut session = options.clone();
     // A live server keeps serving while its request path is revealed (docs/PERFORMANCE.md).
     if ferrofluid_protocol::mode_options(session.mode()).contains(&"reveal") {
@@ -141,6 +146,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Leftovers of JVMs killed outright, which could not clean up after themselves.
     crate::stale::sweep(Path::new("/tmp"));
     let socket = connect::socket_path(args.pid, plan.load.socket.as_deref())?;
+    let push = PushSession::start(&plan.session.push, args.pid, plan.session.mode().name())?;
     if args.reset {
         return reset(args.pid, &socket);
     }
@@ -175,7 +181,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     if plan.profiling && !args.detach {
-        return profile(&mut client, &args, &plan.session, ui);
+        return profile(&mut client, &args, &plan.session, ui, push);
     }
     status_or_detach(&mut client, args.detach)
 }
@@ -210,6 +216,7 @@ fn profile(
     args: &AttachArgs,
     session: &AgentOptions,
     ui: Option<crate::ui::Server>,
+    mut push: Option<PushSession>,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if let Some(ui) = &ui {
         out(&format!("ferrofluid: live UI at {}\n", ui.url()))?;
@@ -218,7 +225,18 @@ fn profile(
         profile,
         ending,
         never_matched,
-    } = profile_session(client, session, args.warmup, args.pid, ui.as_ref())?;
+    } = profile_session(
+        client,
+        session,
+        args.warmup,
+        args.pid,
+        ui.as_ref(),
+        push.as_mut(),
+    )?;
+    if let Some(push) = push {
+        let last = (!matches!(ending, Ending::Detached(_))).then_some(&profile);
+        push.finish(last);
+    }
     let path = args.output.as_deref().unwrap_or(Path::new("-"));
     let asked = Asked {
         never_matched: Some(&never_matched),
@@ -246,7 +264,10 @@ fn profile(
             written?;
         }
         ending => {
-            write_report(&profile, path, asked)?;
+            // With --push the profile went to the backend; a report only with -o.
+            if args.output.is_some() || session.push.url.is_none() {
+                write_report(&profile, path, asked)?;
+            }
             crate::ui::finish(ui, None, "profiling has ended".to_owned());
             if let Ending::Exited = ending {
                 eprintln!(
