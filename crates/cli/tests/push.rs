@@ -338,3 +338,39 @@ fn a_jvm_started_with_a_push_url_naming_no_backend_does_not_start() {
         "{stderr}"
     );
 }
+
+#[test]
+fn status_shows_the_agents_pushing_and_its_last_failure() {
+    let dir = compile("Push.java", "push-agent-status");
+    let receiver = Receiver::start();
+    // The first push arrives, every later attempt fails and is retried.
+    receiver.script(vec![Answer::status(200)], Answer::status(503));
+    let url = receiver.url("/ingest");
+    let (mut java, _out) = java_with_agent(&dir, &push_options(&dir, &url), 0);
+    receiver.wait_for(2, Duration::from_secs(60));
+    let status = common::ferrofluid()
+        .args(["attach", &java.id().to_string()])
+        .output()
+        .unwrap();
+    let _ = java.kill();
+    let _ = java.wait();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == format!("pushing:        every 1s to {url}"))
+        .unwrap_or_else(|| panic!("{text}"));
+    // One arrived; the attempts after it failed (how many by now depends on the backoff).
+    let counts = lines[at + 1].trim_start();
+    assert!(
+        counts.starts_with("1 profiles sent (") && counts.contains(" KiB), 0 dropped, "),
+        "{text}"
+    );
+    assert!(!counts.contains(", 0 failed attempts"), "{text}");
+    assert_eq!(
+        lines[at + 2].trim_start(),
+        "last attempt failed: HTTP 503",
+        "{text}"
+    );
+}

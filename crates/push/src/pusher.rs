@@ -133,6 +133,10 @@ pub struct Summary {
     pub failures: u64,
     /// Intervals without samples, not sent.
     pub empty: u64,
+    /// Why the last attempt failed, while no later one has arrived.
+    pub last_failure: Option<String>,
+    /// Intervals waiting to be sent.
+    pub pending: u64,
 }
 
 /// Why the pusher could not start.
@@ -245,7 +249,11 @@ impl Pusher {
 
     /// What was done so far.
     pub fn summary(&self) -> Summary {
-        self.shared.lock().summary.clone()
+        let state = self.shared.lock();
+        Summary {
+            pending: state.queue.len() as u64,
+            ..state.summary.clone()
+        }
     }
 
     /// Intervals waiting to be sent.
@@ -362,6 +370,7 @@ fn send_loop(shared: &Shared, config: &PushConfig, agent: &ureq::Agent) {
                 state.queue.pop_front();
                 state.summary.sent += 1;
                 state.summary.bytes += bytes as u64;
+                state.summary.last_failure = None;
                 state.unreported = state.unreported.saturating_sub(unreported);
                 (shared.log)(&Event::Sent {
                     bytes,
@@ -379,6 +388,7 @@ fn send_loop(shared: &Shared, config: &PushConfig, agent: &ureq::Agent) {
             (Outcome::Retry { reason, after }, _) => {
                 failures += 1;
                 state.summary.failures += 1;
+                state.summary.last_failure = Some(reason.clone());
                 let wait = after
                     .map(|a| a.min(Duration::from_secs(300)))
                     .unwrap_or_else(|| config.backoff.wait(failures));

@@ -115,6 +115,11 @@ fn push() -> Option<Push> {
     state().as_ref().and_then(|r| r.push.clone())
 }
 
+/// What the running agent's pushing has done, for the status.
+pub fn push_status() -> Option<ferrofluid_protocol::control::PushStatus> {
+    push().and_then(|p| p.status())
+}
+
 fn lifecycle() -> MutexGuard<'static, ()> {
     lock(&AGENT.lifecycle)
 }

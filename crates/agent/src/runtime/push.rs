@@ -18,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ferrofluid_jvmti::Jvmti;
 use ferrofluid_profile::Profile;
+use ferrofluid_protocol::control::PushStatus;
 use ferrofluid_protocol::AgentOptions;
 use ferrofluid_push::{Auth, Endpoint, Event, Interval, Labels, PushConfig, Pusher, Summary};
 
@@ -129,6 +130,22 @@ impl Push {
             })
             .map_err(ferrofluid_push::PushError::Thread)?;
         Ok(Some(push))
+    }
+
+    /// What was pushed so far, while pushing goes on.
+    pub fn status(&self) -> Option<PushStatus> {
+        let inner = self.shared.lock();
+        let s = inner.pusher.as_ref()?.summary();
+        Some(PushStatus {
+            url: self.shared.url.clone(),
+            every_ms: u64::try_from(self.shared.every.as_millis()).unwrap_or(u64::MAX),
+            sent: s.sent,
+            bytes: s.bytes,
+            dropped: s.dropped,
+            failures: s.failures,
+            pending: s.pending,
+            last_failure: s.last_failure,
+        })
     }
 
     /// Collection (of a fresh recording) has started: intervals run from now.

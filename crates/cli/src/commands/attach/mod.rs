@@ -369,6 +369,28 @@ fn format_status(s: &Status) -> String {
     if !s.alloc_classes.is_empty() {
         text += &format!("alloc classes:  {}\n", s.alloc_classes.join(", "));
     }
+    if let Some(p) = &s.push {
+        text += &format_push(p);
+    }
+    text
+}
+
+/// The agent's pushing: where, how often, what arrived and what did not.
+fn format_push(p: &control::PushStatus) -> String {
+    let every = ferrofluid_protocol::format_duration(Duration::from_millis(p.every_ms));
+    let mut text = format!(
+        "pushing:        every {every} to {}\n                {} profiles sent ({} KiB), {} dropped, \
+         {} failed attempts, {} waiting\n",
+        p.url,
+        p.sent,
+        p.bytes.div_ceil(1024),
+        p.dropped,
+        p.failures,
+        p.pending
+    );
+    if let Some(why) = &p.last_failure {
+        text += &format!("                last attempt failed: {why}\n");
+    }
     text
 }
 
@@ -384,6 +406,28 @@ mod tests {
             ..Default::default()
         };
         assert!(format_status(&s).ends_with("alloc classes:  com.acme.Cache$Entry, byte[]\n"));
+    }
+
+    #[test]
+    fn status_says_what_the_agents_pushing_did() {
+        let s = Status {
+            push: Some(control::PushStatus {
+                url: "http://pyroscope:4040/ingest".into(),
+                every_ms: 10_000,
+                sent: 12,
+                bytes: 2_049,
+                dropped: 1,
+                failures: 3,
+                pending: 2,
+                last_failure: Some("connection refused".into()),
+            }),
+            ..Default::default()
+        };
+        assert!(format_status(&s).ends_with(
+            "pushing:        every 10s to http://pyroscope:4040/ingest\n                12 profiles \
+             sent (3 KiB), 1 dropped, 3 failed attempts, 2 waiting\n                last attempt \
+             failed: connection refused\n"
+        ));
     }
 
     #[test]
