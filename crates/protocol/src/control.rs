@@ -76,6 +76,9 @@ pub enum Request {
 }
 
 /// Agent → tool.
+// One response per request on a control socket: its size in memory does not matter, and a
+// boxed status would only make every reader unbox it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
