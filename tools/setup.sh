@@ -35,6 +35,8 @@ ferrofluid_setup() {
         # the jars those programs need. golang-go brings `go tool pprof`, which reads the pprof
         # exports (crates/report/tests/exports.rs).
         packages+=(libasm-java libxalan2-java libbatik-java fop libh2-java jython groovy scala libxerces2-java liblucene8-java jetty9 golang-go)
+        # openssl makes the certificates of the push tests' TLS receiver (crates/push/tests/tls.rs).
+        packages+=(openssl)
         # Headless Chromium and its WebDriver for the page tests (crates/cli/tests/ui.rs,
         # page_layout.rs).
         packages+=(chromium chromium-driver)
@@ -79,6 +81,22 @@ ferrofluid_setup() {
         export FERROFLUID_JDK25
     fi
     echo "tools/setup.sh: JDK 25 for the virtual-thread tests: $FERROFLUID_JDK25"
+
+    # OpenTelemetry's own profiles definitions (PyPI's opentelemetry-proto), which read the OTLP
+    # bodies `--push` sends (crates/push/tests/wire.rs), in a venv of their own; 1.45.2 carries
+    # opentelemetry-proto v1.11.0's profiles, the version crates/push/src/otlp.rs encodes. The
+    # tests find it through FERROFLUID_OTLP_PYTHON.
+    local otlp_venv=${FERROFLUID_OTLP_VENV:-/opt/ferrofluid-otlp-venv}
+    if [ ! -x "$otlp_venv/bin/python" ]; then
+        python3 -m venv "$otlp_venv" </dev/null || {
+            "${sudo[@]}" apt-get update </dev/null
+            "${sudo[@]}" apt-get install -y --no-install-recommends python3-venv </dev/null
+            python3 -m venv "$otlp_venv" </dev/null
+        }
+    fi
+    "$otlp_venv/bin/python" -c 'import opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2' 2>/dev/null \
+        || "$otlp_venv/bin/pip" install --quiet 'opentelemetry-proto==1.45.2' </dev/null
+    export FERROFLUID_OTLP_PYTHON=$otlp_venv/bin/python
 }
 
 ferrofluid_setup "$@"

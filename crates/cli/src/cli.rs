@@ -50,8 +50,28 @@ mod tests {
     const NUMERIC: &[&str] = &["N", "D", "DURATION", "SECS", "T", "METRIC=T", "PID"];
     /// Every other value name, none of which reads as a number.
     const OTHER: &[&str] = &[
-        "MODE", "METHOD", "CLASSES", "SCHEME", "BLOCKS", "WHEN", "PATH", "FILE", "ADDR", "COMMAND",
-        "F", "METRIC", "ORDER", "HOW", "INPUT", "OUTPUT", "PROBE", "INCLUDE", "BASE", "NEW",
+        "MODE",
+        "METHOD",
+        "CLASSES",
+        "SCHEME",
+        "BLOCKS",
+        "WHEN",
+        "PATH",
+        "FILE",
+        "ADDR",
+        "COMMAND",
+        "F",
+        "METRIC",
+        "ORDER",
+        "HOW",
+        "INPUT",
+        "OUTPUT",
+        "PROBE",
+        "INCLUDE",
+        "BASE",
+        "NEW",
+        "URL",
+        "KEY=VALUE",
     ];
 
     fn value(flag: &str, v: &str, reason: &str) -> String {
@@ -59,6 +79,7 @@ mod tests {
     }
 
     const DURATION: &str = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
+    const INTERVAL: &str = "expected a whole number of ms, s or m from 1ms to 1m (e.g. 10ms)";
 
     /// The agent flags' numeric values on `attach`, `run` and `top`, and what each gives.
     fn agent_flag_cases(cases: &mut Vec<(Vec<&'static str>, Option<String>)>) {
@@ -99,6 +120,10 @@ mod tests {
                 ),
                 ("--duration <DURATION>", "-5s", Some(DURATION)),
                 ("--duration <DURATION>", "0s", Some(DURATION)),
+                ("--every <DURATION>", "-5s", Some(DURATION)),
+                ("--every <DURATION>", "0s", Some(DURATION)),
+                ("--interval <DURATION>", "-5ms", Some(INTERVAL)),
+                ("--interval <DURATION>", "0ms", Some(INTERVAL)),
             ] {
                 let name = flag.split(' ').next().unwrap();
                 cases.push((pre(&[name, v]), reason.map(|r| value(flag, v, r))));

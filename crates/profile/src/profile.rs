@@ -107,6 +107,8 @@ pub struct Profile {
     pub failed_classes: Vec<crate::failed::FailedClass>,
     /// Allocation mode ([`Mode::Alloc`]): per class and per site counts, ages, leak suspects.
     pub alloc: Option<crate::alloc::AllocSummary>,
+    /// Sample mode ([`Mode::Sample`]): how it sampled and what was lost.
+    pub sampling: Option<crate::sampling::Sampling>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.
@@ -194,9 +196,10 @@ impl Profile {
     }
 
     /// CPU times of every node of `tree` that has them, compensated with this profile's
-    /// CPU calibration.
+    /// CPU calibration, none above its node's compensated wall time.
     pub fn cpu_times(&self, tree: &CallTree) -> Vec<Option<CpuTimes>> {
-        node_cpu_times(tree, self.cpu_calibration.as_ref())
+        let wall = self.times(tree);
+        node_cpu_times(tree, self.cpu_calibration.as_ref(), Some(&wall))
     }
 
     /// Whether any thread has CPU times (the `cpu` option was on).
@@ -239,6 +242,10 @@ impl Profile {
             .collect();
         if self.mode == Mode::Cpu && self.has_cpu() {
             slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
+        }
+        // A sample profile with roots counts the roots' calls exactly.
+        if self.mode == Mode::Sample && self.sampling.as_ref().is_some_and(|s| s.roots) {
+            slots.insert(0, (Metric::new(CALLS, crate::metric::COUNT), Slot::Calls));
         }
         slots.extend(
             self.extra_metrics

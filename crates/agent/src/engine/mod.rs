@@ -104,6 +104,7 @@ engines! {
     Region for Region => region::Region,
     Count for Count => count::Count,
     Alloc for Alloc => alloc::Alloc,
+    Sample for Sample => sample::Sample,
     #[cfg(test)] Testing => testing::Entries,
 }
 
@@ -411,10 +412,7 @@ mod tests {
 
     #[test]
     fn the_registry_has_the_modes_the_protocol_announces() {
-        let built: Vec<Mode> = registered()
-            .map(|e| e.mode())
-            .filter(|m| *m != Mode::Sample)
-            .collect();
+        let built: Vec<Mode> = registered().map(|e| e.mode()).collect();
         assert_eq!(built, ferrofluid_protocol::AGENT_MODES);
         for e in registered() {
             assert_eq!(find(e.mode()).map(|f| f.mode()), Some(e.mode()));
@@ -432,7 +430,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "mode {mode} is not available in this agent (available: cpu, region, alloc, count)"
+                "mode {mode} is not available in this agent (available: cpu, region, alloc, count, sample)"
             )
         );
     }
@@ -481,11 +479,12 @@ mod tests {
                 Slot::Region,
                 Slot::Count,
                 Slot::Alloc,
+                Slot::Sample,
                 Slot::Testing
             ]
         );
         assert!(
-            find(Mode::Sample).is_none(),
+            find(Mode::Native).is_none(),
             "the test engine has a slot, not a mode"
         );
     }

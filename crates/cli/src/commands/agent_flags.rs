@@ -29,7 +29,14 @@ const AGENT_HELP: &str =
 
 /// The agent options whose value is a number or a duration: a negative or zero value must reach
 /// the option's own check, not be taken for a flag.
-pub const NUMERIC_OPTIONS: &[&str] = &["region-last", "track-every", "stack-depth", "duration"];
+pub const NUMERIC_OPTIONS: &[&str] = &[
+    "region-last",
+    "track-every",
+    "stack-depth",
+    "duration",
+    "every",
+    "interval",
+];
 
 impl clap::Args for AgentFlags {
     fn augment_args(cmd: clap::Command) -> clap::Command {
@@ -112,6 +119,11 @@ fn canonical(key: &str, s: &str) -> Result<String, String> {
             .map_err(|e| e.to_string()),
         "reveal" => parse_reveal(s).map(|r| r.name().to_owned()),
         "duration" => parse_duration(s).map(ferrofluid_protocol::format_duration),
+        "push" => crate::push::parse_endpoint(s).map(|_| s.to_owned()),
+        "every" => crate::push::parse_every(s).map(ferrofluid_protocol::format_duration),
+        "label" => ferrofluid_protocol::push::parse_label(s)
+            .map(|_| s.to_owned())
+            .map_err(|e| e.to_string()),
         _ => match AgentOptions::from_pairs([(key, s)]) {
             Ok(_) => Ok(s.to_owned()),
             Err(OptionsError::BadValue { reason, .. }) => Err(reason),
@@ -259,9 +271,45 @@ mod tests {
                 &["--mode", "alloc", "--track-every", "0"],
                 "mode=alloc,track-every=0",
             ),
+            (
+                &[
+                    "--label",
+                    "env=prod",
+                    "--push",
+                    "http://pyroscope:4040/ingest",
+                    "--every",
+                    "120s",
+                    "--label",
+                    "service_name=billing",
+                ],
+                "push=http://pyroscope:4040/ingest,every=2m,label=env=prod,label=service_name=billing",
+            ),
         ];
         for (argv, expected) in cases {
             assert_eq!(options(argv).as_deref(), Ok(*expected), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn bad_push_flags_are_one_line_errors() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--push", "http://pyroscope:4040/"],
+                "error: invalid value 'http://pyroscope:4040/' for '--push <URL>': the path names no backend; expected one ending in /ingest or /push.v1.PusherService/Push (Pyroscope), /profiles/writeraw or /parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw (Parca), /v1development/profiles (OpenTelemetry)",
+            ),
+            (
+                &["--push", "http://p/ingest", "--every", "500ms"],
+                "error: invalid value '500ms' for '--every <DURATION>': at least 1s",
+            ),
+            (
+                &["--push", "http://p/ingest", "--label", "a b=c"],
+                "error: invalid value 'a b=c' for '--label <KEY=VALUE>': label name `a b`: expected letters, digits and `_`, not starting with a digit or `__`",
+            ),
+            (&["--every", "10s"], "agent option `every` needs `push`"),
+            (&["--label", "env=prod"], "agent option `label` needs `push`"),
+        ];
+        for (argv, expected) in cases {
+            assert_eq!(options(argv).unwrap_err(), *expected, "{argv:?}");
         }
     }
 
@@ -305,14 +353,13 @@ mod tests {
             options(&["--region", "demo.Work::step"]).as_deref(),
             Ok("region=demo.Work::step")
         );
-        for mode in ["native", "sample"] {
-            assert_eq!(
-                options(&["--mode", mode]),
-                Err(format!(
-                    "mode {mode} is not available in this agent (available: cpu, region, alloc, count)"
-                ))
-            );
-        }
+        assert_eq!(
+            options(&["--mode", "native"]),
+            Err(
+                "mode native is not available in this agent (available: cpu, region, alloc, count, sample)"
+                    .into()
+            )
+        );
         assert_eq!(
             options(&["--mode", "count", "--root", "A::f", "--blocks", "precise"]).as_deref(),
             Ok("mode=count,root=A::f,blocks=precise")

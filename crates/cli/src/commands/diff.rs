@@ -196,19 +196,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     exceeding.len()
                 )?;
                 for e in exceeding.iter().take(diff::MOST_MOVED) {
-                    let metric = diff
-                        .metrics
-                        .iter()
-                        .find(|m| m.name == e.metric)
-                        .expect("a compared metric");
-                    writeln!(
-                        out,
-                        "  {} {}: {}   {}",
-                        e.kind,
-                        e.metric,
-                        diff::describe(metric, &e.change),
-                        e.name
-                    )?;
+                    writeln!(out, "  {}", diff::moved_line(&diff, e))?;
                 }
             }
             eprintln!("ferrofluid: diff written to {}", path.display());

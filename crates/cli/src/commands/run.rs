@@ -12,7 +12,8 @@ use crate::interrupt::{self, Interrupts, Mode};
 
 const EXAMPLES: &str = "Examples:\n  ferrofluid run --root com.acme.Main::main -o out.html -- java -cp app.jar com.acme.Main\n  \
     ferrofluid run --mode region --region com.acme.Report::render -o regions.txt -- java -cp app.jar com.acme.Main\n  \
-    ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)";
+    ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)\n  \
+    ferrofluid run --mode count --push http://pyroscope:4040/ingest --every 10s -- java -jar app.jar";
 
 /// Arguments of `ferrofluid run`.
 #[derive(Debug, clap::Args)]
@@ -42,13 +43,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if args.output.is_some() && options.file.is_some() {
         return Err("give either --file (the agent's JSON) or -o (a report), not both".into());
     }
-    // Without -o or --file the text report goes to the terminal when the JVM exits: a profile
-    // is never taken only to be thrown away.
+    // Without -o, --file or --push the text report goes to the terminal when the JVM exits: a
+    // profile is never taken only to be thrown away.
     let output = match (&args.output, &options.file) {
         (Some(o), _) => Some(o.clone()),
-        (None, None) => Some(PathBuf::from("-")),
-        (None, Some(_)) => None,
+        (None, None) if options.push.url.is_none() => Some(PathBuf::from("-")),
+        (None, _) => None,
     };
+    if options.push.url.is_some() {
+        // The agent pushes, with the credentials of the environment the JVM inherits: checked
+        // before it starts.
+        ferrofluid_push::Auth::from_env()?;
+    }
     if let Some(file) = &options.file {
         check_writable(file)?;
     }

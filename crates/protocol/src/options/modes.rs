@@ -4,7 +4,9 @@ use super::{AgentOptions, Mode, OptionsError};
 
 /// The options every mode takes: where the profile goes and for how long, where the agent
 /// logs and listens.
-pub const COMMON_KEYS: &[&str] = &["mode", "file", "duration", "log", "socket"];
+pub const COMMON_KEYS: &[&str] = &[
+    "mode", "file", "duration", "push", "every", "label", "log", "socket",
+];
 
 /// The options `mode` takes besides [`COMMON_KEYS`]: the one place that says which option
 /// applies to which mode ([`AgentOptions::validate`] refuses the others when given).
@@ -37,13 +39,23 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // are exact or nothing.
         Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
         Mode::Native => &["root", "include", "exclude"],
-        Mode::Sample => &["root", "include", "exclude"],
+        // `root` makes it hybrid: only samples inside the roots' invocations, whose calls are
+        // counted exactly.
+        Mode::Sample => &[
+            "root", "include", "exclude", "reveal", "interval", "wall", "threads",
+        ],
     }
 }
 
 /// The modes the agent of this release has an engine for; the agent's registry is checked
 /// against this list by its tests. The CLI refuses the others before touching a JVM.
-pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Alloc, Mode::Count];
+pub const AGENT_MODES: &[Mode] = &[
+    Mode::Cpu,
+    Mode::Region,
+    Mode::Alloc,
+    Mode::Count,
+    Mode::Sample,
+];
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
@@ -73,14 +85,26 @@ impl AgentOptions {
             ("track-every", self.track_every.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
+            ("interval", self.interval.is_some()),
+            ("wall", self.wall),
+            ("threads", self.threads),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
         .collect()
     }
 
-    /// Every option given must be one the mode in effect takes ([`mode_options`]).
+    /// Every option given must be one the mode in effect takes ([`mode_options`]), and
+    /// `every` and `label` need `push`.
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        if self.push.url.is_none() {
+            if self.push.every.is_some() {
+                return Err(OptionsError::NeedsPush { key: "every" });
+            }
+            if !self.push.labels.is_empty() {
+                return Err(OptionsError::NeedsPush { key: "label" });
+            }
+        }
         let mode = self.mode();
         let takes = mode_options(mode);
         match self.given().into_iter().find(|k| !takes.contains(k)) {

@@ -36,7 +36,7 @@ impl Engine for Entries {
     /// The mode its profiles claim: one the tests' options may name (no engine of this build
     /// is found by it).
     fn mode(&self) -> Mode {
-        Mode::Sample
+        Mode::Native
     }
 
     fn units(&self) -> Units {
@@ -175,7 +175,7 @@ mod tests {
             slot: Slot::Testing,
             engine: &Entries,
         };
-        assert_eq!((chosen.mode(), chosen.units()), (Mode::Sample, Units::Counts));
+        assert_eq!((chosen.mode(), chosen.units()), (Mode::Native, Units::Counts));
         let (counted, other) = (8_000_001, 8_000_002);
         let session = chosen.open(&NoJvm, &options);
         engine::activate(chosen);

@@ -15,6 +15,7 @@ use super::agent_flags::{parse_duration, AgentFlags};
 use super::connect::{self, expect_ok, refuse_if_owned, Reached};
 use super::formats::{formats_help, output_help};
 use super::output::{check_writable, out, report_format, write_report, Asked};
+use crate::push::PushSession;
 use session::{profile_session, Ending, Taken};
 
 const EXAMPLES: &str = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
@@ -96,7 +97,11 @@ fn plan(args: &AttachArgs) -> Result<Plan, Box<dyn std::error::Error>> {
         || args.ui.is_some()
         || !options.roots.is_empty()
         || !options.region.is_empty()
-        || options.mode.is_some();
+        || options.mode.is_some()
+        || options.push.url.is_some();
+    if options.push.url.is_some() && (args.detach || args.reset) {
+        return Err("--push profiles: it cannot be given with --detach or --reset".into());
+    }
     let mut session = options.clone();
     // A live server keeps serving while its request path is revealed (docs/PERFORMANCE.md).
     if ferrofluid_protocol::mode_options(session.mode()).contains(&"reveal") {
@@ -141,6 +146,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     // Leftovers of JVMs killed outright, which could not clean up after themselves.
     crate::stale::sweep(Path::new("/tmp"));
     let socket = connect::socket_path(args.pid, plan.load.socket.as_deref())?;
+    let push = PushSession::start(&plan.session.push, args.pid, plan.session.mode().name())?;
     if args.reset {
         return reset(args.pid, &socket);
     }
@@ -175,7 +181,7 @@ pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         );
     }
     if plan.profiling && !args.detach {
-        return profile(&mut client, &args, &plan.session, ui);
+        return profile(&mut client, &args, &plan.session, ui, push);
     }
     status_or_detach(&mut client, args.detach)
 }
@@ -210,6 +216,7 @@ fn profile(
     args: &AttachArgs,
     session: &AgentOptions,
     ui: Option<crate::ui::Server>,
+    mut push: Option<PushSession>,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if let Some(ui) = &ui {
         out(&format!("ferrofluid: live UI at {}\n", ui.url()))?;
@@ -218,7 +225,18 @@ fn profile(
         profile,
         ending,
         never_matched,
-    } = profile_session(client, session, args.warmup, args.pid, ui.as_ref())?;
+    } = profile_session(
+        client,
+        session,
+        args.warmup,
+        args.pid,
+        ui.as_ref(),
+        push.as_mut(),
+    )?;
+    if let Some(push) = push {
+        let last = (!matches!(ending, Ending::Detached(_))).then_some(&profile);
+        push.finish(last);
+    }
     let path = args.output.as_deref().unwrap_or(Path::new("-"));
     let asked = Asked {
         never_matched: Some(&never_matched),
@@ -246,7 +264,10 @@ fn profile(
             written?;
         }
         ending => {
-            write_report(&profile, path, asked)?;
+            // With --push the profile went to the backend; a report only with -o.
+            if args.output.is_some() || session.push.url.is_none() {
+                write_report(&profile, path, asked)?;
+            }
             crate::ui::finish(ui, None, "profiling has ended".to_owned());
             if let Ending::Exited = ending {
                 eprintln!(
@@ -348,6 +369,28 @@ fn format_status(s: &Status) -> String {
     if !s.alloc_classes.is_empty() {
         text += &format!("alloc classes:  {}\n", s.alloc_classes.join(", "));
     }
+    if let Some(p) = &s.push {
+        text += &format_push(p);
+    }
+    text
+}
+
+/// The agent's pushing: where, how often, what arrived and what did not.
+fn format_push(p: &control::PushStatus) -> String {
+    let every = ferrofluid_protocol::format_duration(Duration::from_millis(p.every_ms));
+    let mut text = format!(
+        "pushing:        every {every} to {}\n                {} profiles sent ({} KiB), {} dropped, \
+         {} failed attempts, {} waiting\n",
+        p.url,
+        p.sent,
+        p.bytes.div_ceil(1024),
+        p.dropped,
+        p.failures,
+        p.pending
+    );
+    if let Some(why) = &p.last_failure {
+        text += &format!("                last attempt failed: {why}\n");
+    }
     text
 }
 
@@ -363,6 +406,28 @@ mod tests {
             ..Default::default()
         };
         assert!(format_status(&s).ends_with("alloc classes:  com.acme.Cache$Entry, byte[]\n"));
+    }
+
+    #[test]
+    fn status_says_what_the_agents_pushing_did() {
+        let s = Status {
+            push: Some(control::PushStatus {
+                url: "http://pyroscope:4040/ingest".into(),
+                every_ms: 10_000,
+                sent: 12,
+                bytes: 2_049,
+                dropped: 1,
+                failures: 3,
+                pending: 2,
+                last_failure: Some("connection refused".into()),
+            }),
+            ..Default::default()
+        };
+        assert!(format_status(&s).ends_with(
+            "pushing:        every 10s to http://pyroscope:4040/ingest\n                12 profiles \
+             sent (3 KiB), 1 dropped, 3 failed attempts, 2 waiting\n                last attempt \
+             failed: connection refused\n"
+        ));
     }
 
     #[test]

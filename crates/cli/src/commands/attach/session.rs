@@ -12,6 +12,7 @@ use ferrofluid_protocol::AgentOptions;
 
 use super::super::connect::{expect_ok, status};
 use crate::interrupt::{self, Interrupts, Mode};
+use crate::push::PushSession;
 
 /// How profiling ended.
 pub(super) enum Ending {
@@ -185,6 +186,7 @@ fn run_until_end(
     options: &AgentOptions,
     warmup: Option<Duration>,
     w: &Waiting<'_>,
+    push: Option<&mut PushSession>,
 ) -> Result<(Ending, Option<serde_json::Value>), String> {
     let what = what(options);
     if let Some(warmup) = warmup {
@@ -211,7 +213,17 @@ fn run_until_end(
             None
         }
     };
-    collect(client, deadline, w)
+    crate::push::collect(
+        push,
+        client,
+        deadline,
+        |client, until| collect(client, until, w),
+        |(ending, _)| match ending {
+            Ending::Elapsed => crate::push::Wait::Elapsed,
+            Ending::Detached(_) => crate::push::Wait::Detach,
+            _ => crate::push::Wait::Other,
+        },
+    )
 }
 
 /// Instruments the call subgraph, collects for `--duration`, until Enter (on a terminal), a
@@ -223,6 +235,7 @@ pub(super) fn profile_session(
     warmup: Option<Duration>,
     pid: u32,
     ui: Option<&crate::ui::Server>,
+    push: Option<&mut PushSession>,
 ) -> Result<Taken, Box<dyn std::error::Error>> {
     let interrupts = Interrupts::catch(Mode::Stop {
         again: format!(
@@ -239,7 +252,7 @@ pub(super) fn profile_session(
         pid,
         ui,
     };
-    let (ending, exited) = run_until_end(client, options, warmup, &waiting)?;
+    let (ending, exited) = run_until_end(client, options, warmup, &waiting, push)?;
     if let Ending::Detached(job) = ending {
         // Detach removes every probe and leaves the JVM as it was; nothing is reported.
         if let Err(e) = expect_ok(client, &Request::Detach) {
