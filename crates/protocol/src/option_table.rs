@@ -162,18 +162,32 @@ pub const OPTIONS: &[AgentOption] = &[
          a JVM whose alloc session runs narrows that session to P, keeping what it collected",
     ),
     option(
+        "timing",
+        Takes::Value,
+        "TIMING",
+        "With --mode cpu: how time is measured. sampled: the probes count every call exactly per \
+         calling context (in Java, no clock read) and a sampler charges each thread's CPU time \
+         (--wall: and elapsed time, off-CPU time by thread state) to its current context every \
+         --interval; probes: each call timed by its probes, compensated for their cost \
+         (per-call precision, more overhead). Default: sampled for attach, probes for run and \
+         -agentpath",
+    ),
+    option(
         "interval",
         Takes::Value,
         "DURATION",
-        "With --mode sample: the sampling interval, of each thread's CPU time (or of elapsed time \
-         with --wall), from 1ms to 1m (default 10ms: 100 samples per second of CPU)",
+        "With --mode sample or --timing sampled: the sampling interval, of each thread's CPU \
+         time (or of elapsed time with --wall), from 1ms to 1m (default 10ms: 100 samples per \
+         second of CPU)",
     ),
     option(
         "wall",
         Takes::Flag,
         "",
         "With --mode sample: sample every thread at the interval of elapsed time, waiting and \
-         sleeping ones included (wall-clock profile), instead of each thread's CPU time",
+         sleeping ones included (wall-clock profile), instead of each thread's CPU time. With \
+         --timing sampled: charge elapsed time too, a thread's off-CPU time to a frame naming \
+         its state ([blocked: native], [blocked: monitor], ...) under its current context",
     ),
     option(
         "threads",

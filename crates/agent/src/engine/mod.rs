@@ -159,6 +159,8 @@ pub enum Capability {
     /// `can_get_bytecodes` and `can_get_constant_pool`: the calls of a hidden class's method
     /// (a lambda proxy) reaching a receiver site.
     ReadBytecodes,
+    /// `can_get_thread_cpu_time`: other threads' CPU clocks (sampled timing).
+    ThreadCpuTime,
 }
 
 /// A JVMTI event an engine needs enabled while its session runs. (The engines of alloc and

@@ -17,6 +17,7 @@ impl Capability {
                 caps.set_can_get_bytecodes(1);
                 caps.set_can_get_constant_pool(1);
             }
+            Capability::ThreadCpuTime => caps.set_can_get_thread_cpu_time(1),
         }
         caps
     }

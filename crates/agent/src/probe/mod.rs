@@ -7,6 +7,7 @@
 pub mod calibrate;
 pub mod clock;
 pub mod collector;
+pub mod contexts;
 pub mod flags;
 pub mod recorder;
 pub mod ring;

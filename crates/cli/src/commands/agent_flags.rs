@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ferrofluid_protocol::{
     AgentOption, AgentOptions, ClassPattern, MethodPattern, Mode as ProfileMode, OptionsError,
-    Reveal, Scheme, Takes, OPTIONS,
+    Reveal, Scheme, Takes, Timing, OPTIONS,
 };
 
 /// Agent flags: one per agent option (`--KEY VALUE`, or `--KEY` for a boolean, with the help
@@ -19,6 +19,8 @@ pub struct AgentFlags {
     given: Vec<(&'static str, String)>,
     /// `--reveal`, if given (`run` and `attach` default differently).
     pub reveal: Option<Reveal>,
+    /// `--timing`, if given (`attach` defaults to sampled, `run` to probes).
+    pub timing: Option<Timing>,
     /// The agent library (default: libferrofluid_agent.so next to the ferrofluid executable).
     pub agent: Option<PathBuf>,
 }
@@ -76,6 +78,11 @@ impl clap::FromArgMatches for AgentFlags {
             .given
             .iter()
             .find(|(key, _)| *key == "reveal")
+            .and_then(|(_, v)| v.parse().ok());
+        self.timing = self
+            .given
+            .iter()
+            .find(|(key, _)| *key == "timing")
             .and_then(|(_, v)| v.parse().ok());
         self.agent = matches.get_one::<PathBuf>("agent").cloned();
         Ok(())
@@ -176,8 +183,21 @@ impl AgentFlags {
     /// The options these flags stand for, checked to survive the trip through the option string
     /// and to name a mode the agent has.
     pub fn options(&self) -> Result<AgentOptions, FlagsError> {
-        let options =
+        self.options_timed(Timing::Probes)
+    }
+
+    /// [`AgentFlags::options`], with `timing` for a `cpu` session whose flags name no timing
+    /// and no option of per-call timing (`--cpu`, `--adaptive`).
+    pub fn options_timed(&self, timing: Timing) -> Result<AgentOptions, FlagsError> {
+        let mut options =
             AgentOptions::from_pairs(self.given.iter().map(|(key, v)| (*key, v.as_str())))?;
+        if options.mode() == ProfileMode::Cpu
+            && self.timing.is_none()
+            && !options.cpu
+            && !options.adaptive
+        {
+            options.timing = timing;
+        }
         options.validate()?;
         if !ferrofluid_protocol::AGENT_MODES.contains(&options.mode()) {
             return Err(FlagsError::Unavailable(options.mode()));

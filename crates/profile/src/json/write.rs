@@ -22,7 +22,10 @@ impl Profile {
             format: FORMAT.to_owned(),
             version: VERSION,
             mode: self.mode.name().to_owned(),
+            // A CPU profile lists its metrics only when it has more than its own (sampled
+            // timing's samples).
             metrics: match self.mode {
+                Mode::Cpu if !self.extra_metrics.is_empty() => self.metrics(),
                 Mode::Cpu | Mode::Region => Vec::new(),
                 _ => self.metrics(),
             },

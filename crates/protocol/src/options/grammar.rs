@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use super::{
-    AgentOptions, Blocks, OptionsError, Reveal, Scheme, KEYS, MAX_REGION_LAST, MAX_SAMPLE_INTERVAL,
-    MAX_STACK_DEPTH, MIN_SAMPLE_INTERVAL,
+    AgentOptions, Blocks, OptionsError, Reveal, Scheme, Timing, KEYS, MAX_REGION_LAST,
+    MAX_SAMPLE_INTERVAL, MAX_STACK_DEPTH, MIN_SAMPLE_INTERVAL,
 };
 use crate::duration::{format_duration, parse_duration};
 use crate::push::{self, MIN_EVERY};
@@ -20,6 +20,7 @@ pub(super) const REGION_LAST_REASON: &str = "expected a whole number from 0 to 1
 pub(super) const BOOL_REASON: &str = "expected true or false";
 pub(super) const REVEAL_REASON: &str = "expected sync or async";
 pub(super) const BLOCKS_REASON: &str = "expected default or precise";
+pub(super) const TIMING_REASON: &str = "expected probes or sampled";
 pub(super) const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
 pub(super) const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
 pub(super) const EVERY_REASON: &str =
@@ -101,6 +102,7 @@ struct Parser {
     seen_adaptive: bool,
     seen_reveal: bool,
     seen_blocks: bool,
+    seen_timing: bool,
     seen_wall: bool,
     seen_threads: bool,
 }
@@ -239,6 +241,10 @@ impl Parser {
                 once(&mut self.seen_reveal, key)?;
                 o.reveal = value.parse().map_err(|r: String| item.bad(r))?;
             }
+            "timing" => {
+                once(&mut self.seen_timing, key)?;
+                o.timing = value.parse().map_err(|r: String| item.bad(r))?;
+            }
             "interval" => first(&mut o.interval, key, || {
                 parse_duration(value)
                     .filter(|d| (MIN_SAMPLE_INTERVAL..=MAX_SAMPLE_INTERVAL).contains(d))
@@ -317,6 +323,9 @@ impl fmt::Display for AgentOptions {
                 .iter()
                 .map(|p| format!("alloc-class={p}")),
         );
+        if self.timing != Timing::default() {
+            items.push(format!("timing={}", self.timing));
+        }
         if let Some(d) = self.interval {
             items.push(format!("interval={}", format_duration(d)));
         }

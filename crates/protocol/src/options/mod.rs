@@ -28,7 +28,7 @@ use crate::push::PushOptions;
 use crate::serde_str::{as_string, as_strings};
 use grammar::{suggestion, PATH_REASON, REGION_LAST_REASON};
 pub use modes::{mode_options, mode_unavailable, AGENT_MODES, COMMON_KEYS};
-pub use values::{Blocks, Reveal};
+pub use values::{Blocks, Reveal, Timing};
 
 pub use crate::option_table::KEYS;
 
@@ -109,10 +109,15 @@ pub struct AgentOptions {
     /// repeatable; none: every class).
     #[serde(default, with = "as_strings", skip_serializing_if = "Vec::is_empty")]
     pub alloc_classes: Vec<AllocClassPattern>,
-    /// Sample mode: the sampling interval (`interval=`; default [`DEFAULT_SAMPLE_INTERVAL`]).
+    /// CPU mode: how time is measured (`timing=probes|sampled`; default probes).
+    #[serde(default, skip_serializing_if = "Timing::is_default")]
+    pub timing: Timing,
+    /// Sample mode, and CPU mode with sampled timing: the sampling interval (`interval=`;
+    /// default [`DEFAULT_SAMPLE_INTERVAL`]).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "millis")]
     pub interval: Option<Duration>,
-    /// Sample mode: wall-clock sampling of every thread (`wall=true`; default: each thread's CPU
+    /// Sample mode: wall-clock sampling of every thread; CPU mode with sampled timing: elapsed
+    /// time charged too, off-CPU time by thread state (`wall=true`; default: each thread's CPU
     /// time).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wall: bool,
@@ -219,6 +224,10 @@ pub enum OptionsError {
     AdaptiveAndRegion,
     #[error("agent option `{key}` does not apply to mode {mode}; mode {mode} takes {}", mode_options(*.mode).join(", "))]
     NotInMode { key: &'static str, mode: Mode },
+    #[error("agent option `{key}` applies to mode cpu only with `timing=sampled`")]
+    NeedsSampled { key: &'static str },
+    #[error("agent option `{key}` needs `timing=probes`: sampled timing has no per-call clock")]
+    NeedsProbes { key: &'static str },
     #[error("agent option `{key}` needs `push`")]
     NeedsPush { key: &'static str },
 }

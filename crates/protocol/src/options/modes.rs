@@ -21,6 +21,9 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "skip-trivial",
             "adaptive",
             "reveal",
+            "timing",
+            "interval",
+            "wall",
         ],
         // `reveal` is taken (and has no effect: nothing is revealed) because `ferrofluid
         // attach` sends `reveal=async` for every session.
@@ -85,6 +88,7 @@ impl AgentOptions {
             ("track-every", self.track_every.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
+            ("timing", self.timing != d.timing),
             ("interval", self.interval.is_some()),
             ("wall", self.wall),
             ("threads", self.threads),
@@ -107,10 +111,23 @@ impl AgentOptions {
         }
         let mode = self.mode();
         let takes = mode_options(mode);
-        match self.given().into_iter().find(|k| !takes.contains(k)) {
-            None => Ok(()),
-            Some(key) => Err(refusal(mode, key)),
+        let given = self.given();
+        if let Some(key) = given.iter().find(|k| !takes.contains(k)) {
+            return Err(refusal(mode, key));
         }
+        if mode == Mode::Cpu {
+            let sampled = self.timing == super::Timing::Sampled;
+            for key in given {
+                match key {
+                    "interval" | "wall" if !sampled => {
+                        return Err(OptionsError::NeedsSampled { key })
+                    }
+                    "cpu" | "adaptive" if sampled => return Err(OptionsError::NeedsProbes { key }),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::grammar::{BLOCKS_REASON, REVEAL_REASON};
+use super::grammar::{BLOCKS_REASON, REVEAL_REASON, TIMING_REASON};
 
 /// When lazy revelation instruments the callees of a method run for the first time (`reveal=`).
 #[derive(
@@ -96,6 +96,54 @@ impl FromStr for Blocks {
             "default" => Ok(Blocks::Default),
             "precise" => Ok(Blocks::Precise),
             _ => Err(BLOCKS_REASON.into()),
+        }
+    }
+}
+
+/// How `cpu` mode measures time (`timing=`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// Each call's time read by its probes, compensated for their cost: per-call precision,
+    /// a clock read and an agent call per event.
+    #[default]
+    Probes,
+    /// The probes keep only the exact calling-context tree (calls per context, in Java, no
+    /// clock); a sampler charges each thread's CPU time (and wall time with `wall`) to its
+    /// current context at every interval.
+    Sampled,
+}
+
+impl Timing {
+    pub(super) fn is_default(&self) -> bool {
+        *self == Timing::default()
+    }
+
+    /// The value's spelling in the option string and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Probes => "probes",
+            Timing::Sampled => "sampled",
+        }
+    }
+}
+
+impl fmt::Display for Timing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Timing {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "probes" => Ok(Timing::Probes),
+            "sampled" => Ok(Timing::Sampled),
+            _ => Err(TIMING_REASON.into()),
         }
     }
 }

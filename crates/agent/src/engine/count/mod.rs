@@ -4,33 +4,26 @@
 //! the counter, with the method id, to `ferrofluid/Counts` (`Counts.java`), its entry probe
 //! the id alone; no clock is read, so a profile is the same on any machine and under any load.
 //!
-//! `ferrofluid/Counts` keeps each thread's calling-context tree (JP's method call tree) in Java,
-//! found by its `Thread`'s identity hash (else a `ThreadLocal`): nodes carry `calls` and
-//! `bytecodes` (that method's own bytecodes in that context, callees excluded); an entry moves
-//! the thread's current node to the child for the method (a cache of the children last entered
-//! answers most entries inline), an exit adds the count and goes back to the node its frame
-//! saved. No JNI call per
-//! event: the agent is asked at a root's entry and exit (root depth, extent, recording: the
-//! rules of the `cpu` engine, [`probes`]) and at a method's first
-//! entry (lazy revelation). A virtual thread has its own tree (its own thread local). The agent
-//! reads the trees at snapshots (`ffi::read`); each context's current node is readable
-//! from outside its thread the same way. Memory is bounded in Java: [`MAX_NODES`] nodes per
-//! thread and [`HEAP_SHARE`] of the heap for all, then new contexts count in one overflow node;
-//! 65,536 threads per recording, then new threads are counted as dropped.
+//! `ferrofluid/Counts` (the shared Java contexts, `probe::contexts`) keeps each thread's
+//! calling-context tree (JP's method call tree) in Java: nodes carry `calls` and `bytecodes`
+//! (that method's own bytecodes in that context, callees excluded); an entry moves the thread's
+//! current node to the child for the method (a cache of the children last entered answers most
+//! entries inline), an exit adds the count and goes back to the node its frame saved. No JNI
+//! call per event: the agent is asked at a root's entry and exit (root depth, extent,
+//! recording: the rules of the `cpu` engine) and at a method's first entry (lazy revelation). A
+//! virtual thread has its own tree (its own thread local). The agent reads the trees at
+//! snapshots. Memory is bounded in Java: [`MAX_NODES`] nodes per thread and [`HEAP_SHARE`] of
+//! the heap for all, then new contexts count in one overflow node; 65,536 threads per
+//! recording, then new threads are counted as dropped.
 //!
 //! Decisions and measurements: docs/decisions/0030-count-engine.md,
 //! docs/decisions/0051-count-contexts-in-java.md.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-
-use rustc_hash::FxHashMap;
 
 use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
 use ferrofluid_jvmti::{sys, JniEnv};
-use ferrofluid_profile::{
-    CallTree, MethodId, MethodInfo, MethodTable, Mode, NodeId, NodeKind, Profile, ThreadProfile,
-};
+use ferrofluid_profile::{Mode, Profile};
 use ferrofluid_protocol::{AgentOptions, Blocks};
 use ferrofluid_subgraph::{ClassPattern, PlanConfig};
 
@@ -38,34 +31,10 @@ use crate::engine::{
     Capability, ClassKey, Context, Engine, EngineSession, Instrumentation, JvmEvent, Needs,
     Selection, Units,
 };
-use ffi::JavaContext;
 use crate::probe::collector;
+use crate::probe::contexts::ffi::{self, JavaContext};
+use crate::probe::contexts::{tree, HEAP_SHARE, MAX_NODES, UNPROBED};
 use crate::probe::thread::SWITCHES;
-
-// The engine's FFI: `ferrofluid/Counts` and its natives.
-#[allow(unsafe_code)]
-mod ffi;
-mod probes;
-
-/// Nodes one thread's tree may have; past it new contexts count into the overflow node.
-pub const MAX_NODES: usize = ferrofluid_profile::DEFAULT_MAX_NODES;
-/// The share of the JVM's maximum heap all trees' nodes may take (40 bytes a node).
-pub const HEAP_SHARE: f64 = 0.05;
-
-/// The method of a tree's overflow node (no method has this id; the root's is `u32::MAX`).
-const OVERFLOW: u32 = u32::MAX - 1;
-/// The root's index in a thread's node arena.
-const ROOT_NODE: u32 = 0;
-
-/// The classes `ferrofluid/Counts` runs to find a thread's tree: never probed by this engine
-/// (their probes would call it again before it found the tree). Calls of their methods count as
-/// their callers' bytecodes.
-const UNPROBED: [&str; 4] = [
-    "java.lang.ThreadLocal",
-    "java.lang.ThreadLocal$*",
-    "java.lang.ref.Reference",
-    "java.lang.ref.WeakReference",
-];
 
 /// The bytecode-count engine.
 pub struct Count;
@@ -253,90 +222,22 @@ impl CountSession {
     }
 }
 
-/// One calling context of one thread.
-#[derive(Clone, Copy)]
-struct Node {
-    /// Global method id (`u32::MAX` for the root, [`OVERFLOW`]).
-    method: u32,
-    parent: u32,
-    calls: u64,
-    bytecodes: u64,
-}
-
-/// A context's nodes as the agent keeps them (a node whose parent is not before it, read
-/// while its thread counted, is dropped with its subtree).
-fn nodes_of(c: &JavaContext) -> Vec<Node> {
-    let n = c
-        .method
-        .len()
-        .min(c.parent.len())
-        .min(c.calls.len())
-        .min(c.bytecodes.len());
-    let mut nodes = Vec::with_capacity(n);
-    for i in 0..n {
-        let parent = c.parent[i] as u32;
-        if i > 0 && parent as usize >= i {
-            break;
-        }
-        nodes.push(Node {
-            method: c.method[i] as u32,
-            parent,
-            calls: c.calls[i] as u64,
-            bytecodes: c.bytecodes[i] as u64,
-        });
-    }
-    nodes
-}
-
 /// Fills `profile` with the count trees: mode `count`, metric `bytecodes`, one tree per thread
-/// that counted, in the order threads first counted. Method ids are given in name order and
-/// children are in name order, so that two runs that counted the same give the same document
-/// (thread ids aside).
+/// that counted ([`tree::build`]).
 fn snapshot_into(
     profile: &mut Profile,
-    mut contexts: Vec<JavaContext>,
+    contexts: Vec<JavaContext>,
     name_of: impl Fn(u32) -> Option<(String, String, String)>,
 ) {
-    contexts.sort_by_key(|c| c.order);
-    let copies: Vec<(JavaContext, Vec<Node>)> = contexts
-        .into_iter()
-        .map(|c| {
-            let nodes = nodes_of(&c);
-            (c, nodes)
-        })
-        .filter(|(_, nodes)| nodes.len() > 1)
-        .collect();
-    let mut names: BTreeMap<u32, MethodInfo> = BTreeMap::new();
-    for (_, nodes) in &copies {
-        for n in nodes.iter().filter(|n| n.method < OVERFLOW) {
-            names.entry(n.method).or_insert_with(|| match name_of(n.method) {
-                Some((class, name, descriptor)) => {
-                    MethodInfo::from_internal(&class, &name, &descriptor)
-                }
-                None => MethodInfo::new("?", format!("method#{}", n.method), "()V"),
-            });
+    let (methods, built) = tree::build(contexts, 1, name_of);
+    let mut out = Vec::with_capacity(built.len());
+    for (mut b, nodes) in built {
+        for (n, id) in nodes.iter().zip(&b.node_of) {
+            if let Some(id) = *id {
+                b.thread.tree.extra_mut(id)[0] = n.bytecodes;
+            }
         }
-    }
-    let mut by_name: Vec<(&MethodInfo, u32)> = names.iter().map(|(id, m)| (m, *id)).collect();
-    by_name.sort();
-    let mut methods = MethodTable::default();
-    let ids: FxHashMap<u32, MethodId> = by_name
-        .into_iter()
-        .map(|(m, id)| (id, methods.intern(m.clone())))
-        .collect();
-    let mut out = Vec::with_capacity(copies.len());
-    for (c, nodes) in copies {
-        // Virtual threads mostly have no name: `virtual#ID`, as in the other modes.
-        let name = match c.name {
-            n if !n.is_empty() => n,
-            _ if c.is_virtual => format!("virtual#{}", c.java_id),
-            _ => "?".to_owned(),
-        };
-        let mut thread = ThreadProfile::new(name, c.java_id, to_tree(&nodes, &ids));
-        thread.overflow_calls = c.overflow_calls;
-        thread.unmatched_exits = c.unmatched_exits;
-        thread.virtual_thread = c.is_virtual;
-        out.push(thread);
+        out.push(b.thread);
     }
     profile.methods = methods;
     profile.probes_dropped.clear();
@@ -345,43 +246,14 @@ fn snapshot_into(
     profile.calibration = None;
     profile.cpu_calibration = None;
     profile.calibration_stats = None;
+    profile.sampling = None;
     profile.threads = out;
-}
-
-/// A thread's nodes as a profile tree (width 1: `bytecodes`), children in method-id order.
-fn to_tree(nodes: &[Node], ids: &FxHashMap<u32, MethodId>) -> CallTree {
-    let kind = |n: &Node| match ids.get(&n.method) {
-        Some(&m) => NodeKind::Method(m),
-        None => NodeKind::Overflow,
-    };
-    let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-    for (i, n) in nodes.iter().enumerate().skip(1) {
-        children[n.parent as usize].push(i as u32);
-    }
-    let mut tree = CallTree::with_width(1);
-    // (our node, its node in `tree`), depth first; children sorted by kind.
-    let mut stack = vec![(ROOT_NODE, NodeId::ROOT)];
-    while let Some((ours, theirs)) = stack.pop() {
-        let mut kids = std::mem::take(&mut children[ours as usize]);
-        kids.sort_by_key(|&c| kind(&nodes[c as usize]));
-        let added: Vec<(u32, NodeId)> = kids
-            .into_iter()
-            .map(|c| {
-                let n = &nodes[c as usize];
-                let id = tree.add_child(theirs, kind(n));
-                tree.node_mut(id).calls = n.calls;
-                tree.extra_mut(id)[0] = n.bytecodes;
-                (c, id)
-            })
-            .collect();
-        stack.extend(added.into_iter().rev());
-    }
-    tree
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferrofluid_profile::MethodId;
 
     /// How Counts.java is compiled (see its comment).
     const JAVAC: [&str; 7] = [
@@ -395,7 +267,7 @@ mod tests {
     ];
 
     const SOURCES: [&str; 3] = [
-        "src/engine/count/Counts.java",
+        "src/probe/contexts/Counts.java",
         "../../tools/hooks/ferrofluid/Hooks.java",
         "tests/java/ferrofluid/CountsDriver.java",
     ];
@@ -409,10 +281,13 @@ mod tests {
     #[test]
     fn class_files_match_their_source() {
         for (class, committed) in [
-            ("ferrofluid/Counts.class", &include_bytes!("Counts.class")[..]),
+            (
+                "ferrofluid/Counts.class",
+                &include_bytes!("../../probe/contexts/Counts.class")[..],
+            ),
             (
                 "ferrofluid/Counts$Context.class",
-                &include_bytes!("Counts$Context.class")[..],
+                &include_bytes!("../../probe/contexts/Counts$Context.class")[..],
             ),
         ] {
             let Some(made) = crate::testing::compiled_by(&SOURCES[..2], &JAVAC, class) else {

@@ -2,7 +2,9 @@
 //! planner reveals under the roots record calls into per-thread rings (`probe::recorder`), the
 //! collector builds each thread's calling context tree, and times are compensated with the
 //! calibrated probe costs (re-measured while collecting, [`calibration`]). Optionally thread
-//! CPU time per call (`cpu`), fewer probes (`skip-trivial`, [`adaptive`]).
+//! CPU time per call (`cpu`), fewer probes (`skip-trivial`, [`adaptive`]). With
+//! `timing=sampled` ([`sampled`]) the probes keep only the exact calling contexts, in Java, and
+//! a sampler charges the threads' time to them.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
@@ -10,18 +12,20 @@ use std::sync::{Mutex, MutexGuard};
 use ferrofluid_classfile::ProbeKind;
 use ferrofluid_jvmti::{sys, JniEnv};
 use ferrofluid_profile::Mode;
-use ferrofluid_protocol::AgentOptions;
-use ferrofluid_subgraph::PlanConfig;
+use ferrofluid_protocol::{AgentOptions, Timing};
+use ferrofluid_subgraph::{ClassPattern, PlanConfig};
 
 use crate::engine::{
     Capability, Context, Engine, EngineSession, Instrumentation, JvmEvent, Needs, Selection,
     Units,
 };
+use crate::probe::contexts::UNPROBED;
 use crate::probe::thread::SWITCHES;
 use crate::probe::{calibrate, collector, recorder};
 
 pub mod adaptive;
 pub mod calibration;
+mod sampled;
 
 /// The call-subgraph engine.
 pub struct Cpu;
@@ -41,7 +45,12 @@ impl Engine for Cpu {
             // Receiver sites and threads started inside roots; without tags their callees
             // are revealed at the callers' first invocation only.
             // Hidden classes reaching receiver sites: without their bytecode, chosen by CHA.
-            optional: &[Capability::TagObjects, Capability::ReadBytecodes],
+            // Sampled timing: other threads' CPU clocks; without it, times by thread state.
+            optional: &[
+                Capability::TagObjects,
+                Capability::ReadBytecodes,
+                Capability::ThreadCpuTime,
+            ],
             events: &[
                 JvmEvent::ClassFileLoadHook,
                 JvmEvent::ClassPrepare,
@@ -51,17 +60,32 @@ impl Engine for Cpu {
         }
     }
 
+    /// With sampled timing, never the classes `ferrofluid/Counts` runs to find a thread's
+    /// context.
     fn plan(&self, options: &AgentOptions) -> PlanConfig {
+        let sampled = options.timing == Timing::Sampled;
+        let mut filter = options.filter.clone();
+        if sampled {
+            filter.exclude.extend(
+                UNPROBED
+                    .iter()
+                    .map(|c| c.parse::<ClassPattern>().expect("a valid class pattern")),
+            );
+        }
         PlanConfig {
             roots: options.roots.clone(),
             scheme: options.scheme,
-            filter: options.filter.clone(),
+            filter,
             skip_trivial: options.skip_trivial,
-            adaptive: options.adaptive,
+            adaptive: options.adaptive && !sampled,
         }
     }
 
-    fn open(&self, _ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
+    fn open(&self, ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
+        if options.timing == Timing::Sampled {
+            SWITCHES.cpu.store(false, Ordering::SeqCst);
+            return Box::new(sampled::SampledSession::open(ctx, options));
+        }
         SWITCHES.cpu.store(options.cpu, Ordering::SeqCst);
         Box::new(CpuSession {
             adaptive: options.adaptive,

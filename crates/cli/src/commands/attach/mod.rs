@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ferrofluid_protocol::control::{self, Client, Request, Response, Status};
-use ferrofluid_protocol::{AgentOptions, Mode as ProfileMode, Reveal};
+use ferrofluid_protocol::{AgentOptions, Mode as ProfileMode, Reveal, Timing};
 
 use super::agent_flags::{parse_duration, AgentFlags};
 use super::connect::{self, expect_ok, refuse_if_owned, Reached};
@@ -92,7 +92,9 @@ struct Plan {
 
 /// The options to load the agent with and the session's, checked before the JVM is touched.
 fn plan(args: &AttachArgs) -> Result<Plan, Box<dyn std::error::Error>> {
-    let options = args.flags.options()?;
+    // Exact calls with sampled time: the probes' cost a live server can bear
+    // (docs/modes/cpu.md, "Timing"); per-call timing when asked for.
+    let options = args.flags.options_timed(Timing::Sampled)?;
     let profiling = args.output.is_some()
         || args.ui.is_some()
         || !options.roots.is_empty()

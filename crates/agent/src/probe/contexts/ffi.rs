@@ -1,11 +1,11 @@
-//! The JNI side of the `count` engine: the class `ferrofluid/Counts` (`Counts.java`),
-//! which keeps every thread's calling-context tree in Java, defined in the bootstrap loader with
-//! its natives bound (the agent's answers at a root's entry and exit, at a method's first entry
-//! and at a thread's first probe), started, stopped and read.
+//! The JNI side of the Java contexts: the class `ferrofluid/Counts` (`Counts.java`), which
+//! keeps every thread's calling-context tree in Java, defined in the bootstrap loader with its
+//! natives bound (the agent's answers at a root's entry and exit, at a method's first entry and
+//! at a thread's first probe), started, stopped, read, and sampled (each thread's current node).
 
 use std::ffi::c_void;
 
-use ferrofluid_jvmti::{sys, JniEnv, Object};
+use ferrofluid_jvmti::{sys, JniEnv, Object, StaticIntField, StaticObjectField};
 
 use crate::ffi::jni::call_static;
 use crate::ffi::natives::Native;
@@ -180,6 +180,68 @@ pub fn read(env: &JniEnv<'_>) -> Option<(Vec<JavaContext>, u64)> {
     Some((contexts, dropped))
 }
 
+/// The fields `Counts.sample()` fills, found once per sampler.
+pub struct SampleFields {
+    threads: StaticObjectField,
+    nodes: StaticObjectField,
+    count: StaticIntField,
+}
+
+impl SampleFields {
+    /// The fields of the defined `ferrofluid/Counts`.
+    pub fn find(env: &JniEnv<'_>) -> Result<SampleFields, String> {
+        with_class(env, |class| {
+            let fields = (|| {
+                Ok::<_, ferrofluid_jvmti::Error>(SampleFields {
+                    threads: env.static_object_field(
+                        class,
+                        c"sampledThreads",
+                        c"[Ljava/lang/Object;",
+                    )?,
+                    nodes: env.static_object_field(class, c"sampledNodes", c"[I")?,
+                    count: env.static_int_field(class, c"sampledCount")?,
+                })
+            })();
+            fields.map_err(|e| {
+                env.clear_exception();
+                e.to_string()
+            })
+        })
+    }
+
+    /// Runs `Counts.sample()` and hands `f` each context's thread (a local reference, deleted
+    /// after) and the node it is in (-1: not recording), in the contexts' order.
+    pub fn sample(
+        &self,
+        env: &JniEnv<'_>,
+        mut f: impl FnMut(usize, Object<'_>, i32),
+    ) -> Result<(), String> {
+        with_class(env, |class| {
+            // SAFETY: `sample()V` takes nothing and returns nothing.
+            unsafe { call_static(env, class, c"sample", c"()V", &[], false) }.map(|_| ())
+        })?;
+        let n = self.count.get(env).map_err(|e| e.to_string())?.max(0) as usize;
+        if n == 0 {
+            return Ok(());
+        }
+        let threads = self.threads.get(env).map_err(|e| e.to_string())?;
+        let nodes = self.nodes.get(env).map_err(|e| e.to_string())?;
+        let (Some(threads), Some(nodes)) = (threads, nodes) else {
+            return Ok(());
+        };
+        let current = ints(env, nodes);
+        env.delete_local_ref(nodes);
+        for (i, &node) in current.iter().enumerate().take(n) {
+            if let Ok(Some(thread)) = env.object_array_element(threads, i) {
+                f(i, thread, node);
+                env.delete_local_ref(thread);
+            }
+        }
+        env.delete_local_ref(threads);
+        Ok(())
+    }
+}
+
 fn ints(env: &JniEnv<'_>, array: Object<'_>) -> Vec<i32> {
     env.int_array_elements(array).unwrap_or_default()
 }
@@ -211,7 +273,5 @@ extern "C" fn native_first0(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint
 
 /// `Counts.state0()`: whether this thread records now, and whether it is a virtual thread.
 extern "C" fn native_state0(_: *mut sys::JNIEnv, _: sys::jclass) -> sys::jint {
-    ferrofluid_jvmti::ffi_guard("Counts.state0", 0, || {
-        super::probes::state() as sys::jint
-    })
+    ferrofluid_jvmti::ffi_guard("Counts.state0", 0, || super::probes::state() as sys::jint)
 }

@@ -3,8 +3,8 @@ package ferrofluid;
 import jdk.internal.vm.annotation.DontInline;
 
 /**
- * The {@code count} engine's calling contexts, kept in Java (JP's design): the probes of the
- * counted methods call {@link #enterContext} at entry and {@link #exitContext} (or
+ * Calling contexts kept in Java (JP's design), for the {@code count} engine and {@code cpu} mode's
+ * sampled timing: the probes of the counted methods call {@link #enterContext} at entry and {@link #exitContext} (or
  * {@link #unwindContext}) with the bytecodes their block counters summed at exit. Each thread
  * (each virtual thread) has a context, found by its {@code Thread}'s identity hash in a table
  * (else through a {@code ThreadLocal}): a calling-context tree in primitive arrays (method,
@@ -22,7 +22,8 @@ import jdk.internal.vm.annotation.DontInline;
  *
  * <p>The agent defines this class in the bootstrap loader, starts a recording with
  * {@link #reset}, ends it with {@link #stop} and reads it with {@link #contexts}, which
- * copies each context's arrays; a context's current node is readable the same way. Memory is
+ * copies each context's arrays; {@link #sample} reads each thread's current node for the
+ * sampler of sampled timing. Memory is
  * bounded: past {@code maxNodes} nodes in a context, or the nodes all contexts may have (a
  * share of the heap), new calling contexts count in one overflow node per context; past
  * {@link #MAX_CONTEXTS} contexts, new threads do not count and are counted instead. The
@@ -502,6 +503,49 @@ public final class Counts {
             BY_THREAD[slot] = null;
         }
         return saved;
+    }
+
+    /** What {@link #sample} fills: each context's thread, and the node it is in. */
+    private static Object[] sampledThreads = new Object[0];
+    private static int[] sampledNodes = new int[0];
+    private static int sampledCount;
+
+    /**
+     * For the agent's sampler (sampled timing): fills {@code sampledThreads} and {@code
+     * sampledNodes} with each context's thread and the node the thread is in, in the order
+     * threads first counted, -1 for a thread that does not record now (outside the roots, or
+     * running this class's slow paths), and {@code sampledCount} with how many. Reads fields
+     * its threads write without waiting for them: a node may be one probe old. Allocates only
+     * when the contexts outgrow the arrays.
+     */
+    public static void sample() {
+        Context[] cs;
+        int n;
+        int e;
+        synchronized (LOCK) {
+            cs = contexts;
+            n = contextCount;
+            e = epoch;
+        }
+        if (e == 0) {
+            sampledCount = 0;
+            return;
+        }
+        Object[] threads = sampledThreads;
+        int[] nodes = sampledNodes;
+        if (threads.length < n) {
+            int size = Math.max(16, 2 * n);
+            threads = new Object[size];
+            nodes = new int[size];
+            sampledThreads = threads;
+            sampledNodes = nodes;
+        }
+        for (int i = 0; i < n; i++) {
+            Context c = cs[i];
+            threads[i] = c.thread;
+            nodes[i] = c.recording != 0 && !c.busy ? c.current : -1;
+        }
+        sampledCount = n;
     }
 
     /** Test support: marks {@code id} ready without asking the agent. */

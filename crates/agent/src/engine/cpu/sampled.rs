@@ -1,0 +1,399 @@
+//! `cpu` mode with sampled timing: exact calls per calling context from the Java contexts
+//! (`probe::contexts`: entry-exit probes calling `ferrofluid/Counts`, no clock read, no agent
+//! call per event), times from the sampler charging each thread's CPU time (and elapsed time
+//! with `wall`) to the context it is in. docs/modes/cpu.md, "Timing"; decision 0057.
+
+use std::sync::{Mutex, MutexGuard};
+
+use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
+use ferrofluid_jvmti::JniEnv;
+use ferrofluid_profile::metric::{Metric, COUNT};
+use ferrofluid_profile::sampling::{Sampling, SELF_SAMPLES};
+use ferrofluid_profile::{MethodInfo, Mode, NodeId, NodeKind, Profile};
+use ferrofluid_protocol::AgentOptions;
+
+use crate::engine::{ClassKey, Context, EngineSession, Instrumentation, Selection};
+use crate::probe::collector;
+use crate::probe::contexts::ffi::{self, JavaContext};
+use crate::probe::contexts::sampler::{Charged, Sampler, Settings, STATES};
+use crate::probe::contexts::{tree, HEAP_SHARE, MAX_NODES};
+
+/// What `Sampling::source` says the times came from.
+const SOURCE: &str = "thread_clocks";
+
+/// A sampled-timing session.
+pub struct SampledSession {
+    settings: Settings,
+    /// No root: every thread counts.
+    no_root: bool,
+    /// `ferrofluid/Counts` is defined and bound.
+    ready: bool,
+    sampler: Mutex<Option<Sampler>>,
+    /// What the last sampler charged, once it stopped.
+    charged: Mutex<Option<Charged>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SampledSession {
+    /// Defines `ferrofluid/Counts` on this (Java) thread, before planning.
+    pub fn open(ctx: &dyn Context, options: &AgentOptions) -> SampledSession {
+        let installed = ctx
+            .vm()
+            .ok_or_else(|| "no JVM".to_owned())
+            .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
+            .and_then(|env| ffi::install(&env));
+        if let Err(e) = &installed {
+            log::error!("cpu (sampled timing): {e}; nothing is instrumented");
+        }
+        SampledSession {
+            settings: Settings {
+                interval: options.interval(),
+                wall: options.wall,
+            },
+            no_root: options.roots.is_empty(),
+            ready: installed.is_ok(),
+            sampler: Mutex::new(None),
+            charged: Mutex::new(None),
+        }
+    }
+
+    fn stop_sampler(&self) {
+        let sampler = lock(&self.sampler).take();
+        if let Some(mut s) = sampler {
+            s.stop();
+            *lock(&self.charged) = Some(s.charged());
+        }
+    }
+
+    /// What was charged: the running sampler's so far, else the last one's.
+    fn charged(&self) -> Charged {
+        if let Some(s) = lock(&self.sampler).as_ref() {
+            return s.charged();
+        }
+        lock(&self.charged).clone().unwrap_or_default()
+    }
+
+    /// Runs `f` on a Java thread (this one, attached if needed), logging what fails.
+    fn with_java(
+        &self,
+        ctx: &dyn Context,
+        what: &str,
+        f: impl FnOnce(&JniEnv<'_>) -> Result<(), String>,
+    ) {
+        if !self.ready {
+            return;
+        }
+        let done = ctx
+            .vm()
+            .ok_or_else(|| "no JVM".to_owned())
+            .and_then(|vm| {
+                vm.with_attached_thread("ferrofluid-cpu", f)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|r| r);
+        if let Err(e) = done {
+            log::warn!("cpu (sampled timing): {what}: {e}");
+        }
+    }
+}
+
+impl EngineSession for SampledSession {
+    /// Entry-exit probes keeping the contexts in Java; nothing if `ferrofluid/Counts` could not
+    /// be defined.
+    fn instruments(&self) -> Option<Instrumentation> {
+        self.ready.then_some(Instrumentation {
+            probes: ProbeKind::EntryExit,
+            selection: Selection::CallSubgraph,
+        })
+    }
+
+    /// The probes call `ferrofluid/Counts`, the context passed from entry to exit in a local.
+    fn instrument<'a>(
+        &self,
+        _class: &ClassKey,
+        bytes: &'a [u8],
+        probes: ProbeKind,
+        sites: &mut dyn Sites,
+    ) -> ferrofluid_classfile::Result<Instrumented<'a>> {
+        let mut options = ProbeOptions::new(probes);
+        options.hooks.class = ffi::COUNTS_CLASS.to_owned();
+        options.hooks.blocks_context = true;
+        ferrofluid_classfile::instrument(bytes, &options, sites)
+    }
+
+    /// Fresh contexts from now on, and a sampler charging them.
+    fn start(&self, ctx: &dyn Context, env: &JniEnv<'_>) {
+        self.stop_sampler();
+        *lock(&self.charged) = None;
+        collector::start(None, None, None);
+        if !self.ready {
+            return;
+        }
+        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE) {
+            log::error!("cpu (sampled timing): {e}");
+            return;
+        }
+        let (Some(vm), Some(jvmti)) = (ctx.vm(), ctx.jvmti()) else {
+            return;
+        };
+        match Sampler::start(vm, jvmti, self.settings) {
+            Ok(s) => {
+                log::info!(
+                    "cpu: sampled timing, {} every {:?}",
+                    if self.settings.wall {
+                        "CPU and elapsed time"
+                    } else {
+                        "CPU time"
+                    },
+                    self.settings.interval
+                );
+                *lock(&self.sampler) = Some(s);
+            }
+            Err(e) => log::error!("cpu (sampled timing): {e}; calls only"),
+        }
+    }
+
+    fn stop(&self, ctx: &dyn Context) {
+        self.stop_sampler();
+        self.with_java(ctx, "stopping", ffi::stop);
+    }
+
+    fn reset(&self, ctx: &dyn Context) {
+        self.with_java(ctx, "restarting", |env| {
+            ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE)
+        });
+        if let Some(s) = lock(&self.sampler).as_ref() {
+            s.reset();
+        }
+        *lock(&self.charged) = None;
+    }
+
+    fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
+        let read = ctx
+            .vm()
+            .and_then(|vm| vm.with_attached_thread("ferrofluid-cpu", ffi::read).ok())
+            .flatten();
+        let (contexts, dropped) = read.unwrap_or_default();
+        if dropped > 0 {
+            log::warn!("cpu: {dropped} threads did not count (too many threads in one recording)");
+        }
+        let charged = self.charged();
+        snapshot_into(profile, contexts, &charged, self.settings, |id| {
+            ctx.method_name(id)
+        });
+    }
+}
+
+impl Drop for SampledSession {
+    fn drop(&mut self) {
+        self.stop_sampler();
+    }
+}
+
+/// The metric of a node's own samples.
+fn samples_metric() -> Metric {
+    Metric::new(SELF_SAMPLES, COUNT)
+}
+
+/// Fills `profile` with the contexts' trees, exact calls and sampled times: `total_ns` the
+/// node's elapsed time with `wall`, else its CPU time, callees included; with `wall`, `cpu_ns`
+/// too and the off-CPU time in `[state]` children; a side-table column of own samples.
+fn snapshot_into(
+    profile: &mut Profile,
+    contexts: Vec<JavaContext>,
+    charged: &Charged,
+    settings: Settings,
+    name_of: impl Fn(u32) -> Option<(String, String, String)>,
+) {
+    let (mut methods, built) = tree::build(contexts, 1, name_of);
+    let states: Vec<NodeKind> = STATES
+        .iter()
+        .map(|s| NodeKind::Method(methods.intern(MethodInfo::new(*s, "", ""))))
+        .collect();
+    let mut threads = Vec::with_capacity(built.len());
+    for (mut b, _) in built {
+        let times = charged
+            .contexts
+            .get(b.context.order as usize)
+            .map(|c| c.nodes.as_slice())
+            .unwrap_or_default();
+        let tree = &mut b.thread.tree;
+        // Own times first, then totals bottom-up (a child's id is past its parent's).
+        let mut own_cpu = vec![0u64; tree.len()];
+        for (ours, t) in times.iter().enumerate() {
+            let Some(Some(id)) = b.node_of.get(ours).copied() else {
+                continue;
+            };
+            if id == NodeId::ROOT {
+                continue;
+            }
+            tree.extra_mut(id)[0] += t.samples;
+            own_cpu[id.index()] += t.cpu_ns;
+            tree.node_mut(id).total_ns += if settings.wall { t.wall_ns } else { t.cpu_ns };
+            if settings.wall {
+                for (s, &kind) in states.iter().enumerate() {
+                    if t.off_ns[s] == 0 && t.off_samples[s] == 0 {
+                        continue;
+                    }
+                    let child = tree.child_or_insert(id, kind);
+                    tree.node_mut(child).total_ns += t.off_ns[s];
+                    tree.extra_mut(child)[0] += t.off_samples[s];
+                }
+            }
+        }
+        own_cpu.resize(tree.len(), 0);
+        let mut cpu = own_cpu;
+        for id in tree.ids().rev().filter(|&id| id != NodeId::ROOT) {
+            let Some(parent) = tree.node(id).parent() else {
+                continue;
+            };
+            let (total, c) = (tree.node(id).total_ns, cpu[id.index()]);
+            tree.node_mut(parent).total_ns += total;
+            cpu[parent.index()] += c;
+        }
+        if settings.wall {
+            for id in tree.ids() {
+                tree.node_mut(id).cpu_ns = Some(cpu[id.index()]);
+            }
+            b.thread.cpu_ns = Some(cpu[NodeId::ROOT.index()]);
+        }
+        threads.push(b.thread);
+    }
+    profile.methods = methods;
+    profile.probes_dropped.clear();
+    profile.mode = Mode::Cpu;
+    profile.extra_metrics = vec![samples_metric()];
+    profile.calibration = None;
+    profile.cpu_calibration = None;
+    profile.calibration_stats = None;
+    profile.sampling = Some(Sampling {
+        clock: if settings.wall { "wall" } else { "cpu" }.to_owned(),
+        interval_ns: settings.interval.as_nanos() as u64,
+        source: SOURCE.to_owned(),
+        samples: charged.samples,
+        walked: charged.samples,
+        without_stack: [("without_cpu_clock".to_owned(), charged.without_clock)]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect(),
+        lost: Default::default(),
+        roots: true,
+        outside_roots: charged.outside,
+        faults_contained: 0,
+    });
+    profile.threads = threads;
+}
+
+/// The default interval, for the tests.
+#[cfg(test)]
+const TEN_MS: std::time::Duration = std::time::Duration::from_millis(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::contexts::sampler::{ContextTime, NodeTime};
+
+    fn names(id: u32) -> Option<(String, String, String)> {
+        Some(("demo/A".into(), format!("m{id}"), "()V".into()))
+    }
+
+    fn context() -> JavaContext {
+        // root -> m1 -> m2
+        JavaContext {
+            name: "main".into(),
+            java_id: 1,
+            method: vec![-1, 1, 2],
+            parent: vec![0, 0, 1],
+            calls: vec![0, 1, 4],
+            bytecodes: vec![0, 0, 0],
+            ..JavaContext::default()
+        }
+    }
+
+    fn charged() -> Charged {
+        let mut blocked = NodeTime {
+            samples: 1,
+            cpu_ns: 1_000,
+            wall_ns: 1_000,
+            ..NodeTime::default()
+        };
+        blocked.off_ns[4] = 30_000;
+        blocked.off_samples[4] = 3;
+        let mut c = ContextTime::default();
+        c.nodes = vec![
+            NodeTime::default(),
+            NodeTime {
+                samples: 2,
+                cpu_ns: 20_000,
+                wall_ns: 20_000,
+                ..NodeTime::default()
+            },
+            blocked,
+        ];
+        Charged {
+            contexts: vec![c],
+            samples: 6,
+            outside: 2,
+            ..Charged::default()
+        }
+    }
+
+    /// Calls come from the contexts, times from what the sampler charged: own CPU time per
+    /// node, totals with the callees'; with `wall`, off-CPU time in a `[state]` child.
+    #[test]
+    fn contexts_and_charges_make_one_tree() {
+        let mut p = Profile::default();
+        let cpu_only = Settings {
+            interval: TEN_MS,
+            wall: false,
+        };
+        snapshot_into(&mut p, vec![context()], &charged(), cpu_only, names);
+        let tree = &p.threads[0].tree;
+        let rows: Vec<(String, u64, u64, u64)> = tree
+            .walk()
+            .into_iter()
+            .skip(1)
+            .map(|(id, _)| {
+                let n = tree.node(id);
+                let m = p.methods.get(n.method().unwrap()).unwrap().method.clone();
+                (m, n.calls, n.total_ns, tree.extra(id)[0])
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [("m1".into(), 1, 21_000, 2), ("m2".into(), 4, 1_000, 1)]
+        );
+        let s = p.sampling.as_ref().unwrap();
+        assert_eq!((s.clock.as_str(), s.samples, s.outside_roots), ("cpu", 6, 2));
+
+        let wall = Settings {
+            interval: TEN_MS,
+            wall: true,
+        };
+        snapshot_into(&mut p, vec![context()], &charged(), wall, names);
+        let tree = &p.threads[0].tree;
+        let rows: Vec<(String, u64, Option<u64>, u64)> = tree
+            .walk()
+            .into_iter()
+            .skip(1)
+            .map(|(id, _)| {
+                let n = tree.node(id);
+                let m = p.methods.get(n.method().unwrap()).unwrap();
+                let name = format!("{}{}", m.class, m.method);
+                (name, n.total_ns, n.cpu_ns, tree.extra(id)[0])
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("demo.Am1".into(), 51_000, Some(21_000), 2),
+                ("demo.Am2".into(), 31_000, Some(1_000), 1),
+                ("[blocked: native]".into(), 30_000, Some(0), 3),
+            ]
+        );
+        assert_eq!(p.threads[0].cpu_ns, Some(21_000));
+    }
+}

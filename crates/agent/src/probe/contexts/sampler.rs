@@ -1,0 +1,404 @@
+//! Sampled timing: a thread of the agent wakes every interval, reads each Java context's thread
+//! and the node it is in (`Counts.sample()`), and charges the thread's CPU time since its last
+//! sample (JVMTI `GetThreadCpuTime`) to that node; with `wall`, the elapsed time too, the part
+//! spent off the CPU to the thread's state then (`GetThreadState`: blocked on a monitor,
+//! waiting, sleeping, parked, in native code, runnable but not running), never to the node's
+//! own time. A thread outside every root (node -1 or the root) is not charged. The probes read
+//! no clock: the time a node gets is an estimate from its samples, the calls are exact.
+//!
+//! A thread whose CPU clock cannot be read (a virtual thread, or no `can_get_thread_cpu_time`)
+//! is charged the elapsed time as CPU time when it is runnable and not in native code, nothing
+//! otherwise (counted in [`Charged::without_clock`]).
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ferrofluid_jvmti::{sys, JavaVm, JniEnv, Jvmti, Object};
+
+use super::ffi::SampleFields;
+
+/// The off-CPU states, as the frames that carry their time are named.
+pub const STATES: [&str; 6] = [
+    "[blocked: monitor]",
+    "[blocked: wait]",
+    "[blocked: sleep]",
+    "[blocked: park]",
+    "[blocked: native]",
+    "[off-cpu: runnable]",
+];
+
+/// What one node of one context was charged.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeTime {
+    /// Samples taken while the thread was in the node and on the CPU for most of the interval.
+    pub samples: u64,
+    /// CPU time, ns.
+    pub cpu_ns: u64,
+    /// Elapsed time on the CPU (`wall`), ns.
+    pub wall_ns: u64,
+    /// Elapsed time off the CPU by state ([`STATES`]; `wall`), ns, and the samples that were
+    /// mostly off the CPU.
+    pub off_ns: [u64; STATES.len()],
+    pub off_samples: [u64; STATES.len()],
+}
+
+/// One context's clocks at its last sample and what its nodes were charged.
+#[derive(Clone, Debug, Default)]
+pub struct ContextTime {
+    last_cpu: Option<u64>,
+    last_wall: Option<u64>,
+    /// By the context's node index.
+    pub nodes: Vec<NodeTime>,
+}
+
+/// Everything charged since the sampler started (or was reset).
+#[derive(Clone, Debug, Default)]
+pub struct Charged {
+    /// By the contexts' order (the order threads first counted).
+    pub contexts: Vec<ContextTime>,
+    /// Samples charged to a node.
+    pub samples: u64,
+    /// Samples of threads outside every root, not charged.
+    pub outside: u64,
+    /// Samples of threads whose CPU clock could not be read (charged by their state).
+    pub without_clock: u64,
+    /// Sampler wake-ups.
+    pub ticks: u64,
+}
+
+impl Charged {
+    /// Forgets what was charged, keeping each thread's clocks (a reset: the next interval
+    /// counts from the last sample).
+    pub fn clear(&mut self) {
+        for c in &mut self.contexts {
+            c.nodes.clear();
+        }
+        self.samples = 0;
+        self.outside = 0;
+        self.without_clock = 0;
+        self.ticks = 0;
+    }
+}
+
+/// How the sampler charges.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub interval: Duration,
+    /// Elapsed time too, off-CPU time by state.
+    pub wall: bool,
+}
+
+/// The running sampler thread.
+pub struct Sampler {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    handle: Option<JoinHandle<()>>,
+    charged: Arc<Mutex<Charged>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Sampler {
+    /// Starts sampling the contexts of `ferrofluid/Counts` (defined already).
+    pub fn start(vm: JavaVm, jvmti: Jvmti, settings: Settings) -> Result<Sampler, String> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let charged = Arc::new(Mutex::new(Charged::default()));
+        let (s, c) = (Arc::clone(&stop), Arc::clone(&charged));
+        let handle = std::thread::Builder::new()
+            .name("ferrofluid-timing".into())
+            .spawn(move || {
+                let ran = vm.with_attached_thread("ferrofluid-timing", |env| {
+                    run(env, jvmti, settings, &s, &c);
+                });
+                if let Err(e) = ran {
+                    log::error!("sampled timing: the sampler could not attach: {e}");
+                }
+            })
+            .map_err(|e| format!("no sampler thread: {e}"))?;
+        Ok(Sampler {
+            stop,
+            handle: Some(handle),
+            charged,
+        })
+    }
+
+    /// A copy of what was charged so far.
+    pub fn charged(&self) -> Charged {
+        lock(&self.charged).clone()
+    }
+
+    /// Forgets what was charged so far.
+    pub fn reset(&self) {
+        lock(&self.charged).clear();
+    }
+
+    /// Stops the thread and waits for it; what was charged stays readable.
+    pub fn stop(&mut self) {
+        {
+            let (flag, wake) = &*self.stop;
+            *lock(flag) = true;
+            wake.notify_all();
+        }
+        if let Some(h) = self.handle.take() {
+            if h.join().is_err() {
+                log::error!("sampled timing: the sampler thread panicked");
+            }
+        }
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn run(
+    env: &JniEnv<'_>,
+    jvmti: Jvmti,
+    settings: Settings,
+    stop: &(Mutex<bool>, Condvar),
+    charged: &Mutex<Charged>,
+) {
+    let fields = match SampleFields::find(env) {
+        Ok(f) => f,
+        Err(e) => {
+            log::error!("sampled timing: {e}; no times");
+            return;
+        }
+    };
+    let epoch = Instant::now();
+    let mut next = Instant::now() + settings.interval;
+    let mut failures = 0u32;
+    loop {
+        {
+            let (flag, wake) = stop;
+            let mut stopped = lock(flag);
+            loop {
+                if *stopped {
+                    return;
+                }
+                let now = Instant::now();
+                if now >= next {
+                    break;
+                }
+                stopped = wake
+                    .wait_timeout(stopped, next - now)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+        }
+        // A late wake-up is not made up for: the next interval starts now.
+        next = (next + settings.interval).max(Instant::now());
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tick(env, jvmti, settings, &fields, epoch, charged)
+        }));
+        match result {
+            Ok(Ok(())) => failures = 0,
+            Ok(Err(e)) => {
+                failures += 1;
+                if failures == 1 {
+                    log::warn!("sampled timing: {e}");
+                }
+            }
+            Err(_) => {
+                log::error!("sampled timing: a sample failed; sampling stops");
+                return;
+            }
+        }
+    }
+}
+
+/// One sample of every context.
+fn tick(
+    env: &JniEnv<'_>,
+    jvmti: Jvmti,
+    settings: Settings,
+    fields: &SampleFields,
+    epoch: Instant,
+    charged: &Mutex<Charged>,
+) -> Result<(), String> {
+    let mut taken: Vec<(usize, i32, Option<u64>, i32)> = Vec::new();
+    fields.sample(env, |i, thread: Object<'_>, node| {
+        let cpu = jvmti.thread_cpu_time(thread).ok().map(|n| n.max(0) as u64);
+        let state = jvmti.thread_state(thread).unwrap_or(0);
+        taken.push((i, node, cpu, state));
+    })?;
+    let now = epoch.elapsed().as_nanos() as u64;
+    let mut c = lock(charged);
+    c.ticks += 1;
+
+    for (i, node, cpu, state) in taken {
+        charge(&mut c, settings, i, node, cpu, state, now);
+    }
+    Ok(())
+}
+
+/// Charges context `i`'s interval to `node` (or counts it outside the roots).
+fn charge(
+    c: &mut Charged,
+    settings: Settings,
+    i: usize,
+    node: i32,
+    cpu: Option<u64>,
+    state: i32,
+    now: u64,
+) {
+    if state & sys::JVMTI_THREAD_STATE_ALIVE as i32 == 0 {
+        return;
+    }
+    if c.contexts.len() <= i {
+        c.contexts.resize_with(i + 1, ContextTime::default);
+    }
+    let ctx = &mut c.contexts[i];
+    let d_wall = ctx.last_wall.map(|w| now.saturating_sub(w));
+    ctx.last_wall = Some(now);
+    let d_cpu = match (cpu, ctx.last_cpu) {
+        (Some(now_cpu), Some(last)) => Some(now_cpu.saturating_sub(last)),
+        _ => None,
+    };
+    if cpu.is_some() {
+        ctx.last_cpu = cpu;
+    }
+    let Some(d_wall) = d_wall else {
+        // The first sight of the thread: its clocks' starting point.
+        return;
+    };
+    if node <= 0 {
+        c.outside += 1;
+        return;
+    }
+    let running = state & sys::JVMTI_THREAD_STATE_RUNNABLE as i32 != 0
+        && state & sys::JVMTI_THREAD_STATE_IN_NATIVE as i32 == 0;
+    let d_cpu = match d_cpu {
+        Some(d) => d,
+        None if cpu.is_some() => return,
+        None => {
+            c.without_clock += 1;
+            if running {
+                d_wall
+            } else {
+                0
+            }
+        }
+    };
+    let ctx = &mut c.contexts[i];
+    let n = node as usize;
+    if ctx.nodes.len() <= n {
+        ctx.nodes.resize_with(n + 1, NodeTime::default);
+    }
+    let t = &mut ctx.nodes[n];
+    t.cpu_ns += d_cpu;
+    let on = d_cpu.min(d_wall);
+    let off = d_wall - on;
+    if settings.wall {
+        t.wall_ns += on;
+        if off > 0 {
+            let s = off_state(state);
+            t.off_ns[s] += off;
+            if off > on {
+                t.off_samples[s] += 1;
+                c.samples += 1;
+                return;
+            }
+        }
+    }
+    t.samples += 1;
+    c.samples += 1;
+}
+
+/// The index in [`STATES`] of a thread off the CPU in `state` (`GetThreadState` bits).
+pub fn off_state(state: i32) -> usize {
+    let has = |bit: u32| state & bit as i32 != 0;
+    if has(sys::JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
+        0
+    } else if has(sys::JVMTI_THREAD_STATE_SLEEPING) {
+        2
+    } else if has(sys::JVMTI_THREAD_STATE_PARKED) {
+        3
+    } else if has(sys::JVMTI_THREAD_STATE_WAITING) {
+        1
+    } else if has(sys::JVMTI_THREAD_STATE_IN_NATIVE) {
+        4
+    } else {
+        5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUNNING: i32 = (sys::JVMTI_THREAD_STATE_ALIVE | sys::JVMTI_THREAD_STATE_RUNNABLE) as i32;
+    const NATIVE: i32 = RUNNING | sys::JVMTI_THREAD_STATE_IN_NATIVE as i32;
+    const WALL: Settings = Settings {
+        interval: Duration::from_millis(10),
+        wall: true,
+    };
+
+    /// CPU time goes to the node the thread is in; elapsed time off the CPU goes to the state,
+    /// a sample mostly off the CPU counts there; the first sight of a thread charges nothing and
+    /// a thread outside the roots is counted apart.
+    #[test]
+    fn intervals_are_charged_to_the_current_node_and_state() {
+        let mut c = Charged::default();
+        charge(&mut c, WALL, 0, 3, Some(100), RUNNING, 1_000);
+        assert_eq!(c.samples, 0);
+        charge(&mut c, WALL, 0, 3, Some(10_100), RUNNING, 11_000);
+        charge(&mut c, WALL, 0, 2, Some(10_600), NATIVE, 21_000);
+        charge(&mut c, WALL, 0, -1, Some(10_600), RUNNING, 31_000);
+        let nodes = &c.contexts[0].nodes;
+        assert_eq!(
+            (nodes[3].samples, nodes[3].cpu_ns, nodes[3].wall_ns),
+            (1, 10_000, 10_000)
+        );
+        assert_eq!(
+            (nodes[2].samples, nodes[2].cpu_ns, nodes[2].wall_ns),
+            (0, 500, 500)
+        );
+        assert_eq!((nodes[2].off_ns[4], nodes[2].off_samples[4]), (9_500, 1));
+        assert_eq!((c.samples, c.outside, c.without_clock), (2, 1, 0));
+    }
+
+    /// Without a CPU clock (a virtual thread), elapsed time counts as CPU time while runnable
+    /// outside native code.
+    #[test]
+    fn threads_without_a_cpu_clock_are_charged_by_state() {
+        let mut c = Charged::default();
+        let cpu_only = Settings {
+            wall: false,
+            ..WALL
+        };
+        charge(&mut c, cpu_only, 1, 5, None, RUNNING, 0);
+        charge(&mut c, cpu_only, 1, 5, None, RUNNING, 7_000);
+        charge(&mut c, cpu_only, 1, 5, None, NATIVE, 9_000);
+        let t = &c.contexts[1].nodes[5];
+        assert_eq!((t.samples, t.cpu_ns, t.wall_ns), (2, 7_000, 0));
+        assert_eq!(c.without_clock, 2);
+    }
+
+    #[test]
+    fn states_are_named_by_what_holds_the_thread() {
+        let s = |bits: u32| STATES[off_state(bits as i32)];
+        assert_eq!(
+            s(sys::JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER),
+            "[blocked: monitor]"
+        );
+        assert_eq!(
+            s(sys::JVMTI_THREAD_STATE_WAITING | sys::JVMTI_THREAD_STATE_SLEEPING),
+            "[blocked: sleep]"
+        );
+        assert_eq!(
+            s(sys::JVMTI_THREAD_STATE_WAITING | sys::JVMTI_THREAD_STATE_PARKED),
+            "[blocked: park]"
+        );
+        assert_eq!(
+            s(sys::JVMTI_THREAD_STATE_WAITING | sys::JVMTI_THREAD_STATE_IN_OBJECT_WAIT),
+            "[blocked: wait]"
+        );
+        assert_eq!(s(NATIVE as u32), "[blocked: native]");
+        assert_eq!(s(RUNNING as u32), "[off-cpu: runnable]");
+    }
+}
