@@ -101,6 +101,9 @@ for ((rep = 1; rep <= reps; rep++)); do
                 root=$(server_root "$server")
                 case $mode in
                     root) flags=(--root "$root") ;;
+                    root-probes) flags=(--root "$root" --timing probes) ;;
+                    root-full) flags=(--root "$root" --no-presample) ;;
+                    root-trivial) flags=(--root "$root" --skip-trivial) ;;
                     count) flags=(--mode count --root "$root") ;;
                     alloc) flags=(--mode alloc --root "$root") ;;
                     region) flags=(--region "$root") ;;

@@ -279,7 +279,10 @@ fn snapshot_into(
             .into_iter()
             .filter(|(_, n)| *n > 0)
             .collect(),
-        lost: Default::default(),
+        lost: [("agent_work".to_owned(), charged.agent_work)]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect(),
         roots: true,
         outside_roots: charged.outside,
         faults_contained: 0,

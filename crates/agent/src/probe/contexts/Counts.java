@@ -296,6 +296,7 @@ public final class Counts {
             markReady(id);
         }
         c.busy = false;
+        c.agentCalls++;
         c.recording = (all ? RECORDING : r) & c.records;
         return (r & RECORD) != 0;
     }
@@ -508,13 +509,15 @@ public final class Counts {
     /** What {@link #sample} fills: each context's thread, and the node it is in. */
     private static Object[] sampledThreads = new Object[0];
     private static int[] sampledNodes = new int[0];
+    private static int[] sampledAgentCalls = new int[0];
     private static int sampledCount;
 
     /**
      * For the agent's sampler (sampled timing): fills {@code sampledThreads} and {@code
      * sampledNodes} with each context's thread and the node the thread is in, in the order
      * threads first counted, -1 for a thread that does not record now (outside the roots, or
-     * running this class's slow paths), and {@code sampledCount} with how many. Reads fields
+     * running this class's slow paths), {@code sampledAgentCalls} with how often each left those
+     * paths so far, and {@code sampledCount} with how many. Reads fields
      * its threads write without waiting for them: a node may be one probe old. Allocates only
      * when the contexts outgrow the arrays.
      */
@@ -533,17 +536,21 @@ public final class Counts {
         }
         Object[] threads = sampledThreads;
         int[] nodes = sampledNodes;
+        int[] agent = sampledAgentCalls;
         if (threads.length < n) {
             int size = Math.max(16, 2 * n);
             threads = new Object[size];
             nodes = new int[size];
+            agent = new int[size];
             sampledThreads = threads;
             sampledNodes = nodes;
+            sampledAgentCalls = agent;
         }
         for (int i = 0; i < n; i++) {
             Context c = cs[i];
             threads[i] = c.thread;
             nodes[i] = c.recording != 0 && !c.busy ? c.current : -1;
+            agent[i] = c.agentCalls;
         }
         sampledCount = n;
     }
@@ -572,6 +579,11 @@ public final class Counts {
         int records = RECORDING;
         /** The thread runs this class's own slow paths: its probes do not count. */
         boolean busy;
+        /**
+         * Times the thread left those slow paths (the agent's work: revelation, growing the
+         * tree): the sampler leaves out an interval in which it changed.
+         */
+        int agentCalls;
         int order;
 
         int[] method = new int[8];
@@ -691,6 +703,7 @@ public final class Counts {
                 return insert(p, id);
             } finally {
                 busy = false;
+                agentCalls++;
                 recording = rec;
             }
         }

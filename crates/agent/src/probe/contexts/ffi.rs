@@ -184,6 +184,7 @@ pub fn read(env: &JniEnv<'_>) -> Option<(Vec<JavaContext>, u64)> {
 pub struct SampleFields {
     threads: StaticObjectField,
     nodes: StaticObjectField,
+    agent_calls: StaticObjectField,
     count: StaticIntField,
 }
 
@@ -199,6 +200,7 @@ impl SampleFields {
                         c"[Ljava/lang/Object;",
                     )?,
                     nodes: env.static_object_field(class, c"sampledNodes", c"[I")?,
+                    agent_calls: env.static_object_field(class, c"sampledAgentCalls", c"[I")?,
                     count: env.static_int_field(class, c"sampledCount")?,
                 })
             })();
@@ -210,11 +212,12 @@ impl SampleFields {
     }
 
     /// Runs `Counts.sample()` and hands `f` each context's thread (a local reference, deleted
-    /// after) and the node it is in (-1: not recording), in the contexts' order.
+    /// after), the node it is in (-1: not recording) and how often it left the agent's work so
+    /// far, in the contexts' order.
     pub fn sample(
         &self,
         env: &JniEnv<'_>,
-        mut f: impl FnMut(usize, Object<'_>, i32),
+        mut f: impl FnMut(usize, Object<'_>, i32, i32),
     ) -> Result<(), String> {
         with_class(env, |class| {
             // SAFETY: `sample()V` takes nothing and returns nothing.
@@ -226,14 +229,17 @@ impl SampleFields {
         }
         let threads = self.threads.get(env).map_err(|e| e.to_string())?;
         let nodes = self.nodes.get(env).map_err(|e| e.to_string())?;
-        let (Some(threads), Some(nodes)) = (threads, nodes) else {
+        let agent = self.agent_calls.get(env).map_err(|e| e.to_string())?;
+        let (Some(threads), Some(nodes), Some(agent)) = (threads, nodes, agent) else {
             return Ok(());
         };
         let current = ints(env, nodes);
+        let agent_calls = ints(env, agent);
         env.delete_local_ref(nodes);
-        for (i, &node) in current.iter().enumerate().take(n) {
+        env.delete_local_ref(agent);
+        for (i, (&node, &calls)) in current.iter().zip(&agent_calls).enumerate().take(n) {
             if let Ok(Some(thread)) = env.object_array_element(threads, i) {
-                f(i, thread, node);
+                f(i, thread, node, calls);
                 env.delete_local_ref(thread);
             }
         }

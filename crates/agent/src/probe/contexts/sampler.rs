@@ -3,7 +3,8 @@
 //! sample (JVMTI `GetThreadCpuTime`) to that node; with `wall`, the elapsed time too, the part
 //! spent off the CPU to the thread's state then (`GetThreadState`: blocked on a monitor,
 //! waiting, sleeping, parked, in native code, runnable but not running), never to the node's
-//! own time. A thread outside every root (node -1 or the root) is not charged. The probes read
+//! own time. A thread outside every root (node -1 or the root) is not charged, nor an interval
+//! in which the thread did the agent's work (revelation on its first call of a method). The probes read
 //! no clock: the time a node gets is an estimate from its samples, the calls are exact.
 //!
 //! A thread whose CPU clock cannot be read (a virtual thread, or no `can_get_thread_cpu_time`)
@@ -48,6 +49,9 @@ pub struct NodeTime {
 pub struct ContextTime {
     last_cpu: Option<u64>,
     last_wall: Option<u64>,
+    last_agent_calls: i32,
+    /// The node of its last sample (0: none, or outside the roots).
+    last_node: i32,
     /// By the context's node index.
     pub nodes: Vec<NodeTime>,
 }
@@ -61,6 +65,8 @@ pub struct Charged {
     pub samples: u64,
     /// Samples of threads outside every root, not charged.
     pub outside: u64,
+    /// Intervals in which the thread did the agent's work, not charged.
+    pub agent_work: u64,
     /// Samples of threads whose CPU clock could not be read (charged by their state).
     pub without_clock: u64,
     /// Sampler wake-ups.
@@ -76,6 +82,7 @@ impl Charged {
         }
         self.samples = 0;
         self.outside = 0;
+        self.agent_work = 0;
         self.without_clock = 0;
         self.ticks = 0;
     }
@@ -220,32 +227,52 @@ fn tick(
     epoch: Instant,
     charged: &Mutex<Charged>,
 ) -> Result<(), String> {
-    let mut taken: Vec<(usize, i32, Option<u64>, i32)> = Vec::new();
-    fields.sample(env, |i, thread: Object<'_>, node| {
+    let mut taken: Vec<(usize, Seen)> = Vec::new();
+    fields.sample(env, |i, thread: Object<'_>, node, agent_calls| {
         let cpu = jvmti.thread_cpu_time(thread).ok().map(|n| n.max(0) as u64);
         let state = jvmti.thread_state(thread).unwrap_or(0);
-        taken.push((i, node, cpu, state));
+        taken.push((
+            i,
+            Seen {
+                node,
+                cpu,
+                state,
+                agent_calls,
+            },
+        ));
     })?;
     let now = epoch.elapsed().as_nanos() as u64;
     let mut c = lock(charged);
     c.ticks += 1;
 
-    for (i, node, cpu, state) in taken {
-        charge(&mut c, settings, i, node, cpu, state, now);
+    for (i, seen) in taken {
+        charge(&mut c, settings, i, seen, now);
     }
     Ok(())
 }
 
-/// Charges context `i`'s interval to `node` (or counts it outside the roots).
-fn charge(
-    c: &mut Charged,
-    settings: Settings,
-    i: usize,
+/// What a sample saw of one context's thread.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    /// The node it is in (-1: not recording).
     node: i32,
+    /// Its CPU clock, if readable.
     cpu: Option<u64>,
+    /// `GetThreadState`.
     state: i32,
-    now: u64,
-) {
+    /// How often it left the agent's work so far.
+    agent_calls: i32,
+}
+
+/// Charges context `i`'s interval to the node it is in (or counts it outside the roots, or as
+/// the agent's).
+fn charge(c: &mut Charged, settings: Settings, i: usize, seen: Seen, now: u64) {
+    let Seen {
+        node,
+        cpu,
+        state,
+        agent_calls,
+    } = seen;
     if state & sys::JVMTI_THREAD_STATE_ALIVE as i32 == 0 {
         return;
     }
@@ -262,10 +289,17 @@ fn charge(
     if cpu.is_some() {
         ctx.last_cpu = cpu;
     }
+    let agent_work = ctx.last_agent_calls != agent_calls;
+    ctx.last_agent_calls = agent_calls;
+    let last_node = std::mem::replace(&mut ctx.last_node, node.max(0));
     let Some(d_wall) = d_wall else {
         // The first sight of the thread: its clocks' starting point.
         return;
     };
+    if agent_work {
+        c.agent_work += 1;
+        return;
+    }
     if node <= 0 {
         c.outside += 1;
         return;
@@ -285,28 +319,37 @@ fn charge(
         }
     };
     let ctx = &mut c.contexts[i];
-    let n = node as usize;
+    // A thread off the CPU now ran before it stopped: its CPU time is the last sample's node's
+    // (where it most likely ran), its time off the CPU the node it waits in.
+    let ran_in = if running || last_node <= 0 {
+        node
+    } else {
+        last_node
+    };
+    let n = node.max(ran_in) as usize;
     if ctx.nodes.len() <= n {
         ctx.nodes.resize_with(n + 1, NodeTime::default);
     }
-    let t = &mut ctx.nodes[n];
-    t.cpu_ns += d_cpu;
     let on = d_cpu.min(d_wall);
     let off = d_wall - on;
+    let r = &mut ctx.nodes[ran_in as usize];
+    r.cpu_ns += d_cpu;
     if settings.wall {
-        t.wall_ns += on;
-        if off > 0 {
-            let s = off_state(state);
-            t.off_ns[s] += off;
-            if off > on {
-                t.off_samples[s] += 1;
-                c.samples += 1;
-                return;
-            }
+        r.wall_ns += on;
+    }
+    let mostly_off = settings.wall && off > on;
+    if !mostly_off {
+        r.samples += 1;
+    }
+    c.samples += 1;
+    if settings.wall && off > 0 {
+        let t = &mut ctx.nodes[node as usize];
+        let s = off_state(state);
+        t.off_ns[s] += off;
+        if mostly_off {
+            t.off_samples[s] += 1;
         }
     }
-    t.samples += 1;
-    c.samples += 1;
 }
 
 /// The index in [`STATES`] of a thread off the CPU in `state` (`GetThreadState` bits).
@@ -333,30 +376,41 @@ mod tests {
 
     const RUNNING: i32 = (sys::JVMTI_THREAD_STATE_ALIVE | sys::JVMTI_THREAD_STATE_RUNNABLE) as i32;
     const NATIVE: i32 = RUNNING | sys::JVMTI_THREAD_STATE_IN_NATIVE as i32;
+    fn seen(node: i32, cpu: Option<u64>, state: i32) -> Seen {
+        Seen {
+            node,
+            cpu,
+            state,
+            agent_calls: 0,
+        }
+    }
+
     const WALL: Settings = Settings {
         interval: Duration::from_millis(10),
         wall: true,
     };
 
-    /// CPU time goes to the node the thread is in; elapsed time off the CPU goes to the state,
-    /// a sample mostly off the CPU counts there; the first sight of a thread charges nothing and
+    /// CPU time goes to the node the thread is in (one that is off the CPU now: the node it was
+    /// in before); elapsed time off the CPU goes to the state, a sample mostly off the CPU
+    /// counts there; the first sight of a thread charges nothing and
     /// a thread outside the roots is counted apart.
     #[test]
     fn intervals_are_charged_to_the_current_node_and_state() {
         let mut c = Charged::default();
-        charge(&mut c, WALL, 0, 3, Some(100), RUNNING, 1_000);
+        charge(&mut c, WALL, 0, seen(3, Some(100), RUNNING), 1_000);
         assert_eq!(c.samples, 0);
-        charge(&mut c, WALL, 0, 3, Some(10_100), RUNNING, 11_000);
-        charge(&mut c, WALL, 0, 2, Some(10_600), NATIVE, 21_000);
-        charge(&mut c, WALL, 0, -1, Some(10_600), RUNNING, 31_000);
+        charge(&mut c, WALL, 0, seen(3, Some(10_100), RUNNING), 11_000);
+        charge(&mut c, WALL, 0, seen(2, Some(10_600), NATIVE), 21_000);
+        charge(&mut c, WALL, 0, seen(-1, Some(10_600), RUNNING), 31_000);
         let nodes = &c.contexts[0].nodes;
+        // The 500 ns of CPU before the thread blocked in node 2's native code ran in node 3.
         assert_eq!(
             (nodes[3].samples, nodes[3].cpu_ns, nodes[3].wall_ns),
-            (1, 10_000, 10_000)
+            (1, 10_500, 10_500)
         );
         assert_eq!(
             (nodes[2].samples, nodes[2].cpu_ns, nodes[2].wall_ns),
-            (0, 500, 500)
+            (0, 0, 0)
         );
         assert_eq!((nodes[2].off_ns[4], nodes[2].off_samples[4]), (9_500, 1));
         assert_eq!((c.samples, c.outside, c.without_clock), (2, 1, 0));
@@ -371,12 +425,36 @@ mod tests {
             wall: false,
             ..WALL
         };
-        charge(&mut c, cpu_only, 1, 5, None, RUNNING, 0);
-        charge(&mut c, cpu_only, 1, 5, None, RUNNING, 7_000);
-        charge(&mut c, cpu_only, 1, 5, None, NATIVE, 9_000);
+        charge(&mut c, cpu_only, 1, seen(5, None, RUNNING), 0);
+        charge(&mut c, cpu_only, 1, seen(5, None, RUNNING), 7_000);
+        charge(&mut c, cpu_only, 1, seen(5, None, NATIVE), 9_000);
         let t = &c.contexts[1].nodes[5];
         assert_eq!((t.samples, t.cpu_ns, t.wall_ns), (2, 7_000, 0));
         assert_eq!(c.without_clock, 2);
+    }
+
+    /// An interval in which the thread did the agent's work is left out.
+    #[test]
+    fn intervals_with_the_agents_work_are_left_out() {
+        let mut c = Charged::default();
+        charge(&mut c, WALL, 0, seen(3, Some(0), RUNNING), 0);
+        let busy = Seen {
+            agent_calls: 1,
+            ..seen(3, Some(9_000), RUNNING)
+        };
+        charge(&mut c, WALL, 0, busy, 10_000);
+        charge(
+            &mut c,
+            WALL,
+            0,
+            Seen {
+                agent_calls: 1,
+                ..seen(3, Some(19_000), RUNNING)
+            },
+            20_000,
+        );
+        assert_eq!((c.agent_work, c.samples), (1, 1));
+        assert_eq!(c.contexts[0].nodes[3].cpu_ns, 10_000);
     }
 
     #[test]

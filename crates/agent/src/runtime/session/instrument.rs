@@ -40,6 +40,7 @@ pub fn instrument_all(
     let methods_only = instrumentation.selection == Chosen::Methods;
     let gateways = config.effective_scheme() != ferrofluid_subgraph::Scheme::Total && !methods_only;
     let roots = config.roots.clone();
+    let filter = config.filter.clone();
     let mut planner = Planner::new(config);
     // Methods timed alone need no receiver probes in them.
     // Deferred sites call `Hooks.site`, which a hooks class defined by an older agent may lack.
@@ -56,6 +57,13 @@ pub fn instrument_all(
         loaded
             .unknown
             .retain(|key| roots.iter().any(|r| r.class().matches(&key.1)));
+    } else if !filter.include.is_empty() {
+        // Nor are the bytes of classes the filter keeps out (a session planned from samples
+        // includes a few dozen): only the gateways' classes besides.
+        let gateways: Vec<&str> = crate::runtime::reveal::gateway_classes().collect();
+        loaded
+            .unknown
+            .retain(|key| filter.allows(&key.1) || gateways.contains(&key.1.as_str()));
     }
     let mut session = Session {
         planner,

@@ -18,6 +18,8 @@ use super::output::{check_writable, out, report_format, write_report, Asked};
 use crate::push::PushSession;
 use session::{profile_session, Ending, Taken};
 
+mod presample;
+
 const EXAMPLES: &str = "Examples:\n  ferrofluid attach 4242\n  ferrofluid attach 4242 --detach\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --duration 30s -o profile.html\n  \
     ferrofluid attach 4242 --root com.acme.Report::render --warmup 10s --duration 30s -o profile.html\n  \
@@ -53,6 +55,11 @@ pub struct AttachArgs {
     /// `ferrofluid attach`). Calls in flight count their time from the reset on.
     #[arg(long, conflicts_with_all = ["detach", "output", "warmup", "root", "region", "mode"])]
     pub reset: bool,
+    /// With sampled timing and --root: instrument every class the roots reach, not only the
+    /// classes one second of stack samples under the roots saw first (docs/modes/cpu.md,
+    /// "Timing").
+    #[arg(long)]
+    pub no_presample: bool,
     /// Seconds to wait for the JVM's attach listener.
     #[arg(long, default_value_t = 10, value_name = "SECS", value_parser = parse_seconds,
           allow_hyphen_values = true)]
@@ -223,6 +230,25 @@ fn profile(
     if let Some(ui) = &ui {
         out(&format!("ferrofluid: live UI at {}\n", ui.url()))?;
     }
+    let narrowed;
+    let session = if !args.no_presample && presample::applies(session) {
+        match presample::narrowed(client, session, presample::LENGTH) {
+            Ok(Some(o)) => {
+                narrowed = o;
+                &narrowed
+            }
+            Ok(None) => session,
+            Err(e) => {
+                eprintln!(
+                    "ferrofluid: sampling before instrumenting: {e}; instrumenting every class \
+                     the roots reach"
+                );
+                session
+            }
+        }
+    } else {
+        session
+    };
     let Taken {
         profile,
         ending,

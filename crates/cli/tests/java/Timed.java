@@ -1,0 +1,127 @@
+// Sampled timing's test program (tests/timing.rs). args[0] says what to run:
+// - `counts`: f() (the JP paper's Fig. 4 shape: f calls h and g(i) ten times, g(i) calls h i
+//   times) three times;
+// - `attach DIR/go`: prints `ready`, waits for the file, then as `counts`, and prints `done`;
+// - `shares`: mix() until the thread used 1.5 s of CPU: heavy() spins three times as long as
+//   light() each round;
+// - `socket`: after a first byte, serve() reads 40 bytes a peer thread writes every 25 ms,
+//   spinning between reads (most of its wall time blocked in the read).
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.net.ServerSocket;
+import java.net.Socket;
+
+public class Timed {
+    static int sink;
+    static long spun;
+
+    static void f() {
+        for (int i = 0; i < 10; i++) {
+            h();
+            g(i);
+        }
+    }
+
+    static void g(int i) {
+        for (int j = 0; j < i; j++) {
+            h();
+        }
+    }
+
+    static void h() {
+        sink++;
+    }
+
+    static long spin(int n) {
+        long s = spun;
+        for (int i = 0; i < n; i++) {
+            s = s * 6364136223846793005L + 1442695040888963407L;
+        }
+        spun = s;
+        return s;
+    }
+
+    static void heavy() {
+        spin(300_000);
+    }
+
+    static void light() {
+        spin(100_000);
+    }
+
+    static void mix() {
+        var bean = ManagementFactory.getThreadMXBean();
+        long start = bean.getCurrentThreadCpuTime();
+        while (bean.getCurrentThreadCpuTime() - start < 1_500_000_000L) {
+            heavy();
+            light();
+        }
+    }
+
+    static int readOne(InputStream in) throws Exception {
+        return in.read();
+    }
+
+    static void serve(InputStream in) throws Exception {
+        for (int i = 0; i < 40; i++) {
+            if (readOne(in) < 0) {
+                throw new IllegalStateException("peer closed");
+            }
+            spin(5_000_000);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        switch (args[0]) {
+            case "counts":
+                for (int r = 0; r < 3; r++) {
+                    f();
+                }
+                break;
+            case "attach":
+                System.out.println("ready");
+                System.out.flush();
+                java.io.File go = new java.io.File(args[1]);
+                while (!go.exists()) {
+                    Thread.sleep(10);
+                }
+                for (int r = 0; r < 3; r++) {
+                    f();
+                }
+                System.out.println("done");
+                break;
+            case "shares":
+                mix();
+                break;
+            case "socket":
+                try (ServerSocket server = new ServerSocket(0)) {
+                    Thread peer = new Thread(() -> {
+                        try (Socket s = new Socket("127.0.0.1", server.getLocalPort())) {
+                            OutputStream out = s.getOutputStream();
+                            for (int i = 0; i < 41; i++) {
+                                Thread.sleep(25);
+                                out.write(i);
+                                out.flush();
+                            }
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                    }, "peer");
+                    peer.start();
+                    try (Socket s = server.accept()) {
+                        // The first read loads and links the socket classes: not the root's.
+                        InputStream in = s.getInputStream();
+                        if (in.read() < 0) {
+                            throw new IllegalStateException("peer closed");
+                        }
+                        serve(in);
+                    }
+                    peer.join();
+                }
+                break;
+            default:
+                throw new IllegalArgumentException(args[0]);
+        }
+    }
+}

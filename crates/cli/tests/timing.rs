@@ -1,0 +1,160 @@
+//! CPU mode's sampled timing end to end (`tests/java/Timed.java`): the calls per context are
+//! exact, as with per-call timing, from `run`, `-agentpath` and `attach` (whose default it is);
+//! two methods of 3:1 CPU cost share the time 3:1; a method blocked in a socket read gets
+//! almost no CPU time, and with `--wall` its blocked time is under a `[blocked: native]` frame.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+mod common;
+use common::{
+    agentpath, attach_while_running, call_paths, compile, contexts, frame, run_java_with,
+};
+use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+
+/// Fig. 4's calls, three times over: `f` 3, `h` 10 per `f`, `g` 10 per `f`, `h` in `g`
+/// 0 + 1 + ... + 9 = 45 per `f`.
+fn assert_fig4(doc: &Value) {
+    assert_eq!(doc["mode"], "cpu");
+    assert_eq!(doc["sampling"]["source"], "thread_clocks", "{doc}");
+    assert_eq!(
+        call_paths(doc),
+        [
+            ("Timed.f".to_owned(), 3),
+            ("Timed.f/Timed.g".to_owned(), 30),
+            ("Timed.f/Timed.g/Timed.h".to_owned(), 135),
+            ("Timed.f/Timed.h".to_owned(), 30),
+        ]
+    );
+}
+
+#[test]
+fn run_counts_every_call_exactly() {
+    let dir = compile("Timed.java", "timing-run");
+    let out = dir.join("out.json");
+    run_java_with(
+        &["--timing", "sampled", "--root", "Timed::f"],
+        &out,
+        &dir,
+        "Timed",
+        &["counts"],
+    );
+    assert_fig4(&read_profile_json(&out));
+}
+
+#[test]
+fn agentpath_counts_every_call_exactly() {
+    let dir = compile("Timed.java", "timing-agentpath");
+    let out = dir.join("out.json");
+    let options = format!("timing=sampled,root=Timed::f,file={}", out.display());
+    agentpath(Path::new(JDK17_HOME), &options, &dir, &["Timed", "counts"]);
+    assert_fig4(&read_profile_json(&out));
+}
+
+/// `attach` times by sampling unless told otherwise. `eager`: the subgraph is instrumented
+/// before profiling starts (attach reveals asynchronously).
+#[test]
+fn attach_samples_by_default_and_counts_every_call_exactly() {
+    let dir = compile("Timed.java", "timing-attach");
+    let flags = ["--scheme", "eager", "--root", "Timed::f"];
+    let doc = attach_while_running(Path::new(JDK17_HOME), &dir, &["Timed", "attach"], &flags);
+    assert_fig4(&doc);
+}
+
+/// The nodes of `name` (`Class.method`) over every thread.
+fn nodes<'a>(doc: &'a Value, name: &str) -> Vec<&'a Value> {
+    contexts(doc)
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.get("class").is_some() && frame(n) == name)
+        .collect()
+}
+
+fn sum(nodes: &[&Value], key: &str) -> u64 {
+    nodes.iter().map(|n| n[key].as_u64().unwrap_or(0)).sum()
+}
+
+/// `heavy` spins three times as long as `light`: 75% of their CPU time, within 5 points, from
+/// their samples, with exact calls.
+#[test]
+fn two_methods_of_three_to_one_cost_share_their_time_three_to_one() {
+    let dir = compile("Timed.java", "timing-shares");
+    let out = dir.join("out.json");
+    run_java_with(
+        &["--timing", "sampled", "--root", "Timed::mix"],
+        &out,
+        &dir,
+        "Timed",
+        &["shares"],
+    );
+    let doc = read_profile_json(&out);
+    let (heavy, light) = (nodes(&doc, "Timed.heavy"), nodes(&doc, "Timed.light"));
+    let calls = sum(&heavy, "calls");
+    assert!(calls > 0 && calls == sum(&light, "calls"), "{doc}");
+    let (h, l) = (sum(&heavy, "total_ns"), sum(&light, "total_ns"));
+    let share = h as f64 * 100.0 / (h + l) as f64;
+    assert!(
+        (70.0..=80.0).contains(&share),
+        "heavy {h} ns, light {l} ns: {share:.1}%"
+    );
+    assert_eq!(doc["sampling"]["clock"], "cpu");
+    assert!(
+        doc["sampling"]["samples"].as_u64().unwrap() >= 100,
+        "{}",
+        doc["sampling"]
+    );
+}
+
+/// `serve` reads 40 bytes arriving every 25 ms and spins between them: `readOne` is blocked
+/// most of its wall time and gets under 5% of the root's CPU time; with `--wall` most of its time is in a
+/// `[blocked: native]` frame below it, none of it busy self time.
+#[test]
+fn a_method_blocked_in_a_socket_read_gets_no_cpu_time_and_shows_blocked_with_wall() {
+    let dir = compile("Timed.java", "timing-socket");
+    let out = dir.join("cpu.json");
+    // The JDK's socket code uninstrumented: it runs as it would without the profiler.
+    let flags = [
+        "--timing",
+        "sampled",
+        "--interval",
+        "2ms",
+        "--root",
+        "Timed::serve",
+        "--exclude",
+        "java.**",
+        "--exclude",
+        "sun.**",
+    ];
+    run_java_with(&flags, &out, &dir, "Timed", &["socket"]);
+    let doc = read_profile_json(&out);
+    let read = nodes(&doc, "Timed.readOne");
+    assert_eq!(sum(&read, "calls"), 40, "{doc}");
+    let all = sum(&nodes(&doc, "Timed.serve"), "total_ns");
+    let reading = sum(&read, "total_ns");
+    assert!(
+        all > 0 && reading * 20 < all,
+        "readOne {reading} of {all} ns of CPU"
+    );
+
+    let out = dir.join("wall.json");
+    let mut wall = flags.to_vec();
+    wall.push("--wall");
+    run_java_with(&wall, &out, &dir, "Timed", &["socket"]);
+    let doc = read_profile_json(&out);
+    let read = nodes(&doc, "Timed.readOne");
+    let wall_ns = sum(&read, "total_ns");
+    let blocked: u64 = contexts(&doc)
+        .into_iter()
+        .filter(|(n, _)| n["class"] == "[blocked: native]")
+        .map(|(n, _)| n["total_ns"].as_u64().unwrap_or(0))
+        .sum();
+    // 40 reads 25 ms apart: about a second, most of it waiting for the peer.
+    assert!(wall_ns > 500_000_000, "readOne {wall_ns} ns of wall time");
+    assert!(
+        blocked * 10 > wall_ns * 8,
+        "blocked {blocked} of readOne's {wall_ns} ns"
+    );
+    assert!(sum(&read, "cpu_ns") * 20 < wall_ns, "{doc}");
+    assert_eq!(doc["sampling"]["clock"], "wall");
+}
