@@ -54,6 +54,7 @@ mod tests {
         "METHOD",
         "CLASSES",
         "SCHEME",
+        "TIMING",
         "BLOCKS",
         "WHEN",
         "PATH",
