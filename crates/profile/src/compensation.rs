@@ -331,9 +331,9 @@ pub fn mostly_estimate(estimated_ns: u64, measured_ns: u64) -> bool {
 impl Profile {
     /// Caps the calibration by what the probes of its threads measured of themselves
     /// ([`Calibration::capped`]), keeping the estimate in [`CalibrationStats::calibrated`].
-    /// Call-subgraph profiles only (code-region probes do not measure themselves).
+    /// Probe-timed profiles only (code-region probes do not measure themselves).
     pub fn cap_calibration(&mut self) {
-        if self.mode != crate::Mode::Cpu {
+        if !self.mode.is_probe_timed() {
             return;
         }
         let Some(cal) = self.calibration else {

@@ -103,6 +103,70 @@ pub struct Document {
     /// Allocation mode: leak suspects, the strongest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leak_suspects: Option<Vec<crate::alloc::Suspect>>,
+    /// Native mode: all threads' time in bytecode, ns; informative (the threads' sum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_ns: Option<u64>,
+    /// Native mode: all threads' time in native methods, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_ns: Option<u64>,
+    /// Native mode with thread CPU times: the bytecode's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_cpu_ns: Option<u64>,
+    /// Native mode with thread CPU times: the native code's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_cpu_ns: Option<u64>,
+    /// Native mode: the native methods by native time. Their names say which nodes are native
+    /// frames; the numbers are informative (recomputed from the trees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natives: Option<Vec<NativeDoc>>,
+    /// Native mode: native methods no measurement covers, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<Vec<crate::native::NotMeasured>>,
+    /// Native mode: JNI calls into Java made from no measured native's frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unattributed_upcalls: Option<u64>,
+}
+
+/// A native method over every thread and calling context ([`crate::NativeRow`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeDoc {
+    /// Dotted class name.
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// JVM descriptor.
+    pub descriptor: String,
+    /// Calls.
+    #[serde(default)]
+    pub calls: u64,
+    /// Native time without what its upcalls ran, ns (compensated).
+    #[serde(default)]
+    pub native_ns: u64,
+    /// The same in thread CPU time, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_cpu_ns: Option<u64>,
+    /// JNI calls into Java.
+    #[serde(default)]
+    pub upcalls: u64,
+    /// Threads that called it.
+    #[serde(default)]
+    pub threads: usize,
+    /// What the upcalls called, the most called first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upcall_targets: Vec<UpcallTargetDoc>,
+}
+
+/// A Java method a native method's upcalls called.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpcallTargetDoc {
+    /// Dotted class name.
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// JVM descriptor.
+    pub descriptor: String,
+    /// Calls from the native method's frames.
+    pub calls: u64,
 }
 
 /// A method's name.
@@ -181,6 +245,18 @@ pub struct ThreadDoc {
     /// A virtual thread (JDK 21+); absent for platform threads.
     #[serde(default, rename = "virtual", skip_serializing_if = "is_false")]
     pub virtual_thread: bool,
+    /// Native mode: the thread's time in bytecode, ns; informative (from the tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_ns: Option<u64>,
+    /// Native mode: the thread's time in native methods, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_ns: Option<u64>,
+    /// Native mode with thread CPU times: the bytecode's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_cpu_ns: Option<u64>,
+    /// Native mode with thread CPU times: the native code's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_cpu_ns: Option<u64>,
     /// The tree; written as a `"thread"` node.
     pub root: NodeDoc,
 }
@@ -506,6 +582,8 @@ fn is_method(k: &NodeKindDoc) -> bool {
 impl Profile {
     /// The JSON document of this profile.
     pub fn to_document(&self) -> Document {
+        let native = self.native.is_some();
+        let total = self.native_total();
         Document {
             format: FORMAT.to_owned(),
             version: VERSION,
@@ -538,6 +616,7 @@ impl Profile {
                 .enumerate()
                 .map(|(i, t)| {
                     let root = self.node_doc(i, &t.tree, t.waiting.as_ref().and_then(|w| w.node));
+                    let split = native.then(|| self.native_split(i));
                     ThreadDoc {
                         name: t.name.clone(),
                         id: t.id,
@@ -555,6 +634,10 @@ impl Profile {
                             frame: w.frame.clone(),
                         }),
                         virtual_thread: t.virtual_thread,
+                        bytecode_ns: split.map(|s| s.bytecode_ns),
+                        native_ns: split.map(|s| s.native_ns),
+                        bytecode_cpu_ns: split.and_then(|s| s.bytecode_cpu_ns),
+                        native_cpu_ns: split.and_then(|s| s.native_cpu_ns),
                         root,
                     }
                 })
@@ -584,7 +667,57 @@ impl Profile {
             classes: self.alloc.as_ref().map(|a| a.classes.clone()),
             sites: self.alloc.as_ref().map(|a| a.sites.clone()),
             leak_suspects: self.alloc.as_ref().map(|a| a.suspects.clone()),
+            bytecode_ns: native.then_some(total.bytecode_ns),
+            native_ns: native.then_some(total.native_ns),
+            bytecode_cpu_ns: total.bytecode_cpu_ns.filter(|_| native),
+            native_cpu_ns: total.native_cpu_ns.filter(|_| native),
+            natives: native.then(|| self.native_docs()),
+            not_measured: self.native.as_ref().map(|n| n.not_measured.clone()),
+            unattributed_upcalls: self
+                .native
+                .as_ref()
+                .map(|n| n.unattributed_upcalls)
+                .filter(|&n| n > 0),
         }
+    }
+
+    /// The document's `natives` ([`Profile::native_rows`]).
+    fn native_docs(&self) -> Vec<NativeDoc> {
+        let name = |m| {
+            self.methods.get(m).map_or_else(
+                || ("?".to_owned(), "?".to_owned(), String::new()),
+                |i| (i.class.clone(), i.method.clone(), i.descriptor.clone()),
+            )
+        };
+        self.native_rows()
+            .into_iter()
+            .map(|row| {
+                let (class, method, descriptor) = name(row.method);
+                NativeDoc {
+                    class,
+                    method,
+                    descriptor,
+                    calls: row.calls,
+                    native_ns: row.native_ns,
+                    native_cpu_ns: row.native_cpu_ns,
+                    upcalls: row.upcalls,
+                    threads: row.threads,
+                    upcall_targets: row
+                        .targets
+                        .iter()
+                        .map(|&(m, calls)| {
+                            let (class, method, descriptor) = name(m);
+                            UpcallTargetDoc {
+                                class,
+                                method,
+                                descriptor,
+                                calls,
+                            }
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
     }
 
     /// Whether `id` is an allocation-path leaf: in a profile with the `alloc` tables, a
@@ -633,9 +766,9 @@ impl Profile {
         let raw = node_times(tree, None);
         let cpu = self.cpu_times(tree);
         let cpu_compensated = self.cpu_calibration.is_some();
-        // A CPU document keeps every key it always had; the other modes write the keys of
-        // their metrics.
-        let cpu_doc = self.mode == Mode::Cpu;
+        // A CPU document keeps every key it always had (and a native one, timed by the same
+        // probe pairs); the other modes write the keys of their metrics.
+        let cpu_doc = self.mode.is_probe_timed();
         let slots = self.slots();
         let has = |slot: Slot| cpu_doc || slots.iter().any(|&(_, s)| s == slot);
         let (has_calls, has_time) = (has(Slot::Calls), has(Slot::Time));
@@ -743,7 +876,7 @@ impl Profile {
         .into_iter()
         .filter(|m| {
             let own = inline.iter().any(|&(name, _)| name == m.name)
-                || mode == Mode::Cpu && m.name == crate::metric::CPU_TIME;
+                || mode.is_probe_timed() && m.name == crate::metric::CPU_TIME;
             !own
         })
         .collect();
@@ -827,6 +960,19 @@ impl Profile {
         for m in &doc.dropped_methods {
             let id = profile.methods.insert(&m.class, &m.method, &m.descriptor);
             profile.probes_dropped.insert(id);
+        }
+        if mode == Mode::Native || doc.natives.is_some() {
+            let natives = doc
+                .natives
+                .iter()
+                .flatten()
+                .map(|n| profile.methods.insert(&n.class, &n.method, &n.descriptor))
+                .collect();
+            profile.native = Some(crate::native::NativeSummary {
+                natives,
+                not_measured: doc.not_measured.clone().unwrap_or_default(),
+                unattributed_upcalls: doc.unattributed_upcalls.unwrap_or(0),
+            });
         }
         for ((t, tree), waiting) in doc.threads.iter().zip(trees).zip(waiting_nodes) {
             // Measured, as the recorder gives it: the thread node's when the document has one.
@@ -985,8 +1131,8 @@ impl Leaves<'_> {
 
 /// Adds the values of `doc` to node `id`; `names` are the profile's extra metrics.
 fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc, mode: Mode, names: &[String]) {
-    // Outer probe calls are the CPU mode's: its probes are around every call.
-    let default_outer = if doc.kind == NodeKindDoc::Thread || mode != Mode::Cpu {
+    // Outer probe calls are the probe-timed modes': their probes are around every call.
+    let default_outer = if doc.kind == NodeKindDoc::Thread || !mode.is_probe_timed() {
         0
     } else {
         doc.children.iter().map(|c| c.calls.unwrap_or(0)).sum()

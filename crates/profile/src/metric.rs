@@ -147,14 +147,14 @@ impl Mode {
     }
 
     /// The extra metrics a document of this mode carries when it does not declare them:
-    /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` (native), `samples`
-    /// (sample).
+    /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` and `upcalls`
+    /// (native), `samples` (sample).
     pub fn default_metrics(self) -> Vec<Metric> {
         match self {
             Mode::Cpu | Mode::Region => Vec::new(),
             Mode::Count => vec![Metric::new("bytecodes", COUNT)],
             Mode::Alloc => vec![Metric::new("objects", COUNT), Metric::new(BYTES, BYTES)],
-            Mode::Native => vec![Metric::new("native_time", NANOSECONDS)],
+            Mode::Native => crate::native::metrics(false),
             Mode::Sample => vec![Metric::new("samples", COUNT)],
         }
     }
@@ -173,7 +173,8 @@ impl Mode {
 
 impl Profile {
     /// Every metric of this profile, in column order: the mode's own
-    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU profile has thread CPU times), then
+    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU or native profile has thread CPU
+    /// times), then
     /// [`Profile::extra_metrics`].
     pub fn metrics(&self) -> Vec<Metric> {
         self.slots().into_iter().map(|(m, _)| m).collect()
@@ -194,7 +195,7 @@ impl Profile {
                 (Metric::new(name, unit), slot)
             })
             .collect();
-        if self.mode == Mode::Cpu && self.has_cpu() {
+        if self.mode.is_probe_timed() && self.has_cpu() {
             slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
         }
         slots.extend(

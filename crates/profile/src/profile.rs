@@ -101,6 +101,8 @@ pub struct Profile {
     pub failed_classes: Vec<crate::failed::FailedClass>,
     /// Allocation mode ([`Mode::Alloc`]): per class and per site counts, ages, leak suspects.
     pub alloc: Option<crate::alloc::AllocSummary>,
+    /// Native mode ([`Mode::Native`]): which nodes are native frames, the natives not measured.
+    pub native: Option<crate::native::NativeSummary>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.

@@ -49,7 +49,9 @@ pub const OPTIONS: &[AgentOption] = &[
          context), region (code regions: durations of the --region methods), alloc \
          (allocations per site and class, tracked objects' ages and generations, leak suspects; \
          --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
-         --blocks), native or sample (not available in this release). Default: region with --region, else cpu. Each \
+         --blocks), native (time in native methods against bytecode, per thread and per native \
+         method, with JNI upcalls; not available in this release), sample (not available in \
+         this release). Default: region with --region, else cpu. Each \
          mode takes its own flags (docs/agent-options.md, docs/modes/)",
     ),
     option(

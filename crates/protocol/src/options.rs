@@ -181,7 +181,10 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // Not `skip-trivial`: a method without probes would lose its bytecodes, and counts
         // are exact or nothing.
         Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
-        Mode::Native => &["root", "include", "exclude"],
+        // Without a root the whole program (the natives of the classes `include`/`exclude`
+        // select); with roots, the natives called inside their extent, in calling context.
+        // `reveal`: attach sends it (see `Region`).
+        Mode::Native => &["root", "include", "exclude", "scheme", "cpu", "reveal"],
         Mode::Sample => &["root", "include", "exclude"],
     }
 }
@@ -929,11 +932,17 @@ mod tests {
             ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
             ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude"),
             ("mode=count,region-last=4", "agent option `region-last` needs `region`"),
+            ("mode=native,blocks=precise", "agent option `blocks` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
+            ("mode=native,adaptive=true", "agent option `adaptive` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
         ];
         for (input, message) in cases {
             let err = input.parse::<AgentOptions>().unwrap_err();
             assert_eq!(err.to_string(), message, "{input}");
         }
+        // The native mode's: whole program (classes selected) or roots, with thread CPU time;
+        // `reveal` as `ferrofluid attach` sends it.
+        let native = "mode=native,root=A::b,include=com.acme.**,scheme=eager,cpu=true,reveal=async";
+        assert_eq!(native.parse::<AgentOptions>().unwrap().to_string(), native);
         // Options common to every mode are always taken.
         for mode in Mode::ALL {
             let s = format!("mode={mode},file=p.json,duration=1s,log=/l,socket=/s");

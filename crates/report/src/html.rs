@@ -146,6 +146,9 @@ impl Report for HtmlReport {
                 if let Some(alloc) = &profile.alloc {
                     crate::alloc::html(alloc, &mut s);
                 }
+                if profile.native.is_some() {
+                    crate::native::html(profile, &mut s);
+                }
                 crate::metrics::html(profile, self, &mut s);
             }
             let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");

@@ -668,6 +668,23 @@ impl JfrReport {
             // class key.
             let mut stacks: Vec<(Vec<u64>, u64)> = vec![(Vec::new(), 0); tree.len()];
             let mut tick = 0u64;
+            // The thread's own time (a native profile's bytecode outside every native frame):
+            // samples without a stack trace.
+            if let (Some(t), None) = (time, taken) {
+                for _ in 0..samples(
+                    values[t][ferrofluid_profile::NodeId::ROOT.index()].self_value,
+                    period,
+                ) {
+                    let mut b = Buf::default();
+                    b.varint(id::EXECUTION_SAMPLE)
+                        .varint(tick)
+                        .varint(thread_key)
+                        .varint(0)
+                        .varint(STATE_RUNNABLE);
+                    events.push(&b);
+                    tick += period;
+                }
+            }
             for (id, _) in tree.walk() {
                 let node = tree.node(id);
                 let Some(parent) = node.parent() else {
