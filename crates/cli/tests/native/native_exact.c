@@ -1,0 +1,45 @@
+/* The natives of NativeExact.java: busy-waits of known length, with upcalls in between. */
+#include <jni.h>
+#include <time.h>
+
+static long long now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Spins until `nanos` have passed on the clock; returns the iterations. */
+static jlong spin_for(jlong nanos) {
+    long long end = now() + nanos;
+    jlong n = 0;
+    while (now() < end) n++;
+    return n;
+}
+
+JNIEXPORT jlong JNICALL Java_NativeExact_spin(JNIEnv *env, jclass c, jlong nanos) {
+    return spin_for(nanos);
+}
+
+/* Spins `nanos` in `upcalls + 1` equal parts, calling NativeExact.callback between them: the
+   native time is the spinning alone, whatever the callbacks take. */
+static jlong JNICALL busy(JNIEnv *env, jclass c, jlong nanos, jint upcalls) {
+    static jmethodID callback;
+    if (!callback) callback = (*env)->GetStaticMethodID(env, c, "callback", "(I)I");
+    jlong part = nanos / (upcalls + 1), n = 0;
+    for (jint i = 0; i < upcalls; i++) {
+        n += spin_for(part);
+        n += (*env)->CallStaticIntMethod(env, c, callback, i) & 1;
+    }
+    return n + spin_for(nanos - part * upcalls);
+}
+
+/* busy is bound with RegisterNatives, as libraries and the JDK do. */
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+    JNIEnv *env;
+    if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
+    jclass c = (*env)->FindClass(env, "NativeExact");
+    if (!c) return JNI_ERR;
+    JNINativeMethod m = {"busy", "(JI)J", (void *)busy};
+    if ((*env)->RegisterNatives(env, c, &m, 1) != 0) return JNI_ERR;
+    return JNI_VERSION_1_8;
+}
