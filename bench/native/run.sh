@@ -1,5 +1,5 @@
 #!/bin/sh
-# The cost of native-method wrappers (docs/decisions/0052-native-mode.md): NativeBench's workloads
+# The cost of native-method wrappers (docs/decisions/0055-native-mode.md): NativeBench's workloads
 # uninstrumented and with every native of NativeBench, java.util.zip.Deflater/Inflater and
 # java.io.RandomAccessFile statically wrapped by `ferrofluid instrument --probe native`, under
 # each hooks variant of hooks/, with stick.c setting the JVMTI native prefix.

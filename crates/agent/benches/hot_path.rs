@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferrofluid_agent::hooks;
+use ferrofluid_agent::bench as hooks;
 
 const PAIRS: u32 = 20_000_000;
 
@@ -43,7 +43,7 @@ fn main() {
         }
     });
     hooks::prime_thread("bench");
-    hooks::COLLECTING.store(true, Ordering::SeqCst);
+    hooks::SWITCHES.collecting.store(true, Ordering::SeqCst);
     let stop = Arc::new(AtomicBool::new(false));
     let drainer = {
         let stop = Arc::clone(&stop);

@@ -9,36 +9,26 @@
 //! and returned as error codes, never printed into a running application; no lock is held across JVMTI
 //! calls that may load classes.
 //!
-//! The crate denies `unsafe_code` (a workspace lint); the private module `ffi` is the layer that
-//! allows it: entry points, JVMTI callbacks, JNI natives and wrappers, raw-pointer conversions.
-//! Below it, `ferrofluid-jvmti` wraps JVMTI, JNI and the OS calls.
+//! Its modules are four layers, each calling only the ones below (docs/architecture.md,
+//! checked by `tests/layers.rs`): `runtime` (lifecycle, control server, sessions, JVMTI
+//! events), `engine` (the `Engine` trait, its registry, one folder per mode), `probe` (the
+//! machinery the engines' probes share) and `ffi` (what the JVM calls, converting its raw
+//! pointers, calling up through handler traits). This root wires the JVM's entry points to the
+//! runtime's lifecycle.
+//!
+//! The crate denies `unsafe_code` (a workspace lint); `ffi` and an engine's own `ffi` module
+//! allow it. Below them, `ferrofluid-jvmti` wraps JVMTI, JNI and the OS calls.
 
-mod adaptive;
-mod agent;
-mod calibrate;
-mod collector;
 mod engine;
-mod flags;
 // The FFI layer: every entry point the JVM calls and every raw-pointer conversion.
 #[allow(unsafe_code)]
 mod ffi;
-mod handles;
-pub mod hooks;
-mod jvm;
-mod logger;
-mod memory;
-mod narrow;
-mod owner;
-mod private_dir;
-mod receiver;
-mod reveal;
-pub mod ring;
-mod server;
-mod session;
-mod site_flags;
+mod probe;
+mod runtime;
 #[cfg(test)]
 mod testing;
-mod vthread;
 
-pub use agent::AgentError;
-use ffi::jni_intercept;
+pub use engine::bench;
+pub use runtime::lifecycle::AgentError;
+
+ffi::entry::entry_points!(runtime::lifecycle::Lifecycle);

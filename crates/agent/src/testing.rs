@@ -1,6 +1,12 @@
 //! Helpers of the agent's unit tests.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+// Process-wide: the unit tests that switch the active engine, the probes' switches or the
+// alloc engine's selection run one at a time, whatever thread the harness gives them.
+/// Serialises the unit tests that change process-wide state.
+pub static SERIAL: Mutex<()> = Mutex::new(());
 
 /// JDK 17's tools.
 const JDK: &str = "/usr/lib/jvm/java-17-openjdk-amd64/bin";

@@ -332,7 +332,7 @@ fn intrinsic_and_signature_polymorphic_natives_are_left_alone() {
 /// `prefix_agent.c` binds the boot classes' wrapped natives at ClassPrepare, which JDK 17 logs
 /// as a warning per native (`Re-registering of platform native method`, on stdout) when the
 /// binding code has no Java caller in the boot loader: the runs turn that log off, and
-/// docs/decisions/0052-native-mode.md says how the engine binds without it.
+/// docs/decisions/0055-native-mode.md says how the engine binds without it.
 #[test]
 fn java_base_with_every_native_wrapped_boots_and_runs_unchanged() {
     let dir = work_dir("java_base");

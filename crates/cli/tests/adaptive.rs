@@ -7,8 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 
 mod common;
-use common::{child, child_names, compile, run_java_with, thread};
-use ferrofluid_testkit::read_profile_json;
+use common::{child, child_names, compile, read_profile_json, run_java_with, thread};
 
 /// One profiled JVM at a time: each keeps a core busy, its compiler and collector threads
 /// beside it, and two at once on a 2-CPU machine can starve a collector until a ring fills and

@@ -3,19 +3,15 @@
 //! in a lambda, from 8 threads) under `run` and `-agentpath`, with and without tracking; and
 //! the DDJ article's leak found by its surviving generations.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, ferrofluid, run_java_with};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
+use common::{
+    agentpath, attach_while_running, compile, folded_sum, read_profile_json, report, run_java_on,
+    run_java_with, u, write_report, JDK17_HOME,
+};
 
 fn class<'a>(doc: &'a Value, name: &str) -> &'a Value {
     common::entry(doc, "classes", "class", name)
@@ -97,27 +93,11 @@ fn check_counts(doc: &Value, rounds: u64, every: u64) {
     check_paths(doc, rounds, every);
 }
 
-/// Every calling context of the trees with what its method allocates there.
-fn contexts(doc: &Value) -> Vec<&Value> {
-    let mut out = Vec::new();
-    let mut pending: Vec<&Value> = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| &t["root"])
-        .collect();
-    while let Some(node) = pending.pop() {
-        out.push(node);
-        pending.extend(node["children"].as_array().unwrap());
-    }
-    out
-}
-
 /// The trees: contexts carry `allocations` (no class leaf nodes), whose counts add up to the
 /// classes' exactly, each under the method that allocates it; live values are estimates.
 fn check_paths(doc: &Value, rounds: u64, every: u64) {
     assert_eq!(doc["live_estimated"], true);
-    let nodes = contexts(doc);
+    let nodes: Vec<&Value> = common::contexts(doc).into_iter().map(|(n, _)| n).collect();
     assert!(nodes.iter().all(|n| n["method"] != ""), "a class leaf node");
     let mut total = std::collections::BTreeMap::<String, u64>::new();
     for n in &nodes {
@@ -130,11 +110,7 @@ fn check_paths(doc: &Value, rounds: u64, every: u64) {
                 "Allocs$Lam" | "Allocs$Shared" => "Allocs.lambda$round$",
                 _ => "Allocs.round",
             };
-            let at = format!(
-                "{}.{}",
-                n["class"].as_str().unwrap(),
-                n["method"].as_str().unwrap()
-            );
+            let at = common::frame(n);
             assert!(at.starts_with(allocator), "{class} allocated in {at}");
             if every == 0 {
                 assert_eq!((u(&a["live"]), u(&a["generations"])), (0, 0), "{a}");
@@ -145,13 +121,7 @@ fn check_paths(doc: &Value, rounds: u64, every: u64) {
         assert_eq!(total.get(name).copied(), Some(n * rounds), "{name}");
     }
     if every == 0 {
-        let threads: Vec<&str> = doc["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(threads, ["all threads"]);
+        assert_eq!(common::thread_names(doc), ["all threads"]);
         let round = common::child(&doc["threads"][0]["root"], "round");
         let plain = common::entry(round, "allocations", "class", "Allocs$Plain");
         assert_eq!(u(&plain["allocated"]), 1000 * rounds);
@@ -163,14 +133,7 @@ fn check_paths(doc: &Value, rounds: u64, every: u64) {
 fn exact_counts_under_run_with_tracking() {
     let dir = compile("Allocs.java", "alloc-run");
     let out = dir.join("out.json");
-    let flags = [
-        "--mode",
-        "alloc",
-        "--include",
-        "Allocs*",
-        "--track-every",
-        "10",
-    ];
+    let flags = common::args("--mode alloc --include Allocs* --track-every 10");
     let output = run_java_with(&flags, &out, &dir, "Allocs", &["2"]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     let doc = read_profile_json(&out);
@@ -186,32 +149,21 @@ fn exact_counts_under_run_with_tracking() {
 }
 
 /// `java -agentpath:…=mode=alloc,include=Allocs*,track-every=N,file=…` on the JDK at `home`.
-fn agentpath(home: &Path, tag: &str, every: u64) -> Value {
+fn agentpath_allocs(home: &Path, tag: &str, every: u64) -> Value {
     let dir = compile("Allocs.java", tag);
     let out = dir.join("out.json");
-    let output = Command::new(home.join("bin/java"))
-        .arg(format!(
-            "-agentpath:{}=mode=alloc,include=Allocs*,track-every={every},file={}",
-            agent().display(),
-            out.display()
-        ))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Allocs")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let options = format!(
+        "mode=alloc,include=Allocs*,track-every={every},file={}",
+        out.display()
     );
+    let output = agentpath(home, &options, &dir, &["Allocs"]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     read_profile_json(&out)
 }
 
 #[test]
 fn exact_counts_without_tracking_through_agentpath() {
-    let doc = agentpath(Path::new(JDK17_HOME), "alloc-agentpath", 0);
+    let doc = agentpath_allocs(Path::new(JDK17_HOME), "alloc-agentpath", 0);
     check_counts(&doc, 1, 0);
     assert_eq!(doc["leak_suspects"], Value::Array(vec![]));
     assert_eq!(u(&class(&doc, "Allocs$Shared")["generations"]), 0);
@@ -222,74 +174,46 @@ fn exact_counts_on_jdk25() {
     let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
         return;
     };
-    let doc = agentpath(&home, "alloc-jdk25", 3);
+    let doc = agentpath_allocs(&home, "alloc-jdk25", 3);
     check_counts(&doc, 1, 3);
 }
 
 #[test]
-#[allow(clippy::zombie_processes)] // a failed attach kills the target and panics
 fn exact_counts_under_attach() {
     let dir = compile("Allocs.java", "alloc-attach");
-    let (out, go) = (dir.join("out.json"), dir.join("go"));
-    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Allocs")
-        .arg("0")
-        .arg(&go)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut java_out = BufReader::new(java.stdout.take().unwrap());
-    let mut line = String::new();
-    java_out.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    // stderr is kept open until the CLI ends: it says more when it writes the profile.
-    let (mut cli, lines, _stderr) = common::attach_profiling(
-        java.id(),
-        &[
-            "--mode",
-            "alloc",
-            "--include",
-            "Allocs*",
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let doc = attach_while_running(
+        Path::new(JDK17_HOME),
+        &dir,
+        &["Allocs", "0"],
+        &common::args("--mode alloc --include Allocs*"),
     );
-    std::fs::write(&go, "").unwrap();
-    line.clear();
-    java_out.read_line(&mut line).unwrap();
-    assert_eq!(line, "done\n");
-    assert!(java.wait().unwrap().success());
-    let status = cli.wait().unwrap();
-    assert!(status.success(), "{lines:?}");
-    let doc = read_profile_json(&out);
     check_counts(&doc, 1, 10);
+}
+
+/// `Leak 4000` under `ferrofluid run --mode alloc --include Leak*` in a small heap collected
+/// often: the directory and the profile's path.
+fn leak_profile(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = compile("Leak.java", tag);
+    let out = dir.join("out.json");
+    common::succeeds(
+        common::ferrofluid()
+            .arg("run")
+            .arg("--agent")
+            .arg(common::agent())
+            .args(["--mode", "alloc", "--include", "Leak*", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(Path::new(JDK17_HOME).join("bin/java"))
+            .args(["-Xmx64m", "-Xmn4m", "-XX:+UseSerialGC", "-cp"])
+            .arg(&dir)
+            .args(["Leak", "4000"]),
+    );
+    (dir, out)
 }
 
 #[test]
 fn the_leaking_class_comes_first_by_generations() {
-    let dir = compile("Leak.java", "alloc-leak");
-    let out = dir.join("out.json");
-    let txt = dir.join("out.txt");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "alloc", "--include", "Leak*", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(Path::new(JDK17_HOME).join("bin/java"))
-        .args(["-Xmx64m", "-Xmn4m", "-XX:+UseSerialGC", "-cp"])
-        .arg(&dir)
-        .args(["Leak", "4000"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (dir, out) = leak_profile("alloc-leak");
     let doc = read_profile_json(&out);
     assert!(u(&doc["gc_count"]) >= 5, "too few GCs: {}", doc["gc_count"]);
     let suspects = doc["leak_suspects"].as_array().unwrap();
@@ -307,19 +231,7 @@ fn the_leaking_class_comes_first_by_generations() {
     }
     let entry = class(&doc, "Leak$Entry");
     assert!(u(&entry["generations"]) > 3);
-    let report = ferrofluid()
-        .arg("report")
-        .arg(&out)
-        .arg("-o")
-        .arg(&txt)
-        .output()
-        .unwrap();
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
-    let text = std::fs::read_to_string(&txt).unwrap();
+    let text = report(&out, &dir.join("out.txt"), &[]);
     let first = text.lines().find(|l| l.starts_with("1. ")).unwrap();
     assert!(first.starts_with("1. Leak$Entry: "), "{text}");
 }
@@ -361,26 +273,8 @@ const JDK_OUTPUT: &str = "1000 1000 1000 1000 2000\n";
 fn jdk_allocs(home: &Path, tag: &str, flags: &[&str]) -> Value {
     let dir = compile("JdkAllocs.java", tag);
     let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "alloc"])
-        .args(flags)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(home.join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .args(["JdkAllocs", "1000"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let flags: Vec<&str> = ["--mode", "alloc"].iter().chain(flags).copied().collect();
+    let output = run_java_on(home, &flags, &out, &dir, "JdkAllocs", &["1000"]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), JDK_OUTPUT);
     read_profile_json(&out)
 }
@@ -482,48 +376,12 @@ fn an_include_of_a_jdk_package_selects_its_sites() {
 /// bytes, its chart, Go's heap sample types, one speedscope profile per weight.
 #[test]
 fn a_leaks_profile_in_every_format() {
-    let dir = compile("Leak.java", "alloc-leak-reports");
-    let out = dir.join("out.json");
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--mode", "alloc", "--include", "Leak*", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(Path::new(JDK17_HOME).join("bin/java"))
-        .args(["-Xmx64m", "-Xmn4m", "-XX:+UseSerialGC", "-cp"])
-        .arg(&dir)
-        .args(["Leak", "4000"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (dir, out) = leak_profile("alloc-leak-reports");
     let doc = read_profile_json(&out);
-    let report = |file: &str, extra: &[&str]| -> std::path::PathBuf {
-        let path = dir.join(file);
-        let r = ferrofluid()
-            .arg("report")
-            .arg(&out)
-            .arg("-o")
-            .arg(&path)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            r.status.success(),
-            "{file}: {}",
-            String::from_utf8_lossy(&r.stderr)
-        );
-        path
-    };
+    let report = |file: &str, flags: &[&str]| report(&out, &dir.join(file), flags);
     // Folded stacks: the class last; by live bytes the leaking class's path through remember
     // (it keeps every entry), by allocated objects every path, adding up to the class table.
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap();
-    let live = read(report("live.collapsed", &["--weight", "live-bytes"]));
+    let live = report("live.collapsed", &["--weight", "live-bytes"]);
     assert!(
         live.lines().any(|l| l
             .rsplit_once(' ')
@@ -532,49 +390,26 @@ fn a_leaks_profile_in_every_format() {
             .ends_with(";Leak.remember;Leak$Entry")),
         "{live}"
     );
-    let count = read(report("count.collapsed", &["--weight", "alloc-count"]));
-    let entries: u64 = count
-        .lines()
-        .filter(|l| l.rsplit_once(' ').unwrap().0.ends_with(";Leak$Entry"))
-        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
-        .sum();
+    let count = report("count.collapsed", &["--weight", "alloc-count"]);
+    let entries = folded_sum(&count, ";Leak$Entry");
     assert_eq!(entries, u(&class(&doc, "Leak$Entry")["allocated"]));
-    let html = read(report("out.html", &[]));
+    let html = report("out.html", &[]);
     assert!(html.contains("<svg class=\"history\""), "no chart");
     assert!(html.contains("id=\"aflame-live\"") && html.contains("id=\"aflame-objects\""));
-    let text = read(report("out.txt", &["--sort", "generations"]));
+    let text = report("out.txt", &["--sort", "generations"]);
     let table = text.find("Classes (by generations)").unwrap();
     let first_row = text[table..].lines().nth(2).unwrap();
     assert!(first_row.ends_with("  Leak$Entry"), "{text}");
-    let speedscope: Value =
-        serde_json::from_str(&read(report("out.speedscope.json", &[]))).unwrap();
+    let speedscope: Value = serde_json::from_str(&report("out.speedscope.json", &[])).unwrap();
     assert_eq!(speedscope["profiles"].as_array().unwrap().len(), 4);
-    let pprof = report("out.pb.gz", &[]);
-    if let Some(go) = ["/usr/bin/go", "/usr/lib/go/bin/go"]
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_file())
-    {
-        let top = Command::new(go)
-            .args([
-                "tool",
-                "pprof",
-                "-top",
-                "-nodefraction=0",
-                "-sample_index=alloc_objects",
-                "-unit=minimum",
-            ])
-            .arg(&pprof)
-            .env("GOCACHE", dir.join("gocache"))
-            .env("HOME", &dir)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&top.stdout);
-        assert!(
-            top.status.success(),
-            "{}",
-            String::from_utf8_lossy(&top.stderr)
-        );
+    let pprof = dir.join("out.pb.gz");
+    write_report(&out, &pprof, &[]);
+    let flags = [
+        "-nodefraction=0",
+        "-sample_index=alloc_objects",
+        "-unit=minimum",
+    ];
+    if let Some(text) = common::go_pprof_top(&pprof, &dir, &flags) {
         let row = text
             .lines()
             .find(|l| l.trim_end().ends_with(" Leak$Entry"))

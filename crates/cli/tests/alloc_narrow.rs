@@ -9,19 +9,15 @@
 //! JDK 17, one started by `-agentpath` on JDK 25.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, ferrofluid};
-use ferrofluid_testkit::{read_profile_json, Lines, JDK17_HOME};
+use common::{agent, compile, ferrofluid, java, read_profile_json, u, Program, JDK17_HOME};
 
 const N1: u64 = 3000;
 const N2: u64 = 2000;
-/// The longest a JVM or the CLI may stay silent before the test gives up.
-const PATIENCE: Duration = Duration::from_secs(120);
 
 /// The program's output for `N1`, `N2`: checksums of the two phases and the map's size.
 fn expected_output() -> Vec<String> {
@@ -39,25 +35,31 @@ const NARROWED: &str = "ferrofluid: narrowed the alloc session of JVM {pid} to t
     classes Narrow$Entry: 2 classes retransformed; 1 allocation site probed, 6 not (their counts \
     stay as they were)";
 
-/// `Narrow N1 N2 DIR` on the JVM of `java_home`, with `jvm_args` before the class path.
-fn start(java_home: &Path, jvm_args: &[String], dir: &Path) -> (Child, Lines) {
-    let mut java = Command::new(java_home.join("bin/java"))
-        .args(jvm_args)
-        .arg("-cp")
-        .arg(dir)
-        .arg("Narrow")
-        .args([N1.to_string(), N2.to_string()])
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = Lines::spawn(java.stdout.take().unwrap());
-    assert_eq!(lines.next_within(PATIENCE), "ready");
-    (java, lines)
+/// `Narrow N1 N2 DIR` on the JVM of `java_home`, with `jvm_args` before the class path, once it
+/// printed `ready`.
+fn start(java_home: &Path, jvm_args: &[String], dir: &Path) -> Program {
+    Program::started(
+        java(java_home)
+            .args(jvm_args)
+            .arg("-cp")
+            .arg(dir)
+            .arg("Narrow")
+            .args([N1.to_string(), N2.to_string()])
+            .arg(dir),
+        "ready",
+    )
 }
 
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+/// `ferrofluid attach PID --mode alloc --alloc-class Narrow$Entry`: the narrowing attach.
+fn narrow(pid: u32) -> Command {
+    let mut cli = ferrofluid();
+    cli.args(["attach", &pid.to_string()]).args([
+        "--mode",
+        "alloc",
+        "--alloc-class",
+        "Narrow$Entry",
+    ]);
+    cli
 }
 
 /// The class table's `allocated` of `class`, if listed.
@@ -84,11 +86,7 @@ fn paths_allocating(doc: &Value, class: &str) -> Vec<(Vec<String>, u64)> {
             }
             for child in node["children"].as_array().into_iter().flatten() {
                 let mut frames = frames.clone();
-                frames.push(format!(
-                    "{}.{}",
-                    child["class"].as_str().unwrap(),
-                    child["method"].as_str().unwrap()
-                ));
+                frames.push(common::frame(child));
                 stack.push((child, frames));
             }
         }
@@ -156,16 +154,6 @@ fn check_log(log: &Path) {
     );
 }
 
-fn wait_ok(child: Child, what: &str) -> Output {
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// A whole-program session started by `attach -o`, narrowed by a second `attach -o` that
 /// writes the session's profile at SIGTERM and leaves the session running; the first attach
 /// writes its report when the program ends. Both hold everything since the session began.
@@ -177,52 +165,17 @@ fn a_second_attach_narrows_an_attached_session_and_keeps_its_counts() {
         dir.join("second.json"),
         dir.join("agent.log"),
     );
-    let (mut java, stdout) = start(Path::new(JDK17_HOME), &[], &dir);
-    let pid = java.id().to_string();
-    let mut first = ferrofluid()
-        .args(["attach", &pid, "--agent"])
-        .arg(agent())
-        .args(["--mode", "alloc", "--include", "Narrow*", "--log"])
-        .arg(&log)
-        .arg("-o")
-        .arg(&out1)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let said = Lines::spawn(first.stderr.take().unwrap());
-    loop {
-        let line = said.next_within(PATIENCE);
-        if line.starts_with("ferrofluid: profiling ") {
-            break;
-        }
-    }
+    let mut java = start(Path::new(JDK17_HOME), &[], &dir);
+    let pid = java.pid().to_string();
+    // stderr is kept open until the CLI ends: it says more when it writes the profile.
+    let mut flags = common::args("--mode alloc --include Narrow* --log");
+    flags.extend([log.to_str().unwrap(), "-o", out1.to_str().unwrap()]);
+    let (mut first, _, _stderr) = common::attach_profiling(java.pid(), &flags);
     std::fs::write(dir.join("go1"), "").unwrap();
-    assert_eq!(stdout.next_within(PATIENCE), expected_output()[0]);
+    java.expect(&expected_output()[0]);
 
-    let mut second = ferrofluid()
-        .args([
-            "attach",
-            &pid,
-            "--mode",
-            "alloc",
-            "--alloc-class",
-            "Narrow$Entry",
-            "-o",
-        ])
-        .arg(&out2)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let narrowed = Lines::spawn(second.stdout.take().unwrap());
-    let line = narrowed.next_within(PATIENCE);
-    if line != NARROWED.replace("{pid}", &pid) {
-        let _ = java.kill();
-        panic!("{line}");
-    }
+    let mut second = Program::spawn(narrow(java.pid()).arg("-o").arg(&out2).stdin(Stdio::null()));
+    assert_eq!(second.line(), NARROWED.replace("{pid}", &pid));
     // The agent's status names the selection in force.
     let status = ferrofluid().args(["attach", &pid]).output().unwrap();
     let shown = String::from_utf8_lossy(&status.stdout);
@@ -231,18 +184,18 @@ fn a_second_attach_narrows_an_attached_session_and_keeps_its_counts() {
         "{shown}"
     );
     std::fs::write(dir.join("go2"), "").unwrap();
-    assert_eq!(stdout.next_within(PATIENCE), expected_output()[1]);
+    java.expect(&expected_output()[1]);
     // SIGTERM: the second attach takes the session's profile and leaves the session running.
     let signalled = Command::new("kill")
-        .args(["-TERM", &second.id().to_string()])
+        .args(["-TERM", &second.pid().to_string()])
         .status()
         .unwrap();
     assert!(signalled.success());
-    wait_ok(second, "second attach");
+    second.succeeds();
     check_profile(&read_profile_json(&out2));
 
     std::fs::write(dir.join("end"), "").unwrap();
-    assert!(java.wait().unwrap().success());
+    java.succeeds();
     let status = first.wait().unwrap();
     assert!(status.success());
     check_profile(&read_profile_json(&out1));
@@ -265,20 +218,12 @@ fn an_attach_narrows_a_session_started_by_agentpath_on_jdk25() {
         out.display(),
         log.display()
     );
-    let (mut java, stdout) = start(&home, &[option], &dir);
-    let pid = java.id().to_string();
+    let mut java = start(&home, &[option], &dir);
+    let pid = java.pid().to_string();
     std::fs::write(dir.join("go1"), "").unwrap();
-    assert_eq!(stdout.next_within(PATIENCE), expected_output()[0]);
+    java.expect(&expected_output()[0]);
 
-    let refused = ferrofluid()
-        .args([
-            "attach",
-            &pid,
-            "--mode",
-            "alloc",
-            "--alloc-class",
-            "Narrow$Entry",
-        ])
+    let refused = narrow(java.pid())
         .args(["--include", "Narrow$Cache"])
         .output()
         .unwrap();
@@ -292,30 +237,15 @@ fn an_attach_narrows_a_session_started_by_agentpath_on_jdk25() {
         )
     );
 
-    let narrowing = ferrofluid()
-        .args([
-            "attach",
-            &pid,
-            "--mode",
-            "alloc",
-            "--alloc-class",
-            "Narrow$Entry",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    if !narrowing.status.success() {
-        let _ = java.kill();
-        panic!("{}", String::from_utf8_lossy(&narrowing.stderr));
-    }
+    let narrowing = common::succeeds(narrow(java.pid()).stdin(Stdio::null()));
     assert_eq!(
         String::from_utf8_lossy(&narrowing.stdout),
         format!("{}\n", NARROWED.replace("{pid}", &pid))
     );
     std::fs::write(dir.join("go2"), "").unwrap();
-    assert_eq!(stdout.next_within(PATIENCE), expected_output()[1]);
+    java.expect(&expected_output()[1]);
     std::fs::write(dir.join("end"), "").unwrap();
-    assert!(java.wait().unwrap().success());
+    java.succeeds();
     check_profile(&read_profile_json(&out));
     check_log(&log);
 }
@@ -331,25 +261,15 @@ fn narrowing_a_session_of_another_mode_is_refused() {
         agent().display(),
         out.display()
     );
-    let (mut java, stdout) = start(Path::new(JDK17_HOME), &[option], &dir);
-    let pid = java.id().to_string();
-    let refused = ferrofluid()
-        .args([
-            "attach",
-            &pid,
-            "--mode",
-            "alloc",
-            "--alloc-class",
-            "Narrow$Entry",
-        ])
-        .output()
-        .unwrap();
+    let mut java = start(Path::new(JDK17_HOME), &[option], &dir);
+    let pid = java.pid().to_string();
+    let refused = narrow(java.pid()).output().unwrap();
     std::fs::write(dir.join("go1"), "").unwrap();
     std::fs::write(dir.join("go2"), "").unwrap();
     std::fs::write(dir.join("end"), "").unwrap();
-    assert_eq!(stdout.next_within(PATIENCE), expected_output()[0]);
-    assert_eq!(stdout.next_within(PATIENCE), expected_output()[1]);
-    assert!(java.wait().unwrap().success());
+    java.expect(&expected_output()[0]);
+    java.expect(&expected_output()[1]);
+    java.succeeds();
     assert_eq!(refused.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&refused.stderr),

@@ -3,17 +3,10 @@
 //! roots, on 2 threads at once; a recursive root; a root left by an exception), with the call
 //! subgraph revealed lazily or planned eagerly; under `run` on JDK 17 and `-agentpath` on JDK 25.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, run_java_with};
-use ferrofluid_testkit::read_profile_json;
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
+use common::{agentpath, compile, read_profile_json, run_java_with, u};
 
 /// `Scoped` profiled with its three roots and `flags`.
 fn scoped(tag: &str, flags: &[&str]) -> Value {
@@ -93,23 +86,12 @@ fn only_allocations_inside_the_roots_count_through_agentpath_on_jdk25() {
     };
     let dir = compile("Scoped.java", "alloc-scope-jdk25");
     let out = dir.join("out.json");
-    let output = Command::new(home.join("bin/java"))
-        .arg(format!(
-            "-agentpath:{}=mode=alloc,root=Scoped::root,root=Scoped::recurse,\
-             root=Scoped::thrower,track-every=5,file={}",
-            agent().display(),
-            out.display()
-        ))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Scoped")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let options = format!(
+        "mode=alloc,root=Scoped::root,root=Scoped::recurse,root=Scoped::thrower,track-every=5,\
+         file={}",
+        out.display()
     );
+    let output = agentpath(&home, &options, &dir, &["Scoped"]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     check_in_root_counts(&read_profile_json(&out), 5);
 }

@@ -4,33 +4,26 @@
 //! method) as a site of its own kind, with loops the JIT compiles and from 8 threads, under
 //! `run`, `attach` and `-agentpath`, on JDK 17 and 25.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, ferrofluid};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
+use common::{
+    agentpath, attach_while_running, compile, folded_sum, read_profile_json, report, u, JDK17_HOME,
+};
 
 const ROUND: &str = "AllocsVm.round(Z)V";
 const COPY: &str = "AllocsVm$Copy.clone()LAllocsVm$Copy;";
 const OBJ: &str = "(Ljava/lang/Class;)Ljava/lang/Object;";
+const VIA_CLASS: &str = "AllocsVm.deprecatedNewInstance()Ljava/lang/Object;";
+const SHARED: &str = "AllocsVm$Shared.copy()LAllocsVm$Shared;";
 
 /// (allocating method, class, kind, objects): the sites of one round of `AllocsVm`.
 const EXPECTED: [(&str, &str, &str, u64); 14] = [
     (ROUND, "AllocsVm$Reflected", "reflect", 200_000),
-    (
-        "AllocsVm.deprecatedNewInstance()Ljava/lang/Object;",
-        "AllocsVm$ViaClass",
-        "reflect",
-        1000,
-    ),
+    (VIA_CLASS, "AllocsVm$ViaClass", "reflect", 1000),
     (ROUND, "AllocsVm$Element[]", "reflect", 200_000),
     // Array.newInstance(int.class, 2, 3): the array and its 2 inner arrays.
     (ROUND, "int[][]", "reflect", 1000),
@@ -40,12 +33,7 @@ const EXPECTED: [(&str, &str, &str, u64); 14] = [
     (COPY, "AllocsVm$Copy", "clone", 200_000),
     (COPY, "AllocsVm$SubCopy", "clone", 1000),
     // 8 threads × 20000.
-    (
-        "AllocsVm$Shared.copy()LAllocsVm$Shared;",
-        "AllocsVm$Shared",
-        "clone",
-        160_000,
-    ),
+    (SHARED, "AllocsVm$Shared", "clone", 160_000),
     // new long[2][3][4]: the outer array and its 2 + 6 inner arrays, at the same site.
     (ROUND, "long[][][]", "new", 1000),
     (ROUND, "long[][]", "new", 2000),
@@ -147,46 +135,14 @@ fn check(doc: &Value, every: u64, jni: bool, whole_program: bool) {
     check_paths(doc, jni);
 }
 
-/// Every calling context of the trees.
-fn contexts(doc: &Value) -> Vec<(&Value, Option<&Value>)> {
-    let mut out = Vec::new();
-    let mut pending: Vec<(&Value, Option<&Value>)> = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (&t["root"], None))
-        .collect();
-    while let Some((node, parent)) = pending.pop() {
-        out.push((node, parent));
-        pending.extend(
-            node["children"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| (c, Some(node))),
-        );
-    }
-    out
-}
-
 /// On the paths, an object a call returned sits under the called method (a JNI allocation
 /// under the JNI function, under the native method), all of a class's objects there.
 fn check_paths(doc: &Value, jni: bool) {
     let mut under = std::collections::BTreeMap::<(String, String), u64>::new();
-    for (node, parent) in contexts(doc) {
+    for (node, parent) in common::contexts(doc) {
         for a in node["allocations"].as_array().into_iter().flatten() {
-            let frame = format!(
-                "{}.{}",
-                node["class"].as_str().unwrap(),
-                node["method"].as_str().unwrap()
-            );
-            let caller = parent.map_or(String::new(), |p| {
-                format!(
-                    "{}.{}",
-                    p["class"].as_str().unwrap(),
-                    p["method"].as_str().unwrap()
-                )
-            });
+            let frame = common::frame(node);
+            let caller = parent.map_or(String::new(), common::frame);
             let key = (
                 a["class"].as_str().unwrap().to_owned(),
                 format!("{caller} > {frame}"),
@@ -273,32 +229,21 @@ fn vm_allocations_are_counted_exactly_under_run() {
 }
 
 /// `java -agentpath:…=mode=alloc,include=AllocsVm*,track-every=N,file=…` on `home`.
-fn agentpath(home: &Path, tag: &str, every: u64) -> Value {
+fn agentpath_allocs(home: &Path, tag: &str, every: u64) -> Value {
     let (dir, lib) = program(tag);
     let out = dir.join("out.json");
-    let output = Command::new(home.join("bin/java"))
-        .arg(format!(
-            "-agentpath:{}=mode=alloc,include=AllocsVm*,track-every={every},file={}",
-            agent().display(),
-            out.display()
-        ))
-        .arg("-cp")
-        .arg(&dir)
-        .args(["AllocsVm", &lib])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let options = format!(
+        "mode=alloc,include=AllocsVm*,track-every={every},file={}",
+        out.display()
     );
+    let output = agentpath(home, &options, &dir, &["AllocsVm", &lib]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     read_profile_json(&out)
 }
 
 #[test]
 fn vm_allocations_are_counted_exactly_through_agentpath_without_tracking() {
-    let doc = agentpath(Path::new(JDK17_HOME), "alloc-vm-agentpath", 0);
+    let doc = agentpath_allocs(Path::new(JDK17_HOME), "alloc-vm-agentpath", 0);
     check(&doc, 0, true, false);
 }
 
@@ -307,7 +252,7 @@ fn vm_allocations_are_counted_exactly_on_jdk25() {
     let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
         return;
     };
-    let doc = agentpath(&home, "alloc-vm-jdk25", 5);
+    let doc = agentpath_allocs(&home, "alloc-vm-jdk25", 5);
     check(&doc, 5, true, false);
 }
 
@@ -333,42 +278,15 @@ fn vm_allocations_are_counted_once_whole_program_on_jdk25() {
 }
 
 #[test]
-#[allow(clippy::zombie_processes)] // a failed attach kills the target and panics
 fn vm_allocations_are_counted_exactly_under_attach() {
     let (dir, lib) = program("alloc-vm-attach");
-    let (out, go) = (dir.join("out.json"), dir.join("go"));
-    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .args(["AllocsVm", &lib])
-        .arg(&go)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut java_out = BufReader::new(java.stdout.take().unwrap());
-    let mut line = String::new();
-    java_out.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    // stderr is kept open until the CLI ends: it says more when it writes the profile.
-    let (mut cli, lines, _stderr) = common::attach_profiling(
-        java.id(),
-        &[
-            "--mode",
-            "alloc",
-            "--include",
-            "AllocsVm*",
-            "-o",
-            out.to_str().unwrap(),
-        ],
+    let doc = attach_while_running(
+        Path::new(JDK17_HOME),
+        &dir,
+        &["AllocsVm", &lib],
+        &["--mode", "alloc", "--include", "AllocsVm*"],
     );
-    std::fs::write(&go, "").unwrap();
-    line.clear();
-    java_out.read_line(&mut line).unwrap();
-    assert_eq!(line, "done\n");
-    assert!(java.wait().unwrap().success());
-    let status = cli.wait().unwrap();
-    assert!(status.success(), "{lines:?}");
-    check(&read_profile_json(&out), 10, true, false);
+    check(&doc, 10, true, false);
 }
 
 /// The kinds in the text report's sites, the called method as a frame in folded stacks.
@@ -377,25 +295,10 @@ fn vm_allocation_sites_show_their_kind_in_the_reports() {
     let flags = ["--include", "AllocsVm*", "--track-every", "100"];
     let doc = run(Path::new(JDK17_HOME), "alloc-vm-reports", &flags);
     assert_eq!(u(&class(&doc, "AllocsVm$Reflected")["allocated"]), 200_000);
-    let dir = ferrofluid_testkit::scratch_dir(
-        Path::new(env!("CARGO_TARGET_TMPDIR")),
-        "alloc-vm-reports-out",
-    );
+    let dir = common::scratch("alloc-vm-reports-out");
     let json = dir.join("in.json");
     std::fs::write(&json, serde_json::to_string(&doc).unwrap()).unwrap();
-    let report = |file: &str, extra: &[&str]| -> String {
-        let path = dir.join(file);
-        let r = ferrofluid()
-            .arg("report")
-            .arg(&json)
-            .arg("-o")
-            .arg(&path)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        std::fs::read_to_string(path).unwrap()
-    };
+    let report = |file: &str, flags: &[&str]| report(&json, &dir.join(file), flags);
     let text = report("out.txt", &[]);
     assert!(
         text.lines().any(|l| l.contains("  AllocsVm.round(Z)V @")
@@ -408,15 +311,10 @@ fn vm_allocation_sites_show_their_kind_in_the_reports() {
         "{text}"
     );
     let folded = report("out.collapsed", &["--weight", "alloc-count"]);
-    let reflected: u64 = folded
-        .lines()
-        .filter(|l| {
-            l.rsplit_once(' ').unwrap().0.ends_with(
-                ";AllocsVm.round;java.lang.reflect.Constructor.newInstance;AllocsVm$Reflected",
-            )
-        })
-        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
-        .sum();
+    let reflected = folded_sum(
+        &folded,
+        ";AllocsVm.round;java.lang.reflect.Constructor.newInstance;AllocsVm$Reflected",
+    );
     assert_eq!(reflected, 200_000, "{folded}");
 }
 

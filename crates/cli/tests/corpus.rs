@@ -89,66 +89,37 @@ fn corpora() -> &'static [Corpus] {
             .filter(|p| p.extension().is_some_and(|e| e == "jmod"))
             .collect();
         jmods.sort();
-        let deb = |package, names: &[&str]| {
-            names
-                .iter()
-                .map(|n| debian_jar(package, n))
-                .collect::<Vec<_>>()
+        // (corpus, Debian package, its jars)
+        let debian = [
+            ("xalan", "libxalan2-java", "xalan2.jar serializer.jar"),
+            ("batik", "libbatik-java", "batik-all.jar"),
+            ("fop", "fop", "fop.jar"),
+            ("h2", "libh2-java", "h2.jar"),
+            ("jython", "jython", "jython.jar"),
+            ("groovy", "groovy", "groovy-all.jar"),
+            (
+                "asm",
+                "libasm-java",
+                "asm.jar asm-tree.jar asm-analysis.jar asm-util.jar asm-commons.jar",
+            ),
+            (
+                "scala",
+                "scala",
+                "scala-library-2.11.jar scala-reflect-2.11.jar scala-compiler-2.11.jar",
+            ),
+        ];
+        let jdk = Corpus {
+            name: "jdk17",
+            inputs: jmods,
         };
-        vec![
-            Corpus {
-                name: "jdk17",
-                inputs: jmods,
-            },
-            Corpus {
-                name: "xalan",
-                inputs: deb("libxalan2-java", &["xalan2.jar", "serializer.jar"]),
-            },
-            Corpus {
-                name: "batik",
-                inputs: deb("libbatik-java", &["batik-all.jar"]),
-            },
-            Corpus {
-                name: "fop",
-                inputs: deb("fop", &["fop.jar"]),
-            },
-            Corpus {
-                name: "h2",
-                inputs: deb("libh2-java", &["h2.jar"]),
-            },
-            Corpus {
-                name: "jython",
-                inputs: deb("jython", &["jython.jar"]),
-            },
-            Corpus {
-                name: "groovy",
-                inputs: deb("groovy", &["groovy-all.jar"]),
-            },
-            Corpus {
-                name: "asm",
-                inputs: deb(
-                    "libasm-java",
-                    &[
-                        "asm.jar",
-                        "asm-tree.jar",
-                        "asm-analysis.jar",
-                        "asm-util.jar",
-                        "asm-commons.jar",
-                    ],
-                ),
-            },
-            Corpus {
-                name: "scala",
-                inputs: deb(
-                    "scala",
-                    &[
-                        "scala-library-2.11.jar",
-                        "scala-reflect-2.11.jar",
-                        "scala-compiler-2.11.jar",
-                    ],
-                ),
-            },
-        ]
+        let jars = debian.iter().map(|&(name, package, jars)| Corpus {
+            name,
+            inputs: jars
+                .split_whitespace()
+                .map(|n| debian_jar(package, n))
+                .collect(),
+        });
+        std::iter::once(jdk).chain(jars).collect()
     })
 }
 

@@ -26,17 +26,16 @@
 //!   906; it calls `g(i % 4)` 100 times: 25 · (6 + 12 + 18 + 24) = 1500, which call `h`
 //!   25 · 6 = 150 times (750).
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 mod common;
 use common::{
-    agent, attach_profiling, child, child_names, compile, ferrofluid, run_java, run_java_on, thread,
+    agentpath, attach_while_running, child, child_names, compile, read_profile_json, report,
+    run_java, run_java_on, thread, u, JDK17_HOME,
 };
-use ferrofluid_testkit::{jdk21_or_skip, read_profile_json, JDK17_HOME};
+use ferrofluid_testkit::jdk21_or_skip;
 
 const ROOTS: [&str; 6] = [
     "--root",
@@ -47,13 +46,30 @@ const ROOTS: [&str; 6] = [
     "Count::work",
 ];
 
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
 /// (calls, bytecodes) of `node`.
 fn counts(node: &Value) -> (u64, u64) {
     (u(&node["calls"]), u(&node["bytecodes"]))
+}
+
+/// The JP paper's Fig. 4 under `f`: 10 `h`, 10 `g(0..9)` calling `h` 45 times.
+fn check_fig4(f: &Value) {
+    assert_eq!(counts(f), (1, 86));
+    assert_eq!(child_names(f), ["g", "h"]);
+    assert_eq!(counts(child(f, "h")), (10, 50));
+    let g = child(f, "g");
+    assert_eq!(counts(g), (10, 330));
+    assert_eq!(child_names(g), ["h"]);
+    assert_eq!(counts(child(g, "h")), (45, 225));
+}
+
+/// `work` (one call): `g(i % 4)` 100 times, which call `h` 150 times.
+fn check_work(root: &Value) {
+    assert_eq!(child_names(root), ["work"]);
+    let work = child(root, "work");
+    assert_eq!(counts(work), (1, 906));
+    let g = child(work, "g");
+    assert_eq!(counts(g), (100, 1500));
+    assert_eq!(counts(child(g, "h")), (150, 750));
 }
 
 /// Checks the trees of a profile of `Count` with the roots [`ROOTS`]; `cut` and `cuts` counted
@@ -69,26 +85,13 @@ fn check(doc: &Value, cut_bytecodes: u64, cuts_bytecodes: u64) {
     let main = &thread(doc, "main")["root"];
     // Children in name order: `cuts` before `f`.
     assert_eq!(child_names(main), ["cuts", "f"]);
-    let f = child(main, "f");
-    assert_eq!(counts(f), (1, 86));
-    assert_eq!(child_names(f), ["g", "h"]);
-    assert_eq!(counts(child(f, "h")), (10, 50));
-    let g = child(f, "g");
-    assert_eq!(counts(g), (10, 330));
-    assert_eq!(child_names(g), ["h"]);
-    assert_eq!(counts(child(g, "h")), (45, 225));
+    check_fig4(child(main, "f"));
     let cuts = child(main, "cuts");
     assert_eq!(counts(cuts), (1, cuts_bytecodes));
     assert_eq!(child_names(cuts), ["cut"]);
     assert_eq!(counts(child(cuts, "cut")), (4, cut_bytecodes));
     for t in 0..8 {
-        let root = &thread(doc, &format!("worker-{t}"))["root"];
-        assert_eq!(child_names(root), ["work"]);
-        let work = child(root, "work");
-        assert_eq!(counts(work), (1, 906));
-        let g = child(work, "g");
-        assert_eq!(counts(g), (100, 1500));
-        assert_eq!(counts(child(g, "h")), (150, 750));
+        check_work(&thread(doc, &format!("worker-{t}"))["root"]);
     }
     for t in threads {
         assert_eq!(t.get("overflow_calls"), None);
@@ -96,20 +99,29 @@ fn check(doc: &Value, cut_bytecodes: u64, cuts_bytecodes: u64) {
     }
 }
 
+/// `ferrofluid run --mode count ROOTS FLAGS -o DIR/NAME -- java -cp DIR Count`, which prints
+/// `done`: the profile's path.
+fn count(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    let flags: Vec<&str> = ["--mode", "count"]
+        .iter()
+        .chain(&ROOTS)
+        .chain(flags)
+        .copied()
+        .collect();
+    let output = run_java(&flags, &out, dir, "Count");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    out
+}
+
 #[test]
 fn fig4_exceptions_and_8_threads_are_counted_exactly_under_both_block_definitions() {
     let dir = compile("Count.java", "count-exact");
-    let out = dir.join("default.json");
-    let mut flags = vec!["--mode", "count"];
-    flags.extend(ROOTS);
-    let output = run_java(&flags, &out, &dir, "Count");
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    let out = count(&dir, "default.json", &[]);
     // Default blocks over-count the blocks exceptions cut short: `cut` by 12, `cuts` by 6.
     check(&read_profile_json(&out), 68, 68);
 
-    let out = dir.join("precise.json");
-    flags.extend(["--blocks", "precise"]);
-    run_java(&flags, &out, &dir, "Count");
+    let out = count(&dir, "precise.json", &["--blocks", "precise"]);
     check(&read_profile_json(&out), 56, 62);
 }
 
@@ -126,12 +138,8 @@ fn canonical(mut doc: Value) -> Value {
 #[test]
 fn two_runs_give_identical_profiles_and_agentpath_gives_the_same() {
     let dir = compile("Count.java", "count-repro");
-    let mut flags = vec!["--mode", "count", "--blocks", "precise"];
-    flags.extend(ROOTS);
-    let first = dir.join("first.json");
-    let second = dir.join("second.json");
-    run_java(&flags, &first, &dir, "Count");
-    run_java(&flags, &second, &dir, "Count");
+    let first = count(&dir, "first.json", &["--blocks", "precise"]);
+    let second = count(&dir, "second.json", &["--blocks", "precise"]);
     let first = canonical(read_profile_json(&first));
     check(&first, 56, 62);
     assert_eq!(first, canonical(read_profile_json(&second)));
@@ -141,40 +149,15 @@ fn two_runs_give_identical_profiles_and_agentpath_gives_the_same() {
         "mode=count,root=Count::f,root=Count::cuts,root=Count::work,blocks=precise,file={}",
         direct.display()
     );
-    let output = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg(format!("-agentpath:{}={options}", agent().display()))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Count")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    agentpath(Path::new(JDK17_HOME), &options, &dir, &["Count"]);
     assert_eq!(first, canonical(read_profile_json(&direct)));
 }
 
 #[test]
 fn reports_weigh_by_bytecodes() {
     let dir = compile("Count.java", "count-reports");
-    let out = dir.join("out.json");
-    let mut flags = vec!["--mode", "count"];
-    flags.extend(ROOTS);
-    run_java(&flags, &out, &dir, "Count");
-    let report = |name: &str| {
-        let path = dir.join(name);
-        let status = ferrofluid()
-            .arg("report")
-            .arg(&out)
-            .arg("-o")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        std::fs::read_to_string(path).unwrap()
-    };
+    let out = count(&dir, "out.json", &[]);
+    let report = |name: &str| report(&out, &dir.join(name), &[]);
     let collapsed = report("out.collapsed");
     let main: Vec<&str> = collapsed
         .lines()
@@ -213,75 +196,30 @@ fn reports_weigh_by_bytecodes() {
 /// exactly, and the thread that ran `work` and ended before the profile was written keeps its
 /// tree.
 #[test]
-#[allow(clippy::zombie_processes)] // a failed attach kills the target and panics
 fn attach_counts_the_calls_after_it_and_keeps_ended_threads() {
     let dir = compile("CountAttach.java", "count-attach");
-    let (out, go) = (dir.join("out.json"), dir.join("go"));
-    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("CountAttach")
-        .arg(&go)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut java_out = BufReader::new(java.stdout.take().unwrap());
-    let mut line = String::new();
-    java_out.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
     // `eager`: the whole subgraph is instrumented before profiling starts (attach reveals
     // asynchronously, which `lazy` would leave to the first calls).
-    // stderr is kept open until the CLI ends: it says more when it writes the profile.
-    let (mut cli, lines, _stderr) = attach_profiling(
-        java.id(),
-        &[
-            "--mode",
-            "count",
-            "--scheme",
-            "eager",
-            "--root",
-            "CountAttach::f",
-            "--root",
-            "CountAttach::work",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
-    std::fs::write(&go, "").unwrap();
-    line.clear();
-    java_out.read_line(&mut line).unwrap();
-    assert_eq!(line, "done\n");
-    assert!(java.wait().unwrap().success());
-    let status = cli.wait().unwrap();
-    assert!(status.success(), "{lines:?}");
-
-    let doc = read_profile_json(&out);
+    let flags = [
+        "--mode",
+        "count",
+        "--scheme",
+        "eager",
+        "--root",
+        "CountAttach::f",
+        "--root",
+        "CountAttach::work",
+    ];
+    let doc = attach_while_running(Path::new(JDK17_HOME), &dir, &["CountAttach"], &flags);
     assert_eq!(doc["mode"], "count");
-    let mut names: Vec<&str> = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let mut names = common::thread_names(&doc);
     names.sort_unstable();
     assert_eq!(names, ["ended", "main"], "{doc}");
     // One `f` after attach (the three before are not counted): the counts of `Count`'s `f`.
     let main = &thread(&doc, "main")["root"];
     assert_eq!(child_names(main), ["f"]);
-    let f = child(main, "f");
-    assert_eq!(counts(f), (1, 86));
-    assert_eq!(child_names(f), ["g", "h"]);
-    assert_eq!(counts(child(f, "h")), (10, 50));
-    let g = child(f, "g");
-    assert_eq!(counts(g), (10, 330));
-    assert_eq!(counts(child(g, "h")), (45, 225));
-    let ended = &thread(&doc, "ended")["root"];
-    assert_eq!(child_names(ended), ["work"]);
-    let work = child(ended, "work");
-    assert_eq!(counts(work), (1, 906));
-    let g = child(work, "g");
-    assert_eq!(counts(g), (100, 1500));
-    assert_eq!(counts(child(g, "h")), (150, 750));
+    check_fig4(child(main, "f"));
+    check_work(&thread(&doc, "ended")["root"]);
     for t in doc["threads"].as_array().unwrap() {
         assert_eq!(t.get("unmatched_exits"), None, "{t}");
     }
@@ -300,21 +238,8 @@ fn virtual_threads_count_in_their_own_trees() {
     };
     let dir = compile("VThreads.java", "count-vthreads");
     let out = dir.join("out.json");
-    let output = run_java_on(
-        &jdk,
-        &[
-            "--mode",
-            "count",
-            "--root",
-            "VThreads::task",
-            "--include",
-            "VThreads",
-        ],
-        &out,
-        &dir,
-        "VThreads",
-        &[],
-    );
+    let flags = common::args("--mode count --root VThreads::task --include VThreads");
+    let output = run_java_on(&jdk, &flags, &out, &dir, "VThreads", &[]);
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
     let doc = read_profile_json(&out);
     let threads = doc["threads"].as_array().unwrap();

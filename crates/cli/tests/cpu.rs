@@ -7,12 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{child, compile, ferrofluid, run_java, thread};
-use ferrofluid_testkit::{cpu_fits_wall, read_profile_json};
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
+use common::{child, compile, read_profile_json, report, run_java, thread, u};
+use ferrofluid_testkit::cpu_fits_wall;
 
 /// The profile of `Cpu` run with `flags`, and the program's own (CPU, wall) ns of `spin()`.
 fn profile(dir: &Path, flags: &[&str], name: &str) -> (Value, (u64, u64)) {
@@ -88,16 +84,7 @@ fn cpu_time_of_spinning_and_sleeping() {
     assert!(thread_cpu >= spin_cpu + sleep_cpu, "{thread_cpu}");
 
     // The text report shows CPU times per thread, in the hot spots and in the call tree.
-    let txt = dir.join("cpu.txt");
-    let status = ferrofluid()
-        .arg("report")
-        .arg(dir.join("cpu.json"))
-        .arg("-o")
-        .arg(&txt)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let text = std::fs::read_to_string(&txt).unwrap();
+    let text = report(&dir.join("cpu.json"), &dir.join("cpu.txt"), &[]);
     assert!(text.contains("thread CPU"), "{text}");
     assert!(text.contains("CPU ms"), "{text}");
 

@@ -5,7 +5,7 @@
 use ferrofluid_profile::{NodeKind, Profile, MAX_DEPTH};
 
 mod common;
-use common::{compile, ferrofluid, run_java};
+use common::{compile, report, run_java};
 
 const DEPTH: u64 = 20_000;
 
@@ -46,16 +46,7 @@ fn deep_recursion_is_bounded_and_reported() {
         ("deep.txt", "[overflow: contexts"),
         ("deep.html", "[overflow: contexts"),
     ] {
-        let report = dir.join(name);
-        let status = ferrofluid()
-            .arg("report")
-            .arg(&out)
-            .arg("-o")
-            .arg(&report)
-            .status()
-            .unwrap();
-        assert!(status.success(), "ferrofluid report {name}");
-        let text = std::fs::read_to_string(&report).unwrap();
+        let text = report(&out, &dir.join(name), &[]);
         assert!(
             text.contains(&format!(
                 "{beyond} calls beyond the node budget or depth bound"

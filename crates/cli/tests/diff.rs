@@ -7,13 +7,22 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{compile, ferrofluid, run_java};
+use common::{compile, ferrofluid, run_java, scratch, source_path, JDK17_HOME};
 
+/// The profile `name` of `tests/java/Gate.java` (`base`), or of the same program changed to call
+/// `step` four times instead of three (`new`).
 fn gate_profile(version: &str, name: &str) -> PathBuf {
-    let dir = compile(
-        &format!("gate/{version}/Gate.java"),
-        &format!("gate-{version}"),
-    );
+    let dir = if version == "base" {
+        compile("Gate.java", "gate-base")
+    } else {
+        let dir = scratch("gate-new");
+        let base = std::fs::read_to_string(source_path("Gate.java")).unwrap();
+        assert_eq!(base.matches("i < 3").count(), 1);
+        let source = dir.join("Gate.java");
+        std::fs::write(&source, base.replace("i < 3", "i < 4")).unwrap();
+        ferrofluid_testkit::javac(Path::new(JDK17_HOME), &["--release", "17"], &dir, [source]);
+        dir
+    };
     let out = dir.join(name);
     run_java(
         &["--root", "Gate::root", "--include", "Gate"],
@@ -125,8 +134,7 @@ fn count_profiles_compare_bytecodes_exactly_or_within_a_percentage() {
     let original = std::fs::read_to_string(&count).unwrap();
     let needle = "\"bytecodes\": 1200,";
     assert_eq!(original.matches(needle).count(), 1);
-    let dir = std::env::temp_dir().join(format!("ferrofluid-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("diff-count");
     let more = dir.join("more.json");
     std::fs::write(&more, original.replace(needle, "\"bytecodes\": 1300,")).unwrap();
 

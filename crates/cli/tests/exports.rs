@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{compile, run_java};
+use common::{compile, ferrofluid, go_pprof_top, run_java, write_report};
 
 fn gate(out: &Path, dir: &Path) {
     run_java(
@@ -18,7 +18,7 @@ fn gate(out: &Path, dir: &Path) {
 
 #[test]
 fn run_writes_speedscope_and_pprof_by_extension() {
-    let dir = compile("gate/base/Gate.java", "exports");
+    let dir = compile("Gate.java", "exports");
 
     let speedscope = dir.join("gate.speedscope.json");
     gate(&speedscope, &dir);
@@ -65,29 +65,13 @@ fn run_writes_speedscope_and_pprof_by_extension() {
     gate(&pprof, &dir);
     let bytes = std::fs::read(&pprof).unwrap();
     assert_eq!(&bytes[..2], [0x1f, 0x8b], "gzip");
-    if !Path::new("/usr/bin/go").is_file() {
-        eprintln!("SKIPPED: /usr/bin/go not found (.ci/run installs golang-go): gate.pb.gz not read by go tool pprof");
+    let flags = ["-sample_index=calls", "-unit=minimum"];
+    let Some(text) = go_pprof_top(&pprof, &dir, &flags) else {
+        eprintln!(
+            "SKIPPED: no go (.ci/run installs golang-go): gate.pb.gz not read by go tool pprof"
+        );
         return;
-    }
-    let out = Command::new("/usr/bin/go")
-        .args([
-            "tool",
-            "pprof",
-            "-top",
-            "-sample_index=calls",
-            "-unit=minimum",
-        ])
-        .arg(&pprof)
-        .env("HOME", &dir)
-        .env("GOCACHE", dir.join("gocache"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    };
     assert!(
         text.contains("Showing nodes accounting for 5, 100% of 5 total"),
         "{text}"
@@ -115,17 +99,12 @@ fn run_writes_speedscope_and_pprof_by_extension() {
 /// events of `file`, as JDK 17's `jfr print --json` reads them.
 fn jfr_calls(file: &Path) -> Vec<(String, u64)> {
     let jfr = Path::new(ferrofluid_testkit::JDK17_HOME).join("bin/jfr");
-    let out = Command::new("timeout")
-        .arg("120")
-        .arg(&jfr)
-        .args(["print", "--json", "--events", "ferrofluid.CallingContext"])
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeds(
+        Command::new("timeout")
+            .arg("120")
+            .arg(&jfr)
+            .args(["print", "--json", "--events", "ferrofluid.CallingContext"])
+            .arg(file),
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut rows: Vec<(String, u64)> = doc["recording"]["events"]
@@ -140,11 +119,8 @@ fn jfr_calls(file: &Path) -> Vec<(String, u64)> {
                 .iter()
                 .map(|f| {
                     let m = &f["method"];
-                    format!(
-                        "{}.{}",
-                        m["type"]["name"].as_str().unwrap(),
-                        m["name"].as_str().unwrap()
-                    )
+                    let class = m["type"]["name"].as_str().unwrap();
+                    format!("{class}.{}", m["name"].as_str().unwrap())
                 })
                 .collect();
             frames.reverse();
@@ -157,7 +133,7 @@ fn jfr_calls(file: &Path) -> Vec<(String, u64)> {
 
 #[test]
 fn run_and_report_write_jfr_that_jfr_print_reads() {
-    let dir = compile("gate/base/Gate.java", "exports-jfr");
+    let dir = compile("Gate.java", "exports-jfr");
     let want = [
         ("Gate.root".to_owned(), 1),
         ("Gate.root;Gate.check".to_owned(), 1),
@@ -173,22 +149,11 @@ fn run_and_report_write_jfr_that_jfr_print_reads() {
     let json = dir.join("gate.json");
     gate(&json, &dir);
     let converted = dir.join("converted.jfr");
-    let out = common::ferrofluid()
-        .arg("report")
-        .arg(&json)
-        .arg("-o")
-        .arg(&converted)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    write_report(&json, &converted, &[]);
     assert_eq!(jfr_calls(&converted), want);
 
     // A name that says no format lists every one.
-    let out = common::ferrofluid()
+    let out = ferrofluid()
         .arg("report")
         .arg(&json)
         .arg("-o")

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 mod common;
-use common::{child, compile, ferrofluid, run_java, thread};
-use ferrofluid_testkit::read_profile_json;
+use common::{child, compile, read_profile_json, report_stdout, run_java, thread};
 
 /// `Idle` profiled whole (`--include Idle`, no root); the profile, the program's output and the
 /// directory.
@@ -70,16 +69,7 @@ fn threads_carry_their_java_ids_and_blocked_ones_are_idle() {
         assert_eq!(blocked["self_ns"], blocked["total_ns"], "{blocked}");
     }
 
-    let text = |flags: &[&str]| {
-        let out = ferrofluid()
-            .arg("report")
-            .arg(dir.join("idle.json"))
-            .args(flags)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let text = |flags: &[&str]| report_stdout(&dir.join("idle.json"), flags);
     let report = text(&[]);
     let waited = |name: &str, inner: &str| {
         let t = thread(&doc, name);

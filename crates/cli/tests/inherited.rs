@@ -3,68 +3,27 @@
 //! an inherited method on a branch of its root (a deferred call), as Jetty's `Server.handle`
 //! calls the `handle` it inherits from `HandlerWrapper`; the call must still be revealed.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-use serde_json::Value;
+use std::process::Stdio;
 
 mod common;
-use common::{agent, ferrofluid};
-use ferrofluid_testkit::{javac, read_profile_json, scratch_dir, JDK17_HOME};
-
-/// Calls per call path under the `main` thread, e.g. `InhServer.handle/InhBase.handle`.
-fn paths(doc: &Value) -> Vec<(String, u64)> {
-    let threads = doc["threads"].as_array().unwrap();
-    assert_eq!(threads.len(), 1, "{doc}");
-    let mut out = Vec::new();
-    let mut stack = vec![(&threads[0]["root"], String::new())];
-    while let Some((node, prefix)) = stack.pop() {
-        for child in node["children"].as_array().into_iter().flatten() {
-            let name = format!(
-                "{}.{}",
-                child["class"].as_str().unwrap(),
-                child["method"].as_str().unwrap()
-            );
-            let path = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            out.push((path.clone(), child["calls"].as_u64().unwrap()));
-            stack.push((child, path));
-        }
-    }
-    out.sort();
-    out
-}
+use common::{attach, call_paths, compile, java, read_profile_json, Program, JDK17_HOME};
 
 /// The root runs all along, as a server's request path does while the profiler attaches.
 #[test]
 fn an_inherited_method_called_on_a_branch_of_an_attached_root_is_revealed() {
-    let dir = scratch_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "inherited");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/inherited/Inherited.java");
-    javac(Path::new(JDK17_HOME), &["--release", "17"], &dir, [src]);
+    let dir = compile("inherited/Inherited.java", "inherited");
     let out = dir.join("out.json");
-    let mut program = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Inherited")
-        .arg(dir.join("end"))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(program.stdout.take().unwrap());
-    let mut ready = String::new();
-    stdout.read_line(&mut ready).unwrap();
-    let pid = ready
-        .trim()
-        .strip_prefix("ready ")
-        .unwrap_or("0")
-        .to_owned();
-    let attached = ferrofluid()
-        .args(["attach", &pid, "--agent"])
-        .arg(agent())
+    let mut program = Program::spawn(
+        java(Path::new(JDK17_HOME))
+            .arg("-cp")
+            .arg(&dir)
+            .arg("Inherited")
+            .arg(dir.join("end")),
+    );
+    let ready = program.line();
+    let pid: u32 = ready.strip_prefix("ready ").unwrap_or("0").parse().unwrap();
+    let attached = attach(pid)
         .args(["--root", "InhServer::handle(I)V", "--include", "Inh*"])
         .args(["--reveal", "sync", "--duration", "2s", "-o"])
         .arg(&out)
@@ -72,15 +31,14 @@ fn an_inherited_method_called_on_a_branch_of_an_attached_root_is_revealed() {
         .output()
         .unwrap();
     std::fs::write(dir.join("end"), "").unwrap();
-    let mut worked = String::new();
-    stdout.read_to_string(&mut worked).unwrap();
-    assert!(program.wait().unwrap().success());
+    let worked = program.rest();
+    program.succeeds();
 
     assert!(worked.starts_with("worked "), "{worked}");
     let said = String::from_utf8_lossy(&attached.stderr);
     assert!(attached.status.success(), "{said}");
     let doc = read_profile_json(&out);
-    let paths = paths(&doc);
+    let paths = call_paths(&doc);
     let names: Vec<&str> = paths.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(
         names,

@@ -8,9 +8,13 @@ use std::process::{Command, Output};
 
 use zip::write::SimpleFileOptions;
 
-fn ferrofluid(args: &[&str]) -> Output {
+/// `ferrofluid instrument INPUT OUTPUT FLAGS...`.
+fn instrument(input: impl AsRef<Path>, output: impl AsRef<Path>, flags: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
-        .args(args)
+        .arg("instrument")
+        .arg(input.as_ref())
+        .arg(output.as_ref())
+        .args(flags.split_whitespace())
         .output()
         .expect("run ferrofluid")
 }
@@ -57,13 +61,7 @@ fn jar_to_jar_patches_copies_drops_and_counts() {
             ("data/readme.txt", b"hello"),
         ],
     );
-    let out = ferrofluid(&[
-        "instrument",
-        input.to_str().unwrap(),
-        output.to_str().unwrap(),
-        "--probe",
-        "entry-exit",
-    ]);
+    let out = instrument(&input, &output, "--probe entry-exit");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         stdout(&out),
@@ -79,9 +77,8 @@ fn jar_to_jar_patches_copies_drops_and_counts() {
         )
     );
     let entries = read_jar(&output);
-    let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
-        names,
+        entries.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
         [
             "META-INF/MANIFEST.MF",
             "T.class",
@@ -103,16 +100,11 @@ fn include_pattern_leaves_other_classes_unchanged() {
     let input = dir.path().join("T.class");
     fs::write(&input, ferrofluid_classfile::testing::minimal_class()).unwrap();
     let output = dir.path().join("out");
-    let out = ferrofluid(&[
-        "instrument",
-        input.to_str().unwrap(),
-        output.to_str().unwrap(),
-        "--probe",
-        "blocks",
-        "--include",
-        "com.acme.*",
-        "--verbose",
-    ]);
+    let out = instrument(
+        &input,
+        &output,
+        "--probe blocks --include com.acme.* --verbose",
+    );
     assert!(out.status.success(), "{out:?}");
     let text = stdout(&out);
     assert!(text.starts_with("unchanged  T (not selected)\n"), "{text}");
@@ -137,14 +129,7 @@ fn verbose_lists_each_method_with_its_id() {
     )
     .unwrap();
     let output = dir.path().join("T.class");
-    let out = ferrofluid(&[
-        "instrument",
-        input.join("a/T.class").to_str().unwrap(),
-        output.to_str().unwrap(),
-        "--probe",
-        "native",
-        "--verbose",
-    ]);
+    let out = instrument(input.join("a/T.class"), &output, "--probe native --verbose");
     assert!(out.status.success(), "{out:?}");
     let text = stdout(&out);
     assert!(text.starts_with("unchanged  T (0 methods patched, 1 skipped)\n  #0 f()V skipped not-native: not native\n"), "{text}");
@@ -159,13 +144,7 @@ fn unreadable_input_is_one_line_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("broken.jar");
     fs::write(&input, b"not a zip").unwrap();
-    let out = ferrofluid(&[
-        "instrument",
-        input.to_str().unwrap(),
-        dir.path().join("o").to_str().unwrap(),
-        "--probe",
-        "alloc",
-    ]);
+    let out = instrument(&input, dir.path().join("o"), "--probe alloc");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -183,13 +162,7 @@ fn unreadable_input_is_one_line_naming_the_file() {
 fn missing_input_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out");
-    let out = ferrofluid(&[
-        "instrument",
-        "/nonexistent/app.jar",
-        output.to_str().unwrap(),
-        "--probe",
-        "alloc",
-    ]);
+    let out = instrument("/nonexistent/app.jar", &output, "--probe alloc");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),

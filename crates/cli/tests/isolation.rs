@@ -12,14 +12,16 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 mod common;
-use common::{agent, ferrofluid};
-use ferrofluid_testkit::{javac, read_profile_json, scratch_dir, JDK17_HOME};
+use common::{
+    agent, attach, ferrofluid, java, read_profile_json, report_stdout, scratch, Program, JDK17_HOME,
+};
+use ferrofluid_testkit::javac;
 
 /// `Isolate.java` compiled into `DIR/app` against `IsoMissing`, which stays in `DIR/dep`, off
 /// the class path the program runs with.
 fn compile(tag: &str) -> PathBuf {
-    let dir = scratch_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), tag);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/isolate");
+    let dir = scratch(tag);
+    let src = common::source_path("isolate");
     let jdk = Path::new(JDK17_HOME);
     let dep = dir.join("dep");
     javac(
@@ -35,8 +37,8 @@ fn compile(tag: &str) -> PathBuf {
 }
 
 /// `java -cp DIR/app Isolate DIR/go DIR/end`.
-fn java(dir: &Path) -> Command {
-    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"));
+fn isolate(dir: &Path) -> Command {
+    let mut java = java(Path::new(JDK17_HOME));
     java.arg("-cp")
         .arg(dir.join("app"))
         .arg("Isolate")
@@ -61,29 +63,6 @@ const FLAGS: [&str; 6] = [
 /// before the root and 4 in each call.
 const WORKED: &str = "worked 36 failures 14\n";
 
-/// Calls per call path under the `main` thread, e.g. `Isolate.work/IsoOther.add`.
-fn paths(doc: &Value) -> Vec<(String, u64)> {
-    let threads = doc["threads"].as_array().unwrap();
-    assert_eq!(threads.len(), 1, "{doc}");
-    assert_eq!(threads[0]["name"], "main");
-    let mut out = Vec::new();
-    let mut stack = vec![(&threads[0]["root"], String::new())];
-    while let Some((node, prefix)) = stack.pop() {
-        for child in node["children"].as_array().into_iter().flatten() {
-            let name = format!("{}.{}", child["class"].as_str().unwrap(), child["method"]);
-            let path = if prefix.is_empty() {
-                name.replace('"', "")
-            } else {
-                format!("{prefix}/{}", name.replace('"', ""))
-            };
-            out.push((path.clone(), child["calls"].as_u64().unwrap()));
-            stack.push((child, path));
-        }
-    }
-    out.sort();
-    out
-}
-
 /// The root's tree: every good callee with its exact count, the failed initialiser of
 /// `IsoBroken` (instrumented as it loaded inside the root), nothing of the classes that never
 /// linked.
@@ -98,7 +77,8 @@ fn assert_exact_tree(doc: &Value) {
     .iter()
     .map(|(p, n)| (p.to_string(), *n))
     .collect();
-    assert_eq!(paths(doc), expected, "{doc}");
+    assert_eq!(doc["threads"][0]["name"], "main");
+    assert_eq!(common::call_paths(doc), expected, "{doc}");
 }
 
 /// Reads lines of `from` until one contains `wanted`; all lines read, joined.
@@ -125,18 +105,10 @@ fn classes_that_cannot_be_restored_are_named_and_the_profile_is_written() {
     let dir = compile("isolate-attach");
     let out = dir.join("out.json");
     let log = dir.join("agent.log");
-    let mut program = java(&dir).stdout(Stdio::piped()).spawn().unwrap();
-    let mut stdout = BufReader::new(program.stdout.take().unwrap());
-    let mut ready = String::new();
-    stdout.read_line(&mut ready).unwrap();
-    let pid = ready
-        .trim()
-        .strip_prefix("ready ")
-        .unwrap_or("0")
-        .to_owned();
-    let mut attach = ferrofluid()
-        .args(["attach", &pid, "--agent"])
-        .arg(agent())
+    let mut program = Program::spawn(&mut isolate(&dir));
+    let ready = program.line();
+    let pid: u32 = ready.strip_prefix("ready ").unwrap_or("0").parse().unwrap();
+    let mut cli = attach(pid)
         .args(FLAGS)
         .arg("--log")
         .arg(&log)
@@ -146,32 +118,27 @@ fn classes_that_cannot_be_restored_are_named_and_the_profile_is_written() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(attach.stderr.take().unwrap());
+    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
     let mut said = read_until(&mut stderr, "until Ctrl-C");
     // Profiling: the root runs now, then the profile is taken.
     std::fs::write(dir.join("go"), "").unwrap();
-    let mut worked = String::new();
-    stdout.read_line(&mut worked).unwrap();
+    let worked = format!("{}\n", program.line());
     // Ctrl-C ends a profile whose stdin is no terminal.
     let interrupted = Command::new("kill")
-        .args(["-INT", &attach.id().to_string()])
+        .args(["-INT", &cli.id().to_string()])
         .status()
         .unwrap();
     assert!(interrupted.success());
     stderr.read_to_string(&mut said).unwrap();
-    let attached = attach.wait().unwrap();
-    let status = ferrofluid()
-        .args(["attach", &pid, "--agent"])
-        .arg(agent())
-        .output()
-        .unwrap();
+    let attached = cli.wait().unwrap();
+    let status = attach(pid).output().unwrap();
     let detached = ferrofluid()
-        .args(["attach", &pid, "--detach"])
+        .args(["attach", &pid.to_string(), "--detach"])
         .output()
         .unwrap();
     // Let the program end before asserting anything, so no JVM is left waiting.
     std::fs::write(dir.join("end"), "").unwrap();
-    assert!(program.wait().unwrap().success());
+    program.succeeds();
     let log = std::fs::read_to_string(&log).unwrap_or_default();
 
     assert_eq!(worked, WORKED);
@@ -192,13 +159,7 @@ fn classes_that_cannot_be_restored_are_named_and_the_profile_is_written() {
              "error": "not linked: its linking failed, or nothing used it yet", "skipped": true},
         ])
     );
-    let text = ferrofluid()
-        .arg("report")
-        .arg(&out)
-        .args(["-o", "-"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = report_stdout(&out, &["-o", "-"]);
     assert!(
         text.contains(&format!(
             "\n! {}",
@@ -229,7 +190,7 @@ fn a_class_in_error_state_is_named_in_a_run_profile() {
     std::fs::write(dir.join("go"), "").unwrap();
     std::fs::write(dir.join("end"), "").unwrap();
     let out = dir.join("out.json");
-    let program = java(&dir);
+    let program = isolate(&dir);
     let run = ferrofluid()
         .arg("run")
         .arg("--agent")

@@ -4,74 +4,20 @@
 //! mid-profile ends `attach` with what was collected; a root that matches nothing is named at
 //! once, with near names; the control directory goes on detach and exit.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, child, compile, ferrofluid};
+use common::{
+    agent, attach, calls, child, compile, ferrofluid, read_profile_json, run_command, Program,
+    Rounds, JDK17_HOME,
+};
 use ferrofluid_protocol::control::{self, Client, Request, Response};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
-
-/// `Rounds` (a `round` of ten `step`s through `work` every millisecond until the file `stop`
-/// exists) running without the agent, once it printed `ready`.
-struct Target {
-    dir: PathBuf,
-    java: Child,
-    stop: PathBuf,
-}
-
-impl Target {
-    fn start(tag: &str) -> Target {
-        let dir = compile("Rounds.java", tag);
-        let stop = dir.join("stop");
-        let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-            .arg("-cp")
-            .arg(&dir)
-            .arg("Rounds")
-            .arg(&stop)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(java.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        assert_eq!(first, "ready\n");
-        Target { dir, java, stop }
-    }
-
-    fn pid(&self) -> u32 {
-        self.java.id()
-    }
-
-    /// The agent's control directory in this JVM (the default one).
-    fn control_dir(&self) -> PathBuf {
-        control::default_socket_path(Path::new("/tmp"), self.pid())
-            .parent()
-            .unwrap()
-            .to_path_buf()
-    }
-
-    /// Lets the program end, and checks that it ended well.
-    fn finish(mut self) {
-        std::fs::write(&self.stop, "").unwrap();
-        assert!(self.java.wait().unwrap().success());
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        // A failed assertion must not leave the JVM behind.
-        let _ = std::fs::write(&self.stop, "");
-        let _ = std::fs::remove_dir_all(self.control_dir());
-    }
-}
 
 /// `ferrofluid attach PID --agent AGENT --reveal sync ARGS` (the exact counts asserted are not
 /// promised by asynchronous revelation): [`common::attach_profiling`].
@@ -97,19 +43,7 @@ fn kill(signal: &str, target: &str) {
 
 /// `ferrofluid attach PID` (status), which loads the agent if none answers.
 fn status(pid: u32) -> String {
-    let out = ferrofluid()
-        .arg("attach")
-        .arg(pid.to_string())
-        .arg("--agent")
-        .arg(agent())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(common::succeeds(&mut attach(pid)).stdout).unwrap()
 }
 
 /// The agent a status found was dormant (it had to be loaded again) and instruments nothing.
@@ -120,10 +54,6 @@ fn assert_restored(status: &str) {
             && !status.contains("profiled by:"),
         "{status}"
     );
-}
-
-fn calls(node: &Value) -> u64 {
-    node["calls"].as_u64().unwrap()
 }
 
 /// The calls of `round`, `work` and `step` under the main thread's root.
@@ -144,7 +74,7 @@ fn assert_rounds_in_flight(doc: &Value) {
 }
 
 fn interrupted(signal: &str, name: &str, duration: &[&str], said: &str, tag: &str) {
-    let target = Target::start(tag);
+    let target = Rounds::start(tag);
     let out = target.dir.join("out.json");
     let mut args = vec!["--root", "Rounds::round", "--include", "Rounds", "-o"];
     args.push(out.to_str().unwrap());
@@ -200,19 +130,11 @@ fn sigterm_on_attach_with_a_duration_ends_it_early_the_same_way() {
 
 #[test]
 fn a_killed_attach_leaves_no_probes_after_the_grace_period() {
-    let target = Target::start("life-kill");
+    let target = Rounds::start("life-kill");
     let (out, log) = (target.dir.join("out.json"), target.dir.join("agent.log"));
-    let (mut cli, _, _) = attach_profiling(
-        target.pid(),
-        &[
-            "--root",
-            "Rounds::round",
-            "-o",
-            out.to_str().unwrap(),
-            "--log",
-            log.to_str().unwrap(),
-        ],
-    );
+    let (out_arg, log_arg) = (out.to_str().unwrap(), log.to_str().unwrap());
+    let flags = ["--root", "Rounds::round", "-o", out_arg, "--log", log_arg];
+    let (mut cli, _, _) = attach_profiling(target.pid(), &flags);
     kill("KILL", &cli.id().to_string());
     cli.wait().unwrap();
     // The agent notices at once, and goes dormant after the grace period (5 s).
@@ -241,19 +163,15 @@ fn a_killed_attach_leaves_no_probes_after_the_grace_period() {
 
 #[test]
 fn unwritable_outputs_fail_at_once_and_touch_nothing() {
-    let target = Target::start("life-out");
-    let attach = ferrofluid()
-        .arg("attach")
-        .arg(target.pid().to_string())
-        .arg("--agent")
-        .arg(agent())
+    let target = Rounds::start("life-out");
+    let attached = attach(target.pid())
         .args(["--root", "Rounds::round", "-o", "/nonexistent/dir/p.html"])
         .output()
         .unwrap();
     let said = "ferrofluid: error: cannot write the report to /nonexistent/dir/p.html: No such \
                 file or directory (os error 2)\n";
-    assert_eq!(attach.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&attach.stderr), said);
+    assert_eq!(attached.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&attached.stderr), said);
     // Nothing was loaded into the JVM.
     assert!(!target.control_dir().exists());
     let run = ferrofluid()
@@ -283,7 +201,7 @@ fn unwritable_outputs_fail_at_once_and_touch_nothing() {
 
 #[test]
 fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
-    let target = Target::start("life-second");
+    let target = Rounds::start("life-second");
     let pid = target.pid();
     let (out, out2) = (target.dir.join("out.json"), target.dir.join("out2.txt"));
     let (mut first, _, stderr) = attach_profiling(
@@ -377,7 +295,7 @@ fn a_second_tool_is_refused_and_the_first_keeps_profiling() {
 
 #[test]
 fn the_jvm_exiting_mid_profile_ends_attach_with_what_was_collected() {
-    let target = Target::start("life-exit");
+    let target = Rounds::start("life-exit");
     let pid = target.pid();
     let out = target.dir.join("out.json");
     let args = [
@@ -415,26 +333,22 @@ fn the_jvm_exiting_mid_profile_ends_attach_with_what_was_collected() {
     assert!(round > 0);
     assert_eq!((work, step), (round, 10 * round));
     let mut target = target;
-    assert!(target.java.wait().unwrap().success());
+    target.exits_well();
     assert!(!control_dir.exists());
-    let _ = std::fs::remove_dir_all(&target.dir);
+    target.finish();
 }
 
 #[test]
 fn a_root_that_matches_nothing_is_named_at_once_with_near_names() {
-    let target = Target::start("life-typo");
+    let target = Rounds::start("life-typo");
     let out = target.dir.join("out.json");
-    let attach = ferrofluid()
-        .arg("attach")
-        .arg(target.pid().to_string())
-        .arg("--agent")
-        .arg(agent())
+    let attached = attach(target.pid())
         .args(["--root", "Rounds::rund", "--root", "Ronuds::round"])
         .args(["--duration", "1s", "-o", out.to_str().unwrap()])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&attach.stderr);
-    assert_eq!(attach.status.code(), Some(1), "{err}");
+    let err = String::from_utf8_lossy(&attached.stderr);
+    assert_eq!(attached.status.code(), Some(1), "{err}");
     let lines: Vec<&str> = err.lines().collect();
     let goes_on = "? (profiling goes on in case its class loads later)";
     // Before profiling starts, not after the duration.
@@ -458,48 +372,41 @@ fn a_root_that_matches_nothing_is_named_at_once_with_near_names() {
 }
 
 /// `ferrofluid run --root Rounds::round -o out.txt -- java ... Rounds STOP` in a process group
-/// of its own, with its stdout piped; returns once the program printed `ready`.
-fn run_rounds(
-    dir: &Path,
-    out: &Path,
-    stop: &Path,
-) -> (Child, BufReader<std::process::ChildStdout>) {
-    let mut run = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(["--root", "Rounds::round", "-o"])
-        .arg(out)
-        .arg("--")
-        .arg(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(dir)
-        .arg("Rounds")
-        .arg(stop)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+/// of its own, its stderr piped; returns once the program printed `ready`.
+fn run_rounds(dir: &Path, out: &Path, stop: &Path) -> Program {
+    let flags = ["--root", "Rounds::round"];
+    Program::started(
+        run_command(Path::new(JDK17_HOME), &flags, out, dir, "Rounds")
+            .arg(stop)
+            .stderr(Stdio::piped())
+            .process_group(0),
+        "ready",
+    )
+}
+
+/// The stderr of `run`, which ended.
+fn stderr_of(run: &mut Program) -> String {
+    let mut err = String::new();
+    run.child()
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
         .unwrap();
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    assert_eq!(first, "ready\n");
-    (run, stdout)
+    err
 }
 
 fn interrupted_run(target: &str, signal: &str, name: &str, code: i32, tag: &str) {
     let dir = compile("Rounds.java", tag);
     let (out, stop) = (dir.join("out.txt"), dir.join("stop"));
-    let (mut run, _stdout) = run_rounds(&dir, &out, &stop);
+    let mut run = run_rounds(&dir, &out, &stop);
     // A few rounds profiled.
     std::thread::sleep(Duration::from_millis(500));
-    let pid = run.id();
+    let pid = run.pid();
     kill(signal, &target.replace("PID", &pid.to_string()));
-    let status = run.wait().unwrap();
+    let status = run.wait();
     let _ = std::fs::write(&stop, "");
-    let mut err = String::new();
-    run.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let err = stderr_of(&mut run);
     // The program's own status, and its report.
     assert_eq!(status.code(), Some(code), "{err}");
     assert_eq!(
@@ -582,23 +489,20 @@ fn child_of(run: u32) -> u32 {
 fn attach_does_not_replace_the_session_a_run_started() {
     let dir = compile("Rounds.java", "life-run-attach");
     let (out, stop) = (dir.join("out.txt"), dir.join("stop"));
-    let (mut run, _stdout) = run_rounds(&dir, &out, &stop);
-    let jvm = child_of(run.id());
-    let attach = ferrofluid()
-        .args(["attach", &jvm.to_string(), "--agent"])
-        .arg(agent())
+    let mut run = run_rounds(&dir, &out, &stop);
+    let jvm = child_of(run.pid());
+    let attached = attach(jvm)
         .args(["--root", "Rounds::step", "--duration", "1s", "-o"])
         .arg(dir.join("other.txt"))
         .stdin(Stdio::null())
         .output()
         .unwrap();
     std::fs::write(&stop, "").unwrap();
-    let status = run.wait().unwrap();
-    let mut err = String::new();
-    run.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = run.wait();
+    let err = stderr_of(&mut run);
 
-    let said = String::from_utf8_lossy(&attach.stderr);
-    assert_eq!(attach.status.code(), Some(2), "{said}");
+    let said = String::from_utf8_lossy(&attached.stderr);
+    assert_eq!(attached.status.code(), Some(2), "{said}");
     assert!(
         said.contains(&format!(
             "ferrofluid: error: JVM {jvm} is already being profiled by the session it was started with"

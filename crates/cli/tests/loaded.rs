@@ -9,8 +9,7 @@ use std::process::{Child, Command};
 use serde_json::Value;
 
 mod common;
-use common::{child, compile, ferrofluid, run_java_with, thread};
-use ferrofluid_testkit::read_profile_json;
+use common::{child, compile, read_profile_json, report, run_java_with, thread, u};
 
 /// Processes spinning on a CPU until dropped (killed by their PID, then reaped).
 struct Busy(Vec<Child>);
@@ -37,10 +36,6 @@ impl Drop for Busy {
             let _ = c.wait();
         }
     }
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 /// Every node of `node`'s subtree subtracts at most its measured self time: what its probes
@@ -88,12 +83,7 @@ fn compensation_under_load_stays_within_its_bounds_or_says_it_is_unreliable() {
         (calls, 2_000 * calls)
     );
     // The re-measuring thread's probes are not in the profile.
-    let names: Vec<&str> = doc["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = common::thread_names(&doc);
     assert!(!names.contains(&"ferrofluid-calibrate"), "{names:?}");
     // Nothing subtracted beyond what was measured, anywhere.
     for t in doc["threads"].as_array().unwrap() {
@@ -110,16 +100,7 @@ fn compensation_under_load_stays_within_its_bounds_or_says_it_is_unreliable() {
     assert!(u(&comp["kept"]) >= 8, "{comp}");
 
     // The text report says what the JSON says, one line per reason.
-    let txt = dir.join("loaded.txt");
-    let status = ferrofluid()
-        .arg("report")
-        .arg(&out)
-        .arg("-o")
-        .arg(&txt)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let text = std::fs::read_to_string(&txt).unwrap();
+    let text = report(&out, &dir.join("loaded.txt"), &[]);
     let said: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("! compensation unreliable: "))

@@ -8,8 +8,7 @@ use std::process::Output;
 use serde_json::Value;
 
 mod common;
-use common::{compile, ferrofluid, run_java};
-use ferrofluid_testkit::read_profile_json;
+use common::{compile, ferrofluid, read_profile_json, report_stdout, run_java, u};
 
 /// `ferrofluid run FLAGS -o OUT -- java -cp DIR Region`.
 fn run(dir: &Path, flags: &[&str], out: &Path) -> Output {
@@ -18,10 +17,6 @@ fn run(dir: &Path, flags: &[&str], out: &Path) -> Output {
 
 fn region<'a>(doc: &'a Value, method: &str) -> &'a Value {
     common::entry(doc, "regions", "method", method)
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 #[test]
@@ -127,13 +122,7 @@ fn counts_durations_threads_recursion_and_exceptions() {
         assert!(region(&doc, method).get("nested_ns").is_none(), "{method}");
     }
     // Folded stacks count each nanosecond once: `threaded` without its `quick`s.
-    let folded = ferrofluid()
-        .arg("report")
-        .arg(&out)
-        .args(["--format", "collapsed"])
-        .output()
-        .unwrap();
-    let folded = String::from_utf8(folded.stdout).unwrap();
+    let folded = report_stdout(&out, &["--format", "collapsed"]);
     let expected: String = ["quick", "rec", "sleepy", "threaded", "thrower"]
         .iter()
         .map(|m| {

@@ -2,42 +2,30 @@
 //! before is gone, a call in flight counts its time from the reset but not its call, and what
 //! follows is counted exactly; in code-region mode too. And `--reset` without an agent.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, child, child_names, compile, ferrofluid};
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+use common::{
+    attach, calls, child, child_names, compile, ferrofluid, java, read_profile_json, report_stdout,
+    run_command, Program, JDK17_HOME,
+};
 
 /// Runs `Warm` under `ferrofluid run FLAGS`, resets the profile when the program says it is warm,
 /// lets it finish; returns the profile, the program's last line and what `--reset` printed.
 fn run_with_reset(flags: &[&str], tag: &str) -> (Value, String, String) {
     let dir = compile("Warm.java", tag);
     let (go, out) = (dir.join("go"), dir.join("out.json"));
-    let mut run = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(flags)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Warm")
-        .arg(&go)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut warm = String::new();
-    stdout.read_line(&mut warm).unwrap();
-    let pid = warm.trim().strip_prefix("warm ").map(str::to_owned);
+    let mut run = Program::spawn(
+        run_command(Path::new(JDK17_HOME), flags, &out, &dir, "Warm")
+            .arg(&go)
+            .stderr(Stdio::piped()),
+    );
+    let warm = run.line();
+    let pid = warm.strip_prefix("warm ").map(str::to_owned);
     let reset = pid.map(|pid| {
         ferrofluid()
             .args(["attach", &pid, "--reset"])
@@ -46,11 +34,11 @@ fn run_with_reset(flags: &[&str], tag: &str) -> (Value, String, String) {
     });
     // Let the program end before asserting anything, so no JVM is left waiting.
     std::fs::write(&go, "").unwrap();
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    let status = run.wait().unwrap();
+    let rest = run.rest();
+    let status = run.wait();
     let mut stderr = String::new();
-    run.stderr
+    run.child()
+        .stderr
         .take()
         .unwrap()
         .read_to_string(&mut stderr)
@@ -72,24 +60,16 @@ fn run_with_reset(flags: &[&str], tag: &str) -> (Value, String, String) {
 }
 
 /// `java -cp DIR MAIN ARG` without the agent, once it has printed its first line.
-fn java_started(dir: &Path, main: &str, arg: &Path) -> Child {
-    let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-        .arg("-cp")
-        .arg(dir)
-        .arg(main)
-        .arg(arg)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(java.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+fn java_started(dir: &Path, main: &str, arg: &Path) -> Program {
+    let java = Program::spawn(
+        java(Path::new(JDK17_HOME))
+            .arg("-cp")
+            .arg(dir)
+            .arg(main)
+            .arg(arg),
+    );
+    java.line();
     java
-}
-
-fn calls(node: &Value) -> u64 {
-    node["calls"].as_u64().unwrap()
 }
 
 #[test]
@@ -140,13 +120,13 @@ fn reset_without_an_agent_says_so_and_loads_none() {
     let dir = compile("Warm.java", "reset-none");
     let go = dir.join("go");
     let mut java = java_started(&dir, "Warm", &go);
-    let pid = java.id().to_string();
+    let pid = java.pid().to_string();
     let out = ferrofluid()
         .args(["attach", &pid, "--reset"])
         .output()
         .unwrap();
     std::fs::write(&go, "").unwrap();
-    assert!(java.wait().unwrap().success());
+    java.succeeds();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -170,11 +150,7 @@ fn attach_to_rounds(tag: &str, flags: &[&str]) -> (Value, String, String, std::p
         dir.join("agent.log"),
     );
     let mut java = java_started(&dir, "Rounds", &stop);
-    let attach = ferrofluid()
-        .arg("attach")
-        .arg(java.id().to_string())
-        .arg("--agent")
-        .arg(agent())
+    let attached = attach(java.pid())
         .args(["--root", "Rounds::round", "--include", "Rounds"])
         .args(flags)
         .arg("--log")
@@ -184,9 +160,9 @@ fn attach_to_rounds(tag: &str, flags: &[&str]) -> (Value, String, String, std::p
         .output()
         .unwrap();
     std::fs::write(&stop, "").unwrap();
-    assert!(java.wait().unwrap().success());
-    let stderr = String::from_utf8_lossy(&attach.stderr).into_owned();
-    assert!(attach.status.success(), "{stderr}");
+    java.succeeds();
+    let stderr = String::from_utf8_lossy(&attached.stderr).into_owned();
+    assert!(attached.status.success(), "{stderr}");
     let log = std::fs::read_to_string(&log).unwrap();
     (read_profile_json(&out), stderr, log, out)
 }
@@ -247,8 +223,7 @@ fn probes_removed_during_the_warmup_are_still_reported() {
     let work = child(child(main, "round"), "work");
     assert_eq!(child_names(work), Vec::<&str>::new(), "{doc}");
     // The report made from the document says so.
-    let text = ferrofluid().arg("report").arg(&out).output().unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = report_stdout(&out, &[]);
     assert!(
         text.contains(
             "; 1 called often and shorter than their probes had them removed as the program ran"

@@ -5,8 +5,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{child_names, compile, run_java, thread};
-use ferrofluid_testkit::read_profile_json;
+use common::{child_names, compile, read_profile_json, run_java, thread};
 
 /// `(method, calls)` of a node and of its children, which must be leaves.
 fn shape(node: &Value) -> ((&str, u64), Vec<(&str, u64)>) {

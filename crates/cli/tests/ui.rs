@@ -2,10 +2,10 @@
 //! fantoccini) sees the call tree's root, numbers that grow, Reset emptying them and Stop writing
 //! the report; plain HTTP checks the token rule, the loopback default and Detach.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::Locator;
@@ -14,94 +14,32 @@ use serde_json::{json, Value};
 mod browser;
 use browser::Driver;
 mod common;
-use common::{agent, child, compile, ferrofluid};
-use ferrofluid_protocol::control;
-use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+use common::{agent, attach, calls, child, read_profile_json, Program, Rounds};
 
-/// `Rounds` (a `round` of ten `step`s through `work` every millisecond until the file `stop`
-/// exists) running without the agent, once it printed `ready`.
-struct Target {
-    dir: PathBuf,
-    java: Child,
-    stop: PathBuf,
-}
-
-impl Target {
-    fn start(tag: &str) -> Target {
-        let dir = compile("Rounds.java", tag);
-        let stop = dir.join("stop");
-        let mut java = Command::new(Path::new(JDK17_HOME).join("bin/java"))
-            .arg("-cp")
-            .arg(&dir)
-            .arg("Rounds")
-            .arg(&stop)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(java.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        assert_eq!(first, "ready\n");
-        Target { dir, java, stop }
-    }
-
-    /// Lets the program end, and checks that it ended well (the agent left it as it was).
-    fn finish(mut self) {
-        std::fs::write(&self.stop, "").unwrap();
-        assert!(self.java.wait().unwrap().success());
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        // A failed assertion must not leave the JVM behind.
-        let _ = std::fs::write(&self.stop, "");
-        let dir = control::default_socket_path(Path::new("/tmp"), self.java.id());
-        let _ = std::fs::remove_dir_all(dir.parent().unwrap());
-    }
-}
-
-/// `ferrofluid attach PID --root Rounds::round --include Rounds --ui -o OUT`, once it printed
-/// the UI's URL: the process and the URL.
-fn attach_with_ui(target: &Target, out: &Path) -> (Child, String) {
-    let mut cli = ferrofluid()
-        .args(["attach", &target.java.id().to_string(), "--agent"])
-        .arg(agent())
-        .args([
-            "--root",
-            "Rounds::round",
-            "--include",
-            "Rounds",
-            "--ui",
-            "-o",
-        ])
-        .arg(out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(cli.stdout.take().unwrap());
+/// A running `Rounds` (`tag` names its directory DIR) and `ferrofluid attach PID --root
+/// Rounds::round --include Rounds --ui -o DIR/out.json` once it printed the UI's URL: the target,
+/// the report's path, the CLI's process and the URL.
+fn ui_session(tag: &str) -> (Rounds, PathBuf, Program, String) {
+    let target = Rounds::start(tag);
+    let out = target.dir.join("out.json");
+    // What it prints after the URL is read (and dropped) by `Program`: it never blocks on a full
+    // pipe.
+    let cli = Program::spawn(
+        attach(target.pid())
+            .args(common::args(
+                "--root Rounds::round --include Rounds --ui -o",
+            ))
+            .arg(&out)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
     let url = loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            let mut err = String::new();
-            cli.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            panic!("ferrofluid attach printed no URL: {err}");
-        }
+        let line = cli.line();
         if let Some(url) = line.trim().strip_prefix("ferrofluid: live UI at ") {
             break url.to_owned();
         }
     };
-    // Nothing more is read from it: a thread drains it so that it never blocks on a full pipe.
-    std::thread::spawn(move || drain(stdout));
-    (cli, url)
-}
-
-fn drain(mut out: BufReader<ChildStdout>) {
-    let mut sink = Vec::new();
-    let _ = out.read_to_end(&mut sink);
+    (target, out, cli, url)
 }
 
 /// Waits up to a minute for `cli` to exit; its exit status and stderr.
@@ -163,15 +101,9 @@ fn parts(url: &str) -> (SocketAddr, String) {
     (addr.parse().unwrap(), token.to_owned())
 }
 
-fn calls(node: &Value) -> u64 {
-    node["calls"].as_u64().unwrap()
-}
-
 #[test]
 fn requests_without_the_token_get_nothing_and_change_nothing() {
-    let target = Target::start("ui-token");
-    let out = target.dir.join("out.json");
-    let (mut cli, url) = attach_with_ui(&target, &out);
+    let (target, out, mut cli, url) = ui_session("ui-token");
     let (addr, token) = parts(&url);
     // Loopback unless the user names another address.
     assert_eq!(addr.ip().to_string(), "127.0.0.1");
@@ -191,7 +123,7 @@ fn requests_without_the_token_get_nothing_and_change_nothing() {
         );
     }
     // Neither stop nor detach happened: the session goes on, and answers the token.
-    assert!(cli.try_wait().unwrap().is_none());
+    assert!(cli.child().try_wait().unwrap().is_none());
     let (code, body) = http(addr, "GET", &format!("/api/status?token={token}"));
     assert_eq!(code, 200, "{body}");
     let status: Value = serde_json::from_str(&body).unwrap();
@@ -199,7 +131,7 @@ fn requests_without_the_token_get_nothing_and_change_nothing() {
     assert_eq!(status["agent"]["collecting"], true);
     assert_eq!(
         status["about"],
-        json!({"pid": target.java.id(), "command": "attach"})
+        json!({"pid": target.pid(), "command": "attach"})
     );
     let (code, body) = http(addr, "GET", &format!("/api/profile?token={token}"));
     assert_eq!(code, 200, "{body}");
@@ -213,10 +145,10 @@ fn requests_without_the_token_get_nothing_and_change_nothing() {
     let (code, body) = http(addr, "POST", &format!("/api/detach?token={token}"));
     let said = format!(
         "detached: the agent in JVM {} removed its probes and is dormant; no report was written",
-        target.java.id()
+        target.pid()
     );
     assert_eq!((code, body), (200, json!({ "message": said }).to_string()));
-    let (ok, err) = exit_of(&mut cli);
+    let (ok, err) = exit_of(cli.child());
     assert!(ok, "{err}");
     assert!(err.contains(&said), "{err}");
     assert!(!out.exists());
@@ -225,9 +157,7 @@ fn requests_without_the_token_get_nothing_and_change_nothing() {
 
 #[test]
 fn a_non_loopback_address_is_served_only_when_named() {
-    let target = Target::start("ui-loopback");
-    let out = target.dir.join("out.json");
-    let (mut cli, url) = attach_with_ui(&target, &out);
+    let (target, out, mut cli, url) = ui_session("ui-loopback");
     let (addr, token) = parts(&url);
     // Every other address of this machine refuses the UI's port.
     let others = Command::new("hostname").arg("-I").output().unwrap();
@@ -243,7 +173,7 @@ fn a_non_loopback_address_is_served_only_when_named() {
     }
     let (code, _) = http(addr, "POST", &format!("/api/stop?token={token}"));
     assert_eq!(code, 200);
-    let (ok, err) = exit_of(&mut cli);
+    let (ok, err) = exit_of(cli.child());
     assert!(ok, "{err}");
     assert!(out.exists());
     target.finish();
@@ -286,25 +216,15 @@ async fn round_calls_until(page: &fantoccini::Client, ok: impl Fn(u64) -> bool) 
 
 #[test]
 fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
-    let target = Target::start("ui-browser");
-    let out = target.dir.join("out.json");
-    let (mut cli, url) = attach_with_ui(&target, &out);
+    let (target, out, mut cli, url) = ui_session("ui-browser");
     let driver = Driver::start();
     let profile = target.dir.join("chromium-profile");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = browser::runtime();
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-browser.png");
     let message = runtime.block_on(async {
         let page = driver.session(&profile).await;
         page.goto(&url).await.unwrap();
-        page.find(Locator::Css(".ffapp .tab[data-view=\"tree\"]"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        browser::show_tree(&page).await;
         // The root: all threads merged, their root method below it.
         tree_until(&page, "all threads", "data-total-time", |_| true).await;
         let first = round_calls_until(&page, |v| v > 0).await;
@@ -333,19 +253,9 @@ fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
             .map(|png| std::fs::write(&shot, png));
         // Reset: what was counted is gone; what follows is counted from zero.
         let before = round_calls_until(&page, |v| v > grown).await;
-        page.find(Locator::Id("ff-reset"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        browser::click(&page, Locator::Id("ff-reset")).await;
         round_calls_until(&page, |v| v < before).await;
-        page.find(Locator::Id("ff-stop"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        browser::click(&page, Locator::Id("ff-stop")).await;
         let until = Instant::now() + Duration::from_secs(60);
         let message = loop {
             let text = page
@@ -367,7 +277,7 @@ fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
         message,
         format!("stopped: report written to {}", out.display())
     );
-    let (ok, err) = exit_of(&mut cli);
+    let (ok, err) = exit_of(cli.child());
     assert!(ok, "{err}");
     let doc = read_profile_json(&out);
     let main = &doc["threads"][0]["root"];
@@ -387,8 +297,8 @@ fn chromium_sees_the_tree_grow_reset_and_stop_write_the_report() {
 /// `q`, and leaves the agent dormant with every probe removed.
 #[test]
 fn top_shows_the_methods_and_leaves_the_jvm_as_it_was() {
-    let target = Target::start("ui-top");
-    let pid = target.java.id().to_string();
+    let target = Rounds::start("ui-top");
+    let pid = target.pid().to_string();
     // `script` gives it a terminal; the terminal has no size until one is set.
     let command = format!(
         "stty rows 30 cols 120; exec {} top {pid} --agent {} --root Rounds::round --include Rounds",
@@ -439,11 +349,7 @@ fn top_shows_the_methods_and_leaves_the_jvm_as_it_was() {
         "{}",
         text()
     );
-    let status = ferrofluid()
-        .args(["attach", &pid, "--agent"])
-        .arg(agent())
-        .output()
-        .unwrap();
+    let status = attach(target.pid()).output().unwrap();
     let stderr = String::from_utf8_lossy(&status.stderr).into_owned();
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(status.contains("collecting:     no\n"), "{status}{stderr}");

@@ -2,15 +2,12 @@
 //! `.html` report of a saved profile: threads grouped by name put a pool's threads in one
 //! tower (`pool-1-thread-*`), beside the merged and one-tower-per-thread views.
 
-use std::path::Path;
-
 use fantoccini::Locator;
 use serde_json::json;
 
 mod browser;
 use browser::Driver;
 mod common;
-use common::ferrofluid;
 
 /// A thread of a count profile running `class.method` `calls` times for `bytecodes`.
 fn thread(name: &str, id: u64, class: &str, calls: u64, bytecodes: u64) -> serde_json::Value {
@@ -44,7 +41,7 @@ async fn rows(page: &fantoccini::Client) -> Vec<(String, u64)> {
 
 #[test]
 fn threads_grouped_by_name_share_one_tower_per_pool() {
-    let dir = ferrofluid_testkit::scratch_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "ui-threads");
+    let dir = common::scratch("ui-threads");
     let doc = json!({
         "format": "ferrofluid", "version": 1, "mode": "count",
         "metrics": [{"name": "calls", "unit": "count"}, {"name": "bytecodes", "unit": "count"}],
@@ -58,36 +55,17 @@ fn threads_grouped_by_name_share_one_tower_per_pool() {
     let json = dir.join("threads.json");
     std::fs::write(&json, serde_json::to_vec(&doc).unwrap()).unwrap();
     let html = dir.join("threads.html");
-    let out = ferrofluid()
-        .arg("report")
-        .arg(&json)
-        .arg("-o")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::write_report(&json, &html, &[]);
 
     let driver = Driver::start();
     let profile = dir.join("chromium-profile");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = browser::runtime();
     runtime.block_on(async {
         let page = driver.session(&profile).await;
         page.goto(&format!("file://{}", html.display()))
             .await
             .unwrap();
-        page.find(Locator::Css(".ffapp .tab[data-view=\"tree\"]"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        browser::show_tree(&page).await;
         let select = page.find(Locator::Css("#ff-threads")).await.unwrap();
         let options: Vec<String> = {
             let mut v = Vec::new();

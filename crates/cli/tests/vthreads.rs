@@ -4,23 +4,53 @@
 //! platform thread beside them is unchanged; the text report merges the virtual threads by
 //! default and lists them one by one on request.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 mod common;
-use common::{attach_profiling, child, child_names, compile, ferrofluid, run_java_on, thread};
-use ferrofluid_testkit::{jdk21_or_skip, read_profile_json};
+use common::{
+    attach_while_running, calls, child, child_names, compile, read_profile_json, report,
+    report_stdout, run_java_on, thread,
+};
+use ferrofluid_testkit::jdk21_or_skip;
 
 const THREADS: usize = 100;
 const CALLS: u64 = 50;
 
-fn calls(node: &Value) -> u64 {
-    node["calls"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no calls: {node}"))
+/// The root `task` of `VThreads`, and that class alone, revealed before the first calls return.
+const TASK: &str = "--root VThreads::task --include VThreads --reveal sync";
+
+/// `ferrofluid run FLAGS -o DIR/out.json -- java -cp DIR MAIN` on `jdk`, `MAIN.java` compiled
+/// into a fresh `DIR`: the directory, the profile's path and what the program printed, which
+/// ends with `done`.
+fn run_on(jdk: &Path, main: &str, tag: &str, flags: &[&str]) -> (PathBuf, PathBuf, String) {
+    let dir = compile(&format!("{main}.java"), tag);
+    let out = dir.join("out.json");
+    let output = run_java_on(jdk, flags, &out, &dir, main, &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.ends_with("done\n"), "{stdout}");
+    (dir, out, stdout)
+}
+
+/// The number a line of `stdout` gives after `prefix`.
+fn printed(stdout: &str, prefix: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {prefix:?} line: {stdout}"))
+}
+
+/// [`run_on`] of `VThreads` with the flags [`TASK`] and `flags`, which prints `done` alone.
+fn run_task(jdk: &Path, tag: &str, flags: &[&str]) -> (PathBuf, PathBuf) {
+    let flags: Vec<&str> = common::args(TASK)
+        .into_iter()
+        .chain(flags.iter().copied())
+        .collect();
+    let (dir, out, stdout) = run_on(jdk, "VThreads", tag, &flags);
+    assert_eq!(stdout, "done\n");
+    (dir, out)
 }
 
 /// The tree of one `task` run: one call, 50 `leaf` and 50 `block` calls under it, nothing else.
@@ -65,48 +95,18 @@ fn assert_exact(doc: &Value) {
     assert_eq!(threads.len(), THREADS + 1, "{doc}");
 }
 
-fn java(home: &Path) -> PathBuf {
-    home.join("bin/java")
-}
-
 #[test]
 fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
     let Some(jdk) = jdk21_or_skip() else {
         return;
     };
-    let dir = compile("VThreads.java", "vthreads-run");
-    let out = dir.join("out.json");
-    let output = run_java_on(
-        &jdk,
-        &[
-            "--root",
-            "VThreads::task",
-            "--include",
-            "VThreads",
-            "--reveal",
-            "sync",
-        ],
-        &out,
-        &dir,
-        "VThreads",
-        &[],
-    );
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+    let (dir, out) = run_task(&jdk, "vthreads-run", &[]);
     let doc = read_profile_json(&out);
     assert_exact(&doc);
 
     // Text: one merged entry by default, one per virtual thread on request.
-    let report = |flags: &[&str]| {
-        let r = ferrofluid()
-            .arg("report")
-            .arg(&out)
-            .args(flags)
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        String::from_utf8(r.stdout).unwrap()
-    };
-    let merged = report(&[]);
+    let report_of = |flags: &[&str]| report_stdout(&out, flags);
+    let merged = report_of(&[]);
     assert!(merged.contains("threads: 2\n"), "{merged}");
     assert!(
         merged.contains("Call tree of thread \"virtual threads (100)\" (id 0)"),
@@ -118,7 +118,7 @@ fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
         2,
         "{merged}"
     );
-    let each = report(&["--virtual-threads", "each"]);
+    let each = report_of(&["--virtual-threads", "each"]);
     assert!(each.contains("threads: 101\n"), "{each}");
     assert_eq!(each.matches("Call tree of thread ").count(), 101, "{each}");
     // The hot spots count every call either way.
@@ -130,16 +130,7 @@ fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
         let words: Vec<&str> = leaf.split_whitespace().collect();
         assert_eq!(words[2], "5050", "{leaf}");
     }
-    let html = dir.join("out.html");
-    let r = ferrofluid()
-        .arg("report")
-        .arg(&out)
-        .arg("-o")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(r.status.success());
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report(&out, &dir.join("out.html"), &[]);
     assert!(page.contains("virtual threads (100)"));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -150,45 +141,11 @@ fn a_root_in_virtual_threads_of_an_attached_jvm_is_exact_with_one_tree_each() {
         return;
     };
     let dir = compile("VThreads.java", "vthreads-attach");
-    let (go, out) = (dir.join("go"), dir.join("out.json"));
-    let mut target = Command::new(java(&jdk))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("VThreads")
-        .arg(&go)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(target.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    let (mut cli, said, mut stderr) = attach_profiling(
-        target.id(),
-        &[
-            "--root",
-            "VThreads::task",
-            "--include",
-            "VThreads",
-            "--reveal",
-            "sync",
-            "--duration",
-            "5m",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
     // The program runs its virtual threads and exits: attach ends with the whole of it.
-    std::fs::write(&go, "").unwrap();
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    assert_eq!(rest, "done\n");
-    assert!(target.wait().unwrap().success());
-    let status = cli.wait().unwrap();
-    let mut err = String::new();
-    stderr.read_to_string(&mut err).unwrap();
-    assert!(status.success(), "{said:?} {err}");
-    assert_exact(&read_profile_json(&out));
+    let line = format!("{TASK} --duration 5m");
+    let flags = common::args(&line);
+    let doc = attach_while_running(&jdk, &dir, &["VThreads"], &flags);
+    assert_exact(&doc);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -200,24 +157,7 @@ fn thread_cpu_time_of_virtual_threads_is_their_own() {
     let Some(jdk) = jdk21_or_skip() else {
         return;
     };
-    let dir = compile("VThreads.java", "vthreads-cpu");
-    let out = dir.join("out.json");
-    run_java_on(
-        &jdk,
-        &[
-            "--root",
-            "VThreads::task",
-            "--include",
-            "VThreads",
-            "--reveal",
-            "sync",
-            "--cpu",
-        ],
-        &out,
-        &dir,
-        "VThreads",
-        &[],
-    );
+    let (dir, out) = run_task(&jdk, "vthreads-cpu", &["--cpu"]);
     let doc = read_profile_json(&out);
     assert_exact(&doc);
     // Measured against measured: the fields a reader falls back to when they are absent.
@@ -250,23 +190,9 @@ fn a_virtual_thread_parked_when_the_profile_is_taken_is_idle() {
     let Some(jdk) = jdk21_or_skip() else {
         return;
     };
-    let dir = compile("IdleVirtual.java", "vthreads-idle");
-    let out = dir.join("out.json");
-    let output = run_java_on(
-        &jdk,
-        &["--include", "IdleVirtual"],
-        &out,
-        &dir,
-        "IdleVirtual",
-        &[],
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(stdout.ends_with("done\n"), "{stdout}");
-    let id: u64 = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("virtual "))
-        .and_then(|id| id.parse().ok())
-        .unwrap_or_else(|| panic!("{stdout}"));
+    let flags = ["--include", "IdleVirtual"];
+    let (dir, out, stdout) = run_on(&jdk, "IdleVirtual", "vthreads-idle", &flags);
+    let id = printed(&stdout, "virtual ");
     let doc = read_profile_json(&out);
     let parker = doc["threads"]
         .as_array()
@@ -293,31 +219,9 @@ fn virtual_threads_cpu_time_adds_up_to_no_more_than_the_process_used() {
     let Some(jdk) = jdk21_or_skip() else {
         return;
     };
-    let dir = compile("VThreadsCpu.java", "vthreads-cpu-sum");
-    let out = dir.join("out.json");
-    let output = run_java_on(
-        &jdk,
-        &[
-            "--root",
-            "VThreadsCpu::task",
-            "--include",
-            "VThreadsCpu",
-            "--reveal",
-            "sync",
-            "--cpu",
-        ],
-        &out,
-        &dir,
-        "VThreadsCpu",
-        &[],
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(stdout.ends_with("done\n"), "{stdout}");
-    let process: u64 = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("cpu "))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{stdout}"));
+    let flags = common::args("--root VThreadsCpu::task --include VThreadsCpu --reveal sync --cpu");
+    let (dir, out, stdout) = run_on(&jdk, "VThreadsCpu", "vthreads-cpu-sum", &flags);
+    let process = printed(&stdout, "cpu ");
     let doc = read_profile_json(&out);
     let virtuals: Vec<&Value> = doc["threads"]
         .as_array()

@@ -18,7 +18,6 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::{Calibration, CalibrationBatch};
-use crate::profile::Profile;
 use crate::tree::{CallTree, NodeKind};
 
 /// A calibration batch is disturbed when its thread was off its CPU for more than this share
@@ -326,58 +325,4 @@ pub fn calibration_verdict(
 /// The share rule: `estimated_ns` of calibrated rest subtracted from `measured_ns`.
 pub fn mostly_estimate(estimated_ns: u64, measured_ns: u64) -> bool {
     estimated_ns as f64 > ESTIMATE_SHARE * measured_ns as f64
-}
-
-impl Profile {
-    /// Caps the calibration by what the probes of its threads measured of themselves
-    /// ([`Calibration::capped`]), keeping the estimate in [`CalibrationStats::calibrated`].
-    /// Probe-timed profiles only (code-region probes do not measure themselves).
-    pub fn cap_calibration(&mut self) {
-        if !self.mode.is_probe_timed() {
-            return;
-        }
-        let Some(cal) = self.calibration else {
-            return;
-        };
-        let (probe_ns, pairs) = measured_probes(self.threads.iter().map(|t| &t.tree));
-        if pairs == 0 {
-            return;
-        }
-        if let Some(capped) = cal.capped(probe_ns as f64 / pairs as f64) {
-            self.calibration = Some(capped);
-            self.calibration_stats
-                .get_or_insert_with(CalibrationStats::default)
-                .calibrated = Some(cal);
-        }
-    }
-
-    /// Why this profile's compensation is unreliable; empty when it is not (or when it is not
-    /// compensated).
-    pub fn unreliable(&self) -> Vec<Unreliable> {
-        if self.calibration.is_none() {
-            return Vec::new();
-        }
-        let (probe_ns, pairs) = measured_probes(self.threads.iter().map(|t| &t.tree));
-        let measured_pair = if pairs == 0 {
-            0.0
-        } else {
-            probe_ns as f64 / pairs as f64
-        };
-        let mut out = self.calibration_stats.as_ref().map_or_else(Vec::new, |s| {
-            calibration_verdict(s, self.calibration.as_ref(), measured_pair)
-        });
-        let (mut estimated, mut measured) = (0, 0);
-        for t in &self.threads {
-            let root = self.times(&t.tree)[t.tree.root().index()];
-            estimated += root.total_overhead_ns;
-            measured += t.tree.node(t.tree.root()).total_ns;
-        }
-        if mostly_estimate(estimated, measured) {
-            out.push(Unreliable::MostlyEstimate {
-                estimated_ns: estimated,
-                measured_ns: measured,
-            });
-        }
-        out
-    }
 }

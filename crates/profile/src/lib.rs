@@ -38,6 +38,7 @@ pub mod method;
 pub mod metric;
 pub mod mode;
 pub mod native;
+mod native_view;
 pub mod profile;
 pub mod recorder;
 pub mod recording;

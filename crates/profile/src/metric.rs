@@ -1,7 +1,8 @@
 //! What the nodes of a profile's trees measure: its metrics, as pprof's sample types are
 //! (a name and a unit: `calls`/`count`, `time`/`nanoseconds`, `bytes`/`bytes`). Every node
-//! carries one value per metric; its self and total values are derived here, so that hot
-//! spots, folded stacks, flame graphs and call trees work over "metric i" whatever the mode
+//! carries one value per metric; its self and total values are summed here, and
+//! [`crate::Profile`]'s metric methods give them per metric, so that hot spots, folded stacks,
+//! flame graphs and call trees work over "metric i" whatever the mode
 //! (docs/decisions/0024-metrics-model.md).
 //!
 //! ```
@@ -36,9 +37,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::method::MethodId;
 use crate::mode::Mode;
-use crate::profile::Profile;
 use crate::tree::{CallTree, NodeId, NodeKind};
 
 /// Name of the metric kept in [`crate::Node::calls`]: invocations.
@@ -122,11 +121,11 @@ pub struct MetricSpot {
 /// The totals of a profile over its metrics, computed once for every writer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricTotals {
-    /// [`Profile::metrics`].
+    /// [`crate::Profile::metrics`].
     pub metrics: Vec<Metric>,
-    /// The metric hot spots are ranked by ([`Profile::primary_metric`], else 0).
+    /// The metric hot spots are ranked by ([`crate::Profile::primary_metric`], else 0).
     pub primary: usize,
-    /// Per thread, per metric, per node: the values ([`Profile::metric_values`]).
+    /// Per thread, per metric, per node: the values ([`crate::Profile::metric_values`]).
     pub threads: Vec<Vec<Vec<Value>>>,
     /// Per metric: the sum of the threads' roots' totals.
     pub totals: Vec<u64>,
@@ -154,7 +153,7 @@ impl Mode {
             Mode::Cpu | Mode::Region => Vec::new(),
             Mode::Count => vec![Metric::new("bytecodes", COUNT)],
             Mode::Alloc => vec![Metric::new("objects", COUNT), Metric::new(BYTES, BYTES)],
-            Mode::Native => crate::native::metrics(false),
+            Mode::Native => native_metrics(false),
             Mode::Sample => vec![Metric::new("samples", COUNT)],
         }
     }
@@ -171,136 +170,9 @@ impl Mode {
     }
 }
 
-impl Profile {
-    /// Every metric of this profile, in column order: the mode's own
-    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU or native profile has thread CPU
-    /// times), then
-    /// [`Profile::extra_metrics`].
-    pub fn metrics(&self) -> Vec<Metric> {
-        self.slots().into_iter().map(|(m, _)| m).collect()
-    }
-
-    /// [`Profile::metrics`] with where nodes keep each.
-    pub fn slots(&self) -> Vec<(Metric, Slot)> {
-        let mut slots: Vec<(Metric, Slot)> = self
-            .mode
-            .inline_metrics()
-            .iter()
-            .map(|&(name, unit)| {
-                let slot = if name == CALLS {
-                    Slot::Calls
-                } else {
-                    Slot::Time
-                };
-                (Metric::new(name, unit), slot)
-            })
-            .collect();
-        if self.mode.is_probe_timed() && self.has_cpu() {
-            slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
-        }
-        slots.extend(
-            self.extra_metrics
-                .iter()
-                .enumerate()
-                .map(|(i, m)| (m.clone(), Slot::Extra(i))),
-        );
-        slots
-    }
-
-    /// The index in [`Profile::metrics`] of the metric named `name`.
-    pub fn metric_index(&self, name: &str) -> Option<usize> {
-        self.metrics().iter().position(|m| m.name == name)
-    }
-
-    /// The index of the mode's primary metric ([`Mode::primary_metric`]), else the first
-    /// metric; `None` when the profile has none.
-    pub fn primary_metric(&self) -> Option<usize> {
-        self.metric_index(self.mode.primary_metric())
-            .or_else(|| (!self.metrics().is_empty()).then_some(0))
-    }
-
-    /// The values of metric `index` of [`Profile::metrics`] for every node of `tree` (all 0
-    /// for an index out of range). Times are compensated as [`Profile::times`] does.
-    pub fn metric_values(&self, tree: &CallTree, index: usize) -> Vec<Value> {
-        match self.slots().get(index).map(|&(_, s)| s) {
-            Some(slot) => self.slot_values(tree, slot),
-            None => vec![Value::default(); tree.len()],
-        }
-    }
-
-    fn slot_values(&self, tree: &CallTree, slot: Slot) -> Vec<Value> {
-        match slot {
-            Slot::Time => self
-                .times(tree)
-                .iter()
-                .map(|t| Value {
-                    self_value: t.self_ns,
-                    total: t.total_ns,
-                })
-                .collect(),
-            Slot::CpuTime => self
-                .cpu_times(tree)
-                .iter()
-                .map(|c| {
-                    c.map_or_else(Value::default, |c| Value {
-                        self_value: c.self_ns,
-                        total: c.total_ns,
-                    })
-                })
-                .collect(),
-            Slot::Calls => summed(tree, |id| tree.node(id).calls),
-            Slot::Extra(i) => summed(tree, |id| tree.extra(id).get(i).copied().unwrap_or(0)),
-        }
-    }
-
-    /// Totals and hot spots over every metric ([`MetricTotals`]).
-    pub fn metric_totals(&self) -> MetricTotals {
-        let slots = self.slots();
-        let threads: Vec<Vec<Vec<Value>>> = self
-            .threads
-            .iter()
-            .map(|t| {
-                slots
-                    .iter()
-                    .map(|&(_, s)| self.slot_values(&t.tree, s))
-                    .collect()
-            })
-            .collect();
-        let totals = (0..slots.len())
-            .map(|i| {
-                threads
-                    .iter()
-                    .map(|t| t[i][NodeId::ROOT.index()].total)
-                    .sum()
-            })
-            .collect();
-        let mut by_kind: HashMap<NodeKind, MetricSpot> = HashMap::new();
-        for (thread, values) in self.threads.iter().zip(&threads) {
-            add_spots(&thread.tree, values, &mut by_kind);
-        }
-        let primary = self.primary_metric().unwrap_or(0);
-        let mut hot_spots: Vec<MetricSpot> = by_kind.into_values().collect();
-        hot_spots.sort_by(|a, b| {
-            let own = |s: &MetricSpot, i: usize| s.values.get(i).map_or(0, |v| v.self_value);
-            let mut order = own(b, primary).cmp(&own(a, primary));
-            for i in 0..slots.len() {
-                order = order.then(own(b, i).cmp(&own(a, i)));
-            }
-            order.then(sort_key(a.kind).cmp(&sort_key(b.kind)))
-        });
-        MetricTotals {
-            metrics: slots.into_iter().map(|(m, _)| m).collect(),
-            primary,
-            threads,
-            totals,
-            hot_spots,
-        }
-    }
-}
-
 /// Values whose node keeps its own (`own`): totals summed bottom-up (children are stored
 /// after their parents).
-fn summed(tree: &CallTree, own: impl Fn(NodeId) -> u64) -> Vec<Value> {
+pub(crate) fn summed(tree: &CallTree, own: impl Fn(NodeId) -> u64) -> Vec<Value> {
     let mut values: Vec<Value> = tree
         .ids()
         .map(|id| {
@@ -321,7 +193,11 @@ fn summed(tree: &CallTree, own: impl Fn(NodeId) -> u64) -> Vec<Value> {
 
 /// Adds the spots of one tree (`values` per metric, per node): depth first with the kinds on
 /// the current path, so that a recursive context's total is not added to its outer one's.
-fn add_spots(tree: &CallTree, values: &[Vec<Value>], by_kind: &mut HashMap<NodeKind, MetricSpot>) {
+pub(crate) fn add_spots(
+    tree: &CallTree,
+    values: &[Vec<Value>],
+    by_kind: &mut HashMap<NodeKind, MetricSpot>,
+) {
     let mut on_path: HashMap<NodeKind, u32> = HashMap::new();
     let mut stack = vec![(tree.root(), false)];
     while let Some((id, leaving)) = stack.pop() {
@@ -351,76 +227,23 @@ fn add_spots(tree: &CallTree, values: &[Vec<Value>], by_kind: &mut HashMap<NodeK
     }
 }
 
-fn sort_key(kind: NodeKind) -> (u8, MethodId) {
-    match kind {
-        NodeKind::Method(m) => (0, m),
-        NodeKind::Overflow => (1, MethodId(0)),
-        NodeKind::Thread => (2, MethodId(0)),
-    }
-}
+/// Metric of a native profile's nodes: a native frame's native time, ns (compensated; 0 for
+/// every other node).
+pub const NATIVE_TIME: &str = "native_time";
+/// The same in thread CPU time (`cpu` option).
+pub const NATIVE_CPU_TIME: &str = "native_cpu_time";
+/// Metric of a native profile's nodes: the JNI calls into Java a native frame made.
+pub const UPCALLS: &str = "upcalls";
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Stamp, ThreadProfile, ThreadRecorder};
-
-    #[test]
-    fn a_cpu_profile_declares_calls_time_and_cpu_time_when_measured() {
-        let mut p = Profile::default();
-        let f = p.methods.insert("demo.A", "f", "()V");
-        let mut rec = ThreadRecorder::default();
-        rec.enter(f, Stamp::with_cpu(0, 0));
-        rec.exit(f, Stamp::with_cpu(100, 60)).unwrap();
-        let tree = rec.finish(Stamp::with_cpu(100, 60));
-        let cpu_ns = tree.node(NodeId::ROOT).cpu_ns;
-        p.threads.push(ThreadProfile::new("main", 1, tree));
-        let names =
-            |p: &Profile| -> Vec<String> { p.metrics().iter().map(|m| m.to_string()).collect() };
-        assert_eq!(names(&p), ["calls/count", "time/nanoseconds"]);
-        assert_eq!(p.primary_metric(), Some(1));
-        p.threads[0].cpu_ns = cpu_ns;
-        assert_eq!(
-            names(&p),
-            ["calls/count", "time/nanoseconds", "cpu_time/nanoseconds"]
-        );
-        let totals = p.metric_totals();
-        assert_eq!(totals.totals, [1, 100, 60]);
-        assert_eq!(totals.hot_spots.len(), 1);
-        // The same sums as the CPU hot spots.
-        let spot = &p.hot_spots()[0];
-        let generic = &totals.hot_spots[0];
-        assert_eq!(
-            (generic.values[0].self_value, generic.values[1].self_value),
-            (spot.calls, spot.self_ns)
-        );
+/// The metrics of a `native` profile's trees past `calls` and `time` (and `cpu_time`), in
+/// column order: `native_time`, `upcalls`, and with thread CPU times `native_cpu_time`.
+pub fn native_metrics(cpu: bool) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new(NATIVE_TIME, NANOSECONDS),
+        Metric::new(UPCALLS, COUNT),
+    ];
+    if cpu {
+        m.push(Metric::new(NATIVE_CPU_TIME, NANOSECONDS));
     }
-
-    #[test]
-    fn recursion_counts_a_total_once() {
-        let mut p = Profile::new(Mode::Alloc);
-        p.extra_metrics = vec![Metric::new("objects", COUNT), Metric::new("bytes", BYTES)];
-        let r = NodeKind::Method(p.methods.insert("demo.A", "r", "()V"));
-        let mut tree = CallTree::with_width(2);
-        let outer = tree.add_child(NodeId::ROOT, r);
-        let inner = tree.add_child(outer, r);
-        tree.extra_mut(outer).copy_from_slice(&[1, 16]);
-        tree.extra_mut(inner).copy_from_slice(&[2, 48]);
-        p.threads.push(ThreadProfile::new("main", 1, tree));
-        let totals = p.metric_totals();
-        assert_eq!(totals.primary, 1);
-        assert_eq!(totals.totals, [3, 64]);
-        assert_eq!(
-            totals.hot_spots[0].values,
-            [
-                Value {
-                    self_value: 3,
-                    total: 3
-                },
-                Value {
-                    self_value: 64,
-                    total: 64
-                }
-            ]
-        );
-    }
+    m
 }

@@ -1,9 +1,15 @@
 //! A whole profile: its mode and metrics, method table, calibration and one tree per thread.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::calibration::{node_cpu_times, node_times, Calibration, CpuTimes, Times};
+use crate::compensation::{
+    calibration_verdict, measured_probes, mostly_estimate, CalibrationStats, Unreliable,
+};
 use crate::method::{MethodId, MethodTable};
+use crate::metric::{
+    add_spots, summed, Metric, MetricSpot, MetricTotals, Slot, Value, CALLS, CPU_TIME, NANOSECONDS,
+};
 use crate::mode::Mode;
 use crate::tree::{CallTree, NodeId, NodeKind};
 
@@ -208,6 +214,189 @@ impl Profile {
     }
 }
 
+/// The profile's metrics (docs/decisions/0024-metrics-model.md): which it has, each node's value,
+/// totals and hot spots over all of them.
+impl Profile {
+    /// Every metric of this profile, in column order: the mode's own
+    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU or native profile has thread CPU
+    /// times), then [`Profile::extra_metrics`].
+    pub fn metrics(&self) -> Vec<Metric> {
+        self.slots().into_iter().map(|(m, _)| m).collect()
+    }
+
+    /// [`Profile::metrics`] with where nodes keep each.
+    pub fn slots(&self) -> Vec<(Metric, Slot)> {
+        let mut slots: Vec<(Metric, Slot)> = self
+            .mode
+            .inline_metrics()
+            .iter()
+            .map(|&(name, unit)| {
+                let slot = if name == CALLS {
+                    Slot::Calls
+                } else {
+                    Slot::Time
+                };
+                (Metric::new(name, unit), slot)
+            })
+            .collect();
+        if self.mode.is_probe_timed() && self.has_cpu() {
+            slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
+        }
+        slots.extend(
+            self.extra_metrics
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.clone(), Slot::Extra(i))),
+        );
+        slots
+    }
+
+    /// The index in [`Profile::metrics`] of the metric named `name`.
+    pub fn metric_index(&self, name: &str) -> Option<usize> {
+        self.metrics().iter().position(|m| m.name == name)
+    }
+
+    /// The index of the mode's primary metric ([`Mode::primary_metric`]), else the first
+    /// metric; `None` when the profile has none.
+    pub fn primary_metric(&self) -> Option<usize> {
+        self.metric_index(self.mode.primary_metric())
+            .or_else(|| (!self.metrics().is_empty()).then_some(0))
+    }
+
+    /// The values of metric `index` of [`Profile::metrics`] for every node of `tree` (all 0
+    /// for an index out of range). Times are compensated as [`Profile::times`] does.
+    pub fn metric_values(&self, tree: &CallTree, index: usize) -> Vec<Value> {
+        match self.slots().get(index).map(|&(_, s)| s) {
+            Some(slot) => self.slot_values(tree, slot),
+            None => vec![Value::default(); tree.len()],
+        }
+    }
+
+    fn slot_values(&self, tree: &CallTree, slot: Slot) -> Vec<Value> {
+        match slot {
+            Slot::Time => self
+                .times(tree)
+                .iter()
+                .map(|t| Value {
+                    self_value: t.self_ns,
+                    total: t.total_ns,
+                })
+                .collect(),
+            Slot::CpuTime => self
+                .cpu_times(tree)
+                .iter()
+                .map(|c| {
+                    c.map_or_else(Value::default, |c| Value {
+                        self_value: c.self_ns,
+                        total: c.total_ns,
+                    })
+                })
+                .collect(),
+            Slot::Calls => summed(tree, |id| tree.node(id).calls),
+            Slot::Extra(i) => summed(tree, |id| tree.extra(id).get(i).copied().unwrap_or(0)),
+        }
+    }
+
+    /// Totals and hot spots over every metric ([`MetricTotals`]).
+    pub fn metric_totals(&self) -> MetricTotals {
+        let slots = self.slots();
+        let threads: Vec<Vec<Vec<Value>>> = self
+            .threads
+            .iter()
+            .map(|t| {
+                slots
+                    .iter()
+                    .map(|&(_, s)| self.slot_values(&t.tree, s))
+                    .collect()
+            })
+            .collect();
+        let totals = (0..slots.len())
+            .map(|i| {
+                threads
+                    .iter()
+                    .map(|t| t[i][NodeId::ROOT.index()].total)
+                    .sum()
+            })
+            .collect();
+        let mut by_kind: HashMap<NodeKind, MetricSpot> = HashMap::new();
+        for (thread, values) in self.threads.iter().zip(&threads) {
+            add_spots(&thread.tree, values, &mut by_kind);
+        }
+        let primary = self.primary_metric().unwrap_or(0);
+        let mut hot_spots: Vec<MetricSpot> = by_kind.into_values().collect();
+        hot_spots.sort_by(|a, b| {
+            let own = |s: &MetricSpot, i: usize| s.values.get(i).map_or(0, |v| v.self_value);
+            let mut order = own(b, primary).cmp(&own(a, primary));
+            for i in 0..slots.len() {
+                order = order.then(own(b, i).cmp(&own(a, i)));
+            }
+            order.then(a.kind.tie_order().cmp(&b.kind.tie_order()))
+        });
+        MetricTotals {
+            metrics: slots.into_iter().map(|(m, _)| m).collect(),
+            primary,
+            threads,
+            totals,
+            hot_spots,
+        }
+    }
+}
+
+/// Compensation's verdicts on the whole profile.
+impl Profile {
+    /// Caps the calibration by what the probes of its threads measured of themselves
+    /// ([`Calibration::capped`]), keeping the estimate in [`CalibrationStats::calibrated`].
+    /// Probe-timed profiles only (code-region probes do not measure themselves).
+    pub fn cap_calibration(&mut self) {
+        if !self.mode.is_probe_timed() {
+            return;
+        }
+        let Some(cal) = self.calibration else {
+            return;
+        };
+        let (probe_ns, pairs) = measured_probes(self.threads.iter().map(|t| &t.tree));
+        if pairs == 0 {
+            return;
+        }
+        if let Some(capped) = cal.capped(probe_ns as f64 / pairs as f64) {
+            self.calibration = Some(capped);
+            self.calibration_stats
+                .get_or_insert_with(CalibrationStats::default)
+                .calibrated = Some(cal);
+        }
+    }
+
+    /// Why this profile's compensation is unreliable; empty when it is not (or when it is not
+    /// compensated).
+    pub fn unreliable(&self) -> Vec<Unreliable> {
+        if self.calibration.is_none() {
+            return Vec::new();
+        }
+        let (probe_ns, pairs) = measured_probes(self.threads.iter().map(|t| &t.tree));
+        let measured_pair = if pairs == 0 {
+            0.0
+        } else {
+            probe_ns as f64 / pairs as f64
+        };
+        let mut out = self.calibration_stats.as_ref().map_or_else(Vec::new, |s| {
+            calibration_verdict(s, self.calibration.as_ref(), measured_pair)
+        });
+        let (mut estimated, mut measured) = (0, 0);
+        for t in &self.threads {
+            let root = self.times(&t.tree)[t.tree.root().index()];
+            estimated += root.total_overhead_ns;
+            measured += t.tree.node(t.tree.root()).total_ns;
+        }
+        if mostly_estimate(estimated, measured) {
+            out.push(Unreliable::MostlyEstimate {
+                estimated_ns: estimated,
+                measured_ns: measured,
+            });
+        }
+        out
+    }
+}
+
 /// Hot spots of one tree with precomputed `times`.
 pub fn hot_spots(tree: &CallTree, times: &[Times]) -> Vec<HotSpot> {
     hot_spots_with_cpu(tree, times, &[])
@@ -270,15 +459,74 @@ pub fn hot_spots_with_cpu(
         b.self_ns
             .cmp(&a.self_ns)
             .then(b.calls.cmp(&a.calls))
-            .then(sort_key(a.kind).cmp(&sort_key(b.kind)))
+            .then(a.kind.tie_order().cmp(&b.kind.tie_order()))
     });
     spots
 }
 
-fn sort_key(kind: NodeKind) -> (u8, MethodId) {
-    match kind {
-        NodeKind::Method(m) => (0, m),
-        NodeKind::Overflow => (1, MethodId(0)),
-        NodeKind::Thread => (2, MethodId(0)),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{BYTES, COUNT};
+    use crate::{Stamp, ThreadRecorder};
+
+    #[test]
+    fn a_cpu_profile_declares_calls_time_and_cpu_time_when_measured() {
+        let mut p = Profile::default();
+        let f = p.methods.insert("demo.A", "f", "()V");
+        let mut rec = ThreadRecorder::default();
+        rec.enter(f, Stamp::with_cpu(0, 0));
+        rec.exit(f, Stamp::with_cpu(100, 60)).unwrap();
+        let tree = rec.finish(Stamp::with_cpu(100, 60));
+        let cpu_ns = tree.node(NodeId::ROOT).cpu_ns;
+        p.threads.push(ThreadProfile::new("main", 1, tree));
+        let names =
+            |p: &Profile| -> Vec<String> { p.metrics().iter().map(|m| m.to_string()).collect() };
+        assert_eq!(names(&p), ["calls/count", "time/nanoseconds"]);
+        assert_eq!(p.primary_metric(), Some(1));
+        p.threads[0].cpu_ns = cpu_ns;
+        assert_eq!(
+            names(&p),
+            ["calls/count", "time/nanoseconds", "cpu_time/nanoseconds"]
+        );
+        let totals = p.metric_totals();
+        assert_eq!(totals.totals, [1, 100, 60]);
+        assert_eq!(totals.hot_spots.len(), 1);
+        // The same sums as the CPU hot spots.
+        let spot = &p.hot_spots()[0];
+        let generic = &totals.hot_spots[0];
+        assert_eq!(
+            (generic.values[0].self_value, generic.values[1].self_value),
+            (spot.calls, spot.self_ns)
+        );
+    }
+
+    #[test]
+    fn recursion_counts_a_total_once() {
+        let mut p = Profile::new(Mode::Alloc);
+        p.extra_metrics = vec![Metric::new("objects", COUNT), Metric::new("bytes", BYTES)];
+        let r = NodeKind::Method(p.methods.insert("demo.A", "r", "()V"));
+        let mut tree = CallTree::with_width(2);
+        let outer = tree.add_child(NodeId::ROOT, r);
+        let inner = tree.add_child(outer, r);
+        tree.extra_mut(outer).copy_from_slice(&[1, 16]);
+        tree.extra_mut(inner).copy_from_slice(&[2, 48]);
+        p.threads.push(ThreadProfile::new("main", 1, tree));
+        let totals = p.metric_totals();
+        assert_eq!(totals.primary, 1);
+        assert_eq!(totals.totals, [3, 64]);
+        assert_eq!(
+            totals.hot_spots[0].values,
+            [
+                Value {
+                    self_value: 3,
+                    total: 3
+                },
+                Value {
+                    self_value: 64,
+                    total: 64
+                }
+            ]
+        );
     }
 }

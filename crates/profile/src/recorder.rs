@@ -262,6 +262,21 @@ impl ThreadRecorder {
         }
     }
 
+    /// Closes every open frame at the thread's latest event (its wall time, and its CPU clock
+    /// if measured): frames whose ends were lost (events dropped), for which that event is the
+    /// last moment known to be inside them. Their calls stay counted. Returns how many frames
+    /// were open.
+    pub fn close_open(&mut self) -> usize {
+        let open = self.stack.len();
+        let at = Stamp {
+            wall_ns: self.last_wall,
+            cpu_ns: self.last_cpu,
+            probe_ns: 0,
+        };
+        self.pop_to(0, at);
+        open
+    }
+
     /// Closes all open frames at `at` and returns the finished tree.
     ///
     /// Without a CPU clock in `at` (another thread's clock cannot be read from here), open

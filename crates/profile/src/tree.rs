@@ -21,6 +21,18 @@ pub enum NodeKind {
     Overflow,
 }
 
+impl NodeKind {
+    /// How hot spots that tie on their values are ordered: methods by id, then the overflow
+    /// bucket.
+    pub(crate) fn tie_order(self) -> (u8, MethodId) {
+        match self {
+            NodeKind::Method(m) => (0, m),
+            NodeKind::Overflow => (1, MethodId(0)),
+            NodeKind::Thread => (2, MethodId(0)),
+        }
+    }
+}
+
 /// Index of a node in its [`CallTree`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(u32);

@@ -48,7 +48,7 @@ pub fn text(summary: &AllocSummary, order: ClassOrder) -> String {
 /// Appends the HTML of `summary`'s tables: leak suspects, then the classes (a table sortable
 /// by any column, as the page's other tables are).
 pub(crate) fn html(a: &AllocSummary, s: &mut String) {
-    use crate::html::escape;
+    use crate::view::escape;
     let _ = writeln!(s, "<h2>Leak suspects</h2>");
     if a.suspects.is_empty() {
         let _ = writeln!(s, "<p>none</p>");
@@ -149,6 +149,13 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
         "live, live bytes, age and generations are estimated from the tracked objects (~)"
     )?;
     writeln!(s)?;
+    write_suspects(s, a)?;
+    write_classes(s, a, order)?;
+    write_sites(s, a)
+}
+
+/// The leak suspects, each with its history and the paths of its live tracked objects.
+fn write_suspects(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
     if a.suspects.is_empty() {
         writeln!(s, "Leak suspects: none")?;
     } else {
@@ -178,7 +185,11 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
             }
         }
     }
-    writeln!(s)?;
+    writeln!(s)
+}
+
+/// The class table, sorted as `order` says, its first [`MAX_ROWS`] rows.
+fn write_classes(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     let mut classes: Vec<&ClassAlloc> = a.classes.iter().collect();
     let by = |c: &ClassAlloc| match order {
         ClassOrder::LiveBytes => c.live_bytes,
@@ -216,7 +227,11 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
     if classes.len() > MAX_ROWS {
         writeln!(s, "({} more classes)", classes.len() - MAX_ROWS)?;
     }
-    writeln!(s)?;
+    writeln!(s)
+}
+
+/// The allocation sites by bytes, the first [`MAX_ROWS`], each with its kind when not `new`.
+fn write_sites(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
     writeln!(s, "Allocation sites (by bytes)")?;
     writeln!(s, "{:>12} {:>14}  site", "allocated", "bytes")?;
     for x in a.sites.iter().take(MAX_ROWS) {

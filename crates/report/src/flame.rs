@@ -7,8 +7,7 @@ use std::fmt::Write as _;
 
 use ferrofluid_profile::{Metric, NodeId, NodeKind, Profile, Value};
 
-use crate::html::escape;
-use crate::view::{frame, label, percent, sorted_children_by, tip_amount};
+use crate::view::{escape, frame, label, percent, sorted_children_by, tip_amount};
 
 const WIDTH: f64 = 1200.0;
 const ROW: f64 = 17.0;

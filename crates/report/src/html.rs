@@ -10,9 +10,9 @@ use ferrofluid_profile::{
 };
 
 use crate::view::{
-    cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
-    sorted_children, subtracted_note, thread_cpu_note, times_note, tree_label, uncertainty_note,
-    waiting_note,
+    cpu_ms, cpu_note, escape, hot_spots_title, idle_line, lost_notes, ms, ms_marked, percent,
+    row_label, sorted_children, subtracted_note, thread_cpu_note, times_note, tree_label,
+    uncertainty_note, waiting_note,
 };
 use crate::{flame, Report, ReportError, Weight};
 
@@ -74,22 +74,6 @@ impl Default for HtmlReport {
     }
 }
 
-/// Escapes text for HTML element content and quoted attributes.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 const STYLE: &str = r#"body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 .summary td{padding:0 1em 0 0}
@@ -149,7 +133,11 @@ impl Report for HtmlReport {
                 if profile.native.is_some() {
                     crate::native::html(profile, &mut s);
                 }
-                crate::metrics::html(profile, self, &mut s);
+                let fold = crate::metrics::Fold {
+                    cutoff: self.cutoff,
+                    open_above: self.open_above,
+                };
+                crate::metrics::html(profile, self.weight.resolve(profile), fold, &mut s);
             }
             let _ = write!(s, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
             out.write_all(s.as_bytes())?;
@@ -374,26 +362,9 @@ impl HtmlReport {
         if let Some(note) = waiting_note(thread) {
             let _ = writeln!(s, "<div class=\"warn\">{}</div>", escape(&note));
         }
-        if thread.overflow_calls > 0 {
-            let _ = writeln!(
-                s,
-                "<div class=\"warn\">{} calls beyond the node budget or depth bound are counted in [overflow] nodes</div>",
-                thread.overflow_calls
-            );
-        }
-        if thread.unmatched_exits > 0 {
-            let _ = writeln!(
-                s,
-                "<div class=\"warn\">{} exit events matched no open frame and were ignored</div>",
-                thread.unmatched_exits
-            );
-        }
-        if thread.dropped_events > 0 {
-            let _ = writeln!(
-                s,
-                "<div class=\"warn\">{} events were lost (the profiler's buffer for this thread stayed full): its counts and times are inexact</div>",
-                thread.dropped_events
-            );
+        // Fixed text: nothing in it to escape.
+        for note in lost_notes(thread) {
+            let _ = writeln!(s, "<div class=\"warn\">{note}</div>");
         }
         // Explicit stack; `Close` ends a <details> after its children.
         enum Item {
@@ -434,24 +405,7 @@ impl HtmlReport {
                 Item::Node(id) => {
                     let node = tree.node(id);
                     let t = times[id.index()];
-                    let pct = if whole == 0 {
-                        0.0
-                    } else {
-                        t.total_ns as f64 * 100.0 / whole as f64
-                    };
-                    let cpu_part = cpu[id.index()]
-                        .map(|c| format!(", CPU {} ms", ms_marked(c.total_ns, c.total_uncertain())))
-                        .unwrap_or_default();
-                    let line = format!(
-                        "<span class=\"pct\">{}</span><span class=\"bar\" style=\"width:{:.1}px\"></span>\
-                         <span class=\"ms\">{} ms, self {} ms{cpu_part}, {} calls</span> {}",
-                        percent(t.total_ns, whole),
-                        pct * 0.8,
-                        ms_marked(t.total_ns, t.total_uncertain()),
-                        ms_marked(t.self_ns, t.self_uncertain()),
-                        node.calls,
-                        escape(&tree_label(profile, thread, id))
-                    );
+                    let line = tree_line(profile, thread, thread_times, id, whole);
                     let leaf = node.children().is_empty() || node.kind == NodeKind::Overflow;
                     if leaf {
                         let _ = writeln!(s, "<div class=\"leaf\">{line}</div>");
@@ -470,6 +424,38 @@ impl HtmlReport {
         }
         s.push_str("</div>\n");
     }
+}
+
+/// One node's line in the HTML call tree: its share of the thread (`whole`), a bar, its times,
+/// CPU time, calls and name.
+fn tree_line(
+    profile: &Profile,
+    thread: &ThreadProfile,
+    thread_times: &ThreadTimes,
+    id: NodeId,
+    whole: u64,
+) -> String {
+    let node = thread.tree.node(id);
+    let t = thread_times.times[id.index()];
+    let cpu = &thread_times.cpu;
+    let pct = if whole == 0 {
+        0.0
+    } else {
+        t.total_ns as f64 * 100.0 / whole as f64
+    };
+    let cpu_part = cpu[id.index()]
+        .map(|c| format!(", CPU {} ms", ms_marked(c.total_ns, c.total_uncertain())))
+        .unwrap_or_default();
+    format!(
+        "<span class=\"pct\">{}</span><span class=\"bar\" style=\"width:{:.1}px\"></span>\
+         <span class=\"ms\">{} ms, self {} ms{cpu_part}, {} calls</span> {}",
+        percent(t.total_ns, whole),
+        pct * 0.8,
+        ms_marked(t.total_ns, t.total_uncertain()),
+        ms_marked(t.self_ns, t.self_uncertain()),
+        node.calls,
+        escape(&tree_label(profile, thread, id))
+    )
 }
 
 /// `text` with its first letter in upper case.

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use ferrofluid_profile::{Metric, MetricTotals, NodeId, NodeKind, Profile, ThreadProfile, Value};
 
-use crate::html::{escape, HtmlReport};
-use crate::view::{amount, heading, number, percent, plural, row_label, sorted_children_by};
+use crate::view::{
+    amount, escape, heading, number, percent, plural, row_label, sorted_children_by,
+};
 
 /// The lines above the hot spots.
 fn header(profile: &Profile, totals: &MetricTotals) -> Vec<(&'static str, String)> {
@@ -255,8 +256,17 @@ fn subtree_nodes(tree: &ferrofluid_profile::CallTree, id: NodeId) -> usize {
     n
 }
 
-/// The body of the HTML page: summary, flame graph by the report's weight, hot spots, trees.
-pub(crate) fn html(profile: &Profile, report: &HtmlReport, s: &mut String) {
+/// How much of the HTML page's trees is drawn: nodes below `cutoff` of their thread's total are
+/// summarised, nodes at or above `open_above` start expanded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fold {
+    pub cutoff: f64,
+    pub open_above: f64,
+}
+
+/// The body of the HTML page: summary, flame graph by metric `weight` (if any), hot spots,
+/// trees folded as `fold` says.
+pub(crate) fn html(profile: &Profile, weight: Option<usize>, fold: Fold, s: &mut String) {
     let totals = profile.metric_totals();
     s.push_str("<table class=\"summary\">\n");
     let _ = writeln!(
@@ -277,7 +287,6 @@ pub(crate) fn html(profile: &Profile, report: &HtmlReport, s: &mut String) {
         );
     }
     s.push_str("</table>\n");
-    let weight = report.weight.resolve(profile);
     if profile.alloc.is_some() {
         crate::alloc::flames(profile, weight, s);
     } else if let Some(w) = weight {
@@ -338,13 +347,13 @@ pub(crate) fn html(profile: &Profile, report: &HtmlReport, s: &mut String) {
     s.push_str("</tbody>\n</table>\n");
     s.push_str("<h2 id=\"tree\">Call tree</h2>\n");
     for (thread, values) in profile.threads.iter().zip(&totals.threads) {
-        html_tree(profile, report, &totals, thread, values, s);
+        html_tree(profile, fold, &totals, thread, values, s);
     }
 }
 
 fn html_tree(
     profile: &Profile,
-    report: &HtmlReport,
+    fold: Fold,
     totals: &MetricTotals,
     thread: &ThreadProfile,
     values: &[Vec<Value>],
@@ -354,8 +363,8 @@ fn html_tree(
     let primary: &[Value] = values.get(totals.primary).map_or(&[], Vec::as_slice);
     let total_of = |id: NodeId| primary.get(id.index()).map_or(0, |v| v.total);
     let whole = total_of(NodeId::ROOT);
-    let limit = (report.cutoff * whole as f64).ceil() as u64;
-    let open_limit = report.open_above * whole as f64;
+    let limit = (fold.cutoff * whole as f64).ceil() as u64;
+    let open_limit = fold.open_above * whole as f64;
     let _ = writeln!(
         s,
         "<div class=\"tree\">\n<details open><summary><b>Thread {}</b> (id {}): {}</summary>",
@@ -398,7 +407,7 @@ fn html_tree(
                 let _ = writeln!(
                     s,
                     "<div class=\"leaf hidden\">{n} callees below {}% hidden ({})</div>",
-                    report.cutoff * 100.0,
+                    fold.cutoff * 100.0,
                     escape(&primary_metric.map_or_else(String::new, |m| amount(m, total)))
                 );
             }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use ferrofluid_profile::native::{reason, NotMeasured, Split};
 use ferrofluid_profile::{NativeRow, Profile};
 
-use crate::html::escape;
+use crate::view::escape;
 use crate::view::{ms, percent, plural};
 
 /// Upcall targets named per native method; the rest are counted.

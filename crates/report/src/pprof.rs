@@ -295,6 +295,7 @@ pub fn encode(profile: &Profile) -> proto::Profile {
         functions: Vec::new(),
     };
     let thread_key = frames.strings.id("thread");
+    let thread_id_key = frames.strings.id("thread_id");
     let mut samples = Vec::new();
     let metrics: Vec<Metric> = if profile.mode == Mode::Region {
         vec![Metric::new(CALLS, COUNT), Metric::new(TIME, NANOSECONDS)]
@@ -327,12 +328,21 @@ pub fn encode(profile: &Profile) -> proto::Profile {
                         .collect()
                 })
                 .collect();
-            let label = proto::Label {
-                key: thread_key,
-                str: frames.strings.id(&thread.name),
-                num: 0,
-                num_unit: 0,
-            };
+            // The thread's name, and its Java id as a number (`-tagfocus thread_id=31`).
+            let labels = vec![
+                proto::Label {
+                    key: thread_key,
+                    str: frames.strings.id(&thread.name),
+                    num: 0,
+                    num_unit: 0,
+                },
+                proto::Label {
+                    key: thread_id_key,
+                    str: 0,
+                    num: thread.id as i64,
+                    num_unit: 0,
+                },
+            ];
             // Location ids of each node's stack, leaf first, built from its parent's.
             let mut stacks: Vec<Vec<u64>> = vec![Vec::new(); tree.len()];
             for id in tree.ids() {
@@ -354,7 +364,7 @@ pub fn encode(profile: &Profile) -> proto::Profile {
                     samples.push(proto::Sample {
                         location_id: stack.clone(),
                         value,
-                        label: vec![label.clone()],
+                        label: labels.clone(),
                     });
                 }
                 stacks[id.index()] = stack;
@@ -423,7 +433,7 @@ mod tests {
         t.extra_mut(fi)[0] = 10;
         t.node_mut(gi).calls = 4;
         t.extra_mut(gi)[0] = 100;
-        p.threads.push(ThreadProfile::new("main", 1, t));
+        p.threads.push(ThreadProfile::new("main", 31, t));
 
         let m = encode(&p);
         let s = |i: i64| m.string_table[i as usize].as_str();
@@ -454,6 +464,10 @@ mod tests {
             [("demo.A.f", "demo.A.f()V"), ("demo.A.g", "demo.A.g(I)V")]
         );
         assert_eq!(s(m.sample[1].label[0].str), "main");
+        assert_eq!(
+            (s(m.sample[1].label[1].key), m.sample[1].label[1].num),
+            ("thread_id", 31)
+        );
         // The message reads back as written.
         assert_eq!(proto::Profile::decode(&*m.encode_to_vec()).unwrap(), m);
     }

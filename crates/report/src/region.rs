@@ -6,8 +6,7 @@ use std::fmt::Write as _;
 
 use ferrofluid_profile::{Profile, RegionStats};
 
-use crate::html::escape;
-use crate::view::{times_note, uncertainty_note};
+use crate::view::{escape, times_note, uncertainty_note};
 
 /// A duration with a unit that suits it: `850 ns`, `12.3 µs`, `20.104 ms`, `1.500 s`.
 pub(crate) fn duration(ns: u64) -> String {

@@ -9,7 +9,7 @@ use ferrofluid_profile::{
 };
 
 use crate::view::{
-    cpu_ms, cpu_note, hot_spots_title, idle_line, ms, ms_marked, percent, row_label,
+    cpu_ms, cpu_note, hot_spots_title, idle_line, lost_notes, ms, ms_marked, percent, row_label,
     sorted_children, subtracted_note, thread_cpu_note, times_note, tree_label, uncertainty_note,
     waiting_note,
 };
@@ -221,49 +221,7 @@ impl TextReport {
         let cpu = &thread_times.cpu;
         let has_cpu = profile.has_cpu();
         let whole = times[tree.root().index()].total_ns;
-        writeln!(out)?;
-        write!(
-            out,
-            "Call tree of thread {:?} (id {}): {} ms",
-            thread.name,
-            thread.id,
-            ms(whole)
-        )?;
-        write!(out, "{}", thread_cpu_note(thread, cpu))?;
-        write!(
-            out,
-            "{}",
-            subtracted_note(
-                profile,
-                &times[tree.root().index()],
-                tree.node(tree.root()).total_ns
-            )
-        )?;
-        writeln!(out)?;
-        if let Some(note) = waiting_note(thread) {
-            writeln!(out, "  {note}")?;
-        }
-        if thread.overflow_calls > 0 {
-            writeln!(
-                out,
-                "  ! {} calls beyond the node budget or depth bound are counted in [overflow] nodes",
-                thread.overflow_calls
-            )?;
-        }
-        if thread.unmatched_exits > 0 {
-            writeln!(
-                out,
-                "  ! {} exit events matched no open frame and were ignored",
-                thread.unmatched_exits
-            )?;
-        }
-        if thread.dropped_events > 0 {
-            writeln!(
-                out,
-                "  ! {} events were lost (the profiler's buffer for this thread stayed full): its counts and times are inexact",
-                thread.dropped_events
-            )?;
-        }
+        Self::write_tree_heading(profile, thread, thread_times, out)?;
         // The CPU column (including callees), only for profiles with CPU times.
         let cpu_column = |v: &str| {
             if has_cpu {
@@ -340,6 +298,46 @@ impl TextReport {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A thread's tree's heading: its total, CPU and compensation, and what the thread was
+    /// doing or lost.
+    fn write_tree_heading(
+        profile: &Profile,
+        thread: &ThreadProfile,
+        thread_times: &ThreadTimes,
+        out: &mut dyn Write,
+    ) -> Result<(), ReportError> {
+        let tree = &thread.tree;
+        let times = &thread_times.times;
+        let cpu = &thread_times.cpu;
+        let whole = times[tree.root().index()].total_ns;
+        writeln!(out)?;
+        write!(
+            out,
+            "Call tree of thread {:?} (id {}): {} ms",
+            thread.name,
+            thread.id,
+            ms(whole)
+        )?;
+        write!(out, "{}", thread_cpu_note(thread, cpu))?;
+        write!(
+            out,
+            "{}",
+            subtracted_note(
+                profile,
+                &times[tree.root().index()],
+                tree.node(tree.root()).total_ns
+            )
+        )?;
+        writeln!(out)?;
+        if let Some(note) = waiting_note(thread) {
+            writeln!(out, "  {note}")?;
+        }
+        for note in lost_notes(thread) {
+            writeln!(out, "  ! {note}")?;
         }
         Ok(())
     }

@@ -430,6 +430,48 @@ pub(crate) fn times_note(profile: &Profile) -> String {
     }
 }
 
+/// What a CPU profile's thread lost, one note each: calls in overflow nodes, exits that matched no
+/// frame, events dropped.
+pub(crate) fn lost_notes(thread: &ThreadProfile) -> Vec<String> {
+    let mut notes = Vec::new();
+    if thread.overflow_calls > 0 {
+        notes.push(format!(
+            "{} calls beyond the node budget or depth bound are counted in [overflow] nodes",
+            thread.overflow_calls
+        ));
+    }
+    if thread.unmatched_exits > 0 {
+        notes.push(format!(
+            "{} exit events matched no open frame and were ignored",
+            thread.unmatched_exits
+        ));
+    }
+    if thread.dropped_events > 0 {
+        notes.push(format!(
+            "{} events were lost (the profiler's buffer for this thread stayed full): its counts \
+             and times are inexact",
+            thread.dropped_events
+        ));
+    }
+    notes
+}
+
+/// Escapes text for HTML element content and quoted attributes.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

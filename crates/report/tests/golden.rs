@@ -1,9 +1,16 @@
 //! Golden outputs under `tests/data/<case>/`. `FERROFLUID_BLESS=1 cargo test` rewrites
 //! them; on a mismatch the actual output is left in the temp dir for diffing.
+//!
+//! Every HTML report repeats the same page around its document: the report's style sheet, the
+//! interactive view's style, markup and script, the table-sorting script. Those parts are stored
+//! once, in `tests/data/page/`, and an HTML golden holds a line `<!-- page/NAME -->` in place of
+//! each; it is compared, byte for byte, as the whole page with those lines replaced by the files.
 
 mod common;
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrofluid_profile::Profile;
 use ferrofluid_report::collapsed::CollapsedReport;
@@ -17,20 +24,104 @@ fn blessing() -> bool {
     std::env::var_os("FERROFLUID_BLESS").is_some_and(|v| v == "1")
 }
 
+/// Writes `bytes` to `path` aside and renames it over: another test may be reading it
+/// (`golden_sample_cpu_folded_stacks` reads the sample's `input.json`, every HTML case the page's
+/// parts).
+fn write_atomically(path: &Path, bytes: &[u8]) {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let aside = path.with_file_name(format!("{name}.{}-{n}.tmp", std::process::id()));
+    std::fs::write(&aside, bytes).unwrap();
+    std::fs::rename(&aside, path).unwrap();
+}
+
+/// The marker line an HTML golden holds in place of the page's part `name`.
+fn marker(name: &str) -> String {
+    format!("<!-- page/{name} -->\n")
+}
+
+/// The parts every HTML report repeats, in their order on the page: the report's style sheet, the
+/// view's style and markup (up to its `window.FF_PROFILE` line, the document), the view's script,
+/// the sorting script at the end.
+const PAGE_PARTS: [&str; 4] = [
+    "style.html",
+    "view.html",
+    "view-script.html",
+    "sort-script.html",
+];
+
+/// Where the [`PAGE_PARTS`] stand in `html`.
+fn page_parts(html: &str) -> [Range<usize>; 4] {
+    let find = |from: usize, what: &str| {
+        from + html[from..]
+            .find(what)
+            .unwrap_or_else(|| panic!("no {what:?} in the HTML report after byte {from}"))
+    };
+    let through = |from: usize, what: &str| find(from, what) + what.len();
+    let style = find(0, "<style>\n")..through(0, "</style>\n");
+    let document = find(style.end, "<script>window.FF_PROFILE = ");
+    let view = find(style.end, "<style>\n")..document;
+    let after = through(document, "</script>\n");
+    let script = find(after, "<script>\n")..through(after, "</script>\n");
+    assert_eq!(
+        script.start, after,
+        "the view's script follows its document"
+    );
+    let last = html.rfind("<script>\n").unwrap();
+    let sort = last..through(last, "</script>\n");
+    assert!(script.end <= sort.start);
+    [style, view, script, sort]
+}
+
+/// The golden form of an HTML report: its page's parts written to `tests/data/page/` and
+/// replaced by their markers.
+fn bless_html(html: &[u8]) -> Vec<u8> {
+    let html = std::str::from_utf8(html).expect("an HTML report is UTF-8");
+    let mut golden = String::new();
+    let mut at = 0;
+    for (name, range) in PAGE_PARTS.into_iter().zip(page_parts(html)) {
+        write_atomically(
+            &data_dir().join("page").join(name),
+            html[range.clone()].as_bytes(),
+        );
+        golden.push_str(&html[at..range.start]);
+        golden.push_str(&marker(name));
+        at = range.end;
+    }
+    golden.push_str(&html[at..]);
+    golden.into_bytes()
+}
+
+/// An HTML golden with its markers replaced by the page's parts: the whole page.
+fn expand_html(golden: &[u8]) -> Vec<u8> {
+    let mut page = String::from_utf8(golden.to_vec()).expect("an HTML golden is UTF-8");
+    for name in PAGE_PARTS {
+        let part = std::fs::read_to_string(data_dir().join("page").join(name))
+            .unwrap_or_else(|e| panic!("page/{name}: {e} (run with FERROFLUID_BLESS=1)"));
+        assert_eq!(page.matches(&marker(name)).count(), 1, "page/{name} marker");
+        page = page.replace(&marker(name), &part);
+    }
+    page.into_bytes()
+}
+
 /// Compares `actual` with the golden file, or rewrites it when blessing.
 fn check(case: &str, file: &str, actual: &[u8]) {
     let path = data_dir().join(case).join(file);
+    let html = file.ends_with(".html");
     if blessing() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        // Written aside and renamed over the golden file: another test may be reading it
-        // (`golden_sample_cpu_folded_stacks` reads the sample's `input.json`).
-        let aside = path.with_file_name(format!("{file}.{}.tmp", std::process::id()));
-        std::fs::write(&aside, actual).unwrap();
-        std::fs::rename(&aside, &path).unwrap();
+        let golden = if html {
+            bless_html(actual)
+        } else {
+            actual.to_vec()
+        };
+        write_atomically(&path, &golden);
         return;
     }
-    let expected = std::fs::read(&path)
+    let golden = std::fs::read(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (run with FERROFLUID_BLESS=1)", path.display()));
+    let expected = if html { expand_html(&golden) } else { golden };
     if expected != actual {
         let out = std::env::temp_dir().join("ferrofluid-golden").join(case);
         std::fs::create_dir_all(&out).unwrap();

@@ -1,42 +1,80 @@
-//! Profiling engines: what the agent measures. Each mode of `ferrofluid_profile::Mode` that
-//! the agent supports has one engine, a module of this directory implementing [`Engine`], and
-//! one line in the registry below ([`engines!`]). The shared runtime (lifecycle, control
-//! server, class bytes cache and retransformation, thread state, clock, rings, collector)
-//! knows no mode: it reaches the session's engine through the functions of this module only.
+//! Profiling engines: what the agent measures. Each mode of `ferrofluid_profile::Mode` that the
+//! agent supports has one engine, a folder of this directory implementing [`Engine`], and one
+//! line in the registry below ([`engines!`]). The runtime (lifecycle, control server,
+//! sessions, class bytes cache and retransformation, JVMTI events) drives an engine only
+//! through [`Engine`] and the session it opens ([`EngineSession`]), handing it what it may ask
+//! of the runtime as a [`Context`]; an engine uses the shared probe machinery (`crate::probe`)
+//! and the FFI layer below it, never the runtime's modules nor another engine's.
 //!
 //! The probes' hot path reaches the engine without an indirect call: [`enter`] and [`exit`]
-//! compare the active engine's mode (one relaxed byte load) and call its probe functions
-//! directly, so each engine's probes inline into the natives as before
-//! (docs/decisions/0022-engine-interface.md).
+//! compare the active engine's slot (one relaxed byte load) and call its probe functions
+//! directly, so each engine's probes inline into the natives of the hooks class (their
+//! dispatch, [`Dispatch`], is what the runtime binds them to).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use ferrofluid_classfile::ProbeKind;
-use ferrofluid_jvmti::{sys, JniEnv};
+use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
+use ferrofluid_jvmti::{sys, JavaVm, Jvmti};
 use ferrofluid_profile::{Mode, Profile};
-use ferrofluid_protocol::{AgentOptions, OptionsError};
-use ferrofluid_subgraph::PlanConfig;
+use ferrofluid_protocol::{control, AgentOptions, AllocClassPattern, OptionsError};
+use ferrofluid_subgraph::{LoaderId, PlanConfig};
 
-/// The registry: one line per engine, `Mode => module::Type`. A line may carry attributes
-/// (`#[cfg(test)]`). Generates the module declarations, [`find`] and the probe dispatch.
+use crate::probe::clock;
+
+pub mod bench;
+mod needs;
+pub use needs::{
+    disable_all as disable_events, enable_for as enable_events, take_capabilities, Granted,
+    RUNTIME_EVENTS,
+};
+
+/// The registry: one line per engine, `Slot => module::Type`, and for an engine that
+/// measures a mode of the protocol, `for Mode`. A line may carry attributes (`#[cfg(test)]`).
+/// Generates the module declarations, the slots, [`find`], [`registered`] and the probe
+/// dispatch.
 macro_rules! engines {
-    ($($(#[$attr:meta])* $mode:ident => $module:ident :: $ty:ident),* $(,)?) => {
+    ($($(#[$attr:meta])* $slot:ident $(for $mode:ident)? => $module:ident :: $ty:ident),* $(,)?) => {
         $($(#[$attr])* mod $module;)*
 
+        /// The engines of this build, by the byte the probes compare.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum Slot {
+            $($(#[$attr])* $slot,)*
+        }
+
         /// The engine of `mode` in this build, if there is one.
-        pub fn find(mode: Mode) -> Option<&'static dyn Engine> {
-            $($(#[$attr])* if mode == Mode::$mode {
-                return Some(&$module::$ty);
+        pub fn find(mode: Mode) -> Option<Selected> {
+            $($(#[$attr])* {
+                $(if mode == Mode::$mode {
+                    return Some(Selected { slot: Slot::$slot, engine: &$module::$ty });
+                })?
             })*
             None
         }
 
-        /// The entry probe of method `id` (or `!id`), started at `start` (`hooks::ticks`):
-        /// to the active engine, statically.
+        /// Every engine of this build in a slot of its own (the test engine among them).
+        #[cfg(test)]
+        fn slots() -> Vec<Selected> {
+            vec![$($(#[$attr])* Selected { slot: Slot::$slot, engine: &$module::$ty },)*]
+        }
+
+        /// The probe's clock reading at its start, for the active engine.
+        #[inline(always)]
+        pub fn probe_ticks() -> u64 {
+            let active = ACTIVE.load(Ordering::Relaxed);
+            $($(#[$attr])* if active == Slot::$slot as u8 {
+                return <$module::$ty as Engine>::ticks();
+            })*
+            clock::ticks()
+        }
+
+        /// The entry probe of method `id` (or `!id`), started at `start`: to the active
+        /// engine, statically.
         #[inline(always)]
         pub fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
             let active = ACTIVE.load(Ordering::Relaxed);
-            $($(#[$attr])* if active == Mode::$mode as u8 {
+            $($(#[$attr])* if active == Slot::$slot as u8 {
                 return <$module::$ty as Engine>::enter(env, id, start);
             })*
         }
@@ -45,48 +83,59 @@ macro_rules! engines {
         #[inline(always)]
         pub fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
             let active = ACTIVE.load(Ordering::Relaxed);
-            $($(#[$attr])* if active == Mode::$mode as u8 {
+            $($(#[$attr])* if active == Slot::$slot as u8 {
                 return <$module::$ty as Engine>::exit(env, id, start);
+            })*
+        }
+
+        /// The exit (or unwind) probe of a method with block counters, as [`exit`].
+        #[inline(always)]
+        pub fn exit_blocks(env: *mut sys::JNIEnv, id: i32, bytecodes: i32) {
+            let active = ACTIVE.load(Ordering::Relaxed);
+            $($(#[$attr])* if active == Slot::$slot as u8 {
+                return <$module::$ty as Engine>::exit_blocks(env, id, bytecodes);
             })*
         }
     };
 }
 
-mod needs;
-pub use needs::{
-    disable_all as disable_events, enable_for as enable_events, granted, take_capabilities,
-};
-
 engines! {
-    Cpu => cpu::Cpu,
-    Region => region::Region,
-    Count => count::Count,
-    Alloc => alloc::Alloc,
-    #[cfg(test)] Sample => entries::Entries,
+    Cpu for Cpu => cpu::Cpu,
+    Region for Region => region::Region,
+    Count for Count => count::Count,
+    Alloc for Alloc => alloc::Alloc,
+    #[cfg(test)] Testing => testing::Entries,
 }
 
-/// The start of a probe for the active engine: [`crate::hooks::ticks`], or 0 for an engine
-/// that reads no clock (`count`).
-#[inline(always)]
-pub fn probe_ticks() -> u64 {
-    if ACTIVE.load(Ordering::Relaxed) == Mode::Count as u8 {
-        0
-    } else {
-        crate::hooks::ticks()
+// Process-wide: the probes, JVM natives without user data, dispatch on it.
+/// The slot of the active engine (`Slot as u8`), read by every probe.
+static ACTIVE: AtomicU8 = AtomicU8::new(Slot::Cpu as u8);
+
+/// The probes of the hooks class dispatched to the active engine: what the runtime binds the
+/// natives of `ferrofluid/Hooks` to.
+pub struct Dispatch;
+
+impl crate::ffi::natives::Probes for Dispatch {
+    #[inline(always)]
+    fn ticks() -> u64 {
+        probe_ticks()
+    }
+
+    #[inline(always)]
+    fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
+        enter(env, id, start)
+    }
+
+    #[inline(always)]
+    fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
+        exit(env, id, start)
+    }
+
+    #[inline(always)]
+    fn exit_blocks(env: *mut sys::JNIEnv, id: i32, bytecodes: i32) {
+        exit_blocks(env, id, bytecodes)
     }
 }
-
-/// The exit (or unwind) probe of a method with block counters through the hooks class: a plain
-/// exit. The `count` engine's block probes call `ferrofluid/Counts` instead.
-#[inline(always)]
-pub fn exit_blocks(env: *mut sys::JNIEnv, id: i32, _bytecodes: i32) {
-    if ACTIVE.load(Ordering::Relaxed) != Mode::Count as u8 {
-        exit(env, id, crate::hooks::ticks());
-    }
-}
-
-/// The mode of the active engine (`Mode as u8`), read by every probe.
-static ACTIVE: AtomicU8 = AtomicU8::new(Mode::Cpu as u8);
 
 /// The unit of what an engine measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +198,12 @@ pub struct Instrumentation {
     pub selection: Selection,
 }
 
+/// A class as the runtime's planner knows it: defining loader (its id) and internal name.
+pub type ClassKey = (LoaderId, String);
+
+/// Internal class name, method name, descriptor.
+pub use crate::probe::upcalls::MethodName;
+
 /// Why a session could not start with the engine asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
@@ -162,8 +217,32 @@ pub enum EngineError {
     Event { mode: Mode, event: JvmEvent },
 }
 
+/// What an engine may ask of the runtime: the narrow services the runtime hands an engine's
+/// session with every call (the runtime implements it; an engine never names the runtime).
+pub trait Context {
+    /// The JVM, while the agent is attached.
+    fn vm(&self) -> Option<JavaVm>;
+    /// The agent's JVMTI environment, while the agent is attached.
+    fn jvmti(&self) -> Option<Jvmti>;
+    /// The class, name and descriptor of global method `id`, if a session chose it.
+    fn method_name(&self, id: u32) -> Option<MethodName>;
+    /// Whether the session's probes are in place (from `instrument` until `deinstrument`).
+    fn instrumented(&self) -> bool;
+    /// The global ids of the methods whose probes were dropped in this session (or the last).
+    fn dropped_ids(&self) -> Vec<u32>;
+    /// Whether dropped probes end in Java; otherwise dropping them retransforms their classes.
+    fn drops_in_java(&self) -> bool;
+    /// On a thread attached to the JVM: drops the probes of `drop` (roots keep theirs), ends
+    /// the exits of `quiet` in Java, and retransforms the classes of `retransform` (methods of
+    /// `drop` or dropped before); returns the ids dropped.
+    fn drop_probes(&self, drop: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32>;
+    /// Runs `plan` under the session's lock (no class is instrumented meanwhile), then
+    /// retransforms the classes it returns, before this returns. False without a session.
+    fn replan(&self, plan: &mut dyn FnMut() -> Vec<ClassKey>) -> bool;
+}
+
 /// A profiling engine (async-profiler's `Engine` is the model): what a mode measures, how its
-/// probes record it, and how it is reset and read. Lifecycle methods run on agent or control
+/// probes record it, and the session it opens. Its lifecycle runs on agent or control
 /// threads; [`Engine::enter`]/[`Engine::exit`] are the probes' hot path, called statically
 /// through the registry, never through a vtable.
 pub trait Engine: Sync {
@@ -173,28 +252,24 @@ pub trait Engine: Sync {
     fn units(&self) -> Units;
     /// JVMTI capabilities and events it needs.
     fn needs(&self) -> Needs;
-    /// What it instruments, or `None` for an engine without probes (sampling).
-    fn instruments(&self) -> Option<Instrumentation>;
     /// The plan of its session: roots, class filter, scheme (used when it instruments).
     fn plan(&self, options: &AgentOptions) -> PlanConfig;
-    /// Sets what its probes read for a session about to be planned, forgetting the last one.
-    fn configure(&self, _options: &AgentOptions) {}
-    /// The session chose global method `id` (before any of its probes can run).
-    fn method_chosen(&self, _id: u32) {}
-    /// Starts measuring, on a Java thread: calibrates its probes and starts the collector.
-    fn start(&self, env: &JniEnv<'_>);
-    /// Collection stopped.
-    fn stop(&self) {}
-    /// Discards what was measured so far and goes on (`reset`; the collector restarted).
-    fn reset(&self) {}
-    /// The collector's periodic tick (every ms or so, on the collector thread).
-    fn tick(&self) {}
-    /// Adds what it measured to a snapshot (the collector filled threads and calibration).
-    fn snapshot(&self, _profile: &mut Profile) {}
-    /// A thread started (JVMTI ThreadStart, on that thread).
-    fn thread_start(&self) {}
-    /// The current thread ends (JVMTI ThreadEnd).
-    fn thread_end(&self) {}
+    /// Whether its sessions can be narrowed to allocated classes (`narrow`).
+    fn narrows(&self) -> bool {
+        false
+    }
+    /// Opens its session for `options`, on a Java thread, before the session is planned: sets
+    /// what its probes read for it (forgetting the last session) and defines the Java classes
+    /// they call.
+    fn open(&self, ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession>;
+    /// The start of a probe: [`clock::ticks`], or 0 for an engine that reads no clock.
+    #[inline(always)]
+    fn ticks() -> u64
+    where
+        Self: Sized,
+    {
+        clock::ticks()
+    }
     /// The entry probe of method `id` (or `!id`), started at `start`: the hot path.
     fn enter(env: *mut sys::JNIEnv, id: i32, start: u64)
     where
@@ -203,25 +278,98 @@ pub trait Engine: Sync {
     fn exit(env: *mut sys::JNIEnv, id: i32, start: u64)
     where
         Self: Sized;
+    /// The exit or unwind probe of a method with block counters through the hooks class: a
+    /// plain exit, unless the engine's block probes count.
+    #[inline(always)]
+    fn exit_blocks(env: *mut sys::JNIEnv, id: i32, _bytecodes: i32)
+    where
+        Self: Sized,
+    {
+        Self::exit(env, id, clock::ticks())
+    }
 }
 
-/// Every engine of this build, in `Mode::ALL` order.
-pub fn registered() -> impl Iterator<Item = &'static dyn Engine> {
+/// An engine's part of one session: what it instruments and what it measured, from the
+/// session's start until the next session (or detach) replaces it. Every call gets the
+/// runtime's [`Context`].
+pub trait EngineSession: Send + Sync {
+    /// What it instruments, or `None` for no probes (sampling, or an engine whose Java
+    /// classes could not be defined).
+    fn instruments(&self) -> Option<Instrumentation>;
+    /// The session chose global method `id` (before any of its probes can run).
+    fn method_chosen(&self, _id: u32) {}
+    /// Instruments the bytes of class `class` with `probes`, the methods and sites `sites`
+    /// says (the runtime's selection, under its session lock). By default the probes call the
+    /// hooks class.
+    fn instrument<'a>(
+        &self,
+        _class: &ClassKey,
+        bytes: &'a [u8],
+        probes: ProbeKind,
+        sites: &mut dyn Sites,
+    ) -> ferrofluid_classfile::Result<Instrumented<'a>> {
+        ferrofluid_classfile::instrument(bytes, &ProbeOptions::new(probes), sites)
+    }
+    /// Starts measuring, on a Java thread: calibrates its probes and starts the collector.
+    fn start(&self, ctx: &dyn Context, env: &ferrofluid_jvmti::JniEnv<'_>);
+    /// Collection stopped.
+    fn stop(&self, _ctx: &dyn Context) {}
+    /// Discards what was measured so far and goes on (`reset`; the collector restarted).
+    fn reset(&self, _ctx: &dyn Context) {}
+    /// The collector's periodic tick (every ms or so, on the collector thread).
+    fn tick(&self, _ctx: &dyn Context) {}
+    /// Adds what it measured to a snapshot (the collector filled threads and calibration).
+    fn snapshot(&self, _ctx: &dyn Context, _profile: &mut Profile) {}
+    /// A thread started (JVMTI ThreadStart, on that thread).
+    fn thread_start(&self) {}
+    /// The current thread ends (JVMTI ThreadEnd).
+    fn thread_end(&self) {}
+    /// `narrow`: probes only the allocation sites of classes `patterns` selects, before this
+    /// returns (for an engine that [`Engine::narrows`]); `None` without a session.
+    fn narrow(
+        &self,
+        _ctx: &dyn Context,
+        _patterns: Vec<AllocClassPattern>,
+    ) -> Option<control::Response> {
+        None
+    }
+    /// The allocated classes its probes select (`status`), as the option spells them; empty
+    /// for every class or an engine without such a selection.
+    fn alloc_classes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// An engine and its slot in the registry.
+#[derive(Clone, Copy)]
+pub struct Selected {
+    pub slot: Slot,
+    pub engine: &'static dyn Engine,
+}
+
+impl std::ops::Deref for Selected {
+    type Target = dyn Engine;
+
+    fn deref(&self) -> &(dyn Engine + 'static) {
+        self.engine
+    }
+}
+
+/// Every engine of this build that measures a mode, in `Mode::ALL` order.
+pub fn registered() -> impl Iterator<Item = Selected> {
     Mode::ALL.into_iter().filter_map(find)
 }
 
-/// The active engine (the last session's, `cpu` before any).
-pub fn current() -> &'static dyn Engine {
-    let active = ACTIVE.load(Ordering::Acquire);
-    Mode::ALL
-        .into_iter()
-        .find(|m| *m as u8 == active)
-        .and_then(find)
-        .unwrap_or(&cpu::Cpu)
+/// The modes whose sessions can be narrowed, as the messages name them (`alloc`).
+pub fn narrowable() -> Vec<&'static str> {
+    registered()
+        .filter(|e| e.narrows())
+        .map(|e| e.mode().name())
+        .collect()
 }
 
 /// The engine `options` ask for, if it exists and takes these options.
-pub fn check(options: &AgentOptions) -> Result<&'static dyn Engine, EngineError> {
+pub fn check(options: &AgentOptions) -> Result<Selected, EngineError> {
     let mode = options.mode();
     let engine = find(mode).ok_or(EngineError::Unavailable(mode))?;
     options.validate()?;
@@ -229,38 +377,33 @@ pub fn check(options: &AgentOptions) -> Result<&'static dyn Engine, EngineError>
 }
 
 /// The engine `options` ask for, checked: it exists, takes these options, and the JVM gave
-/// the capabilities it requires ([`take_capabilities`]; its events are enabled when its session
-/// starts, [`enable_events`]).
-pub fn select(options: &AgentOptions) -> Result<&'static dyn Engine, EngineError> {
+/// the capabilities it requires (`granted`, [`take_capabilities`]; `None` without a JVM: unit
+/// tests and benchmarks); its events are enabled when its session starts ([`enable_events`]).
+pub fn select(options: &AgentOptions, granted: Option<Granted>) -> Result<Selected, EngineError> {
     let engine = check(options)?;
-    if !needs::taken() {
+    let Some(granted) = granted else {
         return Ok(engine);
-    }
+    };
     let (mode, needs) = (engine.mode(), engine.needs());
     for &capability in needs.capabilities {
-        if !granted(capability) {
+        if !granted.has(capability) {
             return Err(EngineError::Capability { mode, capability });
         }
     }
     for &capability in needs.optional {
-        if !granted(capability) {
+        if !granted.has(capability) {
             log::info!("mode {mode}: no {capability:?}; measuring without it");
         }
     }
     Ok(engine)
 }
 
-/// Makes `engine` the one the probes reach and configures it for `options`. Called between
-/// sessions (the previous session's probes removed).
-pub fn activate(engine: &'static dyn Engine, options: &AgentOptions) {
+/// Makes `engine` the one the probes reach. Called between sessions (the previous session's
+/// probes removed), after its session was opened.
+pub fn activate(engine: Selected) {
     log::info!("engine {} ({:?})", engine.mode(), engine.units());
-    engine.configure(options);
-    ACTIVE.store(engine.mode() as u8, Ordering::Release);
+    ACTIVE.store(engine.slot as u8, Ordering::Release);
 }
-
-/// Serialises the unit tests that switch the active engine or the hooks' global switches.
-#[cfg(test)]
-pub static TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[cfg(test)]
 mod tests {
@@ -285,7 +428,7 @@ mod tests {
             mode: Some(mode),
             ..AgentOptions::default()
         };
-        let err = select(&options).err().expect("no engine");
+        let err = select(&options, None).err().expect("no engine");
         assert_eq!(
             err.to_string(),
             format!(
@@ -302,27 +445,48 @@ mod tests {
             ..AgentOptions::default()
         };
         assert_eq!(
-            select(&options).err().map(|e| e.to_string()).as_deref(),
+            select(&options, None).err().map(|e| e.to_string()).as_deref(),
             Some("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only")
         );
         let region = AgentOptions {
             region: vec!["demo.Work::step".parse().unwrap()],
             ..AgentOptions::default()
         };
-        let engine = select(&region).expect("region engine");
+        let engine = select(&region, None).expect("region engine");
         assert_eq!(engine.mode(), Mode::Region);
+        let session = engine.open(&testing::NoJvm, &region);
         assert_eq!(
-            engine.instruments().map(|i| i.selection),
+            session.instruments().map(|i| i.selection),
             Some(Selection::Methods)
         );
-        let cpu = select(&AgentOptions::default()).expect("cpu engine");
+        let cpu = select(&AgentOptions::default(), None).expect("cpu engine");
+        let session = cpu.open(&testing::NoJvm, &AgentOptions::default());
         assert_eq!(
             (
                 cpu.mode(),
                 cpu.units(),
-                cpu.instruments().map(|i| i.selection)
+                session.instruments().map(|i| i.selection)
             ),
             (Mode::Cpu, Units::Nanoseconds, Some(Selection::CallSubgraph))
+        );
+    }
+
+    #[test]
+    fn every_slot_is_dispatched_to() {
+        let slots: Vec<Slot> = slots().iter().map(|s| s.slot).collect();
+        assert_eq!(
+            slots,
+            [
+                Slot::Cpu,
+                Slot::Region,
+                Slot::Count,
+                Slot::Alloc,
+                Slot::Testing
+            ]
+        );
+        assert!(
+            find(Mode::Sample).is_none(),
+            "the test engine has a slot, not a mode"
         );
     }
 }

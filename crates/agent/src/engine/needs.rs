@@ -2,8 +2,6 @@
 //! registered engine (their union) when the agent loads, and each session's events while it
 //! runs. A [`Capability`] or [`JvmEvent`] variant maps to JVMTI here, in one match arm each.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-
 use ferrofluid_jvmti::{sys, Jvmti};
 
 use super::{Capability, Engine, JvmEvent};
@@ -39,35 +37,38 @@ impl JvmEvent {
         }
     }
 
-    /// Whether the shared runtime keeps it enabled while the agent is attached (its class
-    /// bytes cache, module reads and thread rings), whatever the session.
+    /// Whether the runtime keeps it enabled while the agent is attached, whatever the session.
     fn always_on(self) -> bool {
-        crate::jvm::RUNTIME_EVENTS.contains(&self.jvmti())
+        RUNTIME_EVENTS.contains(&self.jvmti())
     }
 }
 
-/// The capabilities the agent holds (a bit per [`Capability`]).
-static GRANTED: AtomicU32 = AtomicU32::new(0);
-/// [`take_capabilities`] ran: [`granted`] answers for this JVM.
-static TAKEN: AtomicBool = AtomicBool::new(false);
+/// The events the runtime keeps enabled while attached: the class bytes cache and module reads
+/// (class load and preparation), the threads' rings (thread end), shutdown.
+pub const RUNTIME_EVENTS: [sys::jvmtiEvent; 4] = [
+    sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+    sys::JVMTI_EVENT_CLASS_PREPARE,
+    sys::JVMTI_EVENT_THREAD_END,
+    sys::JVMTI_EVENT_VM_DEATH,
+];
 
-/// Whether the agent holds `capability`.
-pub fn granted(capability: Capability) -> bool {
-    GRANTED.load(Ordering::Acquire) & capability.bit() != 0
-}
+/// The capabilities the JVM granted the agent (a bit per [`Capability`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Granted(u32);
 
-/// Whether the JVM was asked for the engines' capabilities. Before that (no JVM: unit tests and
-/// benchmarks) a session's options are checked, not its capabilities.
-pub(super) fn taken() -> bool {
-    TAKEN.load(Ordering::Acquire)
+impl Granted {
+    /// Whether the agent holds `capability`.
+    pub fn has(self, capability: Capability) -> bool {
+        self.0 & capability.bit() != 0
+    }
 }
 
 /// Asks the JVM, once per environment (at `Agent_OnLoad`/`Agent_OnAttach`, where some can only
 /// be taken), for every capability a registered engine needs or would use. One refused is
 /// logged and the sessions of the engines that require it are refused ([`super::select`]);
 /// an error only if it is one that every engine requires (nothing could be measured).
-pub fn take_capabilities(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
-    let engines: Vec<&dyn Engine> = super::registered().collect();
+pub fn take_capabilities(jvmti: Jvmti) -> ferrofluid_jvmti::Result<Granted> {
+    let engines: Vec<&dyn Engine> = super::registered().map(|e| e.engine).collect();
     let mut granted = 0;
     let mut asked = 0;
     for capability in engines.iter().flat_map(|e| {
@@ -90,9 +91,7 @@ pub fn take_capabilities(jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
             Err(e) => log::info!("capability {capability:?}: {e}; the modes needing it are off"),
         }
     }
-    GRANTED.store(granted, Ordering::Release);
-    TAKEN.store(true, Ordering::Release);
-    Ok(())
+    Ok(Granted(granted))
 }
 
 /// Enables the events `engine` needs and disables those only other engines need, before its

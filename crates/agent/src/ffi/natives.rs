@@ -1,29 +1,62 @@
-//! The natives of `ferrofluid/Hooks`: the probes' (`enter`, `exit`, `receiver`...), `reveal`,
-//! their registration table, and the conversions of the raw pointers they hand on.
+//! The natives of `ferrofluid/Hooks`: the probes' (`enter`, `exit`, `exitBlocks`, ...), the
+//! sites' (`receiver`, `reveal`), and their registration table.
 //!
 //! Each probe native is one direct `extern "C"` function reading the clock first and calling
-//! the engine dispatch (`crate::engine`) or the hooks (`crate::hooks`), which inline into it.
-//! The JVM's raw `JNIEnv` travels on to where it is needed (rarely: a new ring, revelation) and
-//! is converted there by the functions at the end of this file.
+//! the probe dispatch ([`Probes`], the engine registry's), which inlines into it: the natives are
+//! generic over the dispatch and the site handler ([`Sites`], the runtime's), instantiated
+//! where the runtime binds them, so no call goes through a pointer. The JVM's raw `JNIEnv`
+//! travels on to where it is needed (rarely: a new ring, revelation) and is converted there
+//! ([`super::with_env`]).
 
 use std::ffi::{c_void, CStr};
 
 use ferrofluid_jvmti::{ffi_guard, sys, Class, JniEnv, Object};
 
-use crate::{engine, hooks, receiver, reveal, site_flags};
-
 /// One native of the hooks class for RegisterNatives: name, descriptor, function.
 pub type Native = (&'static CStr, &'static CStr, *mut c_void);
 
-/// Every native of the hooks class: the tables below in order, a later entry for the same
-/// method replacing an earlier one (an engine's FFI module may bind a method the probes' table
-/// binds to a no-op). An engine's natives are one more line here. `blocks_gated`: the class has
-/// the Java gates of `exitBlocks`/`unwindBlocks` (`super::count::natives`).
-pub fn hooks_natives(gated: bool, receiver_gated: bool, blocks_gated: bool) -> Vec<Native> {
+/// Where the probes' natives go: the active engine's probes (the engine registry's dispatch).
+pub trait Probes {
+    /// The probe's clock reading at its start (or 0 for an engine that reads none).
+    fn ticks() -> u64;
+    /// The entry probe of method `id` (or `!id`), started at `start`.
+    fn enter(env: *mut sys::JNIEnv, id: i32, start: u64);
+    /// The exit or unwind probe of method `id`.
+    fn exit(env: *mut sys::JNIEnv, id: i32, start: u64);
+    /// The exit or unwind probe of a method with block counters, with its `bytecodes`.
+    fn exit_blocks(env: *mut sys::JNIEnv, id: i32, bytecodes: i32);
+}
+
+/// Where the sites' natives go: receivers, deferred sites and gateways (the runtime's
+/// revelation).
+pub trait Sites {
+    /// `Hooks.reveal`'s kind whose target is a `java.lang.Class`.
+    const CLASS_KIND: i32;
+    /// `Hooks.receiver(receiver, site)`: a receiver site, `Thread.start()`, or (no receiver) a
+    /// deferred site.
+    fn receiver(env: *mut sys::JNIEnv, receiver: Option<Object<'_>>, site: u32);
+    /// Whether revelation may run on this thread now (`Hooks.reveal` does nothing otherwise).
+    fn revealing() -> bool;
+    /// `Hooks.reveal(class, CLASS_KIND)`.
+    fn reveal_class(env: &JniEnv<'_>, class: Class<'_>);
+    /// `Hooks.reveal(target, kind)` for every other kind.
+    fn reveal(env: &JniEnv<'_>, target: Object<'_>, kind: i32);
+}
+
+/// Every native of the hooks class, the dispatch `P` and the sites `S` behind them: the tables
+/// below in order, a later entry for the same method replacing an earlier one. `gated`,
+/// `receiver_gated`, `blocks_gated`: the class has the Java gates of `enter`/`exit`/`unwind`,
+/// `receiver`, and `exitBlocks`/`unwindBlocks` (the class this agent generates; a class an older
+/// agent defined in this JVM may lack them).
+pub fn hooks_natives<P: Probes, S: Sites>(
+    gated: bool,
+    receiver_gated: bool,
+    blocks_gated: bool,
+) -> Vec<Native> {
     merge([
-        probe_natives(gated, receiver_gated),
-        reveal_natives(),
-        super::count::natives(blocks_gated),
+        probe_natives::<P, S>(gated, receiver_gated),
+        reveal_natives::<S>(),
+        block_natives::<P>(blocks_gated),
     ])
 }
 
@@ -41,9 +74,9 @@ fn merge(tables: impl IntoIterator<Item = Vec<Native>>) -> Vec<Native> {
 /// have Java bodies that call the natives `enter0`/`exit0`; without (a class an older agent
 /// defined in this JVM), they are natives themselves. Likewise `receiver` calls the native
 /// `receiver0` when `receiver_gated`.
-fn probe_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
-    let enter = native_enter as *mut c_void;
-    let exit = native_exit as *mut c_void;
+fn probe_natives<P: Probes, S: Sites>(gated: bool, receiver_gated: bool) -> Vec<Native> {
+    let enter = native_enter::<P> as *mut c_void;
+    let exit = native_exit::<P> as *mut c_void;
     let mut natives = if gated {
         vec![(c"enter0", c"(I)V", enter), (c"exit0", c"(I)V", exit)]
     } else {
@@ -69,32 +102,49 @@ fn probe_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
         (
             receiver,
             c"(Ljava/lang/Object;I)V",
-            native_receiver as *mut c_void,
+            native_receiver::<S> as *mut c_void,
         ),
     ]);
     natives
 }
 
-fn reveal_natives() -> Vec<Native> {
+fn reveal_natives<S: Sites>() -> Vec<Native> {
     vec![(
         c"reveal",
         c"(Ljava/lang/Object;I)V",
-        native_reveal as *mut c_void,
+        native_reveal::<S> as *mut c_void,
     )]
 }
 
+/// The block probes' natives: `exitBlocks0` and `unwindBlocks0` with `gated` (the class has
+/// the Java gates), else `exitBlocks` and `unwindBlocks` themselves.
+fn block_natives<P: Probes>(gated: bool) -> Vec<Native> {
+    let blocks = native_exit_blocks::<P> as *mut c_void;
+    if gated {
+        vec![
+            (c"exitBlocks0", c"(II)V", blocks),
+            (c"unwindBlocks0", c"(II)V", blocks),
+        ]
+    } else {
+        vec![
+            (c"exitBlocks", c"(II)V", blocks),
+            (c"unwindBlocks", c"(II)V", blocks),
+        ]
+    }
+}
+
 /// Binds every native of the hooks class `class` ([`hooks_natives`]).
-pub fn register_hooks(
+pub fn register_hooks<P: Probes, S: Sites>(
     env: &JniEnv<'_>,
     class: Class<'_>,
     gated: bool,
     receiver_gated: bool,
     blocks_gated: bool,
 ) -> ferrofluid_jvmti::Result<()> {
-    let natives = hooks_natives(gated, receiver_gated, blocks_gated);
-    // SAFETY: `natives` lists the static native methods of the hooks class with functions of the
-    // matching JNI signatures; the library is never unloaded once hooks are bound
-    // (Agent_OnAttach cannot fail after this point).
+    let natives = hooks_natives::<P, S>(gated, receiver_gated, blocks_gated);
+    // SAFETY: `natives` lists the static native methods of the hooks class with the functions
+    // of this module of the matching JNI signatures; the library is never unloaded once hooks
+    // are bound (Agent_OnAttach cannot fail after this point).
     unsafe { env.register_natives(class, &natives) }
 }
 
@@ -106,19 +156,31 @@ pub fn register_hooks(
 // saves the read where a probe records nothing, but moves ~12 ns per probe from the measured
 // part to the calibrated rest, the uncertain part (docs/decisions/0012-probes-measure-themselves.md).
 
-extern "C" fn native_enter(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = engine::probe_ticks();
-    ffi_guard("Hooks.enter", (), || engine::enter(env, id, start))
+extern "C" fn native_enter<P: Probes>(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
+    let start = P::ticks();
+    ffi_guard("Hooks.enter", (), || P::enter(env, id, start))
 }
 
-extern "C" fn native_exit(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
-    let start = engine::probe_ticks();
-    ffi_guard("Hooks.exit", (), || engine::exit(env, id, start))
+extern "C" fn native_exit<P: Probes>(env: *mut sys::JNIEnv, _: sys::jclass, id: sys::jint) {
+    let start = P::ticks();
+    ffi_guard("Hooks.exit", (), || P::exit(env, id, start))
+}
+
+/// `Hooks.exitBlocks(id, bytecodes)` and `Hooks.unwindBlocks(id, bytecodes)`.
+extern "C" fn native_exit_blocks<P: Probes>(
+    env: *mut sys::JNIEnv,
+    _: sys::jclass,
+    id: sys::jint,
+    bytecodes: sys::jint,
+) {
+    ffi_guard("Hooks.exitBlocks", (), || {
+        P::exit_blocks(env, id, bytecodes)
+    })
 }
 
 extern "C" fn native_alloc(_: *mut sys::JNIEnv, _: sys::jclass, _: sys::jobject, _: sys::jint) {}
 
-extern "C" fn native_receiver(
+extern "C" fn native_receiver<S: Sites>(
     env: *mut sys::JNIEnv,
     _: sys::jclass,
     receiver: sys::jobject,
@@ -126,85 +188,35 @@ extern "C" fn native_receiver(
 ) {
     ffi_guard("Hooks.receiver", (), || {
         // SAFETY: the native's argument: null or a live local reference for this call.
-        match unsafe { Object::from_nullable(receiver) } {
-            Some(receiver) => hooks::receiver(env, receiver, site as u32),
-            None => hooks::receiver_absent(env, site as u32),
-        }
+        S::receiver(env, unsafe { Object::from_nullable(receiver) }, site as u32)
     })
 }
 
 /// `Hooks.reveal(target, kind)`, called by gateway probes.
-pub extern "C" fn native_reveal(
+extern "C" fn native_reveal<S: Sites>(
     env: *mut sys::JNIEnv,
     _: sys::jclass,
     target: sys::jobject,
     kind: sys::jint,
 ) {
     ffi_guard("Hooks.reveal", (), || {
-        if target.is_null() || !hooks::revealing() {
+        if target.is_null() || !S::revealing() {
             return;
         }
         // SAFETY: the JNIEnv of this native call.
         let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
             return;
         };
-        if kind == reveal::CLASS {
+        if kind == S::CLASS_KIND {
             // SAFETY: the gateway of this kind (`Unsafe.ensureClassInitialized`) passes its
             // `Class<?>` parameter: a live local reference to a class.
             let class = unsafe { Class::from_raw(target) };
-            reveal::reveal_class(&jni, class);
+            S::reveal_class(&jni, class);
             return;
         }
         // SAFETY: a live local reference passed to this native method.
         let target = unsafe { Object::from_raw(target) };
-        reveal::revealed(&jni, target, kind);
-    })
-}
-
-/// Runs `f` with the JNIEnv a native of the hooks was called with (`None` for null: the
-/// benchmarks call the hooks without a JVM). `env` comes from a native of this module only.
-#[inline]
-pub fn with_env<R>(env: *mut sys::JNIEnv, f: impl FnOnce(Option<&JniEnv<'_>>) -> R) -> R {
-    // SAFETY: null or the JNIEnv the JVM passed to the calling native: the current thread's,
-    // valid for the native call `f` runs within.
-    f(unsafe { JniEnv::from_raw(env) }.as_ref())
-}
-
-/// [`site_flags`]' count of threads inside a root, for the hooks (`env` as in [`with_env`]).
-#[inline]
-pub fn thread_entered(env: *mut sys::JNIEnv) -> u32 {
-    with_env(env, site_flags::entered_by)
-}
-
-/// As [`thread_entered`], for leaving.
-#[inline]
-pub fn thread_left(env: *mut sys::JNIEnv, counted_in: u32) {
-    with_env(env, |jni| site_flags::left_by(jni, counted_in))
-}
-
-/// [`crate::jvm::thread_identity`] of the thread of a native of the hooks.
-pub fn current_thread_identity(env: *mut sys::JNIEnv) -> (Option<u64>, Option<String>) {
-    with_env(env, |jni| {
-        jni.map_or((None, None), crate::jvm::thread_identity)
-    })
-}
-
-/// `Hooks.receiver(receiver, site)` with a receiver, inside a root's extent.
-pub fn reached(env: *mut sys::JNIEnv, receiver: Object<'_>, site: u32) {
-    with_env(env, |jni| {
-        if let Some(jni) = jni {
-            receiver::reached_by(jni, receiver, site);
-        }
-    })
-}
-
-/// `Hooks.receiver(null, site)` of a deferred site not revealed yet, inside a root's extent.
-#[cold]
-pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
-    with_env(env, |jni| {
-        if let Some(jni) = jni {
-            receiver::reached_without_receiver_by(jni, site);
-        }
+        S::reveal(&jni, target, kind);
     })
 }
 
@@ -212,8 +224,38 @@ pub fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
 mod tests {
     use super::*;
 
+    /// A dispatch and a site handler that do nothing: the tables' shape.
+    struct Nothing;
+
+    impl Probes for Nothing {
+        fn ticks() -> u64 {
+            0
+        }
+        fn enter(_: *mut sys::JNIEnv, _: i32, _: u64) {}
+        fn exit(_: *mut sys::JNIEnv, _: i32, _: u64) {}
+        fn exit_blocks(_: *mut sys::JNIEnv, _: i32, _: i32) {}
+    }
+
+    impl Sites for Nothing {
+        const CLASS_KIND: i32 = 5;
+        fn receiver(_: *mut sys::JNIEnv, _: Option<Object<'_>>, _: u32) {}
+        fn revealing() -> bool {
+            false
+        }
+        fn reveal_class(_: &JniEnv<'_>, _: Class<'_>) {}
+        fn reveal(_: &JniEnv<'_>, _: Object<'_>, _: i32) {}
+    }
+
     fn names(natives: &[Native]) -> Vec<&str> {
         natives.iter().map(|n| n.0.to_str().unwrap()).collect()
+    }
+
+    fn hooks_natives(gated: bool, receiver_gated: bool, blocks_gated: bool) -> Vec<Native> {
+        super::hooks_natives::<Nothing, Nothing>(gated, receiver_gated, blocks_gated)
+    }
+
+    fn probe_natives(gated: bool, receiver_gated: bool) -> Vec<Native> {
+        super::probe_natives::<Nothing, Nothing>(gated, receiver_gated)
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder};
+use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
 /// chromedriver on a free loopback port, ended when dropped.
@@ -61,4 +61,22 @@ impl Drop for Driver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The runtime the tests drive their browser sessions on.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Clicks the element `locator` finds on `page`.
+pub async fn click(page: &Client, locator: Locator<'_>) {
+    page.find(locator).await.unwrap().click().await.unwrap();
+}
+
+/// Shows the profile page's call tree.
+pub async fn show_tree(page: &Client) {
+    click(page, Locator::Css(".ffapp .tab[data-view=\"tree\"]")).await;
 }

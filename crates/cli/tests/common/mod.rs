@@ -1,13 +1,24 @@
-//! What the CLI's real-JVM tests share: the `ferrofluid` binary, the agent library cargo built
-//! beside it, a Java test program compiled into a fresh directory, and `ferrofluid run` on it.
+//! What the CLI's real-JVM tests share, on top of `ferrofluid_testkit` (the JDKs, `javac`, the
+//! [`Program`] handshake, the profile JSON lookups): the `ferrofluid` binary and the agent library
+//! cargo built beside it, the test programs of `tests/java` compiled into fresh directories and
+//! run under `ferrofluid run` or `-agentpath` ([`run`]) or attached to ([`attach`]), and the
+//! reports `ferrofluid report` makes of their profiles.
 
-#![allow(dead_code)] // each test binary uses its own part
+#![allow(dead_code, unused_imports)] // each test binary uses its own part
 
-use std::io::{BufRead, BufReader};
+mod attach;
+mod run;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use ferrofluid_testkit::{agent_library_beside, javac, scratch_dir, JDK17_HOME};
+pub use attach::{attach, attach_profiling, attach_while_running, Rounds};
+pub use ferrofluid_testkit::{
+    child, child_names, entry, read_profile_json, thread, u, Program, JDK17_HOME,
+};
+pub use run::{agentpath, run_command, run_java, run_java_on, run_java_with};
+
+use ferrofluid_testkit::{agent_library_beside, javac, scratch_dir};
 
 pub fn ferrofluid() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
@@ -18,122 +29,175 @@ pub fn agent() -> PathBuf {
     agent_library_beside(Path::new(env!("CARGO_BIN_EXE_ferrofluid")))
 }
 
+/// `HOME/bin/java`.
+pub fn java(home: &Path) -> Command {
+    Command::new(home.join("bin/java"))
+}
+
+/// A fresh directory for a test's files, named after `tag` and this process.
+pub fn scratch(tag: &str) -> PathBuf {
+    scratch_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), tag)
+}
+
 /// Compiles `tests/java/SOURCE` into a fresh directory named after `tag` and this process.
 pub fn compile(source: &str, tag: &str) -> PathBuf {
-    let dir = scratch_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), tag);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/java")
-        .join(source);
-    javac(Path::new(JDK17_HOME), &["--release", "17"], &dir, [src]);
+    let dir = scratch(tag);
+    javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        &dir,
+        [source_path(source)],
+    );
     dir
 }
 
-/// `ferrofluid run --agent AGENT FLAGS -o OUT -- java -cp DIR MAIN` on JDK 17; panics with its
-/// stderr unless it succeeds.
-pub fn run_java(flags: &[&str], out: &Path, dir: &Path, main: &str) -> Output {
-    run_java_with(flags, out, dir, main, &[])
+/// `tests/java/SOURCE`.
+pub fn source_path(source: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/java")
+        .join(source)
 }
 
-/// [`run_java`] with the program's arguments `args`.
-pub fn run_java_with(flags: &[&str], out: &Path, dir: &Path, main: &str, args: &[&str]) -> Output {
-    run_java_on(Path::new(JDK17_HOME), flags, out, dir, main, args)
-}
-
-/// [`run_java_with`] on the JDK at `home`.
-pub fn run_java_on(
-    home: &Path,
-    flags: &[&str],
-    out: &Path,
-    dir: &Path,
-    main: &str,
-    args: &[&str],
-) -> Output {
-    let output = ferrofluid()
-        .arg("run")
-        .arg("--agent")
-        .arg(agent())
-        .args(flags)
-        .arg("-o")
-        .arg(out)
-        .arg("--")
-        .arg(home.join("bin/java"))
-        .arg("-cp")
-        .arg(dir)
-        .arg(main)
-        .args(args)
+/// Runs `command` to its end and panics, with its stderr, unless it succeeded; its output.
+pub fn succeeds(command: &mut Command) -> Output {
+    let output = command
         .output()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", command.get_program()));
     assert!(
         output.status.success(),
-        "ferrofluid run failed: {}",
+        "{:?} {:?} failed ({}): {}",
+        command.get_program(),
+        command.get_args().collect::<Vec<_>>(),
+        output.status,
         String::from_utf8_lossy(&output.stderr)
     );
     output
 }
 
-/// The thread named `name` in a profile document.
-pub fn thread<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    entry(doc, "threads", "name", name)
+/// `ferrofluid report INPUT -o OUTPUT FLAGS`, which must succeed.
+pub fn write_report(input: &Path, output: &Path, flags: &[&str]) {
+    succeeds(
+        ferrofluid()
+            .arg("report")
+            .arg(input)
+            .arg("-o")
+            .arg(output)
+            .args(flags),
+    );
 }
 
-/// The entry of array `list` in a profile document whose `key` is `value`.
-pub fn entry<'a>(
-    doc: &'a serde_json::Value,
-    list: &str,
-    key: &str,
-    value: &str,
-) -> &'a serde_json::Value {
-    doc[list]
+/// [`write_report`]; the report's text.
+pub fn report(input: &Path, output: &Path, flags: &[&str]) -> String {
+    write_report(input, output, flags);
+    std::fs::read_to_string(output).unwrap_or_else(|e| panic!("{}: {e}", output.display()))
+}
+
+/// `ferrofluid report INPUT FLAGS`, which must succeed: the report it prints.
+pub fn report_stdout(input: &Path, flags: &[&str]) -> String {
+    let output = succeeds(ferrofluid().arg("report").arg(input).args(flags));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The `calls` of profile node `node`.
+pub fn calls(node: &serde_json::Value) -> u64 {
+    u(&node["calls"])
+}
+
+/// The lines of folded stacks `folded` whose stack ends with `suffix`: their values added up.
+pub fn folded_sum(folded: &str, suffix: &str) -> u64 {
+    folded
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap())
+        .filter(|(stack, _)| stack.ends_with(suffix))
+        .map(|(_, n)| n.parse::<u64>().unwrap())
+        .sum()
+}
+
+/// `go tool pprof -top FLAGS PPROF` (Go's own reader of the pprof format), its caches in `dir`,
+/// which must succeed: what it prints; `None` when Go is not installed (`.ci/run` installs
+/// golang-go).
+pub fn go_pprof_top(pprof: &Path, dir: &Path, flags: &[&str]) -> Option<String> {
+    let go = ["/usr/bin/go", "/usr/lib/go/bin/go"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())?;
+    let top = succeeds(
+        Command::new(go)
+            .args(["tool", "pprof", "-top"])
+            .args(flags)
+            .arg(pprof)
+            .env("GOCACHE", dir.join("gocache"))
+            .env("HOME", dir),
+    );
+    Some(String::from_utf8_lossy(&top.stdout).into_owned())
+}
+
+/// Every node of every thread's tree of a profile document, with its parent (`None` for the
+/// threads' roots).
+pub fn contexts(doc: &serde_json::Value) -> Vec<(&serde_json::Value, Option<&serde_json::Value>)> {
+    let mut out = Vec::new();
+    let mut pending: Vec<_> = doc["threads"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|e| e[key] == value)
-        .unwrap_or_else(|| panic!("no {list} entry with {key} {value} in {doc}"))
+        .map(|t| (&t["root"], None))
+        .collect();
+    while let Some((node, parent)) = pending.pop() {
+        out.push((node, parent));
+        pending.extend(
+            node["children"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| (c, Some(node))),
+        );
+    }
+    out
 }
 
-/// The child of profile node `node` for method `name`.
-pub fn child<'a>(node: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    entry(node, "children", "method", name)
+/// `class.method` of profile node `node`.
+pub fn frame(node: &serde_json::Value) -> String {
+    format!(
+        "{}.{}",
+        node["class"].as_str().unwrap(),
+        node["method"].as_str().unwrap()
+    )
 }
 
-/// The method names of profile node `node`'s children, in order.
-pub fn child_names(node: &serde_json::Value) -> Vec<&str> {
-    node["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["method"].as_str().unwrap())
-        .collect()
-}
-
-/// `ferrofluid attach PID --agent AGENT ARGS`, stdin at EOF, stderr piped; returns once it said
-/// it is profiling, with the stderr lines so far and the rest of stderr to read.
-// The child is returned running: the caller waits for it.
-#[allow(clippy::zombie_processes)]
-pub fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
-    let mut cli = ferrofluid()
-        .arg("attach")
-        .arg(pid.to_string())
-        .arg("--agent")
-        .arg(agent())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(cli.stderr.take().unwrap());
-    let mut lines = Vec::new();
-    loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            let status = cli.wait().unwrap();
-            panic!("attach ended ({status}) before profiling: {lines:?}");
-        }
-        let profiling = line.starts_with("ferrofluid: profiling ");
-        lines.push(line);
-        if profiling {
-            return (cli, lines, stderr);
+/// The calls per call path (`A.f/B.g`, outermost first) of the one thread of a profile document,
+/// in path order.
+pub fn call_paths(doc: &serde_json::Value) -> Vec<(String, u64)> {
+    let threads = doc["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{doc}");
+    let mut out = Vec::new();
+    let mut stack = vec![(&threads[0]["root"], String::new())];
+    while let Some((node, prefix)) = stack.pop() {
+        for child in node["children"].as_array().into_iter().flatten() {
+            let name = frame(child);
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            out.push((path.clone(), calls(child)));
+            stack.push((child, path));
         }
     }
+    out.sort();
+    out
+}
+
+/// The words of `line`: a command line's fixed arguments written as one string.
+pub fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The names of a profile document's threads, in the document's order.
+pub fn thread_names(doc: &serde_json::Value) -> Vec<&str> {
+    doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
 }

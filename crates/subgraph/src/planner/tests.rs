@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::{CallKind, CallSite, MethodModel};
+use crate::pattern::ClassFilter;
 use crate::registry::BOOTSTRAP;
 use ferrofluid_classfile::class::access::*;
 use ferrofluid_classfile::Selection;

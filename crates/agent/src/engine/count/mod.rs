@@ -1,0 +1,542 @@
+//! The `count` engine: exact bytecode-count calling-context profiles (JP, Binder and Hulaas).
+//! The `blocks` (or `blocks-precise`) probes keep a counter per invocation in a local of the
+//! method: one `iinc` per basic block, in Java, no call. The method's exit and unwind probes hand
+//! the counter, with the method id, to `ferrofluid/Counts` (`Counts.java`), its entry probe
+//! the id alone; no clock is read, so a profile is the same on any machine and under any load.
+//!
+//! `ferrofluid/Counts` keeps each thread's calling-context tree (JP's method call tree) in Java,
+//! reached through a `ThreadLocal`: nodes carry `calls` and `bytecodes` (that method's own
+//! bytecodes in that context, callees excluded); an entry moves the thread's current node to the
+//! child for the method, an exit adds the count and moves back to the parent. No JNI call per
+//! event: the agent is asked at a root's entry and exit (root depth, extent, recording: the
+//! rules of the `cpu` engine, [`probes`]) and at a method's first
+//! entry (lazy revelation). A virtual thread has its own tree (its own thread local). The agent
+//! reads the trees at snapshots (`ffi::read`); each context's current node is readable
+//! from outside its thread the same way. Memory is bounded in Java: [`MAX_NODES`] nodes per
+//! thread and [`HEAP_SHARE`] of the heap for all, then new contexts count in one overflow node;
+//! 65,536 threads per recording, then new threads are counted as dropped.
+//!
+//! Decisions and measurements: docs/decisions/0030-count-engine.md,
+//! docs/decisions/0051-count-contexts-in-java.md.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use rustc_hash::FxHashMap;
+
+use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
+use ferrofluid_jvmti::{sys, JniEnv};
+use ferrofluid_profile::{
+    CallTree, MethodId, MethodInfo, MethodTable, Mode, NodeId, NodeKind, Profile, ThreadProfile,
+};
+use ferrofluid_protocol::{AgentOptions, Blocks};
+use ferrofluid_subgraph::{ClassPattern, PlanConfig};
+
+use crate::engine::{
+    Capability, ClassKey, Context, Engine, EngineSession, Instrumentation, JvmEvent, Needs,
+    Selection, Units,
+};
+use ffi::JavaContext;
+use crate::probe::collector;
+use crate::probe::thread::SWITCHES;
+
+// The engine's FFI: `ferrofluid/Counts` and its natives.
+#[allow(unsafe_code)]
+mod ffi;
+mod probes;
+
+/// Nodes one thread's tree may have; past it new contexts count into the overflow node.
+pub const MAX_NODES: usize = ferrofluid_profile::DEFAULT_MAX_NODES;
+/// The share of the JVM's maximum heap all trees' nodes may take (40 bytes a node).
+pub const HEAP_SHARE: f64 = 0.05;
+
+/// The method of a tree's overflow node (no method has this id; the root's is `u32::MAX`).
+const OVERFLOW: u32 = u32::MAX - 1;
+/// The root's index in a thread's node arena.
+const ROOT_NODE: u32 = 0;
+
+/// The classes `ferrofluid/Counts` runs to find a thread's tree: never probed by this engine
+/// (their probes would call it again before it found the tree). Calls of their methods count as
+/// their callers' bytecodes.
+const UNPROBED: [&str; 4] = [
+    "java.lang.ThreadLocal",
+    "java.lang.ThreadLocal$*",
+    "java.lang.ref.Reference",
+    "java.lang.ref.WeakReference",
+];
+
+/// The bytecode-count engine.
+pub struct Count;
+
+impl Engine for Count {
+    fn mode(&self) -> Mode {
+        Mode::Count
+    }
+
+    fn units(&self) -> Units {
+        Units::Counts
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            capabilities: &[Capability::RetransformClasses],
+            optional: &[Capability::TagObjects],
+            events: &[
+                JvmEvent::ClassFileLoadHook,
+                JvmEvent::ClassPrepare,
+                JvmEvent::ThreadStart,
+                JvmEvent::ThreadEnd,
+            ],
+        }
+    }
+
+    /// The call subgraph of the roots as in `cpu` mode, without the classes `ferrofluid/Counts`
+    /// runs; never `skip-trivial` or `adaptive`: a method without probes would lose its
+    /// bytecodes.
+    fn plan(&self, options: &AgentOptions) -> PlanConfig {
+        let mut filter = options.filter.clone();
+        filter.exclude.extend(
+            UNPROBED
+                .iter()
+                .map(|c| c.parse::<ClassPattern>().expect("a valid class pattern")),
+        );
+        PlanConfig {
+            roots: options.roots.clone(),
+            scheme: options.scheme,
+            filter,
+            skip_trivial: false,
+            adaptive: false,
+        }
+    }
+
+    /// Defines `ferrofluid/Counts` on this (Java) thread, before planning.
+    fn open(&self, ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
+        SWITCHES.cpu.store(false, Ordering::SeqCst);
+        let installed = ctx
+            .vm()
+            .ok_or_else(|| "no JVM".to_owned())
+            .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
+            .and_then(|env| ffi::install(&env));
+        if let Err(e) = &installed {
+            log::error!("count: {e}; nothing is instrumented");
+        }
+        Box::new(CountSession {
+            precise: options.blocks == Blocks::Precise,
+            no_root: options.roots.is_empty(),
+            ready: installed.is_ok(),
+        })
+    }
+
+    /// No clock: counts are exact.
+    #[inline(always)]
+    fn ticks() -> u64 {
+        0
+    }
+
+    /// The block probes of this engine call `ferrofluid/Counts`, not the hooks class.
+    #[inline(always)]
+    fn enter(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
+
+    #[inline(always)]
+    fn exit(_env: *mut sys::JNIEnv, _id: i32, _start: u64) {}
+
+    #[inline(always)]
+    fn exit_blocks(_env: *mut sys::JNIEnv, _id: i32, _bytecodes: i32) {}
+}
+
+/// A bytecode-count session.
+struct CountSession {
+    /// The block counters (`blocks=precise`).
+    precise: bool,
+    /// No root: every thread counts.
+    no_root: bool,
+    /// `ferrofluid/Counts` is defined and bound.
+    ready: bool,
+}
+
+impl EngineSession for CountSession {
+    /// Nothing if `ferrofluid/Counts` could not be defined.
+    fn instruments(&self) -> Option<Instrumentation> {
+        if !self.ready {
+            return None;
+        }
+        let probes = if self.precise {
+            ProbeKind::BlocksPrecise
+        } else {
+            ProbeKind::Blocks
+        };
+        Some(Instrumentation {
+            probes,
+            selection: Selection::CallSubgraph,
+        })
+    }
+
+    /// The block probes call `ferrofluid/Counts`, which keeps the calling contexts in Java; a
+    /// frame keeps its own.
+    fn instrument<'a>(
+        &self,
+        _class: &ClassKey,
+        bytes: &'a [u8],
+        probes: ProbeKind,
+        sites: &mut dyn Sites,
+    ) -> ferrofluid_classfile::Result<Instrumented<'a>> {
+        let mut options = ProbeOptions::new(probes);
+        options.hooks.class = ffi::COUNTS_CLASS.to_owned();
+        options.hooks.blocks_context = true;
+        ferrofluid_classfile::instrument(bytes, &options, sites)
+    }
+
+    /// Nothing to calibrate: counts are exact. Fresh trees from now on.
+    fn start(&self, _ctx: &dyn Context, env: &JniEnv<'_>) {
+        self.restart(env);
+        collector::start(None, None, None);
+    }
+
+    fn stop(&self, ctx: &dyn Context) {
+        self.with_java(ctx, "stopping", ffi::stop);
+    }
+
+    fn reset(&self, ctx: &dyn Context) {
+        self.with_java(ctx, "restarting", |env| {
+            self.restart(env);
+            Ok(())
+        });
+    }
+
+    fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
+        let read = ctx
+            .vm()
+            .and_then(|vm| vm.with_attached_thread("ferrofluid-count", ffi::read).ok())
+            .flatten();
+        let (contexts, dropped) = read.unwrap_or_default();
+        if dropped > 0 {
+            log::warn!("count: {dropped} threads did not count (too many threads in one recording)");
+        }
+        snapshot_into(profile, contexts, |id| ctx.method_name(id));
+    }
+}
+
+impl CountSession {
+    /// Starts a recording in `ferrofluid/Counts`, if it is installed.
+    fn restart(&self, env: &JniEnv<'_>) {
+        if !self.ready {
+            return;
+        }
+        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE) {
+            log::error!("count: {e}");
+        }
+    }
+
+    /// Runs `f` on a Java thread (this one, attached if needed), logging what fails.
+    fn with_java(
+        &self,
+        ctx: &dyn Context,
+        what: &str,
+        f: impl FnOnce(&JniEnv<'_>) -> Result<(), String>,
+    ) {
+        if !self.ready {
+            return;
+        }
+        let done = ctx
+            .vm()
+            .ok_or_else(|| "no JVM".to_owned())
+            .and_then(|vm| {
+                vm.with_attached_thread("ferrofluid-count", f)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|r| r);
+        if let Err(e) = done {
+            log::warn!("count: {what}: {e}");
+        }
+    }
+}
+
+/// One calling context of one thread.
+#[derive(Clone, Copy)]
+struct Node {
+    /// Global method id (`u32::MAX` for the root, [`OVERFLOW`]).
+    method: u32,
+    parent: u32,
+    calls: u64,
+    bytecodes: u64,
+}
+
+/// A context's nodes as the agent keeps them (a node whose parent is not before it, read
+/// while its thread counted, is dropped with its subtree).
+fn nodes_of(c: &JavaContext) -> Vec<Node> {
+    let n = c
+        .method
+        .len()
+        .min(c.parent.len())
+        .min(c.calls.len())
+        .min(c.bytecodes.len());
+    let mut nodes = Vec::with_capacity(n);
+    for i in 0..n {
+        let parent = c.parent[i] as u32;
+        if i > 0 && parent as usize >= i {
+            break;
+        }
+        nodes.push(Node {
+            method: c.method[i] as u32,
+            parent,
+            calls: c.calls[i] as u64,
+            bytecodes: c.bytecodes[i] as u64,
+        });
+    }
+    nodes
+}
+
+/// Fills `profile` with the count trees: mode `count`, metric `bytecodes`, one tree per thread
+/// that counted, in the order threads first counted. Method ids are given in name order and
+/// children are in name order, so that two runs that counted the same give the same document
+/// (thread ids aside).
+fn snapshot_into(
+    profile: &mut Profile,
+    mut contexts: Vec<JavaContext>,
+    name_of: impl Fn(u32) -> Option<(String, String, String)>,
+) {
+    contexts.sort_by_key(|c| c.order);
+    let copies: Vec<(JavaContext, Vec<Node>)> = contexts
+        .into_iter()
+        .map(|c| {
+            let nodes = nodes_of(&c);
+            (c, nodes)
+        })
+        .filter(|(_, nodes)| nodes.len() > 1)
+        .collect();
+    let mut names: BTreeMap<u32, MethodInfo> = BTreeMap::new();
+    for (_, nodes) in &copies {
+        for n in nodes.iter().filter(|n| n.method < OVERFLOW) {
+            names.entry(n.method).or_insert_with(|| match name_of(n.method) {
+                Some((class, name, descriptor)) => {
+                    MethodInfo::from_internal(&class, &name, &descriptor)
+                }
+                None => MethodInfo::new("?", format!("method#{}", n.method), "()V"),
+            });
+        }
+    }
+    let mut by_name: Vec<(&MethodInfo, u32)> = names.iter().map(|(id, m)| (m, *id)).collect();
+    by_name.sort();
+    let mut methods = MethodTable::default();
+    let ids: FxHashMap<u32, MethodId> = by_name
+        .into_iter()
+        .map(|(m, id)| (id, methods.intern(m.clone())))
+        .collect();
+    let mut out = Vec::with_capacity(copies.len());
+    for (c, nodes) in copies {
+        // Virtual threads mostly have no name: `virtual#ID`, as in the other modes.
+        let name = match c.name {
+            n if !n.is_empty() => n,
+            _ if c.is_virtual => format!("virtual#{}", c.java_id),
+            _ => "?".to_owned(),
+        };
+        let mut thread = ThreadProfile::new(name, c.java_id, to_tree(&nodes, &ids));
+        thread.overflow_calls = c.overflow_calls;
+        thread.unmatched_exits = c.unmatched_exits;
+        thread.virtual_thread = c.is_virtual;
+        out.push(thread);
+    }
+    profile.methods = methods;
+    profile.probes_dropped.clear();
+    profile.mode = Mode::Count;
+    profile.extra_metrics = Mode::Count.default_metrics();
+    profile.calibration = None;
+    profile.cpu_calibration = None;
+    profile.calibration_stats = None;
+    profile.threads = out;
+}
+
+/// A thread's nodes as a profile tree (width 1: `bytecodes`), children in method-id order.
+fn to_tree(nodes: &[Node], ids: &FxHashMap<u32, MethodId>) -> CallTree {
+    let kind = |n: &Node| match ids.get(&n.method) {
+        Some(&m) => NodeKind::Method(m),
+        None => NodeKind::Overflow,
+    };
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+    for (i, n) in nodes.iter().enumerate().skip(1) {
+        children[n.parent as usize].push(i as u32);
+    }
+    let mut tree = CallTree::with_width(1);
+    // (our node, its node in `tree`), depth first; children sorted by kind.
+    let mut stack = vec![(ROOT_NODE, NodeId::ROOT)];
+    while let Some((ours, theirs)) = stack.pop() {
+        let mut kids = std::mem::take(&mut children[ours as usize]);
+        kids.sort_by_key(|&c| kind(&nodes[c as usize]));
+        let added: Vec<(u32, NodeId)> = kids
+            .into_iter()
+            .map(|c| {
+                let n = &nodes[c as usize];
+                let id = tree.add_child(theirs, kind(n));
+                tree.node_mut(id).calls = n.calls;
+                tree.extra_mut(id)[0] = n.bytecodes;
+                (c, id)
+            })
+            .collect();
+        stack.extend(added.into_iter().rev());
+    }
+    tree
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How Counts.java is compiled (see its comment).
+    const JAVAC: [&str; 7] = [
+        "-Xlint:-options",
+        "-source",
+        "11",
+        "-target",
+        "11",
+        "--add-exports",
+        "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+    ];
+
+    const SOURCES: [&str; 3] = [
+        "src/engine/count/Counts.java",
+        "../../tools/hooks/ferrofluid/Hooks.java",
+        "tests/java/ferrofluid/CountsDriver.java",
+    ];
+
+    fn names(id: u32) -> Option<(String, String, String)> {
+        // Ids in reverse name order, so that name order is visible.
+        Some(("demo/A".into(), format!("m{}", 9 - id), "()V".into()))
+    }
+
+    /// The committed class files are what javac makes of the committed source.
+    #[test]
+    fn class_files_match_their_source() {
+        for (class, committed) in [
+            ("ferrofluid/Counts.class", &include_bytes!("Counts.class")[..]),
+            (
+                "ferrofluid/Counts$Context.class",
+                &include_bytes!("Counts$Context.class")[..],
+            ),
+        ] {
+            let Some(made) = crate::testing::compiled_by(&SOURCES[..2], &JAVAC, class) else {
+                return;
+            };
+            assert!(made == committed, "recompile Counts.java (see its comment)");
+        }
+    }
+
+    /// JP's Fig. 4 shape (f calls h and g(i) 3 times, g(i) calls h i times) counted by the Java
+    /// contexts: calls and bytecodes per context, an exit with no entry counted apart, a frame
+    /// left open closed by its caller's exit, a second thread with a tree of its own, and a
+    /// counter past 2^31 read unsigned.
+    #[test]
+    fn java_contexts_count_calls_and_bytecodes_per_context() {
+        let Some(out) =
+            crate::testing::run_java(&SOURCES, &JAVAC, "ferrofluid.CountsDriver", &["fig4"])
+        else {
+            return;
+        };
+        assert_eq!(
+            out,
+            "worker order=0 overflow=0 unmatched=1 current=0\n\
+             -1 0 0 0\n1 0 1 10\n3 1 3 12\n2 1 3 21\n3 3 3 12\n7 1 1 0\n\
+             second order=1 overflow=0 unmatched=0 current=0\n\
+             -1 0 0 0\n4 0 1 4294967295\n\
+             dropped=0\n"
+        );
+    }
+
+    /// Past the node budget, new contexts count in one overflow node (a child of the root), and
+    /// the calls open in it return to where they were made.
+    #[test]
+    fn past_the_node_budget_calls_count_in_one_overflow_node() {
+        let Some(out) =
+            crate::testing::run_java(&SOURCES, &JAVAC, "ferrofluid.CountsDriver", &["overflow"])
+        else {
+            return;
+        };
+        assert_eq!(
+            out,
+            "worker order=0 overflow=2 unmatched=0 current=0\n\
+             -1 0 0 0\n1 0 1 1\n2 1 1 3\n3 1 1 2\n-2 0 2 13\n\
+             dropped=0\n"
+        );
+    }
+
+    fn context(order: u64, nodes: &[(i32, i32, i64, i64)]) -> JavaContext {
+        JavaContext {
+            name: if order == 0 { "main".into() } else { String::new() },
+            order,
+            java_id: 7 + order,
+            is_virtual: order > 0,
+            method: nodes.iter().map(|n| n.0).collect(),
+            parent: nodes.iter().map(|n| n.1).collect(),
+            calls: nodes.iter().map(|n| n.2).collect(),
+            bytecodes: nodes.iter().map(|n| n.3).collect(),
+            ..JavaContext::default()
+        }
+    }
+
+    /// Contexts become one tree per thread in the order threads first counted, methods and
+    /// children in name order; an unnamed virtual thread is `virtual#ID`; a node read before its
+    /// parent was (a torn copy) is left out with what follows it.
+    #[test]
+    fn snapshots_order_threads_methods_and_children() {
+        let f = [
+            (-1, 0, 0, 0),
+            (1, 0, 1, 7),
+            (2, 1, 2, 20),
+            (3, 2, 2, 10),
+            (3, 1, 1, 5),
+            (-2, 0, 2, 6),
+        ];
+        let torn = [(-1, 0, 0, 0), (3, 0, 4, 8), (2, 5, 1, 1)];
+        let mut profile = Profile::default();
+        snapshot_into(&mut profile, vec![context(1, &torn), context(0, &f)], names);
+        assert_eq!(profile.mode, Mode::Count);
+        let names: Vec<&str> = profile.threads.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["main", "virtual#8"]);
+        let tree = &profile.threads[0].tree;
+        let frames: Vec<(String, u64, u64)> = tree
+            .walk()
+            .into_iter()
+            .skip(1)
+            .map(|(id, _)| {
+                let n = tree.node(id);
+                let m = n
+                    .method()
+                    .map_or("<overflow>".to_owned(), |m| {
+                        profile.methods.get(m).unwrap().method.clone()
+                    });
+                (m, n.calls, tree.extra(id)[0])
+            })
+            .collect();
+        // f = m8, g = m7, h = m6: children in name order (m6 before m7 under f).
+        assert_eq!(
+            frames,
+            [
+                ("m8".into(), 1, 7),
+                ("m6".into(), 1, 5),
+                ("m7".into(), 2, 20),
+                ("m6".into(), 2, 10),
+                ("<overflow>".into(), 2, 6),
+            ]
+        );
+        assert_eq!(profile.methods.get(MethodId(0)).unwrap().method, "m6");
+        assert_eq!(profile.threads[1].tree.walk().len(), 2);
+    }
+
+    /// The engine never probes the classes `ferrofluid/Counts` runs to find a thread's tree.
+    #[test]
+    fn the_thread_local_machinery_is_not_planned() {
+        let options: AgentOptions = "mode=count".parse().unwrap();
+        let plan = Count.plan(&options);
+        for c in [
+            "java/lang/ThreadLocal",
+            "java/lang/ThreadLocal$ThreadLocalMap",
+            "java/lang/ThreadLocal$ThreadLocalMap$Entry",
+            "java/lang/ref/Reference",
+            "java/lang/ref/WeakReference",
+        ] {
+            assert!(!plan.filter.allows(c), "{c}");
+        }
+        for c in ["java/lang/ThreadLocalRandom", "java/lang/Thread", "demo/A"] {
+            assert!(plan.filter.allows(c), "{c}");
+        }
+    }
+}

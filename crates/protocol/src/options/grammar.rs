@@ -1,0 +1,299 @@
+//! The option string both ways: `key=value` items read into [`AgentOptions`], and its canonical
+//! form written back.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::{
+    AgentOptions, Blocks, OptionsError, Reveal, Scheme, KEYS, MAX_REGION_LAST, MAX_STACK_DEPTH,
+};
+use crate::duration::{format_duration, parse_duration};
+
+pub(super) const PATH_REASON: &str = "expected a non-empty path without commas";
+pub(super) const DURATION_REASON: &str =
+    "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
+pub(super) const SCHEME_REASON: &str = "expected one of lazy, eager, total";
+pub(super) const REGION_LAST_REASON: &str = "expected a whole number from 0 to 100000";
+pub(super) const BOOL_REASON: &str = "expected true or false";
+pub(super) const REVEAL_REASON: &str = "expected sync or async";
+pub(super) const BLOCKS_REASON: &str = "expected default or precise";
+pub(super) const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
+pub(super) const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
+pub(super) const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
+
+fn parse_bool(value: &str) -> Option<bool> {
+    match value {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// ` (did you mean `scheme`?)` for a key within two edits of an accepted one.
+pub(super) fn suggestion(key: &str) -> String {
+    KEYS.iter()
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+impl FromStr for AgentOptions {
+    type Err = OptionsError;
+
+    fn from_str(s: &str) -> Result<Self, OptionsError> {
+        let mut parser = Parser::default();
+        // The JVM passes NULL or "" for no options; stray empty items (`a=1,,b=2`) are tolerated.
+        for item in s.split(',').filter(|i| !i.is_empty()) {
+            let (key, value) = item.split_once('=').unwrap_or((item, ""));
+            parser.set(key, value)?;
+        }
+        parser.opts.check_modes()?;
+        Ok(parser.opts)
+    }
+}
+
+impl AgentOptions {
+    /// The options of `(key, value)` pairs, each as `key=value` in an option string, with no
+    /// comma to split on (a path may hold one: [`AgentOptions::validate`] says so). Not
+    /// validated: what the CLI fills from its flags, one pair per flag given.
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<AgentOptions, OptionsError> {
+        let mut parser = Parser::default();
+        for (key, value) in pairs {
+            parser.set(key, value)?;
+        }
+        Ok(parser.opts)
+    }
+}
+
+/// The options read so far, and which of the keys with a default value were given.
+#[derive(Default)]
+struct Parser {
+    opts: AgentOptions,
+    seen_scheme: bool,
+    seen_cpu: bool,
+    seen_skip_trivial: bool,
+    seen_adaptive: bool,
+    seen_reveal: bool,
+    seen_blocks: bool,
+}
+
+/// One `key=value` item, its key one of [`KEYS`], its value not empty.
+#[derive(Clone, Copy)]
+struct Item<'a> {
+    key: &'static str,
+    value: &'a str,
+}
+
+impl Item<'_> {
+    fn bad(self, reason: impl Into<String>) -> OptionsError {
+        OptionsError::BadValue {
+            key: self.key,
+            value: self.value.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The value as a pattern of the subgraph grammar. Edge spaces are refused: the pattern
+    /// parser trims them, and the value would not round-trip.
+    fn pattern<P: FromStr<Err = ferrofluid_subgraph::PatternError>>(
+        self,
+    ) -> Result<P, OptionsError> {
+        if self.value.trim() != self.value {
+            return Err(self.bad("leading or trailing space"));
+        }
+        self.value
+            .parse()
+            .map_err(|e: ferrofluid_subgraph::PatternError| self.bad(e.kind.to_string()))
+    }
+
+    /// The value as a whole number in its canonical spelling that `ok` accepts.
+    fn whole<T: FromStr + ToString>(
+        self,
+        ok: impl Fn(&T) -> bool,
+        reason: &str,
+    ) -> Result<T, OptionsError> {
+        self.value
+            .parse::<T>()
+            .ok()
+            .filter(|n| ok(n) && n.to_string() == self.value)
+            .ok_or_else(|| self.bad(reason))
+    }
+
+    fn flag(self) -> Result<bool, OptionsError> {
+        parse_bool(self.value).ok_or_else(|| self.bad(BOOL_REASON))
+    }
+
+    fn path(self) -> Result<PathBuf, OptionsError> {
+        if self.value.trim() != self.value {
+            return Err(self.bad(PATH_REASON));
+        }
+        Ok(PathBuf::from(self.value))
+    }
+}
+
+/// Sets `slot` to what `read` gives; a second value of `key` is refused before it is read.
+fn first<T>(
+    slot: &mut Option<T>,
+    key: &'static str,
+    read: impl FnOnce() -> Result<T, OptionsError>,
+) -> Result<(), OptionsError> {
+    if slot.is_some() {
+        return Err(OptionsError::Duplicate { key });
+    }
+    *slot = Some(read()?);
+    Ok(())
+}
+
+/// Refuses a second value of a key whose field has a default (`seen`: it was given already).
+fn once(seen: &mut bool, key: &'static str) -> Result<(), OptionsError> {
+    if std::mem::replace(seen, true) {
+        return Err(OptionsError::Duplicate { key });
+    }
+    Ok(())
+}
+
+impl Parser {
+    /// Reads the item `key=value`.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), OptionsError> {
+        let key: &'static str =
+            KEYS.iter()
+                .find(|k| **k == key)
+                .copied()
+                .ok_or_else(|| OptionsError::UnknownKey {
+                    key: key.to_owned(),
+                })?;
+        if value.is_empty() {
+            return Err(OptionsError::MissingValue {
+                key: key.to_owned(),
+            });
+        }
+        let item = Item { key, value };
+        let o = &mut self.opts;
+        match key {
+            "mode" => first(&mut o.mode, key, || {
+                value.parse().map_err(|_| item.bad(MODE_REASON))
+            })?,
+            "root" => o.roots.push(item.pattern()?),
+            "region" => o.region.push(item.pattern()?),
+            "region-last" => first(&mut o.region_last, key, || {
+                item.whole(|n| *n <= MAX_REGION_LAST, REGION_LAST_REASON)
+            })?,
+            "track-every" => first(&mut o.track_every, key, || {
+                item.whole(|_: &u64| true, TRACK_EVERY_REASON)
+            })?,
+            "stack-depth" => first(&mut o.stack_depth, key, || {
+                item.whole(|n| (1..=MAX_STACK_DEPTH).contains(n), STACK_DEPTH_REASON)
+            })?,
+            "include" => o.filter.include.push(item.pattern()?),
+            "exclude" => o.filter.exclude.push(item.pattern()?),
+            "alloc-class" => o.alloc_classes.push(item.pattern()?),
+            "scheme" => {
+                once(&mut self.seen_scheme, key)?;
+                o.scheme = value.parse().map_err(|_| item.bad(SCHEME_REASON))?;
+            }
+            "cpu" => {
+                once(&mut self.seen_cpu, key)?;
+                o.cpu = item.flag()?;
+            }
+            "skip-trivial" => {
+                once(&mut self.seen_skip_trivial, key)?;
+                o.skip_trivial = item.flag()?;
+            }
+            "adaptive" => {
+                once(&mut self.seen_adaptive, key)?;
+                o.adaptive = item.flag()?;
+            }
+            "blocks" => {
+                once(&mut self.seen_blocks, key)?;
+                o.blocks = value.parse().map_err(|r: String| item.bad(r))?;
+            }
+            "reveal" => {
+                once(&mut self.seen_reveal, key)?;
+                o.reveal = value.parse().map_err(|r: String| item.bad(r))?;
+            }
+            "duration" => first(&mut o.duration, key, || {
+                parse_duration(value).ok_or_else(|| item.bad(DURATION_REASON))
+            })?,
+            "file" => first(&mut o.file, key, || item.path())?,
+            "log" => first(&mut o.log, key, || item.path())?,
+            "socket" => first(&mut o.socket, key, || item.path())?,
+            _ => unreachable!("every key of KEYS is handled"),
+        }
+        Ok(())
+    }
+}
+impl fmt::Display for AgentOptions {
+    /// The canonical form: keys in [`KEYS`] order, defaults omitted.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut items: Vec<String> = self.mode.iter().map(|m| format!("mode={m}")).collect();
+        items.extend(self.roots.iter().map(|r| format!("root={r}")));
+        items.extend(self.region.iter().map(|r| format!("region={r}")));
+        if let Some(n) = self.region_last {
+            items.push(format!("region-last={n}"));
+        }
+        items.extend(self.filter.include.iter().map(|p| format!("include={p}")));
+        items.extend(self.filter.exclude.iter().map(|p| format!("exclude={p}")));
+        if self.scheme != Scheme::default() {
+            items.push(format!("scheme={}", self.scheme.name()));
+        }
+        if self.blocks != Blocks::default() {
+            items.push(format!("blocks={}", self.blocks));
+        }
+        if self.cpu {
+            items.push("cpu=true".into());
+        }
+        if self.skip_trivial {
+            items.push("skip-trivial=true".into());
+        }
+        if self.adaptive {
+            items.push("adaptive=true".into());
+        }
+        if self.reveal != Reveal::default() {
+            items.push(format!("reveal={}", self.reveal));
+        }
+        if let Some(n) = self.track_every {
+            items.push(format!("track-every={n}"));
+        }
+        if let Some(n) = self.stack_depth {
+            items.push(format!("stack-depth={n}"));
+        }
+        items.extend(
+            self.alloc_classes
+                .iter()
+                .map(|p| format!("alloc-class={p}")),
+        );
+        if let Some(p) = &self.file {
+            items.push(format!("file={}", p.display()));
+        }
+        if let Some(d) = self.duration {
+            items.push(format!("duration={}", format_duration(d)));
+        }
+        if let Some(p) = &self.log {
+            items.push(format!("log={}", p.display()));
+        }
+        if let Some(p) = &self.socket {
+            items.push(format!("socket={}", p.display()));
+        }
+        f.write_str(&items.join(","))
+    }
+}

@@ -1,0 +1,106 @@
+//! Which options each mode takes, said once, and the refusals of the others.
+
+use super::{AgentOptions, Mode, OptionsError};
+
+/// The options every mode takes: where the profile goes and for how long, where the agent
+/// logs and listens.
+pub const COMMON_KEYS: &[&str] = &["mode", "file", "duration", "log", "socket"];
+
+/// The options `mode` takes besides [`COMMON_KEYS`]: the one place that says which option
+/// applies to which mode ([`AgentOptions::validate`] refuses the others when given).
+pub fn mode_options(mode: Mode) -> &'static [&'static str] {
+    match mode {
+        Mode::Cpu => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "cpu",
+            "skip-trivial",
+            "adaptive",
+            "reveal",
+        ],
+        // `reveal` is taken (and has no effect: nothing is revealed) because `ferrofluid
+        // attach` sends `reveal=async` for every session.
+        Mode::Region => &["region", "region-last", "include", "exclude", "reveal"],
+        Mode::Alloc => &[
+            "root",
+            "include",
+            "exclude",
+            "scheme",
+            "reveal",
+            "track-every",
+            "stack-depth",
+            "alloc-class",
+        ],
+        // Not `skip-trivial`: a method without probes would lose its bytecodes, and counts
+        // are exact or nothing.
+        Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
+        // Without a root the whole program (the natives of the classes `include`/`exclude`
+        // select); with roots, the natives called inside their extent, in calling context.
+        // `reveal`: attach sends it (see `Region`).
+        Mode::Native => &["root", "include", "exclude", "scheme", "cpu", "reveal"],
+        Mode::Sample => &["root", "include", "exclude"],
+    }
+}
+
+/// The modes the agent of this release has an engine for; the agent's registry is checked
+/// against this list by its tests. The CLI refuses the others before touching a JVM.
+pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Alloc, Mode::Count];
+
+/// The one line saying that `mode` has no engine in the agent.
+pub fn mode_unavailable(mode: Mode) -> String {
+    let available: Vec<&str> = AGENT_MODES.iter().map(|m| m.name()).collect();
+    format!(
+        "mode {mode} is not available in this agent (available: {})",
+        available.join(", ")
+    )
+}
+
+impl AgentOptions {
+    /// The option keys given a value other than their default (common ones left out).
+    fn given(&self) -> Vec<&'static str> {
+        let d = Self::default();
+        [
+            ("root", self.roots != d.roots),
+            ("region", self.region != d.region),
+            ("region-last", self.region_last.is_some()),
+            ("include", !self.filter.include.is_empty()),
+            ("exclude", !self.filter.exclude.is_empty()),
+            ("scheme", self.scheme != d.scheme),
+            ("blocks", self.blocks != d.blocks),
+            ("cpu", self.cpu),
+            ("skip-trivial", self.skip_trivial),
+            ("adaptive", self.adaptive),
+            ("reveal", self.reveal != d.reveal),
+            ("track-every", self.track_every.is_some()),
+            ("stack-depth", self.stack_depth.is_some()),
+            ("alloc-class", !self.alloc_classes.is_empty()),
+        ]
+        .into_iter()
+        .filter_map(|(k, given)| given.then_some(k))
+        .collect()
+    }
+
+    /// Every option given must be one the mode in effect takes ([`mode_options`]).
+    pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        let mode = self.mode();
+        let takes = mode_options(mode);
+        match self.given().into_iter().find(|k| !takes.contains(k)) {
+            None => Ok(()),
+            Some(key) => Err(refusal(mode, key)),
+        }
+    }
+}
+
+/// Why `mode` refuses option `key`: the region mode's own messages for the options of a call
+/// subgraph, and a general line for the rest.
+fn refusal(mode: Mode, key: &'static str) -> OptionsError {
+    match (mode, key) {
+        (Mode::Region, "root") => OptionsError::RootAndRegion,
+        (Mode::Region, "cpu") => OptionsError::CpuAndRegion,
+        (Mode::Region, "adaptive") => OptionsError::AdaptiveAndRegion,
+        (_, "region-last") => OptionsError::RegionLastWithoutRegion,
+        _ => OptionsError::NotInMode { key, mode },
+    }
+}

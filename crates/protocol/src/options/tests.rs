@@ -1,0 +1,307 @@
+//! The grammar both ways, its errors, and which options each mode takes.
+
+use super::*;
+
+fn root(s: &str) -> MethodPattern {
+    s.parse().unwrap()
+}
+
+fn class(s: &str) -> ClassPattern {
+    s.parse().unwrap()
+}
+
+/// (input, parsed value, canonical form)
+fn valid_cases() -> Vec<(&'static str, AgentOptions, &'static str)> {
+    let d = AgentOptions::default;
+    vec![
+        ("", d(), ""),
+        (",,", d(), ""),
+        ("scheme=lazy", d(), ""),
+        (
+            "root=com.acme.Foo::bar,scheme=eager,file=out.json,duration=30s,log=/tmp/x.log,socket=/tmp/ff/s",
+            AgentOptions {
+                roots: vec![root("com.acme.Foo::bar")],
+                scheme: Scheme::Eager,
+                file: Some("out.json".into()),
+                duration: Some(Duration::from_secs(30)),
+                log: Some("/tmp/x.log".into()),
+                socket: Some("/tmp/ff/s".into()),
+                ..d()
+            },
+            "root=com.acme.Foo::bar,scheme=eager,file=out.json,duration=30s,log=/tmp/x.log,socket=/tmp/ff/s",
+        ),
+        (
+            "socket=/s,exclude=java.**,root=A::*,include=com.acme.**,root=p.B$Inner::<init>(ILjava/lang/String;)V,\
+             scheme=total,duration=1500ms,exclude=jdk.**",
+            AgentOptions {
+                roots: vec![root("A::*"), root("p.B$Inner::<init>(ILjava/lang/String;)V")],
+                filter: ClassFilter {
+                    include: vec![class("com.acme.**")],
+                    exclude: vec![class("java.**"), class("jdk.**")],
+                },
+                scheme: Scheme::Total,
+                duration: Some(Duration::from_millis(1500)),
+                socket: Some("/s".into()),
+                ..d()
+            },
+            "root=A::*,root=p.B$Inner::<init>(ILjava/lang/String;)V,include=com.acme.**,exclude=java.**,\
+             exclude=jdk.**,scheme=total,duration=1500ms,socket=/s",
+        ),
+        // Internal names are accepted and printed in the Java spelling.
+        (
+            "root=com/acme/Foo::bar",
+            AgentOptions { roots: vec![root("com.acme.Foo::bar")], ..d() },
+            "root=com.acme.Foo::bar",
+        ),
+        ("duration=120s", AgentOptions { duration: Some(Duration::from_secs(120)), ..d() }, "duration=2m"),
+        ("cpu=false", d(), ""),
+        (
+            "file=o.json,cpu=true,root=A::b",
+            AgentOptions { roots: vec![root("A::b")], cpu: true, file: Some("o.json".into()), ..d() },
+            "root=A::b,cpu=true,file=o.json",
+        ),
+        ("skip-trivial=false", d(), ""),
+        (
+            "skip-trivial=true,root=A::b",
+            AgentOptions { roots: vec![root("A::b")], skip_trivial: true, ..d() },
+            "root=A::b,skip-trivial=true",
+        ),
+        ("adaptive=false", d(), ""),
+        ("reveal=sync", d(), ""),
+        (
+            "reveal=async,root=A::b",
+            AgentOptions { roots: vec![root("A::b")], reveal: Reveal::Async, ..d() },
+            "root=A::b,reveal=async",
+        ),
+        (
+            "adaptive=true,skip-trivial=true,root=A::b",
+            AgentOptions { roots: vec![root("A::b")], skip_trivial: true, adaptive: true, ..d() },
+            "root=A::b,skip-trivial=true,adaptive=true",
+        ),
+        (
+            "file=r.json,region-last=7,region=demo.Work::step(I)V,region=B::*",
+            AgentOptions {
+                region: vec![root("demo.Work::step(I)V"), root("B::*")],
+                region_last: Some(7),
+                file: Some("r.json".into()),
+                ..d()
+            },
+            "region=demo.Work::step(I)V,region=B::*,region-last=7,file=r.json",
+        ),
+    ]
+}
+
+#[test]
+fn parses_and_prints_canonically() {
+    for (input, value, canonical) in valid_cases() {
+        let parsed: AgentOptions = input.parse().unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(parsed, value, "{input}");
+        assert_eq!(parsed.to_string(), canonical, "{input}");
+        assert_eq!(
+            canonical.parse::<AgentOptions>().unwrap(),
+            value,
+            "canonical form round-trips"
+        );
+        assert_eq!(value.validate(), Ok(()));
+    }
+}
+
+#[test]
+fn errors_name_the_key_and_accepted_values() {
+    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, file, duration, log, socket";
+    let cases = [
+        ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
+        ("verbose", format!("unknown agent option `verbose`; {keys}")),
+        ("file=", "agent option `file` needs a value: `file=...`".into()),
+        ("root", "agent option `root` needs a value: `root=...`".into()),
+        ("scheme=fast", "bad value `fast` for agent option `scheme`: expected one of lazy, eager, total".into()),
+        (
+            "duration=30",
+            "bad value `30` for agent option `duration`: expected a positive whole number with unit ms, s, m or h (e.g. 30s)".into(),
+        ),
+        (
+            "root=com.acme.Foo.bar",
+            "bad value `com.acme.Foo.bar` for agent option `root`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into(),
+        ),
+        (
+            "root=Foo::bar(I",
+            "bad value `Foo::bar(I` for agent option `root`: `(I` is not a method descriptor such as (ILjava/lang/String;)V".into(),
+        ),
+        (" root=A::b", format!("unknown agent option ` root` (did you mean `root`?); {keys}")),
+        ("root= A::b", "bad value ` A::b` for agent option `root`: leading or trailing space".into()),
+        (
+            "exclude=java..lang",
+            "bad value `java..lang` for agent option `exclude`: empty package or class name between separators".into(),
+        ),
+        ("file= out.json", "bad value ` out.json` for agent option `file`: expected a non-empty path without commas".into()),
+        ("file=a,file=b", "agent option `file` given twice".into()),
+        ("scheme=lazy,scheme=eager", "agent option `scheme` given twice".into()),
+        ("duration=1s,duration=2s", "agent option `duration` given twice".into()),
+        (
+            "root=A::b,region=C::d",
+            "agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph".into(),
+        ),
+        ("region-last=5", "agent option `region-last` needs `region`".into()),
+        ("region=C::d,region-last=-1", "bad value `-1` for agent option `region-last`: expected a whole number from 0 to 100000".into()),
+        ("region=C::d,region-last=100001", "bad value `100001` for agent option `region-last`: expected a whole number from 0 to 100000".into()),
+        ("region=C::d,region-last=1,region-last=2", "agent option `region-last` given twice".into()),
+        ("cpu=yes", "bad value `yes` for agent option `cpu`: expected true or false".into()),
+        ("cpu=true,cpu=true", "agent option `cpu` given twice".into()),
+        (
+            "skip-trivial=1",
+            "bad value `1` for agent option `skip-trivial`: expected true or false".into(),
+        ),
+        (
+            "skip-trivial=true,skip-trivial=false",
+            "agent option `skip-trivial` given twice".into(),
+        ),
+        ("adaptive=on", "bad value `on` for agent option `adaptive`: expected true or false".into()),
+        ("reveal=later", "bad value `later` for agent option `reveal`: expected sync or async".into()),
+        ("reveal=sync,reveal=async", "agent option `reveal` given twice".into()),
+        ("adaptive=true,adaptive=true", "agent option `adaptive` given twice".into()),
+        (
+            "region=C::d,adaptive=true",
+            "agent options `adaptive` and `region` exclude each other: code-region mode has no probes to remove".into(),
+        ),
+        (
+            "region=C::d,cpu=true",
+            "agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into(),
+        ),
+        ("region=C.d", "bad value `C.d` for agent option `region`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into()),
+    ];
+    for (input, message) in cases {
+        let err = input.parse::<AgentOptions>().unwrap_err();
+        assert_eq!(err.to_string(), message, "{input}");
+    }
+}
+
+#[test]
+fn mode_is_one_option_and_each_mode_says_what_it_takes() {
+    let d = AgentOptions::default;
+    for mode in Mode::ALL {
+        let s = format!("mode={mode}");
+        let parsed: AgentOptions = s.parse().unwrap();
+        assert_eq!(
+            parsed,
+            AgentOptions {
+                mode: Some(mode),
+                ..d()
+            }
+        );
+        assert_eq!(parsed.to_string(), s);
+        assert_eq!(parsed.mode(), mode);
+    }
+    // `region=` alone is region mode; nothing is cpu mode.
+    assert_eq!(
+        "region=A::b".parse::<AgentOptions>().unwrap().mode(),
+        Mode::Region
+    );
+    assert_eq!(d().mode(), Mode::Cpu);
+    let canonical = "mode=region,region=A::b,region-last=3,include=a.**,file=r.json";
+    let parsed: AgentOptions = "file=r.json,include=a.**,region-last=3,region=A::b,mode=region"
+        .parse()
+        .unwrap();
+    assert_eq!(parsed.to_string(), canonical);
+    let cases = [
+        ("mode=fast", "bad value `fast` for agent option `mode`: expected one of cpu, region, alloc, count, native, sample"),
+        ("mode=cpu,mode=cpu", "agent option `mode` given twice"),
+        ("mode=cpu,region=A::b", "agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
+        ("mode=region,root=A::b", "agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph"),
+        ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
+        ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude"),
+        ("mode=count,region-last=4", "agent option `region-last` needs `region`"),
+        ("mode=native,blocks=precise", "agent option `blocks` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
+        ("mode=native,adaptive=true", "agent option `adaptive` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
+    ];
+    for (input, message) in cases {
+        let err = input.parse::<AgentOptions>().unwrap_err();
+        assert_eq!(err.to_string(), message, "{input}");
+    }
+    // The native mode's: whole program (classes selected) or roots, with thread CPU time;
+    // `reveal` as `ferrofluid attach` sends it.
+    let native = "mode=native,root=A::b,include=com.acme.**,scheme=eager,cpu=true,reveal=async";
+    assert_eq!(native.parse::<AgentOptions>().unwrap().to_string(), native);
+    // Options common to every mode are always taken.
+    for mode in Mode::ALL {
+        let s = format!("mode={mode},file=p.json,duration=1s,log=/l,socket=/s");
+        assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
+    }
+    assert_eq!(
+        mode_unavailable(Mode::Native),
+        "mode native is not available in this agent (available: cpu, region, alloc, count)"
+    );
+}
+
+#[test]
+fn alloc_class_is_allocs_own_repeatable_option() {
+    let parsed: AgentOptions =
+        "alloc-class=byte[],mode=alloc,include=com.acme.**,alloc-class=com.acme.Cache$Entry"
+            .parse()
+            .unwrap();
+    let names: Vec<String> = parsed.alloc_classes.iter().map(|p| p.to_string()).collect();
+    assert_eq!(names, ["byte[]", "com.acme.Cache$Entry"]);
+    assert!(parsed.alloc_classes[0].matches("[B"));
+    assert!(parsed.alloc_classes[1].matches("com/acme/Cache$Entry"));
+    let canonical =
+        "mode=alloc,include=com.acme.**,alloc-class=byte[],alloc-class=com.acme.Cache$Entry";
+    assert_eq!(parsed.to_string(), canonical);
+    assert_eq!(canonical.parse::<AgentOptions>().unwrap(), parsed);
+    // On the wire (an `instrument` request), as canonical strings.
+    let wire = serde_json::to_value(&parsed).unwrap();
+    assert_eq!(
+        wire["alloc_classes"],
+        serde_json::json!(["byte[]", "com.acme.Cache$Entry"])
+    );
+    assert_eq!(
+        serde_json::from_value::<AgentOptions>(wire).unwrap(),
+        parsed
+    );
+    let without = serde_json::to_value(AgentOptions::default()).unwrap();
+    assert!(without.get("alloc_classes").is_none());
+    let cases = [
+        ("mode=alloc,alloc-class=byte[", "bad value `byte[` for agent option `alloc-class`: character '[' at 4 cannot appear in a class name"),
+        ("mode=alloc,alloc-class=[]", "bad value `[]` for agent option `alloc-class`: the class part is empty (use `*` for any class)"),
+        ("mode=alloc,alloc-class= a.B", "bad value ` a.B` for agent option `alloc-class`: leading or trailing space"),
+        ("alloc-class=a.B", "agent option `alloc-class` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
+        ("mode=count,alloc-class=a.B", "agent option `alloc-class` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal"),
+    ];
+    for (input, message) in cases {
+        let err = input.parse::<AgentOptions>().unwrap_err();
+        assert_eq!(err.to_string(), message, "{input}");
+    }
+}
+
+#[test]
+fn blocks_is_counts_own_option() {
+    let parsed: AgentOptions = "blocks=precise,root=A::f,mode=count".parse().unwrap();
+    assert_eq!(parsed.blocks, Blocks::Precise);
+    assert_eq!(parsed.to_string(), "mode=count,root=A::f,blocks=precise");
+    // The default is not written.
+    let default: AgentOptions = "mode=count,blocks=default".parse().unwrap();
+    assert_eq!(
+        (default.blocks, default.to_string().as_str()),
+        (Blocks::Default, "mode=count")
+    );
+    let cases = [
+        ("mode=count,blocks=exact", "bad value `exact` for agent option `blocks`: expected default or precise"),
+        ("mode=count,blocks=precise,blocks=precise", "agent option `blocks` given twice"),
+        ("blocks=precise", "agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
+        ("mode=count,skip-trivial=true", "agent option `skip-trivial` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal"),
+    ];
+    for (input, message) in cases {
+        let err = input.parse::<AgentOptions>().unwrap_err();
+        assert_eq!(err.to_string(), message, "{input}");
+    }
+}
+
+#[test]
+fn validate_rejects_paths_that_would_not_round_trip() {
+    let opts = AgentOptions {
+        file: Some("a,b.json".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        opts.validate().unwrap_err().to_string(),
+        "bad value `a,b.json` for agent option `file`: expected a non-empty path without commas"
+    );
+}
