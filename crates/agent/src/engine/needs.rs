@@ -17,6 +17,8 @@ impl Capability {
                 caps.set_can_get_bytecodes(1);
                 caps.set_can_get_constant_pool(1);
             }
+            Capability::NativePrefix => caps.set_can_set_native_method_prefix(1),
+            Capability::EarlyStart => caps.set_can_generate_early_vmstart(1),
         }
         caps
     }
@@ -148,12 +150,14 @@ mod tests {
             Capability::RetransformClasses,
             Capability::TagObjects,
             Capability::ReadBytecodes,
+            Capability::NativePrefix,
+            Capability::EarlyStart,
         ];
         let bits = all.iter().fold(0, |bits, c| {
             assert_eq!(bits & c.bit(), 0, "{c:?}");
             bits | c.bit()
         });
-        assert_eq!(bits.count_ones(), 3);
+        assert_eq!(bits.count_ones(), 5);
         let tags = Capability::TagObjects.jvmti();
         assert_eq!(
             (tags.can_tag_objects(), tags.can_retransform_classes()),

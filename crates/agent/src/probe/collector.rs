@@ -575,11 +575,7 @@ mod tests {
         let wait = Duration::ZERO;
         let push = |kind: Kind, id: u32, ns: u64| ring.push_within(kind, id, ns, wait, || {});
         let mark = |epoch: u32, dropped: u64| {
-            assert!(push(
-                Kind::Adjust,
-                BEGIN_ID,
-                begin_word(epoch, dropped)
-            ));
+            assert!(push(Kind::Adjust, BEGIN_ID, begin_word(epoch, dropped)));
         };
         // Before any mark, then a recording of epoch 4: not this recording's.
         assert!(push(Kind::Enter, a, 10));

@@ -46,7 +46,13 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
 
 /// The modes the agent of this release has an engine for; the agent's registry is checked
 /// against this list by its tests. The CLI refuses the others before touching a JVM.
-pub const AGENT_MODES: &[Mode] = &[Mode::Cpu, Mode::Region, Mode::Alloc, Mode::Count];
+pub const AGENT_MODES: &[Mode] = &[
+    Mode::Cpu,
+    Mode::Region,
+    Mode::Alloc,
+    Mode::Count,
+    Mode::Native,
+];
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {

@@ -227,8 +227,8 @@ fn mode_is_one_option_and_each_mode_says_what_it_takes() {
         assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
     }
     assert_eq!(
-        mode_unavailable(Mode::Native),
-        "mode native is not available in this agent (available: cpu, region, alloc, count)"
+        mode_unavailable(Mode::Sample),
+        "mode sample is not available in this agent (available: cpu, region, alloc, count, native)"
     );
 }
 
