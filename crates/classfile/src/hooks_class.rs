@@ -524,13 +524,6 @@ fn receiver_code(active: u16, seen: u16, get_class: u16, native: u16) -> Vec<u8>
 pub const NATIVE_ENTER_NATIVE: &str = "nativeEnter0";
 /// The native `(I)V` that the Java body of `nativeExit` calls in [`native_hooks_class`].
 pub const NATIVE_EXIT_NATIVE: &str = "nativeExit0";
-/// The Java method of [`native_hooks_class`] through which the agent binds a boot class's
-/// wrapped natives: `bind(Class)J` calls the native [`NATIVE_BIND_NATIVE`].
-pub const NATIVE_BIND: &str = "bind";
-/// The native `(Ljava/lang/Class;)J` that `bind` calls.
-pub const NATIVE_BIND_NATIVE: &str = "bind0";
-/// The descriptor of [`NATIVE_BIND`] and [`NATIVE_BIND_NATIVE`].
-pub const NATIVE_BIND_DESCRIPTOR: &str = "(Ljava/lang/Class;)J";
 
 /// Builds the class of the `native` probe's hooks, [`Hooks::native_class`]: `nativeEnter` and
 /// `nativeExit` with Java bodies that call the agent only while it records, the natives they
@@ -543,11 +536,6 @@ pub const NATIVE_BIND_DESCRIPTOR: &str = "(Ljava/lang/Class;)J";
 ///     public static void nativeExit(int id) { if (active != 0) nativeExit0(id); }
 ///     public static native void nativeEnter0(int id);
 ///     public static native void nativeExit0(int id);
-///     // The agent binds a boot class's wrapped natives through a Java frame of the boot
-///     // loader: JDK 17 logs a warning on stdout for each platform native that code without
-///     // one re-registers.
-///     public static long bind(Class c) { return bind0(c); }
-///     public static native long bind0(Class c);
 /// }
 /// ```
 ///
@@ -573,11 +561,6 @@ pub fn native_hooks_class(hooks: &Hooks) -> Vec<u8> {
         gates.push((pool.utf8(&hook.name), desc, target));
         natives.push((native_name, desc));
     }
-    let bind_desc = pool.utf8(NATIVE_BIND_DESCRIPTOR);
-    let bind0_name = pool.utf8(NATIVE_BIND_NATIVE);
-    let bind0 = pool.member(10, this_class, bind0_name, bind_desc);
-    natives.push((bind0_name, bind_desc));
-    let bind_name = pool.utf8(NATIVE_BIND);
     let code_name = pool.utf8("Code");
     let frames_name = pool.utf8("StackMapTable");
 
@@ -598,7 +581,7 @@ pub fn native_hooks_class(hooks: &Hooks) -> Vec<u8> {
     b.put_u16(active_name);
     b.put_u16(int);
     b.put_u16(0);
-    b.put_u16((gates.len() + natives.len() + 1) as u16);
+    b.put_u16((gates.len() + natives.len()) as u16);
     for (name, desc) in natives {
         b.put_u16(PUBLIC | STATIC | NATIVE);
         b.put_u16(name);
@@ -623,11 +606,6 @@ pub fn native_hooks_class(hooks: &Hooks) -> Vec<u8> {
         // At 10 the entry frame, locals [int], empty stack (same_frame).
         java.write(&mut b, name, desc, &code, 1, &[0, 1, 10]);
     }
-    const LRETURN: u8 = 0xad;
-    let [bh, bl] = bind0.to_be_bytes();
-    // Two slots: the stack holds the returned long.
-    let code = [ALOAD_0, INVOKESTATIC, bh, bl, LRETURN];
-    java.write(&mut b, bind_name, bind_desc, &code, 2, &[0, 0]);
     b.put_u16(0); // class attributes
     b
 }

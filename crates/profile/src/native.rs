@@ -69,6 +69,9 @@ pub mod reason {
     /// Its class was loaded before the agent: a wrapper can be added only as a class first
     /// loads (`attach`).
     pub const LOADED_BEFORE_AGENT: &str = "loaded-before-agent";
+    /// A boot class's native that HotSpot resolves by its JNI name in `libjava`, of a class
+    /// loaded before the JVM is live: a prefixed name could not be resolved then.
+    pub const EARLY_BOOT: &str = "early-boot";
     /// The wrapper could not be built (the detail says why); the native runs as it was.
     pub const NOT_WRAPPED: &str = "not-wrapped";
 }

@@ -434,15 +434,6 @@ pub fn vm_start(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
     native::vm_start(jvmti, env)
 }
 
-/// ClassPrepare, before the session's part: a class changed at load gets what it needs to run.
-pub fn class_prepared_at_load(
-    jvmti: Jvmti,
-    env: &ferrofluid_jvmti::JniEnv<'_>,
-    class: ferrofluid_jvmti::Class<'_>,
-) {
-    native::class_prepared(jvmti, env, class)
-}
-
 /// ClassFileLoadHook, before the session's instrumentation: the bytes the engines that change
 /// classes as they load make of class `name` (`boot`: of the bootstrap loader), or `None`.
 /// Called on redefinitions too, which must keep what the first load added.

@@ -51,7 +51,6 @@ impl JvmEvents for Events {
     }
 
     fn class_prepare(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
-        crate::engine::class_prepared_at_load(jvmti, env, class);
         session::class_prepared(jvmti, env, class)
     }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{OnceLock, RwLock};
 
-use ferrofluid_jvmti::{sys, Class, GlobalClass, JniEnv, Jvmti, MethodId};
+use ferrofluid_jvmti::{sys, GlobalClass, JniEnv, Jvmti, MethodId};
 use ferrofluid_profile::native::{NativeSummary, NotMeasured, UPCALLS};
 use ferrofluid_profile::{MethodInfo, Mode, NodeId, Profile};
 use ferrofluid_protocol::AgentOptions;
@@ -159,9 +159,26 @@ pub fn vm_start(jvmti: Jvmti, env: &JniEnv<'_>) {
     }
 }
 
-/// The bytes of a class with its natives wrapped ([`wrap::Wrapping::transform`]).
+/// The bytes of a class with its natives wrapped ([`wrap::Wrapping::transform`]). Before the
+/// JVM is live, a boot class's natives that `libjava` exports under their JNI names stay
+/// unwrapped: HotSpot would resolve the prefixed name through `ClassLoader.findNative`, which
+/// cannot run yet, and binding them for it logs a warning per native on stdout
+/// (docs/decisions/0055-native-mode.md, 6). Natives bound by `registerNatives` (`Thread.sleep`,
+/// `Object.wait`) and every class loaded later are wrapped.
 pub fn transform(boot: bool, name: &str, bytes: &[u8]) -> Option<Vec<u8>> {
-    STATE.wrapping.transform(boot, name, bytes)
+    if !STATE.wrapping.on.load(Ordering::Relaxed) {
+        return None;
+    }
+    let early = boot
+        && crate::probe::upcalls::upcalls()
+            .and_then(|u| u.jvmti())
+            .and_then(|j| j.phase().ok())
+            .is_none_or(|p| p != sys::JVMTI_PHASE_LIVE);
+    let libjava = STATE.libjava.get().filter(|_| early);
+    let by_name = |class: &str, method: &str, descriptor: &str| {
+        libjava.is_some_and(|l| l.function(class, method, descriptor).is_some())
+    };
+    STATE.wrapping.transform(boot, name, bytes, &by_name)
 }
 
 /// The name of a wrapped native or upcall target.
@@ -170,73 +187,6 @@ pub fn method_name(id: u32) -> Option<MethodName> {
         return None;
     }
     STATE.wrapping.wrapped().name(id).cloned()
-}
-
-/// ClassPrepare: a boot class with wrapped natives (and its superclasses, which HotSpot may
-/// have linked before any event) gets them bound to `libjava`'s functions, before its code can
-/// run (docs/decisions/0055-native-mode.md, 6).
-pub fn class_prepared(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
-    let Some(hooks) = STATE.hooks.get() else {
-        return;
-    };
-    if STATE.wrapping.wrapped().boot_classes.is_empty() {
-        return;
-    }
-    let mut next = Some(class);
-    while let Some(c) = next {
-        if let Some(name) = unbound_boot_class(jvmti, c) {
-            match ffi::bind_class(env, hooks, c) {
-                Ok(n) => log::debug!("native: {name}: {n} natives bound"),
-                Err(e) => log::warn!("native: binding the natives of {name}: {e}"),
-            }
-        }
-        let up = env.superclass(c);
-        if c != class {
-            env.delete_local_ref(c.as_object());
-        }
-        next = up;
-    }
-}
-
-/// The internal name of `class` if it is a boot class with wrapped natives not bound yet
-/// (marked bound now).
-fn unbound_boot_class(jvmti: Jvmti, class: Class<'_>) -> Option<String> {
-    let (signature, _) = jvmti.class_signature(class).ok()?;
-    let name = signature.strip_prefix('L')?.strip_suffix(';')?.to_owned();
-    let mut wrapped = STATE.wrapping.wrapped();
-    let bound = wrapped.boot_classes.get_mut(&name)?;
-    if *bound {
-        return None;
-    }
-    *bound = true;
-    Some(name)
-}
-
-/// `bind0`: binds the prefixed natives of boot class `class` found in `libjava`.
-fn boot_natives(env: &JniEnv<'_>, class: Class<'_>) -> i64 {
-    let (Some(jvmti), Some(libjava)) = (
-        crate::probe::upcalls::upcalls().and_then(|u| u.jvmti()),
-        STATE.libjava.get(),
-    ) else {
-        return 0;
-    };
-    let Ok((signature, _)) = jvmti.class_signature(class) else {
-        return 0;
-    };
-    let Some(name) = signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')) else {
-        return 0;
-    };
-    let Ok(methods) = jvmti.class_methods(class) else {
-        return 0;
-    };
-    let prefixed: Vec<(String, String)> = methods
-        .iter()
-        .filter(|&&m| jvmti.method_modifiers(m).is_ok_and(|f| f & 0x0100 != 0))
-        .filter_map(|&m| jvmti.method_name(m).ok())
-        .filter(|m| m.name.starts_with(wrap::PREFIX))
-        .map(|m| (m.name, m.signature))
-        .collect();
-    ffi::register_found(env, class, name, &prefixed, libjava)
 }
 
 /// The id of the Java method an upcall calls (handed out on its first call); `None` for a
@@ -322,7 +272,7 @@ impl EngineSession for NativeSession {
         }
         log::info!(
             "native: {} classes keep inert wrappers until the JVM exits",
-            STATE.wrapping.wrapped().boot_classes.len()
+            STATE.wrapping.wrapped().classes
         );
     }
 

@@ -42,9 +42,8 @@ pub struct Wrapped {
     names: Vec<MethodName>,
     /// Per id - FIRST_ID: a wrapped native (else an upcall target).
     native: Vec<bool>,
-    /// Boot classes with wrapped natives, and whether their natives were bound
-    /// ([`super::ffi::bind_class`]).
-    pub boot_classes: BTreeMap<String, bool>,
+    /// Classes with wrapped natives.
+    pub classes: u64,
     /// Natives left unwrapped, and why.
     pub not_measured: Vec<NotMeasured>,
     /// Natives left unwrapped beyond [`MAX_NOT_MEASURED`].
@@ -97,6 +96,18 @@ impl Wrapped {
             SkipReason::NotNative => return,
             other => (reason::NOT_WRAPPED, Some(format!("{other:?}"))),
         };
+        self.listed(class, name, descriptor, reason, detail);
+    }
+
+    /// Lists a native as not measured (`class` internal name) for `reason`.
+    fn listed(
+        &mut self,
+        class: &str,
+        name: &str,
+        descriptor: &str,
+        reason: &str,
+        detail: Option<String>,
+    ) {
         if self.not_measured.len() >= MAX_NOT_MEASURED {
             self.not_measured_dropped += 1;
             return;
@@ -132,7 +143,7 @@ impl Wrapping {
                 ids: BTreeMap::new(),
                 names: Vec::new(),
                 native: Vec::new(),
-                boot_classes: BTreeMap::new(),
+                classes: 0,
                 not_measured: Vec::new(),
                 not_measured_dropped: 0,
             }),
@@ -152,7 +163,16 @@ impl Wrapping {
     /// The bytes of class `name` with its natives wrapped, or `None` (wrapping off, a class not
     /// selected or the agent's own, no native wrapped, or bytes the class-file engine cannot
     /// read: the class loads as it was, logged).
-    pub fn transform(&self, boot: bool, name: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+    ///
+    /// `by_name(class, method, descriptor)`: a native that must stay unwrapped because it is
+    /// resolved by its JNI name too early ([`super::transform`]).
+    pub fn transform(
+        &self,
+        boot: bool,
+        name: &str,
+        bytes: &[u8],
+        by_name: &dyn Fn(&str, &str, &str) -> bool,
+    ) -> Option<Vec<u8>> {
         if !self.on.load(Ordering::Relaxed)
             || name == HOOKS_CLASS
             || name.starts_with(ferrofluid_subgraph::AGENT_PACKAGE)
@@ -164,11 +184,17 @@ impl Wrapping {
         HOOKS_CLASS.clone_into(&mut options.hooks.native_class);
         PREFIX.clone_into(&mut options.hooks.native_prefix);
         let mut wrapped = self.wrapped();
+        let mut early = Vec::new();
         let mut select = |m: &MethodSite<'_>| {
-            (m.access & 0x0100 != 0).then(|| {
-                let method = (m.class.to_owned(), m.name.to_owned(), m.descriptor.to_owned());
-                wrapped.id(method, true)
-            })
+            if m.access & 0x0100 == 0 {
+                return None;
+            }
+            if boot && by_name(m.class, m.name, m.descriptor) {
+                early.push((m.name.to_owned(), m.descriptor.to_owned()));
+                return None;
+            }
+            let method = (m.class.to_owned(), m.name.to_owned(), m.descriptor.to_owned());
+            Some(wrapped.id(method, true))
         };
         let out = match instrument(bytes, &options, &mut select) {
             Ok(out) => out,
@@ -182,10 +208,11 @@ impl Wrapping {
                 wrapped.not_measured(name, &m.name, &m.descriptor, why);
             }
         }
-        let patched = out.bytes?;
-        if boot {
-            wrapped.boot_classes.entry(name.to_owned()).or_insert(false);
+        for (method, descriptor) in early {
+            wrapped.listed(name, &method, &descriptor, reason::EARLY_BOOT, None);
         }
+        let patched = out.bytes?;
+        wrapped.classes += 1;
         Some(patched)
     }
 }
