@@ -114,7 +114,7 @@ pub fn prefetch_for_write<T>(p: *const T) {
     let _ = p;
 }
 
-/// A shared library the process has loaded (`dlopen` with `RTLD_NOLOAD`), kept open.
+/// A shared library (`dlopen`), kept open.
 #[derive(Debug)]
 pub struct Library(std::ptr::NonNull<libc::c_void>);
 
@@ -124,11 +124,12 @@ unsafe impl Send for Library {}
 unsafe impl Sync for Library {}
 
 impl Library {
-    /// The library at `path` if the process has loaded it already; never loads it.
-    pub fn loaded(path: &str) -> Option<Library> {
+    /// The library at `path`, loaded now if the process has not loaded it yet (its code is
+    /// not run: `dlopen` calls no JNI_OnLoad, and a library's own constructors run once).
+    pub fn open(path: &str) -> Option<Library> {
         let c = std::ffi::CString::new(path).ok()?;
-        // SAFETY: a NUL-terminated path; RTLD_NOLOAD only looks the library up.
-        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        // SAFETY: a NUL-terminated path of a library the JVM itself loads.
+        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY) };
         std::ptr::NonNull::new(handle).map(Library)
     }
 

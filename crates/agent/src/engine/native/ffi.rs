@@ -42,9 +42,13 @@ pub fn set_active(env: &JniEnv<'_>, hooks: &GlobalClass, on: bool) -> Result<(),
 pub struct Libjava(Option<Library>);
 
 impl Libjava {
-    /// `libjava` of the JVM at `java_home`, which the JVM loaded before any agent ran.
+    /// `libjava` of the JVM at `java_home` (which the JVM loads itself, maybe after the agent).
     pub fn of(java_home: &str) -> Libjava {
-        Libjava(Library::loaded(&format!("{java_home}/lib/libjava.so")))
+        let lib = Library::open(&format!("{java_home}/lib/libjava.so"));
+        if lib.is_none() {
+            log::warn!("native: no libjava.so in {java_home}/lib: the JVM may not start");
+        }
+        Libjava(lib)
     }
 
     /// The function of native `name` `descriptor` of class `class` (internal name): under its
