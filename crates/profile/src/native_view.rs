@@ -130,7 +130,7 @@ impl Profile {
                     row.native_cpu_ns = Some(row.native_cpu_ns.unwrap_or(0) + value(cpu));
                 }
                 row.upcalls += value(upcalls);
-                add_targets(tree, id, targets);
+                add_targets(tree, id, &summary.natives, targets);
                 if seen.insert(row.method) {
                     row.threads += 1;
                 }
@@ -156,9 +156,16 @@ impl Profile {
 }
 
 /// The calls of each method child of `id` (what its upcalls called), added to `targets`.
-fn add_targets(tree: &CallTree, id: NodeId, targets: &mut BTreeMap<MethodId, u64>) {
+/// A native frame's children that are native frames themselves (Java code the JVM ran from the
+/// native, a class's initialiser, called another native) are not upcalls.
+fn add_targets(
+    tree: &CallTree,
+    id: NodeId,
+    natives: &std::collections::BTreeSet<MethodId>,
+    targets: &mut BTreeMap<MethodId, u64>,
+) {
     for &c in tree.node(id).children() {
-        if let Some(m) = tree.node(c).method() {
+        if let Some(m) = tree.node(c).method().filter(|m| !natives.contains(m)) {
             *targets.entry(m).or_insert(0) += tree.node(c).calls;
         }
     }

@@ -3,15 +3,19 @@
  * busy-waits a known time and calls back into Java a known number of times (bound with
  * RegisterNatives), each callback doing a known loop of bytecode; a native that only spins
  * (bound by name); Thread.sleep of a known total. Runs on the main thread and a worker; prints
- * what it measured itself (nanoTime around each callback and each sleep) and the work's checksum.
+ * what it measured itself (nanoTime around each callback and each sleep, the natives' own clock
+ * around their spinning) and the work's checksum.
  *
  * <p>Usage: java NativeExact LIBRARY
  */
 public class NativeExact {
-    /** Spins {@code nanos} ns in native code, calling {@link #callback} {@code upcalls} times in between. */
+    /**
+     * Spins {@code nanos} ns in native code, calling {@link #callback} {@code upcalls} times in
+     * between; returns how long it spun (more than asked when the thread lost the CPU).
+     */
     static native long busy(long nanos, int upcalls);
 
-    /** Spins {@code nanos} ns in native code. */
+    /** Spins {@code nanos} ns in native code; returns how long it spun. */
     static native long spin(long nanos);
 
     static final long BUSY_NS = 500_000;
@@ -27,6 +31,8 @@ public class NativeExact {
     /** Time spent inside callbacks, by the callbacks' own clock. */
     static long callbackNs;
     static long checksum;
+    /** Time spun in {@link #busy} on each thread, and in {@link #spin}, by the natives' clock. */
+    static long mainBusyNs, workerBusyNs, spinNs;
 
     /** Bytecode work: a loop the JIT cannot remove. */
     static int callback(int x) {
@@ -45,16 +51,18 @@ public class NativeExact {
     public static void main(String[] args) throws Exception {
         System.load(args[0]);
         Thread worker = new Thread(() -> {
+            long spun = 0;
             for (int i = 0; i < WORKER_BUSY_CALLS; i++) {
-                busy(BUSY_NS, BUSY_UPCALLS);
+                spun += busy(BUSY_NS, BUSY_UPCALLS);
             }
+            workerBusyNs = spun;
         }, "worker");
         worker.start();
         for (int i = 0; i < MAIN_BUSY_CALLS; i++) {
-            busy(BUSY_NS, BUSY_UPCALLS);
+            mainBusyNs += busy(BUSY_NS, BUSY_UPCALLS);
         }
         for (int i = 0; i < SPIN_CALLS; i++) {
-            spin(SPIN_NS);
+            spinNs += spin(SPIN_NS);
         }
         long sleptNs = 0;
         for (int i = 0; i < SLEEPS; i++) {
@@ -63,6 +71,7 @@ public class NativeExact {
             sleptNs += System.nanoTime() - t0;
         }
         worker.join();
-        System.out.println("slept " + sleptNs + " callbacks " + callbackNs + " checksum " + checksum);
+        System.out.println("slept " + sleptNs + " callbacks " + callbackNs + " checksum " + checksum
+                + " busy " + mainBusyNs + " " + workerBusyNs + " spin " + spinNs);
     }
 }

@@ -8,12 +8,13 @@ static long long now(void) {
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Spins until `nanos` have passed on the clock; returns the iterations. */
+/* Spins until `nanos` have passed on the clock; returns how long it spun, ns (more than
+   `nanos` when the thread lost the CPU near the end: the measurement compares with this). */
 static jlong spin_for(jlong nanos) {
-    long long end = now() + nanos;
-    jlong n = 0;
-    while (now() < end) n++;
-    return n;
+    long long start = now(), end = start + nanos, t;
+    while ((t = now()) < end) {
+    }
+    return t - start;
 }
 
 JNIEXPORT jlong JNICALL Java_NativeExact_spin(JNIEnv *env, jclass c, jlong nanos) {
@@ -21,16 +22,16 @@ JNIEXPORT jlong JNICALL Java_NativeExact_spin(JNIEnv *env, jclass c, jlong nanos
 }
 
 /* Spins `nanos` in `upcalls + 1` equal parts, calling NativeExact.callback between them: the
-   native time is the spinning alone, whatever the callbacks take. */
+   native time is the spinning alone, whatever the callbacks take. Returns the time spun, ns. */
 static jlong JNICALL busy(JNIEnv *env, jclass c, jlong nanos, jint upcalls) {
     static jmethodID callback;
     if (!callback) callback = (*env)->GetStaticMethodID(env, c, "callback", "(I)I");
-    jlong part = nanos / (upcalls + 1), n = 0;
+    jlong part = nanos / (upcalls + 1), spun = 0;
     for (jint i = 0; i < upcalls; i++) {
-        n += spin_for(part);
-        n += (*env)->CallStaticIntMethod(env, c, callback, i) & 1;
+        spun += spin_for(part);
+        (*env)->CallStaticIntMethod(env, c, callback, i);
     }
-    return n + spin_for(nanos - part * upcalls);
+    return spun + spin_for(nanos - part * upcalls);
 }
 
 /* busy is bound with RegisterNatives, as libraries and the JDK do. */

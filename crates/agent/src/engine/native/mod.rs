@@ -322,10 +322,12 @@ fn native_profile(profile: &mut Profile, cpu: bool) {
         for id in ids {
             let is_native = tree.node(id).method().is_some_and(|m| natives.contains(&m));
             if is_native {
+                // Its upcalls' frames; a native child is one the JVM's own calls reached.
                 let calls: u64 = tree
                     .node(id)
                     .children()
                     .iter()
+                    .filter(|&&c| !tree.node(c).method().is_some_and(|m| natives.contains(&m)))
                     .map(|&c| tree.node(c).calls)
                     .sum();
                 tree.extra_mut(id)[upcalls] = calls;
