@@ -3,8 +3,9 @@
 //! the system C compiler): a native bound with `RegisterNatives` that busy-waits 0.5 ms per
 //! call in 4 parts with 3 JNI upcalls in between, each running ~0.1 ms of bytecode, on two
 //! threads; a native bound by name that spins 1 ms; 20 sleeps of 10 ms. Calls and upcalls must
-//! be exact, native times within 5% of what the program measured itself (the natives time their
-//! own spinning, which a loaded machine stretches), the callbacks' time bytecode. `attach` is
+//! be exact, native times within 5% of what the program measured itself (its clock around each
+//! native call less the JNI calls inside it: a loaded machine stretches both alike), the
+//! callbacks' time bytecode. `attach` is
 //! refused in one line.
 
 use std::path::{Path, PathBuf};

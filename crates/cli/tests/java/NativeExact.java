@@ -11,12 +11,26 @@
 public class NativeExact {
     /**
      * Spins {@code nanos} ns in native code, calling {@link #callback} {@code upcalls} times in
-     * between; returns how long it spun (more than asked when the thread lost the CPU).
+     * between; returns the time spent inside those JNI calls.
      */
     static native long busy(long nanos, int upcalls);
 
-    /** Spins {@code nanos} ns in native code; returns how long it spun. */
+    /** Spins {@code nanos} ns in native code. */
     static native long spin(long nanos);
+
+    /** Does nothing; each thread calls it before its timed native calls. */
+    static native void warm();
+
+    /**
+     * The native time of one {@link #busy} call by the caller's clock: the call less its JNI
+     * calls into Java (more than {@code BUSY_NS} when the thread lost the CPU or waited for a
+     * safepoint on its way back).
+     */
+    static long timedBusy() {
+        long t0 = System.nanoTime();
+        long inJava = busy(BUSY_NS, BUSY_UPCALLS);
+        return System.nanoTime() - t0 - inJava;
+    }
 
     static final long BUSY_NS = 500_000;
     static final int BUSY_UPCALLS = 3;
@@ -31,7 +45,7 @@ public class NativeExact {
     /** Time spent inside callbacks, by the callbacks' own clock. */
     static long callbackNs;
     static long checksum;
-    /** Time spun in {@link #busy} on each thread, and in {@link #spin}, by the natives' clock. */
+    /** Native time of {@link #busy} on each thread and of {@link #spin}, by the callers' clock. */
     static long mainBusyNs, workerBusyNs, spinNs;
 
     /** Bytecode work: a loop the JIT cannot remove. */
@@ -51,18 +65,22 @@ public class NativeExact {
     public static void main(String[] args) throws Exception {
         System.load(args[0]);
         Thread worker = new Thread(() -> {
+            warm();
             long spun = 0;
             for (int i = 0; i < WORKER_BUSY_CALLS; i++) {
-                spun += busy(BUSY_NS, BUSY_UPCALLS);
+                spun += timedBusy();
             }
             workerBusyNs = spun;
         }, "worker");
+        warm();
         worker.start();
         for (int i = 0; i < MAIN_BUSY_CALLS; i++) {
-            mainBusyNs += busy(BUSY_NS, BUSY_UPCALLS);
+            mainBusyNs += timedBusy();
         }
         for (int i = 0; i < SPIN_CALLS; i++) {
-            spinNs += spin(SPIN_NS);
+            long t0 = System.nanoTime();
+            spin(SPIN_NS);
+            spinNs += System.nanoTime() - t0;
         }
         long sleptNs = 0;
         for (int i = 0; i < SLEEPS; i++) {
