@@ -50,7 +50,7 @@ pub const OPTIONS: &[AgentOption] = &[
          (allocations per site and class, tracked objects' ages and generations, leak suspects; \
          --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
          --blocks), native (time in native methods against bytecode, per thread and per native \
-         method, with JNI upcalls; not available in this release), sample (not available in \
+         method, with JNI upcalls; from the JVM's start only), sample (not available in \
          this release). Default: region with --region, else cpu. Each \
          mode takes its own flags (docs/agent-options.md, docs/modes/)",
     ),
