@@ -26,6 +26,12 @@ impl Capability {
     fn bit(self) -> u32 {
         1 << self as u32
     }
+
+    /// Useful only to an agent loaded with the JVM (the `native` engine's): not asked for at
+    /// an attach.
+    fn at_load_only(self) -> bool {
+        matches!(self, Capability::NativePrefix | Capability::EarlyStart)
+    }
 }
 
 impl JvmEvent {
@@ -71,13 +77,14 @@ impl Granted {
 /// an error only if it is one that every engine requires (nothing could be measured).
 pub fn take_capabilities(jvmti: Jvmti) -> ferrofluid_jvmti::Result<Granted> {
     let engines: Vec<&dyn Engine> = super::registered().map(|e| e.engine).collect();
+    let live = jvmti.phase().is_ok_and(|p| p == sys::JVMTI_PHASE_LIVE);
     let mut granted = 0;
     let mut asked = 0;
     for capability in engines.iter().flat_map(|e| {
         let needs = e.needs();
         needs.capabilities.iter().chain(needs.optional).copied()
     }) {
-        if asked & capability.bit() != 0 {
+        if asked & capability.bit() != 0 || (live && capability.at_load_only()) {
             continue;
         }
         asked |= capability.bit();
