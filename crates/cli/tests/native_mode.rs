@@ -200,3 +200,21 @@ fn native_time_calls_and_upcalls_are_exact() {
         check(&doc, &stdout, false);
     }
 }
+
+/// `attach --mode native` is refused in one line, before any JVM is touched: wrappers can only
+/// be added as classes first load.
+#[test]
+fn attach_is_refused_in_one_line() {
+    let out = common::ferrofluid()
+        .args(["attach", "1", "--mode", "native", "-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ferrofluid: error: mode native wraps native methods as their classes first load, which \
+         only an agent loaded with the JVM can do: start the JVM with \
+         -agentpath:<libferrofluid_agent.so>=mode=native,file=F (`ferrofluid run --mode native \
+         -o F -- java ...`)\n"
+    );
+}

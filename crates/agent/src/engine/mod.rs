@@ -221,11 +221,7 @@ pub enum EngineError {
     Capability { mode: Mode, capability: Capability },
     #[error("mode {mode} needs the JVMTI event {event:?}, which this JVM did not enable")]
     Event { mode: Mode, event: JvmEvent },
-    #[error(
-        "mode {0} wraps native methods as their classes first load, which only an agent loaded \
-         with the JVM can do: start the JVM with -agentpath:<libferrofluid_agent.so>=mode={0},file=F \
-         (`ferrofluid run --mode {0} -o F -- java ...`)"
-    )]
+    #[error("{}", ferrofluid_protocol::at_load_only(*.0))]
     AtLoadOnly(Mode),
 }
 

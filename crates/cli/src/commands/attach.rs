@@ -232,6 +232,9 @@ pub struct AttachArgs {
 /// Runs `ferrofluid attach`.
 pub fn run(args: AttachArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut options = args.flags.options()?;
+    if ferrofluid_protocol::AT_LOAD_ONLY.contains(&options.mode()) {
+        return Err(ferrofluid_protocol::at_load_only(options.mode()).into());
+    }
     let profiling = args.output.is_some()
         || args.ui.is_some()
         || !options.roots.is_empty()

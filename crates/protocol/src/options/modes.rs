@@ -54,6 +54,20 @@ pub const AGENT_MODES: &[Mode] = &[
     Mode::Native,
 ];
 
+/// The modes whose engine needs the agent loaded with the JVM (`-agentpath`, `ferrofluid run`):
+/// `native` wraps native methods as their classes first load.
+pub const AT_LOAD_ONLY: &[Mode] = &[Mode::Native];
+
+/// The one line refusing to attach a session of a mode of [`AT_LOAD_ONLY`].
+pub fn at_load_only(mode: Mode) -> String {
+    format!(
+        "mode {mode} wraps native methods as their classes first load, which only an agent \
+         loaded with the JVM can do: start the JVM with \
+         -agentpath:<libferrofluid_agent.so>=mode={mode},file=F (`ferrofluid run --mode {mode} \
+         -o F -- java ...`)"
+    )
+}
+
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
     let available: Vec<&str> = AGENT_MODES.iter().map(|m| m.name()).collect();
