@@ -17,7 +17,8 @@ if [ ! -x "$ferrofluid" ]; then
     echo "demo/run.sh: $ferrofluid not found; run 'cargo build --release' first" >&2
     exit 2
 fi
-command -v javac >/dev/null || { echo "demo/run.sh: javac not found; apt-get install -y openjdk-17-jdk-headless" >&2; exit 2; }
+# The JDK 17, installed if it is missing.
+source "$root/tools/setup.sh" jdk
 
 rm -rf "$out"
 mkdir -p "$out/classes" "$out/hooks"

@@ -4,12 +4,14 @@
 #
 #   bench/server/run.sh [--ferrofluid DIR[=LABEL]]... [--servers h2,jetty] [--modes root,region]
 #                       [--threads N] [--warmup S] [--before S] [--during S] [--after S] [--reps N]
-#                       [--out FILE] [--work DIR]
+#                       [--push-every S] [--out FILE] [--work DIR]
 #
 # Each (rep, server, mode, ferrofluid) run starts a fresh server JVM, warms it up under load,
 # measures --before seconds, runs `ferrofluid attach PID --root|--region METHOD --duration D -o
 # profile.json` while the load goes on, measures --after seconds after the CLI exited, and stops
 # the server. Rows (tab-separated) go to --out; a markdown table is printed at the end.
+# Modes ending in -push add `--push URL --every --push-every` to a sink (sink.py) that logs each
+# push's size to WORK/sink.log.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +29,7 @@ before=10
 during=20s
 after=10
 reps=1
+push_every=10s
 out=
 work=$target/server-bench
 while [ $# -gt 0 ]; do
@@ -40,9 +43,10 @@ while [ $# -gt 0 ]; do
         --during) during=$2; shift 2 ;;
         --after) after=$2; shift 2 ;;
         --reps) reps=$2; shift 2 ;;
+        --push-every) push_every=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --work) work=$2; shift 2 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -52,6 +56,15 @@ out=${out:-$work/results.tsv}
 
 source "$here/lib.sh"
 build_classes "$work"
+
+if [[ $modes == *-push* ]]; then
+    sink_port=$(free_port)
+    python3 "$here/sink.py" "$sink_port" "$work/sink.log" >"$work/sink.out" 2>&1 &
+    sink_pid=$!
+    trap 'kill $sink_pid 2>/dev/null || true' EXIT
+    for _ in $(seq 1 100); do grep -q listening "$work/sink.out" 2>/dev/null && break; sleep 0.1; done
+    sink_url=http://127.0.0.1:$sink_port/ingest
+fi
 
 for ((rep = 1; rep <= reps; rep++)); do
     for server in ${servers//,/ }; do
@@ -69,6 +82,10 @@ for ((rep = 1; rep <= reps; rep++)); do
                     root) flags=(--root "$root") ;;
                     region) flags=(--region "$root") ;;
                     root-adaptive) flags=(--root "$root" --skip-trivial --adaptive) ;;
+                    root-push) flags=(--root "$root" --push "$sink_url" --every "$push_every") ;;
+                    region-push) flags=(--region "$root" --push "$sink_url" --every "$push_every") ;;
+                    count-push) flags=(--mode count --root "$root" --push "$sink_url" --every "$push_every") ;;
+                    count) flags=(--mode count --root "$root") ;;
                     none) flags=() ;;
                     *) echo "run.sh: unknown mode $mode" >&2; stop_server; exit 2 ;;
                 esac

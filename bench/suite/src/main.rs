@@ -73,6 +73,18 @@ enum Cmd {
         /// columns (skipped without it)
         #[arg(long, value_name = "LIB", env = "ASYNC_PROFILER")]
         async_profiler: Option<PathBuf>,
+        /// Every ferrofluid mode also pushes its profile to this backend URL every
+        /// --push-every, labelled workload=NAME and suite_mode=MODE (bench/suite/push-volumes.sh)
+        #[arg(long, value_name = "URL")]
+        push: Option<String>,
+        /// With --push: how often
+        #[arg(
+            long,
+            value_name = "DURATION",
+            default_value = "10s",
+            requires = "push"
+        )]
+        push_every: String,
     },
 }
 
@@ -136,6 +148,8 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
             agent,
             reference,
             async_profiler,
+            push,
+            push_every,
         } => {
             let mut selected = select(&workloads)?;
             if smoke && workloads.is_empty() {
@@ -184,6 +198,7 @@ fn run(cmd: Cmd, work: &Path) -> Result<ExitCode, SuiteError> {
                 methodevents: work.join("libmethodevents.so"),
                 async_profiler,
                 keep,
+                push: push.map(|url| (url, push_every)),
             };
             if let Some(dir) = reference {
                 let pair = (dir.join("ferrofluid"), dir.join("libferrofluid_agent.so"));

@@ -35,6 +35,9 @@ pub struct Config {
     pub async_profiler: Option<PathBuf>,
     /// Keep large run outputs (JFR recordings, javac output).
     pub keep: bool,
+    /// Every ferrofluid mode also pushes to this URL every this often (`--push URL --every
+    /// D`), labelled with the workload and the suite's mode: the data volumes of docs/push.md.
+    pub push: Option<(String, String)>,
 }
 
 /// Method counts of a run: from the ferrofluid profile, or from the JVMTI agent's summary line.
@@ -285,6 +288,11 @@ pub fn command(
         Some(flags) => {
             let mut c = Command::new(&cfg.ferrofluid);
             c.arg("run").args(flags).args(["-o", "profile.json"]);
+            if let Some((url, every)) = &cfg.push {
+                c.args(["--push", url, "--every", every]);
+                c.args(["--label", &format!("workload={}", w.name)]);
+                c.args(["--label", &format!("suite_mode={}", mode.name())]);
+            }
             if let Some(agent) = &cfg.agent {
                 c.arg("--agent").arg(agent);
             }

@@ -587,6 +587,7 @@ mod tests {
             methodevents: PathBuf::from("/m"),
             async_profiler: None,
             keep: false,
+            push: None,
         };
         let m = Machine {
             cores: 2,

@@ -60,6 +60,7 @@ fn smoke_workloads_give_the_baseline_checksum_under_every_ferrofluid_mode() {
         methodevents: work.join("libmethodevents.so"),
         async_profiler: None,
         keep: false,
+        push: None,
     };
     let report = suite::run(&cfg, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let failures: Vec<String> = report

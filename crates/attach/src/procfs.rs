@@ -68,6 +68,26 @@ pub fn maps_libjvm(pid: u32) -> io::Result<bool> {
     Ok(maps.lines().any(|l| l.ends_with("/libjvm.so")))
 }
 
+/// The path of the first library mapped into process `pid` whose file name starts with
+/// `prefix` and ends in `.so`, as the process sees it (a file deleted since it was loaded
+/// included): how a tool finds the agent a JVM loaded already, whose path loads it again.
+pub fn mapped_library(pid: u32, prefix: &str) -> io::Result<Option<PathBuf>> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
+    Ok(find_library(&maps, prefix))
+}
+
+/// [`mapped_library`] in the text of a `/proc/<pid>/maps`.
+pub fn find_library(maps: &str, prefix: &str) -> Option<PathBuf> {
+    maps.lines().find_map(|line| {
+        // Address, perms, offset, device, inode, then the path (which may hold spaces).
+        let path = line.splitn(6, char::is_whitespace).nth(5)?.trim_start();
+        let path = path.strip_suffix(" (deleted)").unwrap_or(path);
+        let name = path.rsplit('/').next()?;
+        (path.starts_with('/') && name.starts_with(prefix) && name.ends_with(".so"))
+            .then(|| PathBuf::from(path))
+    })
+}
+
 /// All numeric entries of `/proc`.
 pub fn all_pids() -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -110,5 +130,30 @@ mod tests {
             "a Rust test binary maps no libjvm.so"
         );
         assert!(all_pids().contains(&std::process::id()));
+    }
+
+    #[test]
+    fn finds_a_mapped_library_by_file_name_even_deleted() {
+        let maps = "\
+55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 1311                       /usr/lib/jvm/java-17-openjdk-amd64/bin/java
+7f1c2a000000-7f1c2a200000 r-xp 00000000 08:01 42                         /opt/ff dir/libferrofluid_agent.so (deleted)
+7f1c2b000000-7f1c2b001000 rw-p 00000000 00:00 0 
+7f1c2c000000-7f1c2c100000 r-xp 00000000 08:01 43                         /usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
+";
+        assert_eq!(
+            find_library(maps, "libferrofluid_agent"),
+            Some(PathBuf::from("/opt/ff dir/libferrofluid_agent.so"))
+        );
+        assert_eq!(
+            find_library(maps, "libjvm"),
+            Some(PathBuf::from(
+                "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so"
+            ))
+        );
+        assert_eq!(find_library(maps, "libnothing"), None);
+        assert_eq!(
+            mapped_library(std::process::id(), "libferrofluid_agent").unwrap(),
+            None
+        );
     }
 }

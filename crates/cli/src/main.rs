@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod interrupt;
 mod progress;
+mod push;
 mod stale;
 mod ui;
 

@@ -2,7 +2,8 @@
 //! report and leave the JVM as it was; a killed `attach` leaves no probes behind; outputs are
 //! checked before anything happens; a second tool cannot take a session over; the JVM exiting
 //! mid-profile ends `attach` with what was collected; a root that matches nothing is named at
-//! once, with near names; the control directory goes on detach and exit.
+//! once, with near names; the control directory goes on detach and exit; a JVM that loaded the
+//! agent once is attached to again without an agent library beside ferrofluid.
 
 use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -367,6 +368,16 @@ fn a_root_that_matches_nothing_is_named_at_once_with_near_names() {
             "ferrofluid: --root Ronuds::round matched no method while profiling",
         ]
     );
+    // The empty report names the patterns, not the methods the agent probes for itself.
+    assert_eq!(
+        lines[5],
+        "ferrofluid: warning: no loaded class has a method matching --root Rounds::rund, \
+         Ronuds::round, so nothing was profiled; check the pattern (CLASS::METHOD, e.g. \
+         com.acme.Report::render; `*` within a package, `**` across) and that the class is \
+         loaded in the JVM while profiling (`ferrofluid attach PID` lists the patterns with no \
+         match yet)"
+    );
+    assert!(!err.contains("instrumented"), "{err}");
     assert!(out.exists());
     target.finish();
 }
@@ -521,4 +532,61 @@ fn attach_does_not_replace_the_session_a_run_started() {
     let report = std::fs::read_to_string(&out).unwrap();
     assert!(report.contains(" Rounds.round()V\n"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A JVM keeps the agent it loaded (no JVM unloads one): a later `attach` wakes that copy by its
+/// own path, with no agent library beside the ferrofluid that attaches (an installed binary, a
+/// copy taken to another machine); an `--agent` naming another library is said to be unused.
+#[test]
+fn attach_to_a_jvm_that_loaded_the_agent_needs_no_library_beside_ferrofluid() {
+    let target = Rounds::start("life-reload");
+    let detached =
+        String::from_utf8(common::succeeds(attach(target.pid()).arg("--detach")).stdout).unwrap();
+    assert!(detached.contains("ferrofluid: detached; "), "{detached}");
+    let lone = target.dir.join("bin");
+    std::fs::create_dir(&lone).unwrap();
+    let copy = lone.join("ferrofluid");
+    std::fs::copy(env!("CARGO_BIN_EXE_ferrofluid"), &copy).unwrap();
+    assert!(!lone.join("libferrofluid_agent.so").exists());
+
+    let out = target.dir.join("out.json");
+    let profiled = Command::new(&copy)
+        .args(["attach", &target.pid().to_string(), "--reveal", "sync"])
+        .args(["--root", "Rounds::round", "--duration", "1s", "-o"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&profiled.stderr);
+    assert!(profiled.status.success(), "{said}");
+    assert_eq!(
+        String::from_utf8_lossy(&profiled.stdout),
+        format!(
+            "ferrofluid: attached to the agent in JVM {} (agent {})\n",
+            target.pid(),
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    assert_rounds_in_flight(&read_profile_json(&out));
+
+    let elsewhere = lone.join("libferrofluid_agent.so");
+    let status = Command::new(&copy)
+        .args(["attach", &target.pid().to_string(), "--agent"])
+        .arg(&elsewhere)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&status.stderr),
+        format!(
+            "ferrofluid: note: JVM {} has the agent {} loaded already, which it keeps (a JVM \
+             cannot unload an agent); --agent {} is not loaded\n",
+            target.pid(),
+            std::fs::canonicalize(agent()).unwrap().display(),
+            elsewhere.display()
+        )
+    );
+    assert_restored(&String::from_utf8_lossy(&status.stdout));
+    target.finish();
 }

@@ -367,14 +367,6 @@ impl Jvmti {
         unsafe { jvmti!(self, SetTag(object.as_raw(), tag)) }
     }
 
-    /// The access flags of `method` (`ACC_NATIVE` is `0x0100`).
-    pub fn method_modifiers(self, method: MethodId) -> Result<i32> {
-        let mut modifiers = 0;
-        // SAFETY: a live method ID and one out-pointer.
-        unsafe { jvmti!(self, GetMethodModifiers(method.as_raw(), &mut modifiers)) }?;
-        Ok(modifiers)
-    }
-
     /// Sets the prefix for wrapping native methods (needs `can_set_native_method_prefix`).
     pub fn set_native_method_prefix(self, prefix: &str) -> Result<()> {
         let c = cstring("SetNativeMethodPrefix", prefix)?;

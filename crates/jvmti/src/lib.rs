@@ -67,6 +67,7 @@ mod guard;
 mod jni;
 mod monitor;
 pub mod os;
+mod profiling;
 mod refs;
 mod statics;
 mod typed;
@@ -78,6 +79,7 @@ pub use error::{error_name, Error, Result};
 pub use guard::ffi_guard;
 pub use jni::{JavaVm, JniEnv};
 pub use monitor::{MonitorGuard, RawMonitor};
+pub use profiling::LineEntry;
 pub use refs::{Class, FieldId, MethodId, Object};
 
 pub use cell::JvmtiCell;

@@ -94,7 +94,8 @@ pub struct ClassAlloc {
     pub allocated_bytes: u64,
     /// Objects tracked.
     pub tracked: u64,
-    /// Live objects, estimated: live tracked ones scaled by allocated / tracked.
+    /// Live objects, estimated: live tracked ones scaled by allocated / tracked. Live is not
+    /// yet freed by a GC, garbage not collected yet included.
     pub live: u64,
     /// Live bytes, estimated the same way.
     pub live_bytes: u64,

@@ -203,9 +203,17 @@ impl CpuTimes {
 /// As [`node_times`], with the probe pair's CPU costs: each node's measured self CPU time
 /// (its `cpu_ns` less its children's) loses `calls * inner + outer_calls * outer`, at most
 /// all of it ([`compensate`]), and totals are rebuilt bottom-up. Without `cpu_calibration` the measured values.
+///
+/// With `wall` (the same tree's [`node_times`]) no self CPU time exceeds its node's self wall
+/// time: a thread runs no longer than the time that passes. The two compensations are
+/// estimated apart (the wall one from what the probes measured of themselves, which on a busy
+/// machine includes their time off the CPU; the CPU one from a calibration on a platform
+/// thread), so without the bound a method called often enough could show more CPU than wall
+/// time; what the bound takes counts as probe cost.
 pub fn node_cpu_times(
     tree: &CallTree,
     cpu_calibration: Option<&Calibration>,
+    wall: Option<&[Times]>,
 ) -> Vec<Option<CpuTimes>> {
     let mut times: Vec<Option<CpuTimes>> = vec![None; tree.len()];
     for id in tree.ids().rev() {
@@ -228,6 +236,12 @@ pub fn node_cpu_times(
         let overhead =
             cpu_calibration.map_or(0.0, |cal| cal.overhead_ns(node.calls, node.outer_calls));
         let (_, overhead_ns, self_ns) = compensate(measured_self, 0, overhead);
+        let bound = wall.map_or(u64::MAX, |w| w[id.index()].self_ns);
+        let (self_ns, overhead_ns) = if self_ns > bound {
+            (bound, overhead_ns + (self_ns - bound))
+        } else {
+            (self_ns, overhead_ns)
+        };
         times[id.index()] = Some(CpuTimes {
             total_ns: self_ns + children_total,
             self_ns,
@@ -419,7 +433,7 @@ mod tests {
         let tree = rec.finish(Stamp::wall(1_000));
         let (thread, f_node) = (tree.root(), tree.node(tree.root()).children()[0]);
         let g_node = tree.node(f_node).children()[0];
-        let measured = node_cpu_times(&tree, None);
+        let measured = node_cpu_times(&tree, None, None);
         assert_eq!(
             measured[f_node.index()],
             Some(CpuTimes {
@@ -432,7 +446,7 @@ mod tests {
             inner_ns: 7.0,
             outer_ns: 3.0,
         };
-        let cpu = node_cpu_times(&tree, Some(&cal));
+        let cpu = node_cpu_times(&tree, Some(&cal), None);
         // g: 100 - 2 * 7 = 86; f: 300 - 7 - 2 * 3 = 287, total 287 + 86.
         assert_eq!(
             cpu[g_node.index()],
@@ -470,9 +484,37 @@ mod tests {
         wall.enter(f, Stamp::wall(0));
         wall.exit(f, Stamp::wall(5)).unwrap();
         let wall = wall.finish(Stamp::wall(5));
-        assert!(node_cpu_times(&wall, Some(&cal))
+        assert!(node_cpu_times(&wall, Some(&cal), None)
             .iter()
             .all(Option::is_none));
+    }
+
+    #[test]
+    fn self_cpu_never_exceeds_self_wall() {
+        use crate::method::MethodId;
+        use crate::recorder::{Stamp, ThreadRecorder};
+        // The wall calibration takes 50 of f's 100 ns, the CPU one 5 of its 90: the CPU time
+        // left is bounded by the wall time left, the rest counted as probe cost.
+        let f = MethodId(0);
+        let mut rec = ThreadRecorder::new(10);
+        rec.enter(f, Stamp::with_cpu(0, 0));
+        rec.exit(f, Stamp::with_cpu(100, 90)).unwrap();
+        let tree = rec.finish(Stamp::wall(100));
+        let f_node = tree.node(tree.root()).children()[0];
+        let wall_cal = Calibration {
+            inner_ns: 50.0,
+            outer_ns: 0.0,
+        };
+        let cpu_cal = Calibration {
+            inner_ns: 5.0,
+            outer_ns: 0.0,
+        };
+        let wall = node_times(&tree, Some(&wall_cal));
+        assert_eq!(wall[f_node.index()].self_ns, 50);
+        let unbounded = node_cpu_times(&tree, Some(&cpu_cal), None)[f_node.index()].unwrap();
+        assert_eq!((unbounded.self_ns, unbounded.overhead_ns), (85, 5));
+        let cpu = node_cpu_times(&tree, Some(&cpu_cal), Some(&wall))[f_node.index()].unwrap();
+        assert_eq!((cpu.self_ns, cpu.total_ns, cpu.overhead_ns), (50, 50, 40));
     }
 
     #[test]

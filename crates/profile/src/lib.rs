@@ -31,6 +31,7 @@
 pub mod alloc;
 pub mod calibration;
 pub mod compensation;
+pub mod delta;
 pub mod error;
 pub mod failed;
 pub mod json;
@@ -43,6 +44,7 @@ pub mod profile;
 pub mod recorder;
 pub mod recording;
 pub mod region;
+pub mod sampling;
 pub mod totals;
 pub mod tree;
 
@@ -63,5 +65,6 @@ pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
 pub use recording::{merged_virtual_name, Recording, DEFAULT_MAX_VIRTUAL_THREADS};
 pub use region::{RegionStats, MODE_REGION};
+pub use sampling::Sampling;
 pub use totals::{IdleSpot, MethodTotals, ProfileTotals, ThreadTimes, TreeTotals};
 pub use tree::{CallTree, Node, NodeId, NodeKind};

@@ -147,14 +147,17 @@ impl Mode {
 
     /// The extra metrics a document of this mode carries when it does not declare them:
     /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` and `upcalls`
-    /// (native), `samples` (sample).
+    /// (native), `samples` and `estimated_time` (sample).
     pub fn default_metrics(self) -> Vec<Metric> {
         match self {
             Mode::Cpu | Mode::Region => Vec::new(),
             Mode::Count => vec![Metric::new("bytecodes", COUNT)],
             Mode::Alloc => vec![Metric::new("objects", COUNT), Metric::new(BYTES, BYTES)],
             Mode::Native => native_metrics(false),
-            Mode::Sample => vec![Metric::new("samples", COUNT)],
+            Mode::Sample => vec![
+                Metric::new("samples", COUNT),
+                Metric::new("estimated_time", NANOSECONDS),
+            ],
         }
     }
 

@@ -109,6 +109,8 @@ pub struct Profile {
     pub alloc: Option<crate::alloc::AllocSummary>,
     /// Native mode ([`Mode::Native`]): which nodes are native frames, the natives not measured.
     pub native: Option<crate::native::NativeSummary>,
+    /// Sample mode ([`Mode::Sample`]): how it sampled and what was lost.
+    pub sampling: Option<crate::sampling::Sampling>,
 }
 
 /// Hot-spot line: one method (or the overflow bucket) summed over all its contexts.
@@ -196,9 +198,10 @@ impl Profile {
     }
 
     /// CPU times of every node of `tree` that has them, compensated with this profile's
-    /// CPU calibration.
+    /// CPU calibration, none above its node's compensated wall time.
     pub fn cpu_times(&self, tree: &CallTree) -> Vec<Option<CpuTimes>> {
-        node_cpu_times(tree, self.cpu_calibration.as_ref())
+        let wall = self.times(tree);
+        node_cpu_times(tree, self.cpu_calibration.as_ref(), Some(&wall))
     }
 
     /// Whether any thread has CPU times (the `cpu` option was on).
@@ -241,6 +244,10 @@ impl Profile {
             .collect();
         if self.mode.is_probe_timed() && self.has_cpu() {
             slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
+        }
+        // A sample profile with roots counts the roots' calls exactly.
+        if self.mode == Mode::Sample && self.sampling.as_ref().is_some_and(|s| s.roots) {
+            slots.insert(0, (Metric::new(CALLS, crate::metric::COUNT), Slot::Calls));
         }
         slots.extend(
             self.extra_metrics

@@ -265,6 +265,7 @@ impl Recording {
             failed_classes: Vec::new(),
             alloc: None,
             native: None,
+            sampling: None,
         };
         profile.cap_calibration();
         profile

@@ -76,6 +76,9 @@ pub enum Request {
 }
 
 /// Agent → tool.
+// One response per request on a control socket: its size in memory does not matter, and a
+// boxed status would only make every reader unbox it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
@@ -146,6 +149,30 @@ pub struct Status {
     /// with the names of loaded methods that come close.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmatched_roots: Vec<Unmatched>,
+    /// The agent's own pushing to a backend (`push=`), if its options ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<PushStatus>,
+}
+
+/// What the agent's pushing (`push=`) has done so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushStatus {
+    /// The backend's URL (credentials come from the environment, never in it).
+    pub url: String,
+    /// The interval, in ms.
+    pub every_ms: u64,
+    /// Profiles that arrived, and their bodies' bytes.
+    pub sent: u64,
+    pub bytes: u64,
+    /// Profiles dropped (queue full, rejected by the backend).
+    pub dropped: u64,
+    /// Failed attempts, each retried.
+    pub failures: u64,
+    /// Profiles waiting to be sent.
+    pub pending: u64,
+    /// Why the last attempt failed, while no later one has arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
 }
 
 /// The tool that owns a profiling session: the connection that sent its `instrument`.

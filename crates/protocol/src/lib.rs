@@ -15,6 +15,7 @@ pub mod control;
 mod duration;
 mod option_table;
 mod options;
+pub mod push;
 mod serde_str;
 pub mod socket_path;
 
@@ -24,5 +25,6 @@ pub use option_table::{AgentOption, Takes, OPTIONS};
 pub use options::{
     at_load_only, mode_options, mode_unavailable, AgentOptions, AllocClassPattern, Blocks,
     ClassFilter, ClassPattern, MethodPattern, Mode, OptionsError, Reveal, Scheme, AGENT_MODES,
-    AT_LOAD_ONLY, COMMON_KEYS, DEFAULT_REGION_LAST, KEYS, MAX_REGION_LAST,
+    AT_LOAD_ONLY, COMMON_KEYS, DEFAULT_REGION_LAST, DEFAULT_SAMPLE_INTERVAL, KEYS, MAX_REGION_LAST,
+    MAX_SAMPLE_INTERVAL, MIN_SAMPLE_INTERVAL,
 };

@@ -50,9 +50,10 @@ pub const OPTIONS: &[AgentOption] = &[
          (allocations per site and class, tracked objects' ages and generations, leak suspects; \
          --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
          --blocks), native (time in native methods against bytecode, per thread and per native \
-         method, with JNI upcalls; from the JVM's start only), sample (not available in \
-         this release). Default: region with --region, else cpu. Each \
-         mode takes its own flags (docs/agent-options.md, docs/modes/)",
+         method, with JNI upcalls; from the JVM's start only), sample (stack samples on a timer, \
+         without safepoint bias: --interval, --wall, --threads; with --root only inside the \
+         roots). Default: region with --region, else cpu. Each mode takes its own flags \
+         (docs/agent-options.md, docs/modes/)",
     ),
     option(
         "root",
@@ -162,6 +163,27 @@ pub const OPTIONS: &[AgentOption] = &[
          a JVM whose alloc session runs narrows that session to P, keeping what it collected",
     ),
     option(
+        "interval",
+        Takes::Value,
+        "DURATION",
+        "With --mode sample: the sampling interval, of each thread's CPU time (or of elapsed time \
+         with --wall), from 1ms to 1m (default 10ms: 100 samples per second of CPU)",
+    ),
+    option(
+        "wall",
+        Takes::Flag,
+        "",
+        "With --mode sample: sample every thread at the interval of elapsed time, waiting and \
+         sleeping ones included (wall-clock profile), instead of each thread's CPU time",
+    ),
+    option(
+        "threads",
+        Takes::Flag,
+        "",
+        "With --mode sample: one tree per thread (default: the threads' samples merged into one \
+         tree, as async-profiler does without --threads)",
+    ),
+    option(
         "file",
         Takes::Value,
         "PATH",
@@ -172,6 +194,30 @@ pub const OPTIONS: &[AgentOption] = &[
         Takes::Value,
         "DURATION",
         "Stop profiling after this long (e.g. 30s, 500ms, 2m)",
+    ),
+    option(
+        "push",
+        Takes::Value,
+        "URL",
+        "Continuous profiling: every --every, send the profile collected since the last push to \
+         a backend, collection going on, and what is left when profiling ends. The URL's path \
+         names the backend: .../ingest or .../push.v1.PusherService/Push (Pyroscope), \
+         .../profiles/writeraw or .../parca.profilestore.v1alpha1.ProfileStoreService/WriteRaw \
+         (Parca), .../v1development/profiles (OpenTelemetry OTLP/HTTP). Credentials come from \
+         FERROFLUID_PUSH_AUTHORIZATION, _BASIC_AUTH, _BEARER_TOKEN and _TENANT (docs/push.md)",
+    ),
+    option(
+        "every",
+        Takes::Value,
+        "DURATION",
+        "With --push: how often to push (default 60s; at least 1s)",
+    ),
+    option(
+        "label",
+        Takes::Values,
+        "KEY=VALUE",
+        "With --push: a label every push carries (repeatable); service_name, host, pid and mode \
+         are set already and may be replaced",
     ),
     option(
         "log",

@@ -77,9 +77,10 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
     }
     let _ = writeln!(
         s,
-        "<h2>Classes</h2>\n<p>{}, {} GCs; ~: estimated from the tracked objects</p>",
+        "<h2>Classes</h2>\n<p>{}, {} GCs; {}</p>",
         escape(&tracking(a.track_every)),
-        a.gc_count
+        a.gc_count,
+        escape(LIVE_MEANS)
     );
     s.push_str("<table class=\"hot\">\n<thead><tr>");
     for h in [
@@ -116,6 +117,11 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
     s.push_str("</tbody></table>\n");
 }
 
+/// What the live figures are, said under every class table.
+const LIVE_MEANS: &str = "~live: objects no GC had freed when the profile was taken, garbage not \
+                          yet collected included (age 0: allocated since the last GC); live, \
+                          live bytes, age and generations are estimated from the tracked objects (~)";
+
 fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     writeln!(
         s,
@@ -144,10 +150,7 @@ fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::
             a.stacks_dropped
         )?;
     }
-    writeln!(
-        s,
-        "live, live bytes, age and generations are estimated from the tracked objects (~)"
-    )?;
+    writeln!(s, "{LIVE_MEANS}")?;
     writeln!(s)?;
     write_suspects(s, a)?;
     write_classes(s, a, order)?;
@@ -448,5 +451,22 @@ mod tests {
             lines(&a)[1],
             "probed: the sites allocating com.acme.Cache$Entry, byte[] (other sites keep what they counted before)"
         );
+    }
+
+    /// "live" is what no GC has freed yet, garbage included: every report says so where it
+    /// shows the figure, rather than letting it read as "reachable".
+    #[test]
+    fn the_live_figure_says_what_it_counts() {
+        let a = AllocSummary {
+            track_every: 10,
+            ..AllocSummary::default()
+        };
+        let said = "~live: objects no GC had freed when the profile was taken, garbage not yet \
+                    collected included (age 0: allocated since the last GC); live, live bytes, \
+                    age and generations are estimated from the tracked objects (~)";
+        assert_eq!(text(&a, ClassOrder::LiveBytes).lines().nth(1), Some(said));
+        let mut h = String::new();
+        html(&a, &mut h);
+        assert!(h.contains(&format!("0 GCs; {said}</p>")), "{h}");
     }
 }

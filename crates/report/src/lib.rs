@@ -46,6 +46,7 @@ pub mod app;
 pub mod collapsed;
 pub mod diff;
 mod flame;
+mod format;
 pub mod html;
 pub mod jfr;
 pub mod json;
@@ -59,12 +60,11 @@ mod view;
 mod vthreads;
 
 use std::io;
-use std::path::Path;
-use std::str::FromStr;
 
 use ferrofluid_profile::Profile;
 use thiserror::Error;
 
+pub use format::{Format, FormatInfo, UnknownFormat, FORMATS};
 pub use vthreads::{
     grouped as group_virtual_threads, merged_name as merged_virtual_name, VirtualThreads,
 };
@@ -130,148 +130,5 @@ impl Weight {
             Weight::Cpu => profile.metric_index(ferrofluid_profile::metric::CPU_TIME),
             Weight::Metric(name) => profile.metric_index(name),
         }
-    }
-}
-
-/// The report formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Plain text for a terminal (`.txt`).
-    Text,
-    /// One self-contained HTML page (`.html`, `.htm`).
-    Html,
-    /// Folded stacks (`.collapsed`, `.folded`).
-    Collapsed,
-    /// The JSON profile document (`.json`).
-    Json,
-    /// pprof's gzipped protobuf (`.pb.gz`, `.pprof`).
-    Pprof,
-    /// speedscope's JSON file format (`.speedscope.json`).
-    Speedscope,
-    /// A JFR recording (`.jfr`).
-    Jfr,
-}
-
-/// A format name that is not one of ours.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown report format {:?} (expected {names})", .0, names = Format::NAMES)]
-pub struct UnknownFormat(pub String);
-
-impl FromStr for Format {
-    type Err = UnknownFormat;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "txt" | "text" => Ok(Format::Text),
-            "html" | "htm" => Ok(Format::Html),
-            "collapsed" | "folded" => Ok(Format::Collapsed),
-            "json" => Ok(Format::Json),
-            "pprof" | "pb.gz" => Ok(Format::Pprof),
-            "speedscope" | "speedscope.json" => Ok(Format::Speedscope),
-            "jfr" => Ok(Format::Jfr),
-            _ => Err(UnknownFormat(s.to_owned())),
-        }
-    }
-}
-
-impl Format {
-    /// The report formats, in documentation order.
-    pub const ALL: [Format; 4] = [Format::Text, Format::Html, Format::Collapsed, Format::Json];
-
-    /// The formats other tools read (pprof, speedscope, JFR).
-    pub const EXPORTS: [Format; 3] = [Format::Pprof, Format::Speedscope, Format::Jfr];
-
-    /// Every format's name, for messages.
-    pub const NAMES: &'static str = "txt, html, collapsed, json, pprof, speedscope or jfr";
-
-    /// Every file extension that names a format, for messages.
-    pub const EXTENSIONS: &'static str =
-        ".txt, .html, .collapsed, .json, .pb.gz, .pprof, .speedscope.json or .jfr";
-
-    /// The format named by a file's extension, if it names one; the two-part extensions
-    /// `.pb.gz` and `.speedscope.json` first.
-    pub fn from_path(path: &Path) -> Option<Format> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        for (suffix, format) in [
-            (".pb.gz", Format::Pprof),
-            (".speedscope.json", Format::Speedscope),
-        ] {
-            if name.len() > suffix.len() && name.ends_with(suffix) {
-                return Some(format);
-            }
-        }
-        path.extension()?.to_str()?.parse().ok()
-    }
-
-    /// The usual file extension.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Format::Text => "txt",
-            Format::Html => "html",
-            Format::Collapsed => "collapsed",
-            Format::Json => "json",
-            Format::Pprof => "pb.gz",
-            Format::Speedscope => "speedscope.json",
-            Format::Jfr => "jfr",
-        }
-    }
-
-    /// A writer for this format with default options.
-    pub fn writer(self) -> Box<dyn Report> {
-        match self {
-            Format::Text => Box::new(text::TextReport::default()),
-            Format::Html => Box::new(html::HtmlReport::default()),
-            Format::Collapsed => Box::new(collapsed::CollapsedReport::default()),
-            Format::Json => Box::new(json::JsonReport::default()),
-            Format::Pprof => Box::new(pprof::PprofReport::default()),
-            Format::Speedscope => Box::new(speedscope::SpeedscopeReport::default()),
-            Format::Jfr => Box::new(jfr::JfrReport::default()),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_from_names_and_extensions() {
-        assert_eq!("HTML".parse::<Format>(), Ok(Format::Html));
-        assert_eq!("folded".parse::<Format>(), Ok(Format::Collapsed));
-        assert_eq!(
-            "svg".parse::<Format>().unwrap_err().to_string(),
-            "unknown report format \"svg\" (expected txt, html, collapsed, json, pprof, speedscope or jfr)"
-        );
-        assert_eq!(
-            Format::from_path(Path::new("out/p.txt")),
-            Some(Format::Text)
-        );
-        assert_eq!(
-            Format::from_path(Path::new("p.collapsed")),
-            Some(Format::Collapsed)
-        );
-        assert_eq!(Format::from_path(Path::new("p")), None);
-        for f in Format::ALL {
-            assert_eq!(f.extension().parse::<Format>(), Ok(f));
-        }
-    }
-
-    #[test]
-    fn export_formats_from_two_part_extensions() {
-        for f in Format::EXPORTS {
-            assert_eq!(f.extension().parse::<Format>(), Ok(f));
-            let file = format!("out/p.{}", f.extension());
-            assert_eq!(Format::from_path(Path::new(&file)), Some(f));
-        }
-        assert_eq!(Format::from_path(Path::new("P.PPROF")), Some(Format::Pprof));
-        assert_eq!(
-            Format::from_path(Path::new("p.speedscope")),
-            Some(Format::Speedscope)
-        );
-        assert_eq!(Format::from_path(Path::new("p.gz")), None);
-        assert_eq!(
-            Format::from_path(Path::new("speedscope.json")),
-            Some(Format::Json)
-        );
     }
 }

@@ -1,8 +1,9 @@
 //! What ferrofluid's integration tests share, whatever crate they test: where the JDKs are,
 //! `javac` into fresh directories, the agent library cargo built, a program's output read line by
 //! line with a deadline ([`Program`], and the ticker JVM [`Ticker`] built on it), and the profile
-//! JSON the agent and the CLI write, with the lookups the tests make in it; and the guard that a
-//! crate's modules import one way.
+//! JSON the agent and the CLI write, with the lookups the tests make in it; the guard that a
+//! crate's modules import one way; `go tool pprof` read back ([`pprof`]), and an HTTP receiver
+//! standing in for a profiling backend ([`receiver`]).
 //!
 //! A dev-dependency only. It depends on no workspace crate, so any crate's tests can use it without
 //! cargo building a second copy of the crate under test. What needs the crate under test stays in
@@ -13,7 +14,9 @@ mod agent;
 mod jdk;
 mod json;
 mod modules;
+pub mod pprof;
 mod process;
+pub mod receiver;
 mod ticker;
 mod timing;
 

@@ -105,6 +105,7 @@ engines! {
     Count for Count => count::Count,
     Alloc for Alloc => alloc::Alloc,
     Native for Native => native::Native,
+    Sample for Sample => sample::Sample,
     #[cfg(test)] Testing => testing::Entries,
 }
 
@@ -456,10 +457,7 @@ mod tests {
 
     #[test]
     fn the_registry_has_the_modes_the_protocol_announces() {
-        let built: Vec<Mode> = registered()
-            .map(|e| e.mode())
-            .filter(|m| *m != Mode::Sample)
-            .collect();
+        let built: Vec<Mode> = registered().map(|e| e.mode()).collect();
         assert_eq!(built, ferrofluid_protocol::AGENT_MODES);
         for e in registered() {
             assert_eq!(find(e.mode()).map(|f| f.mode()), Some(e.mode()));
@@ -467,18 +465,23 @@ mod tests {
     }
 
     #[test]
-    fn modes_without_an_engine_are_refused_in_one_line() {
-        let mode = Mode::Sample;
-        let options = AgentOptions {
-            mode: Some(mode),
-            ..AgentOptions::default()
-        };
-        let err = select(&options, None).err().expect("no engine");
+    fn every_mode_has_its_engine() {
+        for mode in Mode::ALL {
+            let options = AgentOptions {
+                mode: Some(mode),
+                ..AgentOptions::default()
+            };
+            let found = find(mode).map(|s| s.mode());
+            assert_eq!(found, Some(mode), "{mode}");
+            // An engine that cannot run here is refused in one line, never missing.
+            if let Err(err) = select(&options, None) {
+                assert!(!err.to_string().contains('\n'), "{err}");
+                assert!(!matches!(err, EngineError::Unavailable(_)), "{err}");
+            }
+        }
         assert_eq!(
-            err.to_string(),
-            format!(
-                "mode {mode} is not available in this agent (available: cpu, region, alloc, count, native)"
-            )
+            EngineError::Unavailable(Mode::Sample).to_string(),
+            "mode sample is not available in this agent (available: cpu, region, alloc, count, native, sample)"
         );
     }
 
@@ -527,11 +530,13 @@ mod tests {
                 Slot::Count,
                 Slot::Alloc,
                 Slot::Native,
+                Slot::Sample,
                 Slot::Testing
             ]
         );
-        assert!(
-            find(Mode::Sample).is_none(),
+        assert_eq!(
+            find(Mode::Region).map(|s| s.slot),
+            Some(Slot::Region),
             "the test engine has a slot, not a mode"
         );
     }

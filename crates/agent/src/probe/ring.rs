@@ -15,8 +15,10 @@ use ferrofluid_jvmti::os::prefetch_for_write;
 /// Slots a ring holds (16 bytes each: 512 KiB per thread that records anything). An event takes
 /// one slot, two with the thread CPU clock (`cpu` option).
 pub const RING_EVENTS: usize = 1 << 15;
-/// How long a producer waits for room in a full ring before dropping the event.
-pub const FULL_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+/// How long a producer waits for room in a full ring before dropping the event. A drop ends the
+/// thread's recording until its next root entry, so the wait covers a collector descheduled on a
+/// loaded machine (5 ms lost the rest of a long root at load average 20 on 2 cores).
+pub const FULL_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How many events ahead of the one it writes the producer asks the CPU for the slot's cache
 /// line (64 lines: some microseconds ahead at the probes' rate, far less than a ring).

@@ -13,6 +13,7 @@ use ferrofluid_protocol::{control, socket_path, AgentOptions, OptionsError};
 use crate::engine::{self, EngineError};
 use crate::probe::collector;
 use crate::runtime::context::{self, Runtime};
+use crate::runtime::push::{Push, PushSetupError};
 use crate::runtime::{jvm, logger, private_dir, server, session, snapshot};
 
 /// The agent's lifecycle, as the JVM's entry points drive it (`crate::ffi::entry`).
@@ -39,6 +40,8 @@ pub enum AgentError {
     Engine(#[from] EngineError),
     #[error("{0}")]
     Jvmti(#[from] ferrofluid_jvmti::Error),
+    #[error("{0}")]
+    Push(#[from] PushSetupError),
     #[error("{context} {}: {source}", .path.display())]
     Io {
         context: &'static str,
@@ -65,6 +68,8 @@ struct Running {
     /// The log file when it is the default one, inside the socket's directory.
     default_log: Option<PathBuf>,
     jvmti: Jvmti,
+    /// Continuous profiling from the agent's own threads (`push=`).
+    push: Option<Push>,
 }
 
 /// The loaded agent: running or dormant, and what outlives a detach. The library stays loaded
@@ -105,6 +110,16 @@ fn options() -> Option<AgentOptions> {
     lock(&AGENT.options).clone()
 }
 
+/// The running agent's pushing, if its options ask for it.
+fn push() -> Option<Push> {
+    state().as_ref().and_then(|r| r.push.clone())
+}
+
+/// What the running agent's pushing has done, for the status.
+pub fn push_status() -> Option<ferrofluid_protocol::control::PushStatus> {
+    push().and_then(|p| p.status())
+}
+
 fn lifecycle() -> MutexGuard<'static, ()> {
     lock(&AGENT.lifecycle)
 }
@@ -141,6 +156,8 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         .unwrap_or_else(|| control::default_socket_path(Path::new("/tmp"), pid));
     let default_log = open_log(&opts, &socket)?;
     let jvmti = vm.jvmti()?;
+    // The URL, credentials and certificates are checked before anything else is set up.
+    let push = Push::start(&opts, jvmti)?;
     let live = jvmti.phase()? == ferrofluid_jvmti::sys::JVMTI_PHASE_LIVE;
     context::register_upcalls();
     jvm::setup(vm, jvmti)?;
@@ -183,6 +200,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         socket,
         default_log,
         jvmti,
+        push,
     });
     Ok(())
 }
@@ -278,10 +296,14 @@ fn go_live(vm: JavaVm, jvmti: Jvmti, profile: bool) {
     }
 }
 
-/// Options that ask for profiling from the start: a root, a region, a mode, or an output file
-/// (whole program).
+/// Options that ask for profiling from the start: a root, a region, a mode, an output file or
+/// a backend to push to (whole program).
 fn wants_profile(opts: &AgentOptions) -> bool {
-    !opts.roots.is_empty() || !opts.region.is_empty() || opts.mode.is_some() || opts.file.is_some()
+    !opts.roots.is_empty()
+        || !opts.region.is_empty()
+        || opts.mode.is_some()
+        || opts.file.is_some()
+        || opts.push.url.is_some()
 }
 
 /// Starts the session `options` describe with its engine: removes the previous session's
@@ -333,6 +355,9 @@ pub fn on_live(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
         }
     }
     start_collecting(env);
+    if let Some(push) = push() {
+        push.begin();
+    }
     if let Some(d) = opts.duration {
         *lock(&AGENT.deadline) = Some(std::time::Instant::now() + d);
     }
@@ -405,6 +430,16 @@ pub fn finish_collection() {
             log::error!("writing the profile: {e}");
         }
     }
+    end_push(push(), was);
+}
+
+/// Ends the agent's pushing with the recording's last snapshot when `collected` (collection
+/// ran until now), taken on this thread as `file=` is.
+fn end_push(push: Option<Push>, collected: bool) {
+    if let Some(push) = push {
+        let last = collected.then(snapshot::snapshot).flatten();
+        push.end(last.map(|(profile, _)| profile));
+    }
 }
 
 /// VMDeath: the profile of a run started with `file=` is written now, the tool that owns the
@@ -428,6 +463,7 @@ pub fn detach() {
         return;
     };
     running.thread = None; // the caller is that thread; it ends after replying
+    end_push(running.push.take(), collector::collecting());
     shut_down(&running);
     if let Some(c) = running.collector.take() {
         let _ = c.join();
@@ -450,6 +486,7 @@ pub fn unload() {
         return;
     };
     let thread = running.thread.take();
+    end_push(running.push.take(), false);
     if let Some(c) = running.collector.take() {
         running.stop.store(true, Ordering::SeqCst);
         let _ = c.join();
@@ -529,6 +566,8 @@ pub fn control(request: control::Request) -> control::Response {
             if let Err(e) = engine::select(&options, jvm::granted()) {
                 return error(e.to_string());
             }
+            // A tool's session replaces the load options' one, and its pushing.
+            end_push(push(), collector::collecting());
             with_java_thread(|jvmti, env| match begin_session(jvmti, env, &options) {
                 Ok(outcome) => outcome_reply(outcome, "instrument"),
                 Err(e) => error(e.to_string()),
@@ -540,6 +579,7 @@ pub fn control(request: control::Request) -> control::Response {
             outcome_reply(outcome, "deinstrument")
         }),
         Request::Start => with_java_thread(|_, env| {
+            end_push(push(), collector::collecting());
             start_collecting(env);
             Response::Ok
         }),
@@ -548,7 +588,12 @@ pub fn control(request: control::Request) -> control::Response {
             Response::Ok
         }
         Request::Reset => {
-            if !collector::restart() {
+            // The interval until the reset is pushed first.
+            let restarted = match push() {
+                Some(push) => push.rebase(collector::restart),
+                None => collector::restart(),
+            };
+            if !restarted {
                 return error("collection was never started".into());
             }
             if let Some(active) = context::active() {

@@ -13,6 +13,7 @@ pub mod logger;
 pub mod natives;
 pub mod owner;
 pub mod private_dir;
+pub mod push;
 pub mod receiver;
 pub mod reveal;
 pub mod server;

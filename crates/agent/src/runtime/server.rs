@@ -216,6 +216,7 @@ fn status(info: &Info) -> Status {
         alloc_classes: running
             .map(|a| a.session.alloc_classes())
             .unwrap_or_default(),
+        push: lifecycle::push_status(),
     }
 }
 

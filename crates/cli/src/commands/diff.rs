@@ -27,19 +27,34 @@ pub struct DiffArgs {
     pub output: Option<PathBuf>,
     /// How much a context's or method's calls may change: a number of calls (0: any change),
     /// a percentage of the base (`5%`) or `none`.
-    #[arg(long, value_name = "T", default_value = "0")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "T",
+        default_value = "0"
+    )]
     pub max_calls_change: Threshold,
     /// How much a context's or method's self time may change beyond its noise: ns, a
     /// percentage (`10%`) or `none`.
-    #[arg(long, value_name = "T", default_value = "none")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "T",
+        default_value = "none"
+    )]
     pub max_time_change: Threshold,
     /// How much a context's or method's bytecodes (count mode) may change: a number, a
     /// percentage (`5%`) or `none`.
-    #[arg(long, value_name = "T", default_value = "0")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "T",
+        default_value = "0"
+    )]
     pub max_bytecodes_change: Threshold,
     /// A threshold for any other metric, as METRIC=T (`objects=0`, `bytes=10%`, `cpu_time=20%`);
     /// repeatable.
-    #[arg(long, value_name = "METRIC=T", value_parser = metric_threshold)]
+    #[arg(long, allow_hyphen_values = true, value_name = "METRIC=T", value_parser = metric_threshold)]
     pub max_change: Vec<(String, Threshold)>,
 }
 
@@ -181,19 +196,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     exceeding.len()
                 )?;
                 for e in exceeding.iter().take(diff::MOST_MOVED) {
-                    let metric = diff
-                        .metrics
-                        .iter()
-                        .find(|m| m.name == e.metric)
-                        .expect("a compared metric");
-                    writeln!(
-                        out,
-                        "  {} {}: {}   {}",
-                        e.kind,
-                        e.metric,
-                        diff::describe(metric, &e.change),
-                        e.name
-                    )?;
+                    writeln!(out, "  {}", diff::moved_line(&diff, e))?;
                 }
             }
             eprintln!("ferrofluid: diff written to {}", path.display());

@@ -22,7 +22,7 @@ pub fn run(args: ListArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         table(&jvms)
     };
-    super::attach::out(&text)?;
+    super::output::out(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,10 +1,14 @@
 //! One module per subcommand.
 
+pub mod agent_flags;
 pub mod attach;
+mod connect;
 pub mod diff;
+pub mod formats;
 pub mod instrument;
 pub mod list;
 mod narrow;
+mod output;
 pub mod report;
 pub mod run;
 pub mod top;

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use ferrofluid_protocol::control::{Client, Request, Response};
 use ferrofluid_protocol::{AgentOptions, Scheme};
 
-use super::attach::{out, write_report, AttachArgs};
+use super::attach::AttachArgs;
+use super::output::{out, write_report, Asked};
 use crate::interrupt::{self, Interrupts, Mode};
 
 /// How often the wait for the end looks at signals, Enter and the JVM.
@@ -69,7 +70,42 @@ pub(crate) fn run(
     args: &AttachArgs,
     options: &AgentOptions,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let pid = args.pid;
+    out(&narrow(client, args.pid, options)?)?;
+    let Some(output) = &args.output else {
+        eprintln!(
+            "ferrofluid: the session goes on; its report holds everything it collected, before \
+             and after narrowing"
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let interrupts = Interrupts::catch(Mode::Stop {
+        again: "interrupted again: quitting without a report; the session goes on".to_owned(),
+    })?;
+    wait_for_the_end(client, args.pid, options, &interrupts)?;
+    let value = match client.request(&Request::Snapshot)? {
+        Response::Snapshot { profile } => profile,
+        Response::Error { message } => return Err(format!("agent: {message}").into()),
+        other => return Err(format!("unexpected agent reply {other:?}").into()),
+    };
+    // The profile is in hand: no signal discards it now.
+    interrupts.keep();
+    let profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
+    write_report(&profile, output, Asked::default())?;
+    if output != Path::new("-") {
+        eprintln!(
+            "ferrofluid: wrote the session's profile to {}; the session goes on",
+            output.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks the agent to narrow its session; the line saying what became of it.
+fn narrow(
+    client: &mut Client,
+    pid: u32,
+    options: &AgentOptions,
+) -> Result<String, Box<dyn std::error::Error>> {
     let request = Request::Narrow {
         alloc_classes: options.alloc_classes.clone(),
     };
@@ -102,24 +138,23 @@ pub(crate) fn run(
             format!("{n} {many}")
         }
     };
-    out(&format!(
+    Ok(format!(
         "ferrofluid: narrowed the alloc session of JVM {pid} to the allocated classes {}: {} \
          retransformed; {} probed, {} not (their counts stay as they were)\n",
         patterns.join(", "),
         plural(classes, "class", "classes"),
         plural(probed, "allocation site", "allocation sites"),
         unprobed
-    ))?;
-    let Some(output) = &args.output else {
-        eprintln!(
-            "ferrofluid: the session goes on; its report holds everything it collected, before \
-             and after narrowing"
-        );
-        return Ok(ExitCode::SUCCESS);
-    };
-    let interrupts = Interrupts::catch(Mode::Stop {
-        again: "interrupted again: quitting without a report; the session goes on".to_owned(),
-    })?;
+    ))
+}
+
+/// Waits for `--duration`, Enter (stdin a terminal) or a signal, while the session lasts.
+fn wait_for_the_end(
+    client: &mut Client,
+    pid: u32,
+    options: &AgentOptions,
+    interrupts: &Interrupts,
+) -> Result<(), Box<dyn std::error::Error>> {
     let enter = Arc::new(AtomicBool::new(false));
     let deadline = options.duration.map(|d| Instant::now() + d);
     match options.duration {
@@ -144,10 +179,10 @@ pub(crate) fn run(
                 "ferrofluid: {}: taking the session's profile",
                 interrupt::name(signal)
             );
-            break;
+            return Ok(());
         }
         if enter.load(Ordering::SeqCst) || deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
+            return Ok(());
         }
         std::thread::sleep(POLL);
         // The session is still there: the JVM's exit, or its owner's detach, closes the socket;
@@ -165,20 +200,6 @@ pub(crate) fn run(
             .into());
         }
     }
-    let value = match client.request(&Request::Snapshot)? {
-        Response::Snapshot { profile } => profile,
-        Response::Error { message } => return Err(format!("agent: {message}").into()),
-        other => return Err(format!("unexpected agent reply {other:?}").into()),
-    };
-    let profile = ferrofluid_profile::Profile::from_json_slice(&serde_json::to_vec(&value)?)?;
-    write_report(&profile, output)?;
-    if output != Path::new("-") {
-        eprintln!(
-            "ferrofluid: wrote the session's profile to {}; the session goes on",
-            output.display()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

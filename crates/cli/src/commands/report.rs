@@ -1,5 +1,5 @@
-//! `ferrofluid report IN.json -o OUT.{txt,html,collapsed,json,pb.gz,pprof,speedscope.json}`:
-//! converts a saved JSON profile into another report format or an export.
+//! `ferrofluid report IN.json -o OUT`: converts a saved JSON profile into another report format
+//! or an export (the formats of [`ferrofluid_report::FORMATS`]), or serves it in the web UI.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -9,15 +9,21 @@ use std::process::ExitCode;
 use ferrofluid_profile::{Mode, Profile};
 use ferrofluid_report::{Format, Weight};
 
+use super::formats::FormatArg;
+
+const EXAMPLES: &str = "Examples:\n  ferrofluid report profile.json\n  \
+    ferrofluid report profile.json -o profile.html\n  \
+    ferrofluid report profile.json --format collapsed -o - | flamegraph.pl > flame.svg\n  \
+    ferrofluid report profile.json --ui";
+
 /// Arguments of `ferrofluid report`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  ferrofluid report profile.json\n  \
-    ferrofluid report profile.json -o profile.html\n  \
-    ferrofluid report profile.json --format collapsed -o - | flamegraph.pl > flame.svg")]
+#[command(after_help = format!("{}\n\n{EXAMPLES}", super::formats::formats_help()))]
 pub struct ReportArgs {
     /// Saved profile (the .json report of `ferrofluid run`/`attach` or of the agent).
     pub input: PathBuf,
-    /// Output file; its extension picks the format. `-` or no -o: text to the terminal.
+    /// Output file; its extension picks the format (see Formats below). `-` or no -o: text to
+    /// the terminal.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Output format, overriding the extension of -o.
@@ -69,46 +75,6 @@ impl From<VirtualThreadsArg> for ferrofluid_report::VirtualThreads {
     }
 }
 
-/// Formats accepted by `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
-    /// Hot spots and call tree as plain text.
-    #[value(name = "txt", alias = "text")]
-    Txt,
-    /// One self-contained HTML page.
-    #[value(name = "html")]
-    Html,
-    /// Folded stacks for flamegraph.pl, inferno, speedscope.
-    #[value(name = "collapsed", alias = "folded")]
-    Collapsed,
-    /// The JSON profile document.
-    #[value(name = "json")]
-    Json,
-    /// pprof's gzipped protobuf, for `go tool pprof`, Pyroscope, Parca.
-    #[value(name = "pprof")]
-    Pprof,
-    /// speedscope's file format.
-    #[value(name = "speedscope")]
-    Speedscope,
-    /// A JFR recording, for JDK Mission Control and the JDK's `jfr` tool.
-    #[value(name = "jfr")]
-    Jfr,
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Txt => Format::Text,
-            FormatArg::Html => Format::Html,
-            FormatArg::Collapsed => Format::Collapsed,
-            FormatArg::Json => Format::Json,
-            FormatArg::Pprof => Format::Pprof,
-            FormatArg::Speedscope => Format::Speedscope,
-            FormatArg::Jfr => Format::Jfr,
-        }
-    }
-}
-
 /// Why `ferrofluid report` failed; each message is one line.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportCmdError {
@@ -129,7 +95,7 @@ pub enum ReportCmdError {
         source: ferrofluid_profile::DocumentError,
     },
     /// Neither --format nor the extension of -o names a format.
-    #[error("cannot tell the report format from {}; name a {} file, or pass --format", path.display(), Format::EXTENSIONS)]
+    #[error("cannot tell the report format from {}; name {}, or pass --format", path.display(), Format::file_names())]
     NoFormat {
         /// Output path.
         path: PathBuf,
@@ -185,7 +151,7 @@ fn plan(args: &ReportArgs) -> Result<(Target<'_>, Format), ReportCmdError> {
         Some(p) => Target::File(p),
     };
     let format = match (args.format, &target) {
-        (Some(f), _) => f.into(),
+        (Some(FormatArg(f)), _) => f,
         (None, Target::Stdout) => Format::Text,
         (None, Target::File(p)) => {
             Format::from_path(p).ok_or_else(|| ReportCmdError::NoFormat { path: p.into() })?
@@ -222,7 +188,7 @@ fn serve(
     let about =
         serde_json::json!({ "file": args.input.display().to_string(), "command": "report" });
     let server = crate::ui::Server::saved(addr, &profile, about)?;
-    super::attach::out(&format!(
+    super::output::out(&format!(
         "ferrofluid: serving {} at {} (Ctrl-C stops)\n",
         args.input.display(),
         server.url()
@@ -377,6 +343,26 @@ mod tests {
             .join(file)
     }
 
+    /// A golden report's bytes: an HTML one with its `<!-- page/NAME -->` lines replaced by the
+    /// page's parts stored once beside the goldens (the report crate's `tests/golden.rs`).
+    fn expected(case: &str, file: &str) -> Vec<u8> {
+        let bytes = std::fs::read(golden(case, file)).unwrap();
+        if !file.ends_with(".html") {
+            return bytes;
+        }
+        let mut page = String::from_utf8(bytes).unwrap();
+        for name in [
+            "style.html",
+            "view.html",
+            "view-script.html",
+            "sort-script.html",
+        ] {
+            let part = std::fs::read_to_string(golden("page", name)).unwrap();
+            page = page.replace(&format!("<!-- page/{name} -->\n"), &part);
+        }
+        page.into_bytes()
+    }
+
     #[test]
     fn format_comes_from_flag_then_extension_then_defaults_to_text() {
         let a = parse(&["p.json", "-o", "out.html"]);
@@ -409,7 +395,7 @@ mod tests {
             let out = dir.path().join(format!("sample.{ext}"));
             let args = parse(&[input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
             convert(&args).unwrap();
-            let expected = std::fs::read(golden("sample", &format!("report.{ext}"))).unwrap();
+            let expected = expected("sample", &format!("report.{ext}"));
             assert_eq!(std::fs::read(&out).unwrap(), expected, "{ext}");
         }
     }
@@ -427,7 +413,7 @@ mod tests {
             "cpu",
         ]);
         convert(&args).unwrap();
-        let expected = std::fs::read(golden("sample", "report.cpu.collapsed")).unwrap();
+        let expected = expected("sample", "report.cpu.collapsed");
         assert_eq!(std::fs::read(&out).unwrap(), expected);
         let html = dir.path().join("cpu.html");
         let args = parse(&[
@@ -472,15 +458,15 @@ mod tests {
         // Default: the mode's primary metric (bytecodes), as the golden report.
         assert_eq!(
             run(&count, "count.collapsed", &[]).unwrap(),
-            std::fs::read(golden("count", "report.collapsed")).unwrap()
+            expected("count", "report.collapsed")
         );
         assert_eq!(
             run(&count, "calls.collapsed", &["--weight", "calls"]).unwrap(),
-            std::fs::read(golden("count", "report.calls.collapsed")).unwrap()
+            expected("count", "report.calls.collapsed")
         );
         assert_eq!(
             run(&alloc, "objects.html", &["--weight", "objects"]).unwrap(),
-            std::fs::read(golden("alloc", "report.objects.html")).unwrap()
+            expected("alloc", "report.objects.html")
         );
         assert_eq!(
             run(&count, "count.txt", &["--weight", "calls"])

@@ -1,28 +1,30 @@
 //! `ferrofluid run [FLAGS] -- java ARGS...`: starts a JVM with the agent loaded from its first class.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
-use super::attach::{check_writable, report_format, write_report, AgentFlags};
+use super::agent_flags::AgentFlags;
+use super::output::{check_writable, out, report_format, write_report, Asked};
 use crate::interrupt::{self, Interrupts, Mode};
+
+const EXAMPLES: &str = "Examples:\n  ferrofluid run --root com.acme.Main::main -o out.html -- java -cp app.jar com.acme.Main\n  \
+    ferrofluid run --mode region --region com.acme.Report::render -o regions.txt -- java -cp app.jar com.acme.Main\n  \
+    ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)\n  \
+    ferrofluid run --mode count --push http://pyroscope:4040/ingest --every 10s -- java -jar app.jar";
 
 /// Arguments of `ferrofluid run`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  ferrofluid run --root com.acme.Main::main -o out.html -- java -cp app.jar com.acme.Main\n  \
-    ferrofluid run --mode region --region com.acme.Report::render -o regions.txt -- java -cp app.jar com.acme.Main\n  \
-    ferrofluid run --file out.json -- ./gradlew test   (agent passed via JAVA_TOOL_OPTIONS)"
-)]
+#[command(after_help = format!("{}\n\n{EXAMPLES}", super::formats::formats_help()))]
 pub struct RunArgs {
     #[command(flatten)]
     pub flags: AgentFlags,
-    /// Write the report here when the JVM exits (.txt, .html, .collapsed, .json; the exports
-    /// .pb.gz, .speedscope.json, .jfr; `-`: text to the terminal, the default without --file).
-    /// Without --root the whole program is profiled.
-    #[arg(short, long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE", help = super::formats::output_help(
+          "when the JVM exits",
+          "Text to the terminal is the default without --file. Without --root the whole program \
+           is profiled"))]
     pub output: Option<PathBuf>,
     /// Serve a live web UI of the profile on ADDR while the program runs (default 127.0.0.1:0:
     /// loopback, a free port); the URL printed carries the access token (docs/ui.md). The report
@@ -41,13 +43,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     if args.output.is_some() && options.file.is_some() {
         return Err("give either --file (the agent's JSON) or -o (a report), not both".into());
     }
-    // Without -o or --file the text report goes to the terminal when the JVM exits: a profile
-    // is never taken only to be thrown away.
+    // Without -o, --file or --push the text report goes to the terminal when the JVM exits: a
+    // profile is never taken only to be thrown away.
     let output = match (&args.output, &options.file) {
         (Some(o), _) => Some(o.clone()),
-        (None, None) => Some(PathBuf::from("-")),
-        (None, Some(_)) => None,
+        (None, None) if options.push.url.is_none() => Some(PathBuf::from("-")),
+        (None, _) => None,
     };
+    if options.push.url.is_some() {
+        // The agent pushes, with the credentials of the environment the JVM inherits: checked
+        // before it starts.
+        ferrofluid_push::Auth::from_env()?;
+    }
     if let Some(file) = &options.file {
         check_writable(file)?;
     }
@@ -88,7 +95,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     child_pid.store(child.id(), Ordering::SeqCst);
     let done = Arc::new(AtomicBool::new(false));
     let ui = ui.map(|server| {
-        let _ = super::attach::out(&format!("ferrofluid: live UI at {}\n", server.url()));
+        let _ = out(&format!("ferrofluid: live UI at {}\n", server.url()));
         let (pid, socket, done) = (child.id(), options.socket.clone(), Arc::clone(&done));
         std::thread::spawn(move || serve_ui(server, pid, socket.as_deref(), &done))
     });
@@ -109,6 +116,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             interrupt::name(signal)
         );
     }
+    report(convert, options.file.as_deref())?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The report of the profile the agent wrote as the JVM exited: `convert` = (its temporary
+/// JSON, the output) converted, else the failed classes of the JSON `file` it wrote itself said.
+fn report(
+    convert: Option<(PathBuf, PathBuf)>,
+    file: Option<&Path>,
+) -> Result<(), Box<dyn std::error::Error>> {
     if let Some((json, output)) = convert {
         let bytes = std::fs::read(&json).map_err(|e| {
             format!(
@@ -120,7 +137,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         // The temporary JSON goes once the report is written, and is named if it stays.
         let written = ferrofluid_profile::Profile::from_json_slice(&bytes)
             .map_err(|e| e.to_string())
-            .and_then(|p| write_report(&p, &output).map_err(|e| e.to_string()));
+            .and_then(|p| write_report(&p, &output, Asked::default()).map_err(|e| e.to_string()));
         match written {
             Ok(()) => {
                 let _ = std::fs::remove_file(&json);
@@ -131,7 +148,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 )
             }
         }
-    } else if let Some(json) = &options.file {
+    } else if let Some(json) = file {
         // Written by the agent itself: its failed classes are said all the same.
         let profile = std::fs::read(json)
             .ok()
@@ -143,7 +160,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("ferrofluid: warning: {note}");
         }
     }
-    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+    Ok(())
 }
 
 /// Answers the UI's requests through the agent's control socket in JVM `pid` until `done`. The
@@ -159,7 +176,7 @@ fn serve_ui(
     while !done.load(Ordering::SeqCst) {
         if client.is_none() {
             // The agent opens its socket as the JVM starts.
-            client = super::attach::socket_path(pid, socket)
+            client = super::connect::socket_path(pid, socket)
                 .ok()
                 .and_then(|path| ferrofluid_protocol::control::Client::connect(&path).ok());
         }

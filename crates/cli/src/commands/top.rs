@@ -6,7 +6,6 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use ferrofluid_attach::VirtualMachine;
 use ferrofluid_protocol::control::{Client, Request, Response};
 use ferrofluid_protocol::AgentOptions;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -17,7 +16,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 use serde_json::Value;
 
-use super::attach::{AgentFlags, FlagsError};
+use super::agent_flags::{AgentFlags, FlagsError};
 use crate::interrupt::{Interrupts, Mode};
 
 /// Arguments of `ferrofluid top`.
@@ -28,11 +27,13 @@ use crate::interrupt::{Interrupts, Mode};
 )]
 pub struct TopArgs {
     /// Process id of the JVM (see `ferrofluid list`).
+    #[arg(value_parser = super::attach::parse_pid, allow_negative_numbers = true)]
     pub pid: u32,
     #[command(flatten)]
     pub flags: AgentFlags,
     /// Seconds to wait for the JVM's attach listener.
-    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    #[arg(long, default_value_t = 10, value_name = "SECS",
+          value_parser = super::attach::parse_seconds, allow_hyphen_values = true)]
     pub timeout: u64,
 }
 
@@ -310,21 +311,14 @@ fn connect(args: &TopArgs, options: &AgentOptions) -> Result<Client, Box<dyn std
         socket: options.socket.clone(),
         ..AgentOptions::default()
     };
-    let socket = super::attach::socket_path(args.pid, options.socket.as_deref())?;
-    if let Ok(mut client) = Client::connect(&socket) {
-        super::attach::refuse_if_owned(&mut client, args.pid, true)?;
-        return Ok(client);
+    let socket = super::connect::socket_path(args.pid, options.socket.as_deref())?;
+    let timeout = Duration::from_secs(args.timeout);
+    let (mut client, reached) =
+        super::connect::connect(args.pid, &socket, &args.flags, &plain, timeout)?;
+    if reached == super::connect::Reached::Reconnected {
+        super::connect::refuse_if_owned(&mut client, args.pid, true)?;
     }
-    let agent = args.flags.agent_library()?;
-    let vm = VirtualMachine::attach_with_timeout(args.pid, Duration::from_secs(args.timeout))?;
-    vm.load_agent(&agent, &plain.to_string())?;
-    Ok(Client::connect(&socket).map_err(|e| {
-        format!(
-            "agent loaded into JVM {}, but its socket {}: {e}",
-            args.pid,
-            socket.display()
-        )
-    })?)
+    Ok(client)
 }
 
 fn ok(client: &mut Client, request: &Request) -> Result<(), TopError> {

@@ -1,6 +1,8 @@
 //! Headless Chromium for the page tests: chromedriver on a free loopback port, and a browser
 //! session with a profile directory of the test's own.
 
+#![allow(dead_code)] // each test binary uses its own part
+
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -93,6 +93,9 @@ pub struct Document {
     /// Allocation mode: leak suspects, the strongest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leak_suspects: Option<Vec<crate::alloc::Suspect>>,
+    /// Sample mode: how it sampled, samples without a stack and lost, by reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::sampling::Sampling>,
     /// Native mode: all threads' time in bytecode, ns; informative (the threads' sum).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytecode_ns: Option<u64>,

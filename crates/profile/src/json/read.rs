@@ -25,6 +25,12 @@ impl Profile {
         let region = mode == Mode::Region;
         let extra_metrics = extra_metrics(doc, mode);
         let names: Vec<String> = extra_metrics.iter().map(|m| m.name.clone()).collect();
+        // A sample profile's nodes keep their own samples and frame types.
+        let names = if mode == Mode::Sample {
+            crate::sampling::column_keys(&names)
+        } else {
+            names
+        };
         let mut profile = Profile {
             mode,
             extra_metrics,
@@ -37,6 +43,7 @@ impl Profile {
                 .as_ref()
                 .and_then(|c| c.calibration.clone()),
             regions: region.then(|| doc.regions.clone().unwrap_or_default()),
+            sampling: doc.sampling.clone(),
             failed_classes: doc.failed_classes.clone(),
             alloc: alloc_summary(doc),
             ..Profile::default()
@@ -108,7 +115,8 @@ fn extra_metrics(doc: &Document, mode: Mode) -> Vec<Metric> {
     .into_iter()
     .filter(|m| {
         let own = inline.iter().any(|&(name, _)| name == m.name)
-            || mode.is_probe_timed() && m.name == crate::metric::CPU_TIME;
+            || mode.is_probe_timed() && m.name == crate::metric::CPU_TIME
+            || mode == Mode::Sample && m.name == crate::metric::CALLS;
         !own
     })
     .collect()
@@ -164,14 +172,8 @@ fn add_subtree(
     thread: &str,
     leaves: &mut Leaves<'_>,
 ) -> Result<Option<NodeId>, DocumentError> {
-    let (mode, names): (Mode, Vec<String>) = (
-        profile.mode,
-        profile
-            .extra_metrics
-            .iter()
-            .map(|m| m.name.clone())
-            .collect(),
-    );
+    let mode = profile.mode;
+    let names = leaves.names.to_vec();
     // Explicit stack: documents can be deeper than the native stack allows recursion.
     let mut stack = vec![(parent, doc)];
     let mut waiting = None;

@@ -102,6 +102,7 @@ impl Profile {
             classes: self.alloc.as_ref().map(|a| a.classes.clone()),
             sites: self.alloc.as_ref().map(|a| a.sites.clone()),
             leak_suspects: self.alloc.as_ref().map(|a| a.suspects.clone()),
+            sampling: self.sampling.clone(),
             bytecode_ns: None,
             native_ns: None,
             bytecode_cpu_ns: None,
@@ -169,6 +170,10 @@ impl Profile {
         // Built bottom-up (children are stored after parents), then moved into parents.
         let mut built: Vec<Option<NodeDoc>> = vec![None; tree.len()];
         let paths = self.alloc.is_some();
+        let samples = (self.mode == Mode::Sample)
+            .then(|| self.metric_index(crate::sampling::SAMPLES))
+            .flatten()
+            .map(|i| self.metric_values(tree, i));
         for id in tree.ids().rev() {
             let node = tree.node(id);
             if id != NodeId::ROOT && self.is_allocation_leaf(tree, id) {
@@ -192,6 +197,9 @@ impl Profile {
                 .collect();
             let own = if paths && own.iter().all(|&(_, v)| v == 0) {
                 Vec::new()
+            } else if let Some(samples) = &samples {
+                let total = samples[id.index()].total;
+                crate::sampling::node_keys(&self.extra_metrics, tree.extra(id), total)
             } else {
                 own
             };

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use super::{
-    AgentOptions, Blocks, OptionsError, Reveal, Scheme, KEYS, MAX_REGION_LAST, MAX_STACK_DEPTH,
+    AgentOptions, Blocks, OptionsError, Reveal, Scheme, KEYS, MAX_REGION_LAST, MAX_SAMPLE_INTERVAL,
+    MAX_STACK_DEPTH, MIN_SAMPLE_INTERVAL,
 };
 use crate::duration::{format_duration, parse_duration};
+use crate::push::{self, MIN_EVERY};
 
 pub(super) const PATH_REASON: &str = "expected a non-empty path without commas";
 pub(super) const DURATION_REASON: &str =
@@ -20,6 +22,10 @@ pub(super) const REVEAL_REASON: &str = "expected sync or async";
 pub(super) const BLOCKS_REASON: &str = "expected default or precise";
 pub(super) const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
 pub(super) const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
+pub(super) const EVERY_REASON: &str =
+    "expected a whole number with unit ms, s, m or h, at least 1s";
+pub(super) const INTERVAL_REASON: &str =
+    "expected a whole number of ms, s or m from 1ms to 1m (e.g. 10ms)";
 pub(super) const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
 
 fn parse_bool(value: &str) -> Option<bool> {
@@ -95,6 +101,8 @@ struct Parser {
     seen_adaptive: bool,
     seen_reveal: bool,
     seen_blocks: bool,
+    seen_wall: bool,
+    seen_threads: bool,
 }
 
 /// One `key=value` item, its key one of [`KEYS`], its value not empty.
@@ -231,9 +239,36 @@ impl Parser {
                 once(&mut self.seen_reveal, key)?;
                 o.reveal = value.parse().map_err(|r: String| item.bad(r))?;
             }
+            "interval" => first(&mut o.interval, key, || {
+                parse_duration(value)
+                    .filter(|d| (MIN_SAMPLE_INTERVAL..=MAX_SAMPLE_INTERVAL).contains(d))
+                    .ok_or_else(|| item.bad(INTERVAL_REASON))
+            })?,
+            "wall" => {
+                once(&mut self.seen_wall, key)?;
+                o.wall = item.flag()?;
+            }
+            "threads" => {
+                once(&mut self.seen_threads, key)?;
+                o.threads = item.flag()?;
+            }
             "duration" => first(&mut o.duration, key, || {
                 parse_duration(value).ok_or_else(|| item.bad(DURATION_REASON))
             })?,
+            "push" => first(&mut o.push.url, key, || {
+                push::check_url(value)
+                    .map(|()| value.to_owned())
+                    .map_err(|r| item.bad(r))
+            })?,
+            "every" => first(&mut o.push.every, key, || {
+                parse_duration(value)
+                    .filter(|d| *d >= MIN_EVERY)
+                    .ok_or_else(|| item.bad(EVERY_REASON))
+            })?,
+            "label" => o
+                .push
+                .labels
+                .push(push::parse_label(value).map_err(|e| item.bad(e.to_string()))?),
             "file" => first(&mut o.file, key, || item.path())?,
             "log" => first(&mut o.log, key, || item.path())?,
             "socket" => first(&mut o.socket, key, || item.path())?,
@@ -282,12 +317,31 @@ impl fmt::Display for AgentOptions {
                 .iter()
                 .map(|p| format!("alloc-class={p}")),
         );
+        if let Some(d) = self.interval {
+            items.push(format!("interval={}", format_duration(d)));
+        }
+        if self.wall {
+            items.push("wall=true".into());
+        }
+        if self.threads {
+            items.push("threads=true".into());
+        }
         if let Some(p) = &self.file {
             items.push(format!("file={}", p.display()));
         }
         if let Some(d) = self.duration {
             items.push(format!("duration={}", format_duration(d)));
         }
+        items.extend(self.push.url.iter().map(|u| format!("push={u}")));
+        if let Some(d) = self.push.every {
+            items.push(format!("every={}", format_duration(d)));
+        }
+        items.extend(
+            self.push
+                .labels
+                .iter()
+                .map(|(k, v)| format!("label={k}={v}")),
+        );
         if let Some(p) = &self.log {
             items.push(format!("log={}", p.display()));
         }

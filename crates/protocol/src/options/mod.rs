@@ -24,6 +24,7 @@ pub use ferrofluid_subgraph::{
     AllocClassPattern, ClassFilter, ClassPattern, MethodPattern, Scheme,
 };
 
+use crate::push::PushOptions;
 use crate::serde_str::{as_string, as_strings};
 use grammar::{suggestion, PATH_REASON, REGION_LAST_REASON};
 pub use modes::{
@@ -43,6 +44,12 @@ pub const DEFAULT_TRACK_EVERY: u64 = 10;
 pub const DEFAULT_STACK_DEPTH: u32 = 64;
 /// Largest accepted `stack-depth`.
 pub const MAX_STACK_DEPTH: u32 = 1024;
+/// The sampling interval when `interval` is not given (100 Hz).
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
+/// Shortest accepted `interval`.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(1);
+/// Longest accepted `interval`.
+pub const MAX_SAMPLE_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Parsed agent options: the one options struct of ferrofluid. The CLI fills it from its flags
 /// and prints it for `-agentpath:`/attach `load`, an `instrument` request carries it
@@ -104,6 +111,16 @@ pub struct AgentOptions {
     /// repeatable; none: every class).
     #[serde(default, with = "as_strings", skip_serializing_if = "Vec::is_empty")]
     pub alloc_classes: Vec<AllocClassPattern>,
+    /// Sample mode: the sampling interval (`interval=`; default [`DEFAULT_SAMPLE_INTERVAL`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "millis")]
+    pub interval: Option<Duration>,
+    /// Sample mode: wall-clock sampling of every thread (`wall=true`; default: each thread's CPU
+    /// time).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wall: bool,
+    /// Sample mode: one tree per thread (`threads=true`; default: one merged tree).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threads: bool,
     /// What to measure (`mode=`), when given; see [`AgentOptions::mode`] for the mode in effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
@@ -113,12 +130,33 @@ pub struct AgentOptions {
     /// Stop profiling this long after it started.
     #[serde(skip)]
     pub duration: Option<Duration>,
+    /// Continuous profiling from the agent's own thread (`push=`, `every=`, `label=`).
+    #[serde(skip)]
+    pub push: PushOptions,
     /// The agent's log file (default: `agent.log` beside the control socket).
     #[serde(skip)]
     pub log: Option<PathBuf>,
     /// Path of the control socket (default: `/tmp/.ferrofluid-<pid>/control.sock`).
     #[serde(skip)]
     pub socket: Option<PathBuf>,
+}
+
+/// An optional duration as whole milliseconds on the wire.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_u64(d.as_millis() as u64),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
 }
 
 /// `include`/`exclude` as two fields of the options' wire form.
@@ -183,6 +221,8 @@ pub enum OptionsError {
     AdaptiveAndRegion,
     #[error("agent option `{key}` does not apply to mode {mode}; mode {mode} takes {}", mode_options(*.mode).join(", "))]
     NotInMode { key: &'static str, mode: Mode },
+    #[error("agent option `{key}` needs `push`")]
+    NeedsPush { key: &'static str },
 }
 
 impl AgentOptions {
@@ -206,6 +246,11 @@ impl AgentOptions {
         self.stack_depth.unwrap_or(DEFAULT_STACK_DEPTH)
     }
 
+    /// The sampling interval of sample mode.
+    pub fn interval(&self) -> Duration {
+        self.interval.unwrap_or(DEFAULT_SAMPLE_INTERVAL)
+    }
+
     /// How many last region durations to keep.
     pub fn region_last(&self) -> u32 {
         self.region_last.unwrap_or(DEFAULT_REGION_LAST)
@@ -215,6 +260,16 @@ impl AgentOptions {
     /// The CLI calls this before building an option string from user-supplied paths.
     pub fn validate(&self) -> Result<(), OptionsError> {
         self.check_modes()?;
+        if let Some(d) = self
+            .interval
+            .filter(|d| !(MIN_SAMPLE_INTERVAL..=MAX_SAMPLE_INTERVAL).contains(d))
+        {
+            return Err(OptionsError::BadValue {
+                key: "interval",
+                value: crate::duration::format_duration(d),
+                reason: grammar::INTERVAL_REASON.into(),
+            });
+        }
         if self.region_last.is_some_and(|n| n > MAX_REGION_LAST) {
             return Err(OptionsError::BadValue {
                 key: "region-last",

@@ -4,7 +4,9 @@ use super::{AgentOptions, Mode, OptionsError};
 
 /// The options every mode takes: where the profile goes and for how long, where the agent
 /// logs and listens.
-pub const COMMON_KEYS: &[&str] = &["mode", "file", "duration", "log", "socket"];
+pub const COMMON_KEYS: &[&str] = &[
+    "mode", "file", "duration", "push", "every", "label", "log", "socket",
+];
 
 /// The options `mode` takes besides [`COMMON_KEYS`]: the one place that says which option
 /// applies to which mode ([`AgentOptions::validate`] refuses the others when given).
@@ -40,7 +42,11 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
         // select); with roots, the natives called inside their extent, in calling context.
         // `reveal`: attach sends it (see `Region`).
         Mode::Native => &["root", "include", "exclude", "scheme", "cpu", "reveal"],
-        Mode::Sample => &["root", "include", "exclude"],
+        // `root` makes it hybrid: only samples inside the roots' invocations, whose calls are
+        // counted exactly.
+        Mode::Sample => &[
+            "root", "include", "exclude", "reveal", "interval", "wall", "threads",
+        ],
     }
 }
 
@@ -52,6 +58,7 @@ pub const AGENT_MODES: &[Mode] = &[
     Mode::Alloc,
     Mode::Count,
     Mode::Native,
+    Mode::Sample,
 ];
 
 /// The modes whose engine needs the agent loaded with the JVM (`-agentpath`, `ferrofluid run`):
@@ -96,14 +103,26 @@ impl AgentOptions {
             ("track-every", self.track_every.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
+            ("interval", self.interval.is_some()),
+            ("wall", self.wall),
+            ("threads", self.threads),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
         .collect()
     }
 
-    /// Every option given must be one the mode in effect takes ([`mode_options`]).
+    /// Every option given must be one the mode in effect takes ([`mode_options`]), and
+    /// `every` and `label` need `push`.
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        if self.push.url.is_none() {
+            if self.push.every.is_some() {
+                return Err(OptionsError::NeedsPush { key: "every" });
+            }
+            if !self.push.labels.is_empty() {
+                return Err(OptionsError::NeedsPush { key: "label" });
+            }
+        }
         let mode = self.mode();
         let takes = mode_options(mode);
         match self.given().into_iter().find(|k| !takes.contains(k)) {

@@ -88,6 +88,22 @@ fn valid_cases() -> Vec<(&'static str, AgentOptions, &'static str)> {
             },
             "region=demo.Work::step(I)V,region=B::*,region-last=7,file=r.json",
         ),
+        (
+            "label=env=prod,mode=count,every=120s,push=https://p:4040/ingest,label=service_name=billing",
+            AgentOptions {
+                mode: Some(Mode::Count),
+                push: crate::push::PushOptions {
+                    url: Some("https://p:4040/ingest".into()),
+                    every: Some(Duration::from_secs(120)),
+                    labels: vec![
+                        ("env".into(), "prod".into()),
+                        ("service_name".into(), "billing".into()),
+                    ],
+                },
+                ..d()
+            },
+            "mode=count,push=https://p:4040/ingest,every=2m,label=env=prod,label=service_name=billing",
+        ),
     ]
 }
 
@@ -108,7 +124,7 @@ fn parses_and_prints_canonically() {
 
 #[test]
 fn errors_name_the_key_and_accepted_values() {
-    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, file, duration, log, socket";
+    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, interval, wall, threads, file, duration, push, every, label, log, socket";
     let cases = [
         ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
         ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -167,6 +183,25 @@ fn errors_name_the_key_and_accepted_values() {
             "region=C::d,cpu=true",
             "agent options `cpu` and `region` exclude each other: code-region mode measures wall time only".into(),
         ),
+        ("every=10s", "agent option `every` needs `push`".into()),
+        ("label=env=prod", "agent option `label` needs `push`".into()),
+        (
+            "push=pyroscope:4040/ingest",
+            "bad value `pyroscope:4040/ingest` for agent option `push`: expected an http:// or https:// URL".into(),
+        ),
+        ("push=http://a/ingest,push=http://b/ingest", "agent option `push` given twice".into()),
+        (
+            "push=http://a/ingest,every=500ms",
+            "bad value `500ms` for agent option `every`: expected a whole number with unit ms, s, m or h, at least 1s".into(),
+        ),
+        (
+            "push=http://a/ingest,label=9x=1",
+            "bad value `9x=1` for agent option `label`: label name `9x`: expected letters, digits and `_`, not starting with a digit or `__`".into(),
+        ),
+        (
+            "push=http://a/ingest,label=dropped_profiles=1",
+            "bad value `dropped_profiles=1` for agent option `label`: label name `dropped_profiles` is set by ferrofluid itself".into(),
+        ),
         ("region=C.d", "bad value `C.d` for agent option `region`: expected CLASS::METHOD (e.g. com.acme.Report::render)".into()),
     ];
     for (input, message) in cases {
@@ -208,7 +243,7 @@ fn mode_is_one_option_and_each_mode_says_what_it_takes() {
         ("mode=cpu,region=A::b", "agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal"),
         ("mode=region,root=A::b", "agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph"),
         ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
-        ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude"),
+        ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude, reveal, interval, wall, threads"),
         ("mode=count,region-last=4", "agent option `region-last` needs `region`"),
         ("mode=native,blocks=precise", "agent option `blocks` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
         ("mode=native,adaptive=true", "agent option `adaptive` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
@@ -228,8 +263,10 @@ fn mode_is_one_option_and_each_mode_says_what_it_takes() {
     }
     assert_eq!(
         mode_unavailable(Mode::Sample),
-        "mode sample is not available in this agent (available: cpu, region, alloc, count, native)"
+        "mode sample is not available in this agent (available: cpu, region, alloc, count, native, sample)"
     );
+    // Every mode has an engine in this agent.
+    assert!(Mode::ALL.iter().all(|m| AGENT_MODES.contains(m)));
 }
 
 #[test]
@@ -303,5 +340,55 @@ fn validate_rejects_paths_that_would_not_round_trip() {
     assert_eq!(
         opts.validate().unwrap_err().to_string(),
         "bad value `a,b.json` for agent option `file`: expected a non-empty path without commas"
+    );
+}
+
+#[test]
+fn interval_wall_and_threads_are_samples_own_options() {
+    let parsed: AgentOptions = "threads=true,interval=1ms,mode=sample,wall=true,root=A::b"
+        .parse()
+        .unwrap();
+    assert_eq!(
+        (parsed.interval(), parsed.wall, parsed.threads),
+        (Duration::from_millis(1), true, true)
+    );
+    let canonical = "mode=sample,root=A::b,interval=1ms,wall=true,threads=true";
+    assert_eq!(parsed.to_string(), canonical);
+    assert_eq!(canonical.parse::<AgentOptions>().unwrap(), parsed);
+    // On the wire (an `instrument` request): the interval in ms.
+    let wire = serde_json::to_value(&parsed).unwrap();
+    assert_eq!(wire["interval"], serde_json::json!(1));
+    assert_eq!(
+        serde_json::from_value::<AgentOptions>(wire).unwrap(),
+        parsed
+    );
+    let default: AgentOptions = "mode=sample".parse().unwrap();
+    assert_eq!(default.interval(), DEFAULT_SAMPLE_INTERVAL);
+    assert!(serde_json::to_value(&default)
+        .unwrap()
+        .get("interval")
+        .is_none());
+    let reason = "expected a whole number of ms, s or m from 1ms to 1m (e.g. 10ms)";
+    let cases = [
+        ("mode=sample,interval=0ms", format!("bad value `0ms` for agent option `interval`: {reason}")),
+        ("mode=sample,interval=2h", format!("bad value `2h` for agent option `interval`: {reason}")),
+        ("mode=sample,interval=10", format!("bad value `10` for agent option `interval`: {reason}")),
+        ("mode=sample,interval=1ms,interval=2ms", "agent option `interval` given twice".into()),
+        ("mode=sample,wall=yes", "bad value `yes` for agent option `wall`: expected true or false".into()),
+        ("interval=1ms", "agent option `interval` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal".into()),
+        ("mode=count,threads=true", "agent option `threads` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal".into()),
+    ];
+    for (input, message) in cases {
+        let err = input.parse::<AgentOptions>().unwrap_err();
+        assert_eq!(err.to_string(), message, "{input}");
+    }
+    let far = AgentOptions {
+        mode: Some(Mode::Sample),
+        interval: Some(Duration::from_secs(61)),
+        ..AgentOptions::default()
+    };
+    assert_eq!(
+        far.validate().unwrap_err().to_string(),
+        format!("bad value `61s` for agent option `interval`: {reason}")
     );
 }

@@ -309,6 +309,16 @@
     }
     return null;
   }
+  // Beside the pointer, on whichever side keeps the whole tooltip inside the window.
+  function placeTip(tip, ev) {
+    const pad = 8, vw = document.documentElement.clientWidth, vh = document.documentElement.clientHeight;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    let x = ev.clientX + 12, y = ev.clientY + 14;
+    if (x + w > vw - pad) x = ev.clientX - 12 - w;
+    if (y + h > vh - pad) y = ev.clientY - 14 - h;
+    tip.style.left = Math.max(pad, Math.min(x, vw - pad - w)) + "px";
+    tip.style.top = Math.max(pad, Math.min(y, vh - pad - h)) + "px";
+  }
   function tipText(n) {
     const ms = metricsOf(st.doc);
     const root = st.tree;
@@ -551,8 +561,7 @@
     if (!b) { tip.hidden = true; return; }
     tip.textContent = tipText(b.n);
     tip.hidden = false;
-    tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 420) + "px";
-    tip.style.top = ev.clientY + 14 + "px";
+    placeTip(tip, ev);
   });
   $("flame").addEventListener("mouseleave", () => { $("tip").hidden = true; });
   $("tree").addEventListener("click", (ev) => {

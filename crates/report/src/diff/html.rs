@@ -82,7 +82,8 @@ pub fn write_html(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>ferrofluid diff ({mode})</title>\
-         <style>body{{font-family:sans-serif;margin:1em}}pre{{font-size:13px}}</style>\
+         <style>body{{font-family:sans-serif;margin:1em}}pre{{font-size:13px;overflow-x:auto}}\
+         body>svg{{display:block;width:100%}}</style>\
          </head><body>\n<h1>ferrofluid diff of two {mode} profiles</h1>\n",
         mode = diff.mode
     )?;

@@ -34,5 +34,5 @@ mod thresholds;
 pub use compare::{Change, ContextDiff, DiffError, Exceeding, MethodDiff, Presence, ProfileDiff};
 pub use html::{differential_lines, write_html};
 pub use json::write_json;
-pub use text::{describe, write_text, MOST_MOVED};
+pub use text::{describe, moved_line, write_text, MOST_MOVED};
 pub use thresholds::{BadThreshold, Threshold, Thresholds};

@@ -46,6 +46,23 @@ pub fn describe(metric: &Metric, c: &Change) -> String {
 /// How many of the exceeding changes a report lists.
 pub const MOST_MOVED: usize = 20;
 
+/// One change beyond the thresholds as the text report and `ferrofluid diff` list it: kind,
+/// metric, the change, the context or method.
+pub fn moved_line(diff: &ProfileDiff, e: &Exceeding) -> String {
+    let metric = diff
+        .metrics
+        .iter()
+        .find(|m| m.name == e.metric)
+        .expect("a compared metric");
+    format!(
+        "{} {}: {}   {}",
+        e.kind,
+        e.metric,
+        describe(metric, &e.change),
+        e.name
+    )
+}
+
 /// The diff as text: totals, the changes past the thresholds (the contexts that moved most
 /// first), new and vanished contexts, and every method that changed.
 pub fn write_text(
@@ -114,19 +131,7 @@ fn write_exceeding(
             "Changes beyond the thresholds: {contexts} in contexts, {methods} in methods; moved most:"
         )?;
         for e in exceeding.iter().take(MOST_MOVED) {
-            let m = diff
-                .metrics
-                .iter()
-                .find(|m| m.name == e.metric)
-                .expect("a compared metric");
-            writeln!(
-                out,
-                "  {} {}: {}   {}",
-                e.kind,
-                e.metric,
-                describe(m, &e.change),
-                e.name
-            )?;
+            writeln!(out, "  {}", moved_line(diff, e))?;
         }
         if exceeding.len() > MOST_MOVED {
             writeln!(out, "  ... and {} more", exceeding.len() - MOST_MOVED)?;

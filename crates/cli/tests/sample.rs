@@ -1,0 +1,274 @@
+//! The `sample` mode end to end in a real JVM (`tests/java/Sampled.java`): two hot methods of
+//! 3:1 cost sampled 3:1; a counted loop without a safepoint poll charged to its own method; the
+//! hybrid (`--root`): no sample outside the root, the root's calls exact; the document's
+//! sampling summary and frame types.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+mod common;
+use common::{agent, compile, ferrofluid, scratch};
+use ferrofluid_testkit::{javac, read_profile_json, JDK17_HOME};
+
+/// `ferrofluid run --mode sample FLAGS -o OUT -- java JAVA -cp DIR Sampled ARGS`.
+fn run(dir: &Path, flags: &[&str], java: &[&str], args: &[&str]) -> Value {
+    run_main(dir, flags, java, "Sampled", args).0
+}
+
+/// [`run`] of class `main`; also its stdout.
+fn run_main(
+    dir: &Path,
+    flags: &[&str],
+    java: &[&str],
+    main: &str,
+    args: &[&str],
+) -> (Value, String) {
+    let out = dir.join(format!("{main}.json"));
+    let output: Output = ferrofluid()
+        .arg("run")
+        .arg("--agent")
+        .arg(agent())
+        .args(["--mode", "sample"])
+        .args(flags)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .args(java)
+        .arg("-cp")
+        .arg(dir)
+        .arg(main)
+        .args(args)
+        .output()
+        .expect("ferrofluid runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (
+        read_profile_json(&out),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+/// Own samples per `Class.method` over every thread's tree.
+fn self_samples(doc: &Value) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for t in doc["threads"].as_array().unwrap() {
+        let mut stack = vec![&t["root"]];
+        while let Some(n) = stack.pop() {
+            let name = format!(
+                "{}.{}",
+                n["class"].as_str().unwrap(),
+                n["method"].as_str().unwrap()
+            );
+            *out.entry(name).or_default() += u(&n["self_samples"]);
+            stack.extend(n["children"].as_array().into_iter().flatten());
+        }
+    }
+    out
+}
+
+fn check_document(doc: &Value) {
+    assert_eq!(doc["mode"], "sample");
+    // A hybrid's roots count their calls first.
+    let metrics = doc["metrics"].as_array().unwrap();
+    let sampled = if doc["sampling"]["roots"] == true {
+        assert_eq!(
+            metrics[0],
+            serde_json::json!({"name": "calls", "unit": "count"})
+        );
+        &metrics[1..]
+    } else {
+        &metrics[..]
+    };
+    assert_eq!(
+        sampled,
+        [
+            serde_json::json!({"name": "samples", "unit": "count"}),
+            serde_json::json!({"name": "estimated_time", "unit": "nanoseconds"})
+        ]
+    );
+    let s = &doc["sampling"];
+    assert_eq!(s["clock"], "cpu");
+    assert_eq!(s["interval_ns"], 1_000_000);
+    // The samples in the trees are the summary's.
+    let in_trees: u64 = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| u(&t["root"]["samples"]))
+        .sum();
+    assert_eq!(in_trees, u(&s["samples"]));
+    let without: u64 = s["without_stack"]
+        .as_object()
+        .map_or(0, |m| m.values().map(u).sum());
+    assert_eq!(u(&s["walked"]) + without, u(&s["samples"]));
+}
+
+/// Two methods of the same loop, one run three times as long: their own samples are 3:1
+/// within 10%, and the hot frames are compiled code.
+#[test]
+fn two_hot_methods_of_three_to_one_cost() {
+    let dir = compile("Sampled.java", "sample-ratio");
+    let doc = run(&dir, &["--interval", "1ms"], &[], &["ratio", "150"]);
+    check_document(&doc);
+    let own = self_samples(&doc);
+    let (three, one) = (own["Sampled.threeParts"], own["Sampled.onePart"]);
+    assert!(three + one >= 1000, "too few samples: {own:?}");
+    let ratio = three as f64 / one as f64;
+    assert!(
+        (2.7..=3.3).contains(&ratio),
+        "3:1 expected, got {three}:{one}"
+    );
+    assert_eq!(doc["threads"].as_array().unwrap().len(), 1, "merged");
+    assert_eq!(doc["threads"][0]["name"], "all threads");
+    // Its own samples by frame type: the loops ran compiled (or inlined) nearly always.
+    let mut compiled = 0;
+    let mut stack = vec![&doc["threads"][0]["root"]];
+    while let Some(n) = stack.pop() {
+        if n["method"] == "threeParts" {
+            compiled += u(&n["self_compiled"]) + u(&n["self_inlined"]);
+        }
+        stack.extend(n["children"].as_array().into_iter().flatten());
+    }
+    assert!(
+        compiled as f64 >= 0.9 * three as f64,
+        "{compiled} of {three}"
+    );
+}
+
+/// A hot counted loop without a safepoint poll (the Parallel collector asks for none in counted
+/// loops) is charged to its own method, not to the loop around it that polls.
+#[test]
+fn a_loop_without_safepoint_poll_is_charged_to_its_own_method() {
+    let dir = compile("Sampled.java", "sample-counted");
+    let doc = run(
+        &dir,
+        &["--interval", "1ms", "--threads"],
+        &["-XX:+UseParallelGC"],
+        &["counted", "20000"],
+    );
+    check_document(&doc);
+    let own = self_samples(&doc);
+    let (sum, counted) = (own["Sampled.sum"], own["Sampled.counted"]);
+    assert!(sum >= 500, "too few samples: {own:?}");
+    assert!(
+        sum as f64 >= 0.95 * (sum + counted) as f64,
+        "sum {sum}, counted {counted}"
+    );
+    let main = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "main")
+        .expect("a tree per thread, main's among them");
+    assert!(u(&main["id"]) > 0);
+}
+
+/// With a root: the samples are those inside its invocations, their stacks start at it, and its
+/// calls are counted exactly; the work outside it is in no tree.
+#[test]
+fn the_hybrid_samples_only_inside_the_root_and_counts_its_calls() {
+    let dir = compile("Sampled.java", "sample-hybrid");
+    let doc = run(
+        &dir,
+        &["--interval", "1ms", "--root", "Sampled::root"],
+        &[],
+        &["hybrid", "40"],
+    );
+    assert_eq!(doc["sampling"]["roots"], true);
+    check_document(&doc);
+    assert!(u(&doc["sampling"]["outside_roots"]) > 0);
+    let root = &doc["threads"][0]["root"];
+    let children = root["children"].as_array().unwrap();
+    // Samples inside the root whose stack the JVM could not walk are `[reason]` nodes.
+    let (reasons, methods): (Vec<&Value>, Vec<&Value>) = children
+        .iter()
+        .partition(|c| c["class"].as_str().unwrap().starts_with('['));
+    let names: Vec<&str> = methods
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["root"], "every walked sample starts at the root");
+    for r in &reasons {
+        assert_eq!(r["method"], "");
+        assert_eq!(r["children"].as_array().map(Vec::len), Some(0));
+    }
+    let r = methods[0];
+    assert_eq!(u(&r["calls"]), 40);
+    let own = self_samples(&doc);
+    assert!(!own.contains_key("Sampled.outside"), "{own:?}");
+    assert!(!own.contains_key("Sampled.main"), "{own:?}");
+    assert!(u(&r["samples"]) >= 100, "too few samples: {own:?}");
+    // The text report weighs by samples.
+    let text = Command::new(env!("CARGO_BIN_EXE_ferrofluid"))
+        .arg("report")
+        .arg(dir.join("Sampled.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("ferrofluid sample profile"), "{text}");
+    assert!(text.contains("Sampled.threeParts"), "{text}");
+}
+
+/// Crash containment: a minute (`FERROFLUID_STRESS_SECS`) of sampling at 1 kHz a program that
+/// loads and unloads classes all the time (each compiled by the JIT and thrown away), throws and
+/// recurses on several threads: the JVM finishes, and every sample is in the profile with a
+/// stack or a counted reason.
+#[test]
+fn sampling_survives_class_churn_for_a_minute() {
+    let seconds: u64 = std::env::var("FERROFLUID_STRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    // The churn program of the jvmtiprof crate's own crash-containment test.
+    let java = Path::new(env!("CARGO_MANIFEST_DIR")).join("../jvmtiprof/tests/java");
+    let dir = scratch("sample-churn");
+    javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        &dir,
+        [java.join("Churn.java")],
+    );
+    // Beside the class path, so that only Churn's own loaders define it.
+    javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17"],
+        &dir.join("payload"),
+        [java.join("payload/Payload.java")],
+    );
+    let payload = dir.join("payload/Payload.class");
+    let (doc, stdout) = run_main(
+        &dir,
+        &["--interval", "1ms"],
+        &["-Xmx256m"],
+        "Churn",
+        &[payload.to_str().unwrap(), &seconds.to_string()],
+    );
+    let loaded: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("loaded "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no 'loaded' line:\n{stdout}"));
+    let s = &doc["sampling"];
+    eprintln!("loaded {loaded} classes; sampling {s}");
+    assert!(loaded > 50, "the program did little: {loaded}");
+    assert!(u(&s["samples"]) > 1000, "{s}");
+    assert!(s.get("lost").is_none(), "{s}");
+    let in_trees: u64 = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| u(&t["root"]["samples"]))
+        .sum();
+    assert_eq!(in_trees, u(&s["samples"]));
+}
