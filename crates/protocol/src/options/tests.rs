@@ -245,20 +245,28 @@ fn mode_is_one_option_and_each_mode_says_what_it_takes() {
         ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
         ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude, reveal, interval, wall, threads"),
         ("mode=count,region-last=4", "agent option `region-last` needs `region`"),
+        ("mode=native,blocks=precise", "agent option `blocks` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
+        ("mode=native,adaptive=true", "agent option `adaptive` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
     ];
     for (input, message) in cases {
         let err = input.parse::<AgentOptions>().unwrap_err();
         assert_eq!(err.to_string(), message, "{input}");
     }
+    // The native mode's: whole program (classes selected) or roots, with thread CPU time;
+    // `reveal` as `ferrofluid attach` sends it.
+    let native = "mode=native,root=A::b,include=com.acme.**,scheme=eager,cpu=true,reveal=async";
+    assert_eq!(native.parse::<AgentOptions>().unwrap().to_string(), native);
     // Options common to every mode are always taken.
     for mode in Mode::ALL {
         let s = format!("mode={mode},file=p.json,duration=1s,log=/l,socket=/s");
         assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
     }
     assert_eq!(
-        mode_unavailable(Mode::Native),
-        "mode native is not available in this agent (available: cpu, region, alloc, count, sample)"
+        mode_unavailable(Mode::Sample),
+        "mode sample is not available in this agent (available: cpu, region, alloc, count, native, sample)"
     );
+    // Every mode has an engine in this agent.
+    assert!(Mode::ALL.iter().all(|m| AGENT_MODES.contains(m)));
 }
 
 #[test]

@@ -93,6 +93,9 @@ struct Plan {
 /// The options to load the agent with and the session's, checked before the JVM is touched.
 fn plan(args: &AttachArgs) -> Result<Plan, Box<dyn std::error::Error>> {
     let options = args.flags.options()?;
+    if ferrofluid_protocol::AT_LOAD_ONLY.contains(&options.mode()) {
+        return Err(ferrofluid_protocol::at_load_only(options.mode()).into());
+    }
     let profiling = args.output.is_some()
         || args.ui.is_some()
         || !options.roots.is_empty()
