@@ -203,7 +203,7 @@ impl Drain {
             c.trees
                 .entry(group)
                 .or_default()
-                .add(std::iter::once(m), s.weight_ns, None);
+                .add(std::iter::once(m), s.weight_ns, None, state(s));
             return;
         }
         let mut path = std::mem::take(&mut self.path);
@@ -244,7 +244,17 @@ impl Drain {
         c.trees
             .entry(group)
             .or_default()
-            .add(path.iter().rev().copied(), s.weight_ns, kind);
+            .add(path.iter().rev().copied(), s.weight_ns, kind, state(s));
         self.path = path;
+    }
+}
+
+/// A wall-clock sample's thread state: an index of
+/// [`THREAD_STATES`](ferrofluid_profile::sampling::THREAD_STATES) (running, waiting).
+fn state(s: &Sample<'_>) -> Option<usize> {
+    match (s.clock, s.state) {
+        (Clock::Wall, SampleState::Running) => Some(0),
+        (Clock::Wall, SampleState::Syscall | SampleState::Idle) => Some(1),
+        _ => None,
     }
 }
