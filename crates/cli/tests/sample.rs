@@ -304,6 +304,8 @@ fn sampling_survives_class_churn_for_a_minute() {
     assert!(loaded > 50, "the program did little: {loaded}");
     assert!(u(&s["samples"]) > 1000, "{s}");
     assert!(s.get("lost").is_none(), "{s}");
+    // The JIT compiled all the while: its compiler threads' samples are named as such.
+    assert!(u(&s["without_stack"]["jit_compiler"]) > 0, "{s}");
     let in_trees: u64 = doc["threads"]
         .as_array()
         .unwrap()
