@@ -37,13 +37,16 @@ pub enum Mode {
     Alloc100,
     /// Whole program, allocations counted only (`--track-every 0`).
     Alloc0,
+    /// Whole program, allocations counted and tracked by bytes (`--track-bytes 512k`, the
+    /// interval of async-profiler's `alloc` and JFR's).
+    AllocBytes,
     /// async-profiler's CPU sampling (`event=cpu`, 10 ms), when a library is given.
     AsyncCpu,
     /// async-profiler's allocation sampling (`event=alloc`, its default 512 KiB interval).
     AsyncAlloc,
 }
 
-pub const ALL: [Mode; 18] = [
+pub const ALL: [Mode; 19] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -57,6 +60,7 @@ pub const ALL: [Mode; 18] = [
     Mode::Alloc10,
     Mode::Alloc100,
     Mode::Alloc0,
+    Mode::AllocBytes,
     Mode::AsyncCpu,
     Mode::AsyncAlloc,
     Mode::JfrDefault,
@@ -83,6 +87,7 @@ impl Mode {
             Mode::Alloc10 => "alloc-10",
             Mode::Alloc100 => "alloc-100",
             Mode::Alloc0 => "alloc-0",
+            Mode::AllocBytes => "alloc-bytes",
             Mode::AsyncCpu => "async-cpu",
             Mode::AsyncAlloc => "async-alloc",
         }
@@ -108,6 +113,7 @@ impl Mode {
                 | Mode::Alloc10
                 | Mode::Alloc100
                 | Mode::Alloc0
+                | Mode::AllocBytes
         )
     }
 
@@ -146,6 +152,7 @@ impl Mode {
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
+            Mode::AllocBytes => vec!["--mode", "alloc", "--track-bytes", "512k"],
             _ => return None,
         };
         Some(flags.into_iter().map(String::from).collect())

@@ -30,6 +30,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "scheme",
             "reveal",
             "track-every",
+            "track-bytes",
             "stack-depth",
             "alloc-class",
         ],
@@ -81,6 +82,7 @@ impl AgentOptions {
             ("adaptive", self.adaptive),
             ("reveal", self.reveal != d.reveal),
             ("track-every", self.track_every.is_some()),
+            ("track-bytes", self.track_bytes.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
             ("interval", self.interval.is_some()),
@@ -94,6 +96,9 @@ impl AgentOptions {
 
     /// Every option given must be one the mode in effect takes ([`mode_options`]).
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        if self.track_every.is_some() && self.track_bytes.is_some() {
+            return Err(OptionsError::TrackEveryAndBytes);
+        }
         let mode = self.mode();
         let takes = mode_options(mode);
         match self.given().into_iter().find(|k| !takes.contains(k)) {
