@@ -3,6 +3,7 @@ package ferrofluid;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.reflect.Array;
+import jdk.internal.vm.annotation.DontInline;
 
 /**
  * Allocation counting for the agent's {@code alloc} engine: the {@code alloc} probe after every
@@ -11,18 +12,21 @@ import java.lang.reflect.Array;
  * add per allocation (and one more for an array's length), so that counting costs no JNI call;
  * only the objects the agent measures or tracks (the first of each site, then every
  * {@code every}-th, or one each time about {@code bytes} more bytes were allocated there) reach
- * the native {@link #sample}. Which allocation of a site is tracked next is kept beside its
- * counters (its "next" count): the counting path compares the count with it, and the
- * division that picks the next one runs only for a tracked object, in {@link #tracked}, which
- * is too big for the JIT to inline where it is rarely called. The agent defines this class in
+ * the native {@link #sample}. By bytes (and counting only), which allocation of a site is
+ * tracked next is kept beside its counters (its "next" count): the counting path compares the
+ * count with it, and the division that picks the next one runs only for a tracked object, in
+ * {@link #tracked}, which is too big for the JIT to inline where it is rarely called. Every
+ * {@code every}-th is picked by the count itself, exactly also when threads race at a site. The agent defines this class in
  * the bootstrap loader, sets it up with {@link #reset} and reads it with {@link #counts}.
  *
  * <p>Objects the JVM allocates for a call (reflection, {@code clone()}) and the inner arrays of a
  * {@code multianewarray} reach {@link #vm} and {@link #inner} with the id of a site whose class
  * is known only at run time: such a site has counters for up to {@code SLOTS - 1} classes, each
  * claimed by the first object of its class, and one more for every other class. The agent reads
- * them with {@link #vmCounts} and {@link #vmNames}. Compiled by
- * {@code javac --release 11} into Alloc.class next to this file (checked by a test).
+ * them with {@link #vmCounts} and {@link #vmNames}. Compiled by {@code javac -source 11 -target
+ * 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED} (for {@code @DontInline},
+ * which HotSpot honours in classes of the bootstrap loader) into Alloc.class next to this file
+ * (checked by a test).
  */
 public final class Alloc {
     private Alloc() {
@@ -59,7 +63,12 @@ public final class Alloc {
      */
     private static volatile Object[][] vmChunks = new Object[0][];
 
-    /** Counts {@code o}, allocated at {@code site}; hands it to the agent if it is sampled. */
+    /**
+     * Counts {@code o}, allocated at {@code site}; hands it to the agent if it is tracked. Not
+     * inlined: the JIT compiles it once instead of into every allocating method of the program
+     * and the JDK, which more than pays for the call (decision 0064).
+     */
+    @DontInline
     public static void alloc(Object o, int site) {
         long[][] c = chunks;
         int i = site >>> SHIFT;
@@ -69,8 +78,14 @@ public final class Alloc {
         }
         int k = site & MASK;
         long n = count(a, k << 1, o);
-        // A plain read: a race tracks one object more or less, never a wrong count.
-        if (n >= a[NEXT + k]) {
+        long e = every;
+        if (e > 0) {
+            // Every e-th exactly, also when threads race at the site.
+            if (n % e == 0) {
+                tracked(o, site, n, false);
+            }
+        } else if (n >= a[NEXT + k]) {
+            // A plain read: a race tracks one object more or less, never a wrong count.
             a[NEXT + k] = tracked(o, site, n, false);
         }
     }
@@ -144,7 +159,15 @@ public final class Alloc {
         long[] a = (long[]) c[SLOTS << VM_SHIFT];
         long k = count(a, (base + slot) << 1, o);
         int next = VM_NEXT + base + slot;
-        if (slot < SLOTS - 1 && k >= a[next]) {
+        long e = every;
+        if (slot == SLOTS - 1) {
+            return;
+        }
+        if (e > 0) {
+            if (k % e == 0) {
+                tracked(o, site, k, true);
+            }
+        } else if (k >= a[next]) {
             a[next] = tracked(o, site, k, true);
         }
     }

@@ -282,7 +282,7 @@ pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) -> u64 {
 /// Where the Java frames of a tracked object's allocation stack begin.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum StackStart {
-    /// Under `Alloc.sample` and `Alloc.alloc`.
+    /// Under `Alloc.sample`, `Alloc.tracked` and `Alloc.alloc`.
     Alloc,
     /// Under `Alloc.sampleVm` and more frames of the counting classes (`vm`, `inner`, and
     /// `AllocScope`'s), which are left out.
@@ -539,14 +539,28 @@ pub fn tick() {
     }
 }
 
+/// How Alloc.java is compiled (see its comment).
+#[cfg(test)]
+pub(super) const JAVAC: [&str; 7] = [
+    "-Xlint:-options",
+    "-source",
+    "11",
+    "-target",
+    "11",
+    "--add-exports",
+    "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+];
+
 #[cfg(test)]
 mod tests {
     /// The committed class file is what javac makes of the committed source.
     #[test]
     fn class_file_matches_its_source() {
-        let Some(made) =
-            crate::testing::compiled("src/engine/alloc/Alloc.java", "11", "ferrofluid/Alloc.class")
-        else {
+        let Some(made) = crate::testing::compiled_by(
+            &["src/engine/alloc/Alloc.java"],
+            &super::JAVAC,
+            "ferrofluid/Alloc.class",
+        ) else {
             return;
         };
         let committed: &[u8] = include_bytes!("Alloc.class");

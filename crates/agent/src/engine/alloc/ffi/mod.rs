@@ -269,8 +269,12 @@ pub fn object_size(jvmti: Jvmti, object: Object<'_>) -> Option<u64> {
     (err == sys::JVMTI_ERROR_NONE).then_some(size as u64)
 }
 
-/// The current thread's stack below the counting class's two frames (`sample`, `alloc`):
-/// up to `depth` method ids, innermost first.
+/// The counting class's frames on top of a tracked object's stack: `sample`, `tracked`,
+/// `alloc`.
+const COUNTING_FRAMES: usize = 3;
+
+/// The current thread's stack below the counting class's frames ([`COUNTING_FRAMES`]): up to
+/// `depth` method ids, innermost first.
 ///
 /// HotSpot's `AsyncGetCallTrace` walks the same frames as `GetStackTrace` at a fraction of the
 /// cost (no `vframe` objects, no register map updates: `GetStackTrace` was most of a tracked
@@ -288,7 +292,7 @@ pub fn stack(jvmti: Jvmti, env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>)
         }
         out.clear();
     }
-    slow_stack(jvmti, 2, depth, out);
+    slow_stack(jvmti, COUNTING_FRAMES, depth, out);
     if out.len() < depth {
         if let Some(&bottom) = out.last() {
             BOTTOM.with(|b| b.set(bottom));
@@ -340,7 +344,7 @@ fn fast_stack(env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>) -> bool {
     };
     CALL_FRAMES.with(|frames| {
         let mut frames = frames.borrow_mut();
-        let want = depth + 2;
+        let want = depth + COUNTING_FRAMES;
         frames.resize(
             want,
             CallFrame {
@@ -357,10 +361,10 @@ fn fast_stack(env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>) -> bool {
         // set and walkable); the buffer holds `want` frames; no signal context is needed.
         unsafe { f(&mut trace, want as sys::jint, std::ptr::null_mut()) };
         let n = trace.num_frames;
-        if n < 2 {
+        if n < COUNTING_FRAMES as sys::jint {
             return false;
         }
-        let got = &frames[2..n as usize];
+        let got = &frames[COUNTING_FRAMES..n as usize];
         if got.iter().any(|f| f.method.is_null()) {
             return false;
         }
