@@ -37,6 +37,9 @@ pub enum Mode {
     Alloc100,
     /// Whole program, allocations counted only (`--track-every 0`).
     Alloc0,
+    /// Whole program, allocations counted and tracked by bytes (`--track-bytes 512k`, the
+    /// interval of async-profiler's `alloc` and JFR's).
+    AllocBytes,
     /// Whole program, CPU sampling at 100 Hz (`--mode sample --interval 10ms`).
     Sample,
     /// Whole program, CPU sampling at 1 kHz (`--interval 1ms`).
@@ -51,7 +54,7 @@ pub enum Mode {
     AsyncAlloc,
 }
 
-pub const ALL: [Mode; 22] = [
+pub const ALL: [Mode; 23] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -65,6 +68,7 @@ pub const ALL: [Mode; 22] = [
     Mode::Alloc10,
     Mode::Alloc100,
     Mode::Alloc0,
+    Mode::AllocBytes,
     Mode::Sample,
     Mode::Sample1k,
     Mode::SampleRoot,
@@ -95,6 +99,7 @@ impl Mode {
             Mode::Alloc10 => "alloc-10",
             Mode::Alloc100 => "alloc-100",
             Mode::Alloc0 => "alloc-0",
+            Mode::AllocBytes => "alloc-bytes",
             Mode::Sample => "sample",
             Mode::Sample1k => "sample-1k",
             Mode::SampleRoot => "sample-root",
@@ -124,6 +129,7 @@ impl Mode {
                 | Mode::Alloc10
                 | Mode::Alloc100
                 | Mode::Alloc0
+                | Mode::AllocBytes
                 | Mode::Sample
                 | Mode::Sample1k
                 | Mode::SampleRoot
@@ -165,6 +171,7 @@ impl Mode {
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
+            Mode::AllocBytes => vec!["--mode", "alloc", "--track-bytes", "512k"],
             Mode::Sample => vec!["--mode", "sample", "--interval", "10ms"],
             Mode::Sample1k => vec!["--mode", "sample", "--interval", "1ms"],
             Mode::SampleRoot => vec!["--mode", "sample", "--interval", "10ms", "--root", w.root],

@@ -158,7 +158,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
 }
 
 /// The timed columns, with the goal of those that have one (a geometric-mean slowdown).
-const TIMED: [(Mode, &str, Option<f64>); 21] = [
+const TIMED: [(Mode, &str, Option<f64>); 22] = [
     (Mode::Total, "total", Some(2.0)),
     (Mode::LazyMain, "lazy main", None),
     (Mode::Root, "root ~10%", Some(1.10)),
@@ -174,6 +174,7 @@ const TIMED: [(Mode, &str, Option<f64>); 21] = [
     (Mode::Alloc10, "alloc, track every 10th", Some(2.0)),
     (Mode::Alloc100, "alloc, track every 100th", Some(1.3)),
     (Mode::Alloc0, "alloc, count only", Some(1.10)),
+    (Mode::AllocBytes, "alloc, tracked by bytes (512k)", None),
     (Mode::Sample, "sample 100 Hz", Some(1.02)),
     (Mode::Sample1k, "sample 1 kHz", Some(1.10)),
     (Mode::SampleRoot, "sample 100 Hz, root ~10%", Some(1.03)),
@@ -195,6 +196,7 @@ fn optional_column(mode: Mode) -> bool {
             | Mode::Alloc10
             | Mode::Alloc100
             | Mode::Alloc0
+            | Mode::AllocBytes
             | Mode::Sample
             | Mode::Sample1k
             | Mode::SampleRoot

@@ -147,6 +147,14 @@ pub const OPTIONS: &[AgentOption] = &[
          allocation stack); 0 counts only. Default 10",
     ),
     option(
+        "track-bytes",
+        Takes::Value,
+        "SIZE",
+        "With --mode alloc: track by bytes instead of --track-every: a site's first object, then \
+         one each time about SIZE more bytes were allocated there (e.g. 512k, 1m; cheaper than \
+         every N-th for sites that allocate much)",
+    ),
+    option(
         "stack-depth",
         Takes::Value,
         "D",

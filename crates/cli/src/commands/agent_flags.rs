@@ -32,6 +32,7 @@ const AGENT_HELP: &str =
 pub const NUMERIC_OPTIONS: &[&str] = &[
     "region-last",
     "track-every",
+    "track-bytes",
     "stack-depth",
     "duration",
     "every",

@@ -66,10 +66,15 @@ pub struct Document {
     /// Allocation mode: every how many allocations of a site one object was tracked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track_every: Option<u64>,
+    /// Allocation mode: tracked by bytes, one object each time about this many more bytes were
+    /// allocated at a site (absent: tracked by count, `track_every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_bytes: Option<u64>,
     /// Allocation mode: garbage collections while profiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_count: Option<u64>,
-    /// Allocation mode: `live`, `live_bytes`, `avg_age` and `generations` (of `classes`, of the
+    /// Allocation mode: `live`, `live_bytes`, `survived`, `survived_bytes`, `avg_age` and
+    /// `generations` (of `classes`; `live`, `live_bytes` and `generations` also of the
     /// nodes' `allocations`, of `leak_suspects`) are estimates from the tracked objects, every
     /// `track_every`-th. Written (true) with the class table.
     #[serde(default, skip_serializing_if = "is_false")]

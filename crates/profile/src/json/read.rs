@@ -128,6 +128,7 @@ fn alloc_summary(doc: &Document) -> Option<crate::alloc::AllocSummary> {
         .as_ref()
         .map(|classes| crate::alloc::AllocSummary {
             track_every: doc.track_every.unwrap_or_default(),
+            track_bytes: doc.track_bytes.unwrap_or_default(),
             gc_count: doc.gc_count.unwrap_or_default(),
             untracked: doc.untracked.unwrap_or_default(),
             stacks_dropped: doc.stacks_dropped.unwrap_or_default(),

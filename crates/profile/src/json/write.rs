@@ -90,6 +90,11 @@ impl Profile {
                 })
                 .collect(),
             track_every: self.alloc.as_ref().map(|a| a.track_every),
+            track_bytes: self
+                .alloc
+                .as_ref()
+                .map(|a| a.track_bytes)
+                .filter(|&b| b > 0),
             gc_count: self.alloc.as_ref().map(|a| a.gc_count),
             live_estimated: self.alloc.is_some(),
             untracked: self.alloc.as_ref().map(|a| a.untracked),

@@ -32,6 +32,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "scheme",
             "reveal",
             "track-every",
+            "track-bytes",
             "stack-depth",
             "alloc-class",
         ],
@@ -101,6 +102,7 @@ impl AgentOptions {
             ("adaptive", self.adaptive),
             ("reveal", self.reveal != d.reveal),
             ("track-every", self.track_every.is_some()),
+            ("track-bytes", self.track_bytes.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
             ("interval", self.interval.is_some()),
@@ -115,6 +117,9 @@ impl AgentOptions {
     /// Every option given must be one the mode in effect takes ([`mode_options`]), and
     /// `every` and `label` need `push`.
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        if self.track_every.is_some() && self.track_bytes.is_some() {
+            return Err(OptionsError::TrackEveryAndBytes);
+        }
         if self.push.url.is_none() {
             if self.push.every.is_some() {
                 return Err(OptionsError::NeedsPush { key: "every" });

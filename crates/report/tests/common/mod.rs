@@ -302,8 +302,9 @@ pub fn alloc_paths() -> Profile {
                  allocated,
                  allocated_bytes,
                  tracked,
-                 live,
-                 live_bytes,
+                 live: u64,
+                 live_bytes: u64,
+                 survived: u64,
                  avg_age,
                  generations| ClassAlloc {
         class: class.into(),
@@ -312,6 +313,9 @@ pub fn alloc_paths() -> Profile {
         tracked,
         live,
         live_bytes,
+        // Bytes in proportion, as the tracked objects of one class have one size.
+        survived_bytes: (live_bytes * survived).checked_div(live).unwrap_or(0),
+        survived,
         avg_age,
         generations,
     };
@@ -319,9 +323,19 @@ pub fn alloc_paths() -> Profile {
         track_every: 10,
         gc_count: 12,
         classes: vec![
-            class("long[]", 1000, 80_000, 100, 0, 0, 0.0, 0),
-            class("char[]", 800, 32_000, 80, 10, 400, 1.0, 1),
-            class("demo.Cache$Entry", 1000, 24_000, 100, 900, 21_600, 4.5, 6),
+            class("long[]", 1000, 80_000, 100, 0, 0, 0, 0.0, 0),
+            class("char[]", 800, 32_000, 80, 10, 400, 10, 1.0, 1),
+            class(
+                "demo.Cache$Entry",
+                1000,
+                24_000,
+                100,
+                900,
+                21_600,
+                800,
+                4.5,
+                6,
+            ),
         ],
         suspects: vec![Suspect {
             class: "demo.Cache$Entry".into(),
