@@ -110,6 +110,24 @@ const NATIVE: u16 = 0x0100;
 struct Pool(Vec<Vec<u8>>);
 
 impl Pool {
+    /// A `public final` class's bytes up to its (empty) interfaces: magic, version, this pool,
+    /// access, this and super class.
+    fn class_header(&self, capacity: usize, this_class: u16, super_class: u16) -> Vec<u8> {
+        let mut b = Vec::with_capacity(capacity);
+        b.put_u32(0xCAFE_BABE);
+        b.put_u16(0);
+        b.put_u16(MAJOR);
+        b.put_u16(self.0.len() as u16 + 1);
+        for e in &self.0 {
+            b.extend_from_slice(e);
+        }
+        b.put_u16(PUBLIC | 0x0010 | 0x0020); // public final super
+        b.put_u16(this_class);
+        b.put_u16(super_class);
+        b.put_u16(0); // interfaces
+        b
+    }
+
     fn add(&mut self, entry: Vec<u8>) -> u16 {
         self.0.push(entry);
         self.0.len() as u16
@@ -214,18 +232,7 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let code_name = pool.utf8("Code");
     let frames_name = pool.utf8("StackMapTable");
 
-    let mut b = Vec::with_capacity(768);
-    b.put_u32(0xCAFE_BABE);
-    b.put_u16(0);
-    b.put_u16(MAJOR);
-    b.put_u16(pool.0.len() as u16 + 1);
-    for e in &pool.0 {
-        b.extend_from_slice(e);
-    }
-    b.put_u16(PUBLIC | 0x0010 | 0x0020); // public final super
-    b.put_u16(this_class);
-    b.put_u16(super_class);
-    b.put_u16(0); // interfaces
+    let mut b = pool.class_header(768, this_class, super_class);
     b.put_u16(4); // fields
     for (name, desc) in [
         (active_name, int),
@@ -564,18 +571,7 @@ pub fn native_hooks_class(hooks: &Hooks) -> Vec<u8> {
     let code_name = pool.utf8("Code");
     let frames_name = pool.utf8("StackMapTable");
 
-    let mut b = Vec::with_capacity(320);
-    b.put_u32(0xCAFE_BABE);
-    b.put_u16(0);
-    b.put_u16(MAJOR);
-    b.put_u16(pool.0.len() as u16 + 1);
-    for e in &pool.0 {
-        b.extend_from_slice(e);
-    }
-    b.put_u16(PUBLIC | 0x0010 | 0x0020); // public final super
-    b.put_u16(this_class);
-    b.put_u16(super_class);
-    b.put_u16(0); // interfaces
+    let mut b = pool.class_header(320, this_class, super_class);
     b.put_u16(1); // fields
     b.put_u16(PUBLIC | STATIC);
     b.put_u16(active_name);
