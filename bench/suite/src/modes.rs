@@ -37,13 +37,24 @@ pub enum Mode {
     Alloc100,
     /// Whole program, allocations counted only (`--track-every 0`).
     Alloc0,
+    /// Whole program, allocations counted and tracked by bytes (`--track-bytes 512k`, the
+    /// interval of async-profiler's `alloc` and JFR's).
+    AllocBytes,
+    /// Whole program, CPU sampling at 100 Hz (`--mode sample --interval 10ms`).
+    Sample,
+    /// Whole program, CPU sampling at 1 kHz (`--interval 1ms`).
+    Sample1k,
+    /// The hybrid: sampling at 100 Hz only inside the ~10% root (`--mode sample --root`).
+    SampleRoot,
     /// async-profiler's CPU sampling (`event=cpu`, 10 ms), when a library is given.
     AsyncCpu,
+    /// async-profiler's CPU sampling at 1 kHz (`event=cpu`, 1 ms).
+    AsyncCpu1k,
     /// async-profiler's allocation sampling (`event=alloc`, its default 512 KiB interval).
     AsyncAlloc,
 }
 
-pub const ALL: [Mode; 18] = [
+pub const ALL: [Mode; 23] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -57,7 +68,12 @@ pub const ALL: [Mode; 18] = [
     Mode::Alloc10,
     Mode::Alloc100,
     Mode::Alloc0,
+    Mode::AllocBytes,
+    Mode::Sample,
+    Mode::Sample1k,
+    Mode::SampleRoot,
     Mode::AsyncCpu,
+    Mode::AsyncCpu1k,
     Mode::AsyncAlloc,
     Mode::JfrDefault,
     Mode::JfrProfile,
@@ -83,7 +99,12 @@ impl Mode {
             Mode::Alloc10 => "alloc-10",
             Mode::Alloc100 => "alloc-100",
             Mode::Alloc0 => "alloc-0",
+            Mode::AllocBytes => "alloc-bytes",
+            Mode::Sample => "sample",
+            Mode::Sample1k => "sample-1k",
+            Mode::SampleRoot => "sample-root",
             Mode::AsyncCpu => "async-cpu",
+            Mode::AsyncCpu1k => "async-cpu-1k",
             Mode::AsyncAlloc => "async-alloc",
         }
     }
@@ -108,6 +129,10 @@ impl Mode {
                 | Mode::Alloc10
                 | Mode::Alloc100
                 | Mode::Alloc0
+                | Mode::AllocBytes
+                | Mode::Sample
+                | Mode::Sample1k
+                | Mode::SampleRoot
         )
     }
 
@@ -146,6 +171,10 @@ impl Mode {
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
+            Mode::AllocBytes => vec!["--mode", "alloc", "--track-bytes", "512k"],
+            Mode::Sample => vec!["--mode", "sample", "--interval", "10ms"],
+            Mode::Sample1k => vec!["--mode", "sample", "--interval", "1ms"],
+            Mode::SampleRoot => vec!["--mode", "sample", "--interval", "10ms", "--root", w.root],
             _ => return None,
         };
         Some(flags.into_iter().map(String::from).collect())
@@ -153,18 +182,18 @@ impl Mode {
 
     /// async-profiler's modes, which run only when its library is given.
     pub fn is_async_profiler(self) -> bool {
-        matches!(self, Mode::AsyncCpu | Mode::AsyncAlloc)
+        matches!(self, Mode::AsyncCpu | Mode::AsyncCpu1k | Mode::AsyncAlloc)
     }
 
     /// JVM flags this mode adds (before the workload's own); `methodevents` is the JVMTI agent,
     /// `async_profiler` async-profiler's library (`libasyncProfiler.so`).
     pub fn jvm_flags(self, methodevents: &str, async_profiler: Option<&str>) -> Vec<String> {
         match self {
-            Mode::AsyncCpu | Mode::AsyncAlloc => {
-                let event = if self == Mode::AsyncCpu {
-                    "cpu,interval=10ms"
-                } else {
-                    "alloc"
+            Mode::AsyncCpu | Mode::AsyncCpu1k | Mode::AsyncAlloc => {
+                let event = match self {
+                    Mode::AsyncCpu => "cpu,interval=10ms",
+                    Mode::AsyncCpu1k => "cpu,interval=1ms",
+                    _ => "alloc",
                 };
                 async_profiler.map_or_else(Vec::new, |lib| {
                     vec![format!(
@@ -225,6 +254,14 @@ mod tests {
             ["-agentpath:/ap.so=start,event=alloc,file=async.collapsed,collapsed"]
         );
         assert!(Mode::AsyncCpu.jvm_flags("/a.so", None).is_empty());
+        assert_eq!(
+            Mode::AsyncCpu1k.jvm_flags("/a.so", Some("/ap.so")),
+            ["-agentpath:/ap.so=start,event=cpu,interval=1ms,file=async.collapsed,collapsed"]
+        );
+        assert_eq!(
+            Mode::SampleRoot.ferrofluid_flags(w).unwrap(),
+            ["--mode", "sample", "--interval", "10ms", "--root", w.root]
+        );
         assert_eq!(Mode::TotalVerify.runs(5), 1);
         assert_eq!(Mode::Total.runs(5), 5);
     }

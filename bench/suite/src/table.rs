@@ -158,7 +158,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
 }
 
 /// The timed columns, with the goal of those that have one (a geometric-mean slowdown).
-const TIMED: [(Mode, &str, Option<f64>); 17] = [
+const TIMED: [(Mode, &str, Option<f64>); 22] = [
     (Mode::Total, "total", Some(2.0)),
     (Mode::LazyMain, "lazy main", None),
     (Mode::Root, "root ~10%", Some(1.10)),
@@ -174,7 +174,12 @@ const TIMED: [(Mode, &str, Option<f64>); 17] = [
     (Mode::Alloc10, "alloc, track every 10th", Some(2.0)),
     (Mode::Alloc100, "alloc, track every 100th", Some(1.3)),
     (Mode::Alloc0, "alloc, count only", Some(1.10)),
+    (Mode::AllocBytes, "alloc, tracked by bytes (512k)", None),
+    (Mode::Sample, "sample 100 Hz", Some(1.02)),
+    (Mode::Sample1k, "sample 1 kHz", Some(1.10)),
+    (Mode::SampleRoot, "sample 100 Hz, root ~10%", Some(1.03)),
     (Mode::AsyncCpu, "async-profiler cpu", None),
+    (Mode::AsyncCpu1k, "async-profiler cpu 1 kHz", None),
     (Mode::AsyncAlloc, "async-profiler alloc", None),
     (Mode::JfrDefault, "JFR default", None),
     (Mode::JfrProfile, "JFR profile", None),
@@ -191,7 +196,12 @@ fn optional_column(mode: Mode) -> bool {
             | Mode::Alloc10
             | Mode::Alloc100
             | Mode::Alloc0
+            | Mode::AllocBytes
+            | Mode::Sample
+            | Mode::Sample1k
+            | Mode::SampleRoot
             | Mode::AsyncCpu
+            | Mode::AsyncCpu1k
             | Mode::AsyncAlloc
     )
 }
@@ -466,6 +476,17 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             Mode::Alloc100,
             "allocations, every 100th object tracked",
             1.3,
+        ),
+        (
+            Mode::Sample,
+            "CPU sampling at 100 Hz (`--mode sample`)",
+            1.02,
+        ),
+        (Mode::Sample1k, "CPU sampling at 1 kHz", 1.10),
+        (
+            Mode::SampleRoot,
+            "CPU sampling at 100 Hz inside the ~10% root (hybrid)",
+            1.03,
         ),
     ] {
         if report.workloads.iter().any(|w| w.modes.contains_key(&mode)) {

@@ -101,7 +101,12 @@ fn smoke_workloads_give_the_baseline_checksum_under_every_ferrofluid_mode() {
                     counts.called >= 1,
                     "{name} {mode:?}: the root matched nothing that ran"
                 );
-                assert!(instrumented >= counts.called, "{name} {mode:?}: {counts:?}");
+                // Sampling instruments nothing (or only its root) and names the methods it saw.
+                let sampled = matches!(mode, Mode::Sample | Mode::Sample1k | Mode::SampleRoot);
+                assert!(
+                    sampled || instrumented >= counts.called,
+                    "{name} {mode:?}: {counts:?}"
+                );
             }
         }
         // The whole program calls more methods than main's subgraph, which calls more than the root's.

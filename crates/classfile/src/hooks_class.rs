@@ -110,6 +110,24 @@ const NATIVE: u16 = 0x0100;
 struct Pool(Vec<Vec<u8>>);
 
 impl Pool {
+    /// A `public final` class's bytes up to its (empty) interfaces: magic, version, this pool,
+    /// access, this and super class.
+    fn class_header(&self, capacity: usize, this_class: u16, super_class: u16) -> Vec<u8> {
+        let mut b = Vec::with_capacity(capacity);
+        b.put_u32(0xCAFE_BABE);
+        b.put_u16(0);
+        b.put_u16(MAJOR);
+        b.put_u16(self.0.len() as u16 + 1);
+        for e in &self.0 {
+            b.extend_from_slice(e);
+        }
+        b.put_u16(PUBLIC | 0x0010 | 0x0020); // public final super
+        b.put_u16(this_class);
+        b.put_u16(super_class);
+        b.put_u16(0); // interfaces
+        b
+    }
+
     fn add(&mut self, entry: Vec<u8>) -> u16 {
         self.0.push(entry);
         self.0.len() as u16
@@ -214,18 +232,7 @@ pub fn hooks_class(hooks: &Hooks) -> Vec<u8> {
     let code_name = pool.utf8("Code");
     let frames_name = pool.utf8("StackMapTable");
 
-    let mut b = Vec::with_capacity(768);
-    b.put_u32(0xCAFE_BABE);
-    b.put_u16(0);
-    b.put_u16(MAJOR);
-    b.put_u16(pool.0.len() as u16 + 1);
-    for e in &pool.0 {
-        b.extend_from_slice(e);
-    }
-    b.put_u16(PUBLIC | 0x0010 | 0x0020); // public final super
-    b.put_u16(this_class);
-    b.put_u16(super_class);
-    b.put_u16(0); // interfaces
+    let mut b = pool.class_header(768, this_class, super_class);
     b.put_u16(4); // fields
     for (name, desc) in [
         (active_name, int),
@@ -518,6 +525,85 @@ fn receiver_code(active: u16, seen: u16, get_class: u16, native: u16) -> Vec<u8>
         (ALOAD_0, RETURN)
     );
     code
+}
+
+/// The native `(I)V` that the Java body of `nativeEnter` calls in [`native_hooks_class`].
+pub const NATIVE_ENTER_NATIVE: &str = "nativeEnter0";
+/// The native `(I)V` that the Java body of `nativeExit` calls in [`native_hooks_class`].
+pub const NATIVE_EXIT_NATIVE: &str = "nativeExit0";
+
+/// Builds the class of the `native` probe's hooks, [`Hooks::native_class`]: `nativeEnter` and
+/// `nativeExit` with Java bodies that call the agent only while it records, the natives they
+/// call, and the static field [`ACTIVE_FIELD`]:
+///
+/// ```java
+/// public final class NativeHooks {
+///     public static int active;   // nonzero while the agent records; 0 before and after
+///     public static void nativeEnter(int id) { if (active != 0) nativeEnter0(id); }
+///     public static void nativeExit(int id) { if (active != 0) nativeExit0(id); }
+///     public static native void nativeEnter0(int id);
+///     public static native void nativeExit0(int id);
+/// }
+/// ```
+///
+/// Wrappers are added as classes first load, from the primordial phase on, and stay after the
+/// agent detaches: this class must be found by the boot loader before the agent can bind natives
+/// (so the gate keeps unbound natives from being called until it set `active`), and its bodies
+/// leave an inert wrapper one field read and a branch (11 bytes, inlined by both compilers).
+pub fn native_hooks_class(hooks: &Hooks) -> Vec<u8> {
+    let mut pool = Pool::default();
+    let this_class = pool.class(&hooks.native_class);
+    let super_class = pool.class("java/lang/Object");
+    let (active_name, int) = (pool.utf8(ACTIVE_FIELD), pool.utf8("I"));
+    let active = pool.member(9, this_class, active_name, int);
+    let mut gates = Vec::new();
+    let mut natives = Vec::new();
+    for (hook, native) in [
+        (&hooks.native_enter, NATIVE_ENTER_NATIVE),
+        (&hooks.native_exit, NATIVE_EXIT_NATIVE),
+    ] {
+        let desc = pool.utf8(&hook.descriptor);
+        let native_name = pool.utf8(native);
+        let target = pool.member(10, this_class, native_name, desc);
+        gates.push((pool.utf8(&hook.name), desc, target));
+        natives.push((native_name, desc));
+    }
+    let code_name = pool.utf8("Code");
+    let frames_name = pool.utf8("StackMapTable");
+
+    let mut b = pool.class_header(320, this_class, super_class);
+    b.put_u16(1); // fields
+    b.put_u16(PUBLIC | STATIC);
+    b.put_u16(active_name);
+    b.put_u16(int);
+    b.put_u16(0);
+    b.put_u16((gates.len() + natives.len()) as u16);
+    for (name, desc) in natives {
+        b.put_u16(PUBLIC | STATIC | NATIVE);
+        b.put_u16(name);
+        b.put_u16(desc);
+        b.put_u16(0);
+    }
+    let java = JavaMethod {
+        code_name,
+        frames_name,
+    };
+    let [ah, al] = active.to_be_bytes();
+    for (name, desc, target) in gates {
+        let [th, tl] = target.to_be_bytes();
+        #[rustfmt::skip]
+        let code = [
+            GETSTATIC, ah, al,      // 0: active
+            IFEQ, 0, 7,             // 3: not recording: to 10
+            ILOAD_0,                // 6
+            INVOKESTATIC, th, tl,   // 7
+            RETURN,                 // 10
+        ];
+        // At 10 the entry frame, locals [int], empty stack (same_frame).
+        java.write(&mut b, name, desc, &code, 1, &[0, 1, 10]);
+    }
+    b.put_u16(0); // class attributes
+    b
 }
 
 #[cfg(test)]

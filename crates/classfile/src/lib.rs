@@ -39,7 +39,7 @@ pub mod testing;
 pub use class::{ClassFile, Member, RawAttribute};
 pub use constant_pool::{Constant, ConstantPool};
 pub use error::{ClassError, ErrorKind, Result};
-pub use hooks_class::hooks_class;
+pub use hooks_class::{hooks_class, native_hooks_class};
 pub use probes::{
     instrument, instrument_reveal, CallSite, HookMethod, Hooks, Instrumented, Invoke,
     MethodOutcome, MethodSite, ProbeKind, ProbeOptions, Selection, SkipReason, VmAllocKind,

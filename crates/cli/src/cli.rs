@@ -47,7 +47,7 @@ mod tests {
 
     /// The value names of numbers, durations and thresholds: their flags take `-5` and `0` as
     /// values and say what is wrong with them.
-    const NUMERIC: &[&str] = &["N", "D", "DURATION", "SECS", "T", "METRIC=T", "PID"];
+    const NUMERIC: &[&str] = &["N", "D", "SIZE", "DURATION", "SECS", "T", "METRIC=T", "PID"];
     /// Every other value name, none of which reads as a number.
     const OTHER: &[&str] = &[
         "MODE",
@@ -81,6 +81,8 @@ mod tests {
 
     const DURATION: &str = "expected a positive whole number with unit ms, s, m or h (e.g. 30s)";
     const INTERVAL: &str = "expected a whole number of ms, s or m from 1ms to 1m (e.g. 10ms)";
+    const SIZE: &str =
+        "expected a size from 1 byte to 1g: a whole number of bytes, or with unit k, m or g (e.g. 512k)";
 
     /// The agent flags' numeric values on `attach`, `run` and `top`, and what each gives.
     fn agent_flag_cases(cases: &mut Vec<(Vec<&'static str>, Option<String>)>) {
@@ -109,6 +111,8 @@ mod tests {
                     Some("expected a whole number (0: count only)"),
                 ),
                 ("--track-every <N>", "0", None),
+                ("--track-bytes <SIZE>", "-5", Some(SIZE)),
+                ("--track-bytes <SIZE>", "0", Some(SIZE)),
                 (
                     "--stack-depth <D>",
                     "-5",

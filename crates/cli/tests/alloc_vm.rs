@@ -5,7 +5,6 @@
 //! `run`, `attach` and `-agentpath`, on JDK 17 and 25.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -188,26 +187,12 @@ fn check_paths(doc: &Value, jni: bool) {
     }
 }
 
-/// `dir/liballocsvm.so`, built from `tests/native/allocs_vm.c` with the system C compiler.
-fn native_library(dir: &Path) -> PathBuf {
-    let out = dir.join("liballocsvm.so");
-    let include = Path::new(JDK17_HOME).join("include");
-    let status = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&out)
-        .arg(format!("-I{}", include.display()))
-        .arg(format!("-I{}", include.join("linux").display()))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/native/allocs_vm.c"))
-        .status()
-        .expect("a C compiler `cc` on PATH");
-    assert!(status.success(), "cc allocs_vm.c");
-    out
-}
-
 /// The program compiled into a fresh directory, with its JNI library.
 fn program(tag: &str) -> (PathBuf, String) {
     let dir = compile("AllocsVm.java", tag);
-    let lib = native_library(&dir).display().to_string();
+    let lib = common::jni_library(&dir, "allocs_vm.c", "allocsvm")
+        .display()
+        .to_string();
     (dir, lib)
 }
 

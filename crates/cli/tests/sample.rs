@@ -1,17 +1,19 @@
 //! The `sample` mode end to end in a real JVM (`tests/java/Sampled.java`): two hot methods of
 //! 3:1 cost sampled 3:1; a counted loop without a safepoint poll charged to its own method; the
 //! hybrid (`--root`): no sample outside the root, the root's calls exact; the document's
-//! sampling summary and frame types.
+//! sampling summary and frame types; the wall clock's sleeping and blocked threads shown waiting
+//! (`tests/java/Waits.java`); attach and detach; JDK 25 and its virtual threads.
 
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, compile, ferrofluid, scratch};
-use ferrofluid_testkit::{javac, read_profile_json, JDK17_HOME};
+use common::{agent, attach_profiling, compile, ferrofluid, java as java_on, scratch};
+use ferrofluid_testkit::{javac, read_profile_json, Program, JDK17_HOME};
 
 /// `ferrofluid run --mode sample FLAGS -o OUT -- java JAVA -cp DIR Sampled ARGS`.
 fn run(dir: &Path, flags: &[&str], java: &[&str], args: &[&str]) -> Value {
@@ -20,6 +22,18 @@ fn run(dir: &Path, flags: &[&str], java: &[&str], args: &[&str]) -> Value {
 
 /// [`run`] of class `main`; also its stdout.
 fn run_main(
+    dir: &Path,
+    flags: &[&str],
+    java: &[&str],
+    main: &str,
+    args: &[&str],
+) -> (Value, String) {
+    run_on(Path::new(JDK17_HOME), dir, flags, java, main, args)
+}
+
+/// [`run_main`] on the JDK at `home`.
+fn run_on(
+    home: &Path,
     dir: &Path,
     flags: &[&str],
     java: &[&str],
@@ -36,7 +50,7 @@ fn run_main(
         .arg("-o")
         .arg(&out)
         .arg("--")
-        .arg(Path::new(JDK17_HOME).join("bin/java"))
+        .arg(home.join("bin/java"))
         .args(java)
         .arg("-cp")
         .arg(dir)
@@ -77,7 +91,33 @@ fn self_samples(doc: &Value) -> BTreeMap<String, u64> {
     out
 }
 
+/// Over the nodes at or below any frame of `class.method` (every thread): own samples, and of
+/// them those that ran and those that waited (wall clock).
+fn below(doc: &Value, class: &str, method: &str) -> (u64, u64, u64) {
+    let (mut own, mut running, mut waiting) = (0, 0, 0);
+    for t in doc["threads"].as_array().unwrap() {
+        let mut stack = vec![(&t["root"], false)];
+        while let Some((n, inside)) = stack.pop() {
+            let inside = inside || (n["class"] == class && n["method"] == method);
+            if inside {
+                own += u(&n["self_samples"]);
+                running += u(&n["self_running"]);
+                waiting += u(&n["self_waiting"]);
+            }
+            for c in n["children"].as_array().into_iter().flatten() {
+                stack.push((c, inside));
+            }
+        }
+    }
+    (own, running, waiting)
+}
+
 fn check_document(doc: &Value) {
+    check_document_at(doc, "cpu", 1_000_000);
+}
+
+/// [`check_document`] of a profile sampled on `clock` every `interval_ns`.
+fn check_document_at(doc: &Value, clock: &str, interval_ns: u64) {
     assert_eq!(doc["mode"], "sample");
     // A hybrid's roots count their calls first.
     let metrics = doc["metrics"].as_array().unwrap();
@@ -98,8 +138,8 @@ fn check_document(doc: &Value) {
         ]
     );
     let s = &doc["sampling"];
-    assert_eq!(s["clock"], "cpu");
-    assert_eq!(s["interval_ns"], 1_000_000);
+    assert_eq!(s["clock"], clock);
+    assert_eq!(s["interval_ns"], interval_ns);
     // The samples in the trees are the summary's.
     let in_trees: u64 = doc["threads"]
         .as_array()
@@ -264,6 +304,8 @@ fn sampling_survives_class_churn_for_a_minute() {
     assert!(loaded > 50, "the program did little: {loaded}");
     assert!(u(&s["samples"]) > 1000, "{s}");
     assert!(s.get("lost").is_none(), "{s}");
+    // The JIT compiled all the while: its compiler threads' samples are named as such.
+    assert!(u(&s["without_stack"]["jit_compiler"]) > 0, "{s}");
     let in_trees: u64 = doc["threads"]
         .as_array()
         .unwrap()
@@ -271,4 +313,227 @@ fn sampling_survives_class_churn_for_a_minute() {
         .map(|t| u(&t["root"]["samples"]))
         .sum();
     assert_eq!(in_trees, u(&s["samples"]));
+}
+
+/// `Waits` started on JDK 17 without the agent, its three threads in place.
+fn start_waits(dir: &Path) -> Program {
+    Program::started(
+        java_on(Path::new(JDK17_HOME))
+            .arg("-cp")
+            .arg(dir)
+            .arg("Waits")
+            .arg(dir.join("stop"))
+            .arg("60000"),
+        "ready",
+    )
+}
+
+/// One `ferrofluid attach PID --mode sample FLAGS --duration 2s -o DIR/NAME.json` session,
+/// which must succeed; its profile.
+fn attach_session(pid: u32, dir: &Path, name: &str, flags: &[&str]) -> Value {
+    let out = dir.join(format!("{name}.json"));
+    let mut args = vec!["--mode", "sample"];
+    args.extend(flags);
+    args.extend(["--duration", "2s", "-o", out.to_str().unwrap()]);
+    let (mut cli, said, mut stderr) = attach_profiling(pid, &args);
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let status = cli.wait().unwrap();
+    assert!(status.success(), "{name}: {said:?} {rest}");
+    read_profile_json(&out)
+}
+
+/// Lets `Waits` end, and checks that it ended well.
+fn stop_waits(dir: &Path, mut java: Program) {
+    std::fs::write(dir.join("stop"), "").unwrap();
+    assert_eq!(java.rest(), "done\n");
+    java.succeeds();
+}
+
+/// The wall clock samples every thread, running or not, and says which samples waited: the
+/// sleeping and the blocked thread's samples (attached once both wait) all waited, the spinning
+/// thread's mostly ran.
+#[test]
+fn the_wall_clock_shows_sleeping_and_blocked_threads_waiting() {
+    let dir = compile("Waits.java", "sample-wall");
+    let java = start_waits(&dir);
+    let wall = attach_session(
+        java.pid(),
+        &dir,
+        "wall",
+        &["--wall", "--interval", "10ms", "--threads"],
+    );
+    stop_waits(&dir, java);
+    check_document_at(&wall, "wall", 10_000_000);
+    assert_eq!(wall["sampling"]["source"], "wall_thread");
+    for method in ["sleeper", "blocked"] {
+        let (own, running, waiting) = below(&wall, "Waits", method);
+        // ~200 samples in 2 s; fewer on a busy machine, never none.
+        assert!(own >= 20, "{method}: {own} samples");
+        assert_eq!(running + waiting, own, "{method}");
+        // Nearly all: each signal wakes the thread from its futex, and a thread blocked on a
+        // monitor retries it (spinning a moment) before it parks again; a sample that lands
+        // then finds it running.
+        assert!(
+            waiting as f64 >= 0.9 * own as f64,
+            "{method}: {running} running, {waiting} waiting"
+        );
+    }
+    let (own, running, waiting) = below(&wall, "Waits", "spin");
+    assert!(own >= 20, "spin: {own} samples");
+    assert_eq!(running + waiting, own);
+    // A thread that spins waits only while the machine gives it no core.
+    assert!(
+        running > waiting,
+        "spin: {running} running, {waiting} waiting"
+    );
+    // Each thread's own tree; the sleeper's innermost frame is Thread.sleep, the blocked
+    // thread's its own method (at the monitor it waits for).
+    let sleeper = &ferrofluid_testkit::thread(&wall, "sleeper")["root"];
+    let (own, _, _) = below(&wall, "Waits", "sleeper");
+    let in_sleep: u64 = {
+        let mut n = 0;
+        let mut stack = vec![sleeper];
+        while let Some(node) = stack.pop() {
+            if node["class"] == "java.lang.Thread" && node["method"] == "sleep" {
+                n += u(&node["self_samples"]);
+            }
+            stack.extend(node["children"].as_array().into_iter().flatten());
+        }
+        n
+    };
+    assert_eq!(in_sleep, own);
+    assert_eq!(
+        self_samples(&wall)["Waits.blocked"],
+        below(&wall, "Waits", "blocked").0
+    );
+}
+
+/// `jcmd PID Thread.print` on JDK 17: the JVM's threads.
+fn thread_dump(pid: u32) -> String {
+    let out = Command::new(Path::new(JDK17_HOME).join("bin/jcmd"))
+        .arg(pid.to_string())
+        .arg("Thread.print")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `ferrofluid attach PID --mode sample` to a JVM started without the agent, twice: each
+/// session's profile has the spinning thread's CPU samples and none of the waiting threads';
+/// after each detach the sampler's thread is gone and the JVM keeps running; at the end it exits
+/// well.
+#[test]
+fn attach_samples_detaches_and_attaches_again() {
+    let dir = compile("Waits.java", "sample-attach");
+    let java = start_waits(&dir);
+    let pid = java.pid();
+    for session in 1..=2 {
+        let doc = attach_session(
+            pid,
+            &dir,
+            &format!("attach-{session}"),
+            &["--interval", "1ms", "--threads"],
+        );
+        check_document(&doc);
+        let (own, running, waiting) = below(&doc, "Waits", "spin");
+        assert!(own >= 20, "session {session}: spin {own} samples");
+        // CPU samples carry no thread state: they all ran.
+        assert_eq!((running, waiting), (0, 0));
+        assert_eq!(below(&doc, "Waits", "sleeper"), (0, 0, 0));
+        assert_eq!(below(&doc, "Waits", "blocked"), (0, 0, 0));
+        let names: Vec<&str> = doc["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"spinner"), "{names:?}");
+        assert!(!names.contains(&"sleeper"), "{names:?}");
+        assert!(!names.contains(&"blocked"), "{names:?}");
+        // Detached: the sampler's drain thread has ended, the program runs on.
+        let mut dump = thread_dump(pid);
+        for _ in 0..50 {
+            if !dump.contains("\"ferrofluid-sampler\"") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            dump = thread_dump(pid);
+        }
+        assert!(!dump.contains("\"ferrofluid-sampler\""), "{dump}");
+        assert!(dump.contains("\"spinner\""), "{dump}");
+    }
+    stop_waits(&dir, java);
+}
+
+/// On JDK 25 (when one is installed): the 3:1 loops sampled 3:1, and virtual threads' samples
+/// in their own stacks (from `VirtualThread.run` in), grouped as `virtual threads`, none in a
+/// carrier's stack.
+#[test]
+fn sampling_on_jdk25_with_virtual_threads() {
+    let Some(home) = ferrofluid_testkit::jdk21_or_skip() else {
+        return;
+    };
+    let dir = compile("Sampled.java", "sample-jdk25");
+    let (doc, _) = run_on(
+        &home,
+        &dir,
+        &["--interval", "1ms"],
+        &[],
+        "Sampled",
+        &["ratio", "150"],
+    );
+    check_document(&doc);
+    let own = self_samples(&doc);
+    let (three, one) = (own["Sampled.threeParts"], own["Sampled.onePart"]);
+    assert!(three + one >= 1000, "too few samples: {own:?}");
+    let ratio = three as f64 / one as f64;
+    assert!(
+        (2.7..=3.3).contains(&ratio),
+        "3:1 expected, got {three}:{one}"
+    );
+
+    let dir = compile("Waits.java", "sample-jdk25-virtual");
+    let (doc, out) = run_on(
+        &home,
+        &dir,
+        &["--interval", "1ms", "--threads"],
+        &[],
+        "Waits",
+        &["virtual", "1000"],
+    );
+    assert_eq!(out, "done\n");
+    check_document(&doc);
+    let threads = doc["threads"].as_array().unwrap();
+    let virtual_threads = threads
+        .iter()
+        .find(|t| t["name"] == "virtual threads")
+        .unwrap_or_else(|| panic!("no virtual threads group: {threads:?}"));
+    let outer: Vec<String> = virtual_threads["root"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}.{}",
+                c["class"].as_str().unwrap(),
+                c["method"].as_str().unwrap()
+            )
+        })
+        .filter(|n| !n.starts_with('['))
+        .collect();
+    assert_eq!(outer, ["java.lang.VirtualThread.run"]);
+    let vthreads = serde_json::json!({"threads": [virtual_threads]});
+    let (in_vthreads, _, _) = below(&vthreads, "Waits", "vwork");
+    assert!(in_vthreads >= 100, "vwork: {in_vthreads} samples");
+    let (everywhere, _, _) = below(&doc, "Waits", "vwork");
+    assert_eq!(
+        everywhere, in_vthreads,
+        "no vwork sample in a carrier's tree"
+    );
 }

@@ -131,7 +131,9 @@ fn the_test_command_sets_up_a_fresh_machine_and_ci_runs_it() {
     let test = read("tools/test.sh");
     assert!(test.contains("\nsource tools/setup.sh all\n"), "{test}");
     assert!(
-        test.ends_with("\nexec cargo test --workspace --release \"$@\" </dev/null\n"),
+        test.ends_with(
+            "\nexec cargo test --workspace --release --no-fail-fast \"$@\" </dev/null\n"
+        ),
         "{test}"
     );
     let mode = std::fs::metadata(repo().join("tools/test.sh"))

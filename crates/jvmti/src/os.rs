@@ -1,5 +1,6 @@
 //! The few operating-system calls the agent makes, as safe functions: the control socket's peer
-//! check and idle poll, the effective uid, clocks, and handing freed heap back to the kernel.
+//! check and idle poll, the effective uid, clocks, handing freed heap back to the kernel, and the
+//! symbols of a shared library the JVM loaded.
 
 use std::io;
 use std::os::unix::io::AsRawFd;
@@ -111,6 +112,34 @@ pub fn prefetch_for_write<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// A shared library (`dlopen`), kept open.
+#[derive(Debug)]
+pub struct Library(std::ptr::NonNull<libc::c_void>);
+
+// SAFETY: a `dlopen` handle may be used from any thread.
+unsafe impl Send for Library {}
+// SAFETY: `dlsym` on one handle is thread-safe.
+unsafe impl Sync for Library {}
+
+impl Library {
+    /// The library at `path`, loaded now if the process has not loaded it yet (its code is
+    /// not run: `dlopen` calls no JNI_OnLoad, and a library's own constructors run once).
+    pub fn open(path: &str) -> Option<Library> {
+        let c = std::ffi::CString::new(path).ok()?;
+        // SAFETY: a NUL-terminated path of a library the JVM itself loads.
+        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY) };
+        std::ptr::NonNull::new(handle).map(Library)
+    }
+
+    /// The address of symbol `name`, if the library defines it.
+    pub fn symbol(&self, name: &str) -> Option<*mut libc::c_void> {
+        let c = std::ffi::CString::new(name).ok()?;
+        // SAFETY: a handle `dlopen` returned (never closed) and a NUL-terminated name.
+        let p = unsafe { libc::dlsym(self.0.as_ptr(), c.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    }
 }
 
 #[cfg(test)]

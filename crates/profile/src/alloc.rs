@@ -55,6 +55,10 @@ pub struct Allocation {
 pub struct AllocSummary {
     /// Every how many allocations of a site one object is tracked (0: none).
     pub track_every: u64,
+    /// Or, when positive: one object each time about this many more bytes were allocated at a
+    /// site (the first of each site too).
+    #[serde(default)]
+    pub track_bytes: u64,
     /// Garbage collections finished while profiling.
     pub gc_count: u64,
     /// Objects that would have been tracked but were not: the cap on tracked objects was
@@ -82,8 +86,9 @@ pub struct AllocSummary {
 }
 
 /// One allocated class. `allocated` and `allocated_bytes` are exact counts (bytes: measured
-/// object sizes; for arrays, an estimate from their lengths); `live`, `live_bytes`, `avg_age`
-/// and `generations` are estimated from the tracked objects.
+/// object sizes; for arrays, an estimate from their lengths); `live`, `live_bytes`,
+/// `survived`, `survived_bytes`, `avg_age` and `generations` are estimated from the tracked
+/// objects.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassAlloc {
     /// As `Class.getName()` prints it, arrays as Java writes them (`long[]`).
@@ -99,6 +104,14 @@ pub struct ClassAlloc {
     pub live: u64,
     /// Live bytes, estimated the same way.
     pub live_bytes: u64,
+    /// Objects that survived a GC, estimated: the live tracked objects of age 1 or more (a GC
+    /// that finished after their allocation did not free them), scaled as `live` is. Unlike
+    /// `live`, no garbage allocated since the last GC is in it.
+    #[serde(default)]
+    pub survived: u64,
+    /// Their bytes, estimated the same way.
+    #[serde(default)]
+    pub survived_bytes: u64,
     /// Average age of the live tracked objects, in garbage collections survived.
     pub avg_age: f64,
     /// Surviving generations: distinct ages among the live tracked objects.

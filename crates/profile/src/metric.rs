@@ -146,14 +146,14 @@ impl Mode {
     }
 
     /// The extra metrics a document of this mode carries when it does not declare them:
-    /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` (native), `samples`
-    /// and `estimated_time` (sample).
+    /// `bytecodes` (count), `objects` and `bytes` (alloc), `native_time` and `upcalls`
+    /// (native), `samples` and `estimated_time` (sample).
     pub fn default_metrics(self) -> Vec<Metric> {
         match self {
             Mode::Cpu | Mode::Region => Vec::new(),
             Mode::Count => vec![Metric::new("bytecodes", COUNT)],
             Mode::Alloc => vec![Metric::new("objects", COUNT), Metric::new(BYTES, BYTES)],
-            Mode::Native => vec![Metric::new("native_time", NANOSECONDS)],
+            Mode::Native => native_metrics(false),
             Mode::Sample => vec![
                 Metric::new("samples", COUNT),
                 Metric::new("estimated_time", NANOSECONDS),
@@ -228,4 +228,25 @@ pub(crate) fn add_spots(
             stack.push((c, false));
         }
     }
+}
+
+/// Metric of a native profile's nodes: a native frame's native time, ns (compensated; 0 for
+/// every other node).
+pub const NATIVE_TIME: &str = "native_time";
+/// The same in thread CPU time (`cpu` option).
+pub const NATIVE_CPU_TIME: &str = "native_cpu_time";
+/// Metric of a native profile's nodes: the JNI calls into Java a native frame made.
+pub const UPCALLS: &str = "upcalls";
+
+/// The metrics of a `native` profile's trees past `calls` and `time` (and `cpu_time`), in
+/// column order: `native_time`, `upcalls`, and with thread CPU times `native_cpu_time`.
+pub fn native_metrics(cpu: bool) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new(NATIVE_TIME, NANOSECONDS),
+        Metric::new(UPCALLS, COUNT),
+    ];
+    if cpu {
+        m.push(Metric::new(NATIVE_CPU_TIME, NANOSECONDS));
+    }
+    m
 }

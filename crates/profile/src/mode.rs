@@ -38,6 +38,12 @@ impl Mode {
         Mode::Sample,
     ];
 
+    /// Whether its trees' times come from probe pairs around every node, compensated for the
+    /// probes' cost as the CPU mode's are (`cpu`, `native`).
+    pub const fn is_probe_timed(self) -> bool {
+        matches!(self, Mode::Cpu | Mode::Native)
+    }
+
     /// The name used in options, on the wire and in documents.
     pub const fn name(self) -> &'static str {
         match self {

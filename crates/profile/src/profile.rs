@@ -107,6 +107,8 @@ pub struct Profile {
     pub failed_classes: Vec<crate::failed::FailedClass>,
     /// Allocation mode ([`Mode::Alloc`]): per class and per site counts, ages, leak suspects.
     pub alloc: Option<crate::alloc::AllocSummary>,
+    /// Native mode ([`Mode::Native`]): which nodes are native frames, the natives not measured.
+    pub native: Option<crate::native::NativeSummary>,
     /// Sample mode ([`Mode::Sample`]): how it sampled and what was lost.
     pub sampling: Option<crate::sampling::Sampling>,
 }
@@ -219,8 +221,8 @@ impl Profile {
 /// totals and hot spots over all of them.
 impl Profile {
     /// Every metric of this profile, in column order: the mode's own
-    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU profile has thread CPU times), then
-    /// [`Profile::extra_metrics`].
+    /// ([`Mode::inline_metrics`]; `cpu_time` when a CPU or native profile has thread CPU
+    /// times), then [`Profile::extra_metrics`].
     pub fn metrics(&self) -> Vec<Metric> {
         self.slots().into_iter().map(|(m, _)| m).collect()
     }
@@ -240,7 +242,7 @@ impl Profile {
                 (Metric::new(name, unit), slot)
             })
             .collect();
-        if self.mode == Mode::Cpu && self.has_cpu() {
+        if self.mode.is_probe_timed() && self.has_cpu() {
             slots.push((Metric::new(CPU_TIME, NANOSECONDS), Slot::CpuTime));
         }
         // A sample profile with roots counts the roots' calls exactly.
@@ -351,9 +353,9 @@ impl Profile {
 impl Profile {
     /// Caps the calibration by what the probes of its threads measured of themselves
     /// ([`Calibration::capped`]), keeping the estimate in [`CalibrationStats::calibrated`].
-    /// Call-subgraph profiles only (code-region probes do not measure themselves).
+    /// Probe-timed profiles only (code-region probes do not measure themselves).
     pub fn cap_calibration(&mut self) {
-        if self.mode != Mode::Cpu {
+        if !self.mode.is_probe_timed() {
             return;
         }
         let Some(cal) = self.calibration else {

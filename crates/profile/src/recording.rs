@@ -264,6 +264,7 @@ impl Recording {
             regions: None,
             failed_classes: Vec::new(),
             alloc: None,
+            native: None,
             sampling: None,
         };
         profile.cap_calibration();

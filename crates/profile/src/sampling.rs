@@ -7,7 +7,8 @@
 //! kind of code their innermost frame ran ([`FRAME_TYPES`]). The document writes a node's
 //! `samples` as the samples through it (callees included) and its own as `self_samples`, as a
 //! time is `total_ns` and `self_ns`; the frame types as `self_interpreted`, `self_compiled`,
-//! `self_inlined`, `self_native`.
+//! `self_inlined`, `self_native`; on the wall clock, its own samples by what the thread was doing
+//! ([`THREAD_STATES`]: `self_running`, `self_waiting`).
 
 use std::collections::BTreeMap;
 
@@ -29,6 +30,15 @@ pub const FRAME_TYPES: [&str; 4] = [
     "self_inlined",
     "self_native",
 ];
+
+/// What a wall-clock sample's thread was doing, in side-table order after [`FRAME_TYPES`], as
+/// document keys: running Java or native code, or waiting (the sample interrupted a system call,
+/// or the thread used no CPU since its previous sample: sleeping, parked, blocked on a monitor,
+/// in I/O, or not given a core). CPU samples are running by definition and carry neither.
+pub const THREAD_STATES: [&str; 2] = ["self_running", "self_waiting"];
+
+/// Side-table columns of a sample profile's nodes past its metrics.
+pub const SIDE_COLUMNS: usize = FRAME_TYPES.len() + THREAD_STATES.len();
 
 /// The metrics of a sample profile ([`SAMPLES`], [`ESTIMATED_TIME`]).
 pub fn metrics() -> Vec<Metric> {
@@ -73,10 +83,10 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// A node's document keys in a sample profile: `samples` as the total `total`, its own as
-/// `self_samples`, the other metrics' own values, then its frame types when not 0 (`extra`:
-/// the node's side-table row, metrics first).
+/// `self_samples`, the other metrics' own values, then its frame types and thread states when not
+/// 0 (`extra`: the node's side-table row, metrics first).
 pub fn node_keys(metrics: &[Metric], extra: &[u64], total: u64) -> Vec<(String, u64)> {
-    let mut keys = Vec::with_capacity(metrics.len() + 1 + FRAME_TYPES.len());
+    let mut keys = Vec::with_capacity(metrics.len() + 1 + SIDE_COLUMNS);
     for (m, &v) in metrics.iter().zip(extra) {
         if m.name == SAMPLES {
             keys.push((SAMPLES.to_owned(), total));
@@ -85,8 +95,8 @@ pub fn node_keys(metrics: &[Metric], extra: &[u64], total: u64) -> Vec<(String, 
             keys.push((m.name.clone(), v));
         }
     }
-    let types = extra.get(metrics.len()..).unwrap_or_default();
-    for (name, &v) in FRAME_TYPES.iter().zip(types) {
+    let side = extra.get(metrics.len()..).unwrap_or_default();
+    for (name, &v) in FRAME_TYPES.iter().chain(&THREAD_STATES).zip(side) {
         if v > 0 {
             keys.push(((*name).to_owned(), v));
         }
@@ -96,7 +106,7 @@ pub fn node_keys(metrics: &[Metric], extra: &[u64], total: u64) -> Vec<(String, 
 
 /// The document keys a reader puts into the side-table columns of a sample profile whose
 /// metrics are `names`: a node's own samples from `self_samples` (its `samples` is a total),
-/// then the frame types.
+/// then the frame types and thread states.
 pub fn column_keys(names: &[String]) -> Vec<String> {
     names
         .iter()
@@ -107,7 +117,12 @@ pub fn column_keys(names: &[String]) -> Vec<String> {
                 n.clone()
             }
         })
-        .chain(FRAME_TYPES.iter().map(|s| (*s).to_owned()))
+        .chain(
+            FRAME_TYPES
+                .iter()
+                .chain(&THREAD_STATES)
+                .map(|s| (*s).to_owned()),
+        )
         .collect()
 }
 
@@ -135,17 +150,17 @@ mod tests {
         let root = NodeKind::Method(p.methods.insert("demo.A", "root", "()V"));
         let leaf = NodeKind::Method(p.methods.insert("demo.A", "leaf", "(I)J"));
         let gc = NodeKind::Method(p.methods.insert("[gc_active]", "", ""));
-        let mut tree = CallTree::with_width(2 + FRAME_TYPES.len());
+        let mut tree = CallTree::with_width(2 + SIDE_COLUMNS);
         let r = tree.add_child(NodeId::ROOT, root);
         let l = tree.add_child(r, leaf);
         let g = tree.add_child(NodeId::ROOT, gc);
         tree.node_mut(r).calls = 3;
         tree.extra_mut(r)
-            .copy_from_slice(&[1, 10_000_000, 1, 0, 0, 0]);
+            .copy_from_slice(&[1, 10_000_000, 1, 0, 0, 0, 0, 0]);
         tree.extra_mut(l)
-            .copy_from_slice(&[3, 30_000_000, 0, 2, 1, 0]);
+            .copy_from_slice(&[3, 30_000_000, 0, 2, 1, 0, 2, 1]);
         tree.extra_mut(g)
-            .copy_from_slice(&[1, 10_000_000, 0, 0, 0, 0]);
+            .copy_from_slice(&[1, 10_000_000, 0, 0, 0, 0, 0, 0]);
         p.threads.push(ThreadProfile::new("all threads", 0, tree));
         p
     }
@@ -194,6 +209,11 @@ mod tests {
             ),
             (&3.into(), &3.into(), &2.into(), &1.into())
         );
+        assert_eq!(
+            (&l["self_running"], &l["self_waiting"]),
+            (&2.into(), &1.into())
+        );
+        assert!(r.get("self_waiting").is_none());
         assert_eq!(l["estimated_time"], 30_000_000);
         assert_eq!(Profile::from_json_slice(&json).unwrap(), p);
         // Samples are the primary metric: hot spots by own samples.

@@ -34,6 +34,8 @@ fn profile() -> Profile {
             tracked: 100,
             live: 900,
             live_bytes: 14_400,
+            survived: 600,
+            survived_bytes: 9_600,
             avg_age: 2.5,
             generations: 6,
         }],

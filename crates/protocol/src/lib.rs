@@ -23,8 +23,9 @@ pub use duration::{format_duration, parse_duration};
 pub use ferrofluid_subgraph::PatternError;
 pub use option_table::{AgentOption, Takes, OPTIONS};
 pub use options::{
-    mode_options, mode_unavailable, AgentOptions, AllocClassPattern, Blocks, ClassFilter,
-    ClassPattern, MethodPattern, Mode, OptionsError, Reveal, Scheme, Timing, AGENT_MODES,
-    COMMON_KEYS, DEFAULT_REGION_LAST, DEFAULT_SAMPLE_INTERVAL, KEYS, MAX_REGION_LAST,
+    at_load_only, mode_options, mode_unavailable, AgentOptions, AllocClassPattern, Blocks,
+    ClassFilter, ClassPattern, MethodPattern, Mode, OptionsError, Reveal, Scheme, Timing,
+    AGENT_MODES, AT_LOAD_ONLY, COMMON_KEYS, DEFAULT_REGION_LAST, DEFAULT_SAMPLE_INTERVAL, KEYS,
+    MAX_REGION_LAST,
     MAX_SAMPLE_INTERVAL, MIN_SAMPLE_INTERVAL,
 };

@@ -49,9 +49,10 @@ pub const OPTIONS: &[AgentOption] = &[
          context), region (code regions: durations of the --region methods), alloc \
          (allocations per site and class, tracked objects' ages and generations, leak suspects; \
          --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
-         --blocks), sample (stack samples on a timer, without safepoint bias: --interval, --wall, \
-         --threads; with --root only inside the roots), native (not available in this release). \
-         Default: region with --region, else cpu. Each mode takes its own flags \
+         --blocks), native (time in native methods against bytecode, per thread and per native \
+         method, with JNI upcalls; from the JVM's start only), sample (stack samples on a timer, \
+         without safepoint bias: --interval, --wall, --threads; with --root only inside the \
+         roots). Default: region with --region, else cpu. Each mode takes its own flags \
          (docs/agent-options.md, docs/modes/)",
     ),
     option(
@@ -144,6 +145,14 @@ pub const OPTIONS: &[AgentOption] = &[
         "N",
         "With --mode alloc: track every N-th allocation of each site (age, surviving generations, \
          allocation stack); 0 counts only. Default 10",
+    ),
+    option(
+        "track-bytes",
+        Takes::Value,
+        "SIZE",
+        "With --mode alloc: track by bytes instead of --track-every: a site's first object, then \
+         one each time about SIZE more bytes were allocated there (e.g. 512k, 1m; cheaper than \
+         every N-th for sites that allocate much)",
     ),
     option(
         "stack-depth",

@@ -8,8 +8,10 @@ use ferrofluid_profile::alloc::{AllocSummary, ClassAlloc};
 /// How the class table is ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClassOrder {
-    /// Estimated live bytes, the largest first.
+    /// Estimated bytes of the objects that survived a GC, the largest first.
     #[default]
+    SurvivedBytes,
+    /// Estimated live bytes.
     LiveBytes,
     /// Allocated bytes.
     AllocatedBytes,
@@ -24,12 +26,13 @@ impl std::str::FromStr for ClassOrder {
 
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "survived-bytes" => Ok(ClassOrder::SurvivedBytes),
             "live-bytes" => Ok(ClassOrder::LiveBytes),
             "allocated-bytes" => Ok(ClassOrder::AllocatedBytes),
             "allocated" => Ok(ClassOrder::Allocated),
             "generations" => Ok(ClassOrder::Generations),
             _ => Err(format!(
-                "unknown order `{s}` (expected live-bytes, allocated-bytes, allocated or generations)"
+                "unknown order `{s}` (expected survived-bytes, live-bytes, allocated-bytes, allocated or generations)"
             )),
         }
     }
@@ -78,7 +81,7 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
     let _ = writeln!(
         s,
         "<h2>Classes</h2>\n<p>{}, {} GCs; {}</p>",
-        escape(&tracking(a.track_every)),
+        escape(&tracking(a)),
         a.gc_count,
         escape(LIVE_MEANS)
     );
@@ -87,6 +90,8 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
         "allocated",
         "bytes",
         "tracked",
+        "~survived",
+        "~survived bytes",
         "~live",
         "~live bytes",
         "~age",
@@ -101,6 +106,8 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
             c.allocated,
             c.allocated_bytes,
             c.tracked,
+            c.survived,
+            c.survived_bytes,
             c.live,
             c.live_bytes,
         ] {
@@ -118,15 +125,17 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
 }
 
 /// What the live figures are, said under every class table.
-const LIVE_MEANS: &str = "~live: objects no GC had freed when the profile was taken, garbage not \
-                          yet collected included (age 0: allocated since the last GC); live, \
-                          live bytes, age and generations are estimated from the tracked objects (~)";
+const LIVE_MEANS: &str = "~survived: objects a GC finished after their allocation had not freed \
+                          when the profile was taken (age 1 or more); ~live: objects no GC had \
+                          freed, garbage not yet collected included (age 0: allocated since the \
+                          last GC); survived, live, age and generations are estimated from the \
+                          tracked objects (~)";
 
 fn write_text(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     writeln!(
         s,
         "ferrofluid allocation profile: {}, {} GCs",
-        tracking(a.track_every),
+        tracking(a),
         a.gc_count
     )?;
     if !a.alloc_classes.is_empty() {
@@ -195,12 +204,14 @@ fn write_suspects(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
 fn write_classes(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fmt::Result {
     let mut classes: Vec<&ClassAlloc> = a.classes.iter().collect();
     let by = |c: &ClassAlloc| match order {
+        ClassOrder::SurvivedBytes => c.survived_bytes,
         ClassOrder::LiveBytes => c.live_bytes,
         ClassOrder::AllocatedBytes => c.allocated_bytes,
         ClassOrder::Allocated => c.allocated,
         ClassOrder::Generations => u64::from(c.generations),
     };
     let key = match order {
+        ClassOrder::SurvivedBytes => "survived bytes",
         ClassOrder::LiveBytes => "live bytes",
         ClassOrder::AllocatedBytes => "allocated bytes",
         ClassOrder::Allocated => "allocated",
@@ -210,16 +221,26 @@ fn write_classes(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fm
     writeln!(s, "Classes (by {key})")?;
     writeln!(
         s,
-        "{:>12} {:>14} {:>9} {:>10} {:>13} {:>8} {:>5}  class",
-        "allocated", "bytes", "tracked", "~live", "~live bytes", "~age", "~gen"
+        "{:>12} {:>14} {:>9} {:>10} {:>13} {:>10} {:>13} {:>8} {:>5}  class",
+        "allocated",
+        "bytes",
+        "tracked",
+        "~survived",
+        "~surv bytes",
+        "~live",
+        "~live bytes",
+        "~age",
+        "~gen"
     )?;
     for c in classes.iter().take(MAX_ROWS) {
         writeln!(
             s,
-            "{:>12} {:>14} {:>9} {:>10} {:>13} {:>8.2} {:>5}  {}",
+            "{:>12} {:>14} {:>9} {:>10} {:>13} {:>10} {:>13} {:>8.2} {:>5}  {}",
             c.allocated,
             c.allocated_bytes,
             c.tracked,
+            c.survived,
+            c.survived_bytes,
             c.live,
             c.live_bytes,
             c.avg_age,
@@ -336,12 +357,29 @@ pub(crate) fn flames(profile: &ferrofluid_profile::Profile, first: Option<usize>
     s.push_str("</style>\n");
 }
 
-fn tracking(every: u64) -> String {
-    match every {
+fn tracking(a: &AllocSummary) -> String {
+    if a.track_bytes > 0 {
+        return format!(
+            "objects tracked by bytes: each site's first, then one every {} allocated there",
+            bytes_text(a.track_bytes)
+        );
+    }
+    match a.track_every {
         0 => "counts only (no object tracked)".to_owned(),
         1 => "every object tracked".to_owned(),
         n => format!("every {n}th allocation of each site tracked"),
     }
+}
+
+/// A size in the largest binary unit that divides it (`512 KiB`), else in bytes.
+fn bytes_text(b: u64) -> String {
+    [(30, "GiB"), (20, "MiB"), (10, "KiB")]
+        .into_iter()
+        .find(|&(shift, _)| b >= 1 << shift && b % (1 << shift) == 0)
+        .map_or_else(
+            || format!("{b} bytes"),
+            |(shift, unit)| format!("{} {unit}", b >> shift),
+        )
 }
 
 /// The last 20 samples of a generation history.
@@ -373,6 +411,8 @@ mod tests {
                     tracked: 10,
                     live: 90,
                     live_bytes: 1440,
+                    survived: 80,
+                    survived_bytes: 1280,
                     avg_age: 3.5,
                     generations: 6,
                 },
@@ -383,6 +423,8 @@ mod tests {
                     tracked: 1,
                     live: 0,
                     live_bytes: 0,
+                    survived: 0,
+                    survived_bytes: 0,
                     avg_age: 0.0,
                     generations: 0,
                 },
@@ -412,6 +454,42 @@ mod tests {
             rows[0].ends_with("demo.Leak") && rows[1].ends_with("long[]"),
             "{rows:?}"
         );
+        let t = text(&a, ClassOrder::default());
+        let classes = t.find("Classes (by survived bytes)").unwrap();
+        let rows: Vec<&str> = t[classes..].lines().skip(1).take(3).collect();
+        assert_eq!(
+            rows[0].split_whitespace().collect::<Vec<_>>(),
+            [
+                "allocated",
+                "bytes",
+                "tracked",
+                "~survived",
+                "~surv",
+                "bytes",
+                "~live",
+                "~live",
+                "bytes",
+                "~age",
+                "~gen",
+                "class"
+            ]
+        );
+        assert_eq!(
+            rows[1].split_whitespace().collect::<Vec<_>>(),
+            [
+                "100",
+                "1600",
+                "10",
+                "80",
+                "1280",
+                "90",
+                "1440",
+                "3.50",
+                "6",
+                "demo.Leak"
+            ]
+        );
+        assert!(rows[2].ends_with("long[]"), "{rows:?}");
         let t = text(&a, ClassOrder::AllocatedBytes);
         let classes = t.find("Classes (by allocated bytes)").unwrap();
         let rows: Vec<&str> = t[classes..].lines().skip(2).take(2).collect();
@@ -453,17 +531,19 @@ mod tests {
         );
     }
 
-    /// "live" is what no GC has freed yet, garbage included: every report says so where it
-    /// shows the figure, rather than letting it read as "reachable".
+    /// "live" is what no GC has freed yet, garbage included, and "survived" what outlived a GC:
+    /// every report says so where it shows the figures, rather than letting "live" read as
+    /// "reachable".
     #[test]
     fn the_live_figure_says_what_it_counts() {
         let a = AllocSummary {
             track_every: 10,
             ..AllocSummary::default()
         };
-        let said = "~live: objects no GC had freed when the profile was taken, garbage not yet \
-                    collected included (age 0: allocated since the last GC); live, live bytes, \
-                    age and generations are estimated from the tracked objects (~)";
+        let said = "~survived: objects a GC finished after their allocation had not freed when \
+                    the profile was taken (age 1 or more); ~live: objects no GC had freed, \
+                    garbage not yet collected included (age 0: allocated since the last GC); \
+                    survived, live, age and generations are estimated from the tracked objects (~)";
         assert_eq!(text(&a, ClassOrder::LiveBytes).lines().nth(1), Some(said));
         let mut h = String::new();
         html(&a, &mut h);

@@ -130,6 +130,9 @@ impl Report for HtmlReport {
                 if let Some(alloc) = &profile.alloc {
                     crate::alloc::html(alloc, &mut s);
                 }
+                if profile.native.is_some() {
+                    crate::native::html(profile, &mut s);
+                }
                 let fold = crate::metrics::Fold {
                     cutoff: self.cutoff,
                     open_above: self.open_above,

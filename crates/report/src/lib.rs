@@ -13,7 +13,9 @@
 //!
 //! A code-region profile (`"mode":"region"`, [`Profile::regions`]) is rendered by the text and
 //! HTML writers as a summary table and latency distributions; folded stacks get one line per
-//! region method (its total time).
+//! region method (its total time). A native profile (`"mode":"native"`, [`Profile::native`])
+//! gets a section of its own above its trees: the bytecode/native split per thread and in total,
+//! the native methods by native time with their upcalls, the natives not measured.
 //!
 //! Trees of every mode are drawn from the profile's declared metrics ([`Profile::metrics`]):
 //! folded stacks and flame graphs weigh by any metric ([`Weight`]). The text and HTML reports
@@ -49,6 +51,7 @@ pub mod html;
 pub mod jfr;
 pub mod json;
 mod metrics;
+mod native;
 pub mod pprof;
 mod region;
 pub mod speedscope;

@@ -117,6 +117,13 @@ impl Report for SpeedscopeReport {
                     for (id, depth) in tree.walk() {
                         let node = tree.node(id);
                         if node.kind == NodeKind::Thread {
+                            // The thread's own value (a native profile's bytecode outside every
+                            // native frame) under a frame of its name, as folded stacks have it.
+                            let w = values[id.index()].self_value;
+                            if w > 0 {
+                                let f = frames.id(frame(profile, node.kind, &thread.name));
+                                p.push(vec![f], w);
+                            }
                             continue;
                         }
                         stack.truncate(depth - 1);

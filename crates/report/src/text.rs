@@ -85,6 +85,9 @@ impl Report for TextReport {
                 if let Some(alloc) = &profile.alloc {
                     out.write_all(crate::alloc::text(alloc, self.class_order).as_bytes())?;
                 }
+                if profile.native.is_some() {
+                    out.write_all(crate::native::text(profile).as_bytes())?;
+                }
                 out.write_all(
                     crate::metrics::text(profile, self.cutoff, self.max_hot_spots).as_bytes(),
                 )?;

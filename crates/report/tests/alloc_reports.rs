@@ -109,11 +109,15 @@ fn the_text_report_puts_suspects_first_and_sorts_classes() {
     let suspect = text
         .find("1. demo.Cache$Entry: 6 generations (+5), history 0 1 2 2 4 6")
         .unwrap();
-    assert!(suspect < text.find("Classes (by live bytes)").unwrap());
+    assert!(suspect < text.find("Classes (by survived bytes)").unwrap());
     assert!(text.contains(
         "   90 live tracked, 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"
     ));
     for (order, want) in [
+        (
+            ClassOrder::SurvivedBytes,
+            ["demo.Cache$Entry", "char[]", "long[]"],
+        ),
         (
             ClassOrder::LiveBytes,
             ["demo.Cache$Entry", "char[]", "long[]"],
@@ -134,6 +138,10 @@ fn the_text_report_puts_suspects_first_and_sorts_classes() {
         assert_eq!(class_rows(order), want, "{order:?}");
     }
     assert_eq!("allocated".parse::<ClassOrder>(), Ok(ClassOrder::Allocated));
+    assert_eq!(
+        "survived-bytes".parse::<ClassOrder>(),
+        Ok(ClassOrder::SurvivedBytes)
+    );
 }
 
 #[test]

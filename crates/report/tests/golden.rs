@@ -170,6 +170,11 @@ fn golden_fig4() {
 }
 
 #[test]
+fn golden_native() {
+    run_case("native", common::native());
+}
+
+#[test]
 fn golden_sample() {
     run_case("sample", common::sample());
 }

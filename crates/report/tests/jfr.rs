@@ -198,7 +198,7 @@ fn read_contexts(jfr: &Path, file: &Path) -> Contexts {
 #[test]
 fn jfr_print_reads_every_context_with_its_exact_values() {
     let tools = jfr_tools();
-    for case in ["fig4", "sample", "count", "alloc", "idle"] {
+    for case in ["fig4", "sample", "count", "alloc", "idle", "native"] {
         let profile = golden(case);
         let file = write(&profile, &JfrReport::default(), case);
         let want = expected_contexts(&profile);

@@ -181,3 +181,33 @@ fn every_allocation_key_is_documented() {
         "not in docs/json-schema.md: {undocumented:?}"
     );
 }
+
+/// The keys of a native profile are documented too.
+#[test]
+fn every_native_key_is_documented() {
+    let md = schema_doc();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/native/report.json");
+    let mut seen = BTreeSet::new();
+    keys(&ferrofluid_testkit::read_profile_json(&path), &mut seen);
+    for key in [
+        "bytecode_ns",
+        "native_ns",
+        "natives",
+        "upcall_targets",
+        "not_measured",
+        "reason",
+        "detail",
+        "native_time",
+        "upcalls",
+    ] {
+        assert!(seen.contains(key), "{key} not written: {seen:?}");
+    }
+    let undocumented: Vec<_> = seen
+        .iter()
+        .filter(|k| !md.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "not in docs/json-schema.md: {undocumented:?}"
+    );
+}

@@ -104,6 +104,7 @@ engines! {
     Region for Region => region::Region,
     Count for Count => count::Count,
     Alloc for Alloc => alloc::Alloc,
+    Native for Native => native::Native,
     Sample for Sample => sample::Sample,
     #[cfg(test)] Testing => testing::Entries,
 }
@@ -161,6 +162,11 @@ pub enum Capability {
     ReadBytecodes,
     /// `can_get_thread_cpu_time`: other threads' CPU clocks (sampled timing).
     ThreadCpuTime,
+    /// `can_set_native_method_prefix`: wrappers of native methods (`native`).
+    NativePrefix,
+    /// `can_generate_early_vmstart`: the `native` engine defines its hooks class before any
+    /// Java code runs (only offered at load).
+    EarlyStart,
 }
 
 /// A JVMTI event an engine needs enabled while its session runs. (The engines of alloc and
@@ -218,6 +224,8 @@ pub enum EngineError {
     Capability { mode: Mode, capability: Capability },
     #[error("mode {mode} needs the JVMTI event {event:?}, which this JVM did not enable")]
     Event { mode: Mode, event: JvmEvent },
+    #[error("{}", ferrofluid_protocol::at_load_only(*.0))]
+    AtLoadOnly(Mode),
 }
 
 /// What an engine may ask of the runtime: the narrow services the runtime hands an engine's
@@ -260,6 +268,11 @@ pub trait Engine: Sync {
     /// Whether its sessions can be narrowed to allocated classes (`narrow`).
     fn narrows(&self) -> bool {
         false
+    }
+    /// Whether its sessions need what only the agent's load can set up (`native`: classes
+    /// changed as they first load); such a session is refused when that was not done.
+    fn ready_from_load(&self) -> bool {
+        true
     }
     /// Opens its session for `options`, on a Java thread, before the session is planned: sets
     /// what its probes read for it (forgetting the last session) and defines the Java classes
@@ -384,6 +397,9 @@ pub fn check(options: &AgentOptions) -> Result<Selected, EngineError> {
 /// tests and benchmarks); its events are enabled when its session starts ([`enable_events`]).
 pub fn select(options: &AgentOptions, granted: Option<Granted>) -> Result<Selected, EngineError> {
     let engine = check(options)?;
+    if granted.is_some() && !engine.ready_from_load() {
+        return Err(EngineError::AtLoadOnly(engine.mode()));
+    }
     let Some(granted) = granted else {
         return Ok(engine);
     };
@@ -399,6 +415,35 @@ pub fn select(options: &AgentOptions, granted: Option<Granted>) -> Result<Select
         }
     }
     Ok(engine)
+}
+
+/// The work of engines that change classes as they first load, at `Agent_OnLoad` for the load
+/// options `options` (the `native` engine's prefix and early events); logged, never fatal
+/// beyond the options' own engine refusing.
+pub fn at_load(jvmti: Jvmti, options: &AgentOptions, granted: Granted) -> Result<(), EngineError> {
+    if options.mode() == Mode::Native {
+        native::at_load(jvmti, options, granted)?;
+    }
+    Ok(())
+}
+
+/// The early VMStart: engines that changed classes from the primordial phase on define what
+/// those classes call.
+pub fn vm_start(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
+    native::vm_start(jvmti, env)
+}
+
+/// ClassFileLoadHook, before the session's instrumentation: the bytes the engines that change
+/// classes as they load make of class `name` (`boot`: of the bootstrap loader), or `None`.
+/// Called on redefinitions too, which must keep what the first load added.
+pub fn transform_at_load(boot: bool, name: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+    native::transform(boot, name, bytes)
+}
+
+/// The class, name and descriptor of a method id that no session handed out (the `native`
+/// engine's wrapped natives and upcall targets).
+pub fn method_name(id: u32) -> Option<MethodName> {
+    native::method_name(id)
 }
 
 /// Makes `engine` the one the probes reach. Called between sessions (the previous session's
@@ -422,18 +467,23 @@ mod tests {
     }
 
     #[test]
-    fn modes_without_an_engine_are_refused_in_one_line() {
-        let mode = Mode::Native;
-        let options = AgentOptions {
-            mode: Some(mode),
-            ..AgentOptions::default()
-        };
-        let err = select(&options, None).err().expect("no engine");
+    fn every_mode_has_its_engine() {
+        for mode in Mode::ALL {
+            let options = AgentOptions {
+                mode: Some(mode),
+                ..AgentOptions::default()
+            };
+            let found = find(mode).map(|s| s.mode());
+            assert_eq!(found, Some(mode), "{mode}");
+            // An engine that cannot run here is refused in one line, never missing.
+            if let Err(err) = select(&options, None) {
+                assert!(!err.to_string().contains('\n'), "{err}");
+                assert!(!matches!(err, EngineError::Unavailable(_)), "{err}");
+            }
+        }
         assert_eq!(
-            err.to_string(),
-            format!(
-                "mode {mode} is not available in this agent (available: cpu, region, alloc, count, sample)"
-            )
+            EngineError::Unavailable(Mode::Sample).to_string(),
+            "mode sample is not available in this agent (available: cpu, region, alloc, count, native, sample)"
         );
     }
 
@@ -481,12 +531,14 @@ mod tests {
                 Slot::Region,
                 Slot::Count,
                 Slot::Alloc,
+                Slot::Native,
                 Slot::Sample,
                 Slot::Testing
             ]
         );
-        assert!(
-            find(Mode::Native).is_none(),
+        assert_eq!(
+            find(Mode::Region).map(|s| s.slot),
+            Some(Slot::Region),
             "the test engine has a slot, not a mode"
         );
     }

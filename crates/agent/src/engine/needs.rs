@@ -18,12 +18,20 @@ impl Capability {
                 caps.set_can_get_constant_pool(1);
             }
             Capability::ThreadCpuTime => caps.set_can_get_thread_cpu_time(1),
+            Capability::NativePrefix => caps.set_can_set_native_method_prefix(1),
+            Capability::EarlyStart => caps.set_can_generate_early_vmstart(1),
         }
         caps
     }
 
     fn bit(self) -> u32 {
         1 << self as u32
+    }
+
+    /// Useful only to an agent loaded with the JVM (the `native` engine's): not asked for at
+    /// an attach.
+    fn at_load_only(self) -> bool {
+        matches!(self, Capability::NativePrefix | Capability::EarlyStart)
     }
 }
 
@@ -70,13 +78,14 @@ impl Granted {
 /// an error only if it is one that every engine requires (nothing could be measured).
 pub fn take_capabilities(jvmti: Jvmti) -> ferrofluid_jvmti::Result<Granted> {
     let engines: Vec<&dyn Engine> = super::registered().map(|e| e.engine).collect();
+    let live = jvmti.phase().is_ok_and(|p| p == sys::JVMTI_PHASE_LIVE);
     let mut granted = 0;
     let mut asked = 0;
     for capability in engines.iter().flat_map(|e| {
         let needs = e.needs();
         needs.capabilities.iter().chain(needs.optional).copied()
     }) {
-        if asked & capability.bit() != 0 {
+        if asked & capability.bit() != 0 || (live && capability.at_load_only()) {
             continue;
         }
         asked |= capability.bit();
@@ -149,12 +158,14 @@ mod tests {
             Capability::RetransformClasses,
             Capability::TagObjects,
             Capability::ReadBytecodes,
+            Capability::NativePrefix,
+            Capability::EarlyStart,
         ];
         let bits = all.iter().fold(0, |bits, c| {
             assert_eq!(bits & c.bit(), 0, "{c:?}");
             bits | c.bit()
         });
-        assert_eq!(bits.count_ones(), 3);
+        assert_eq!(bits.count_ones(), 5);
         let tags = Capability::TagObjects.jvmti();
         assert_eq!(
             (tags.can_tag_objects(), tags.can_retransform_classes()),

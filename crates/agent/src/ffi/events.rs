@@ -9,6 +9,8 @@ use ferrofluid_jvmti::{ffi_guard, sys, Class, EventCallbacks21, JniEnv, Jvmti, O
 
 /// What the agent does on the JVMTI events it enables (the runtime's handler).
 pub trait JvmEvents {
+    /// VMStart (early, with `can_generate_early_vmstart`): JNI works, no Java code ran yet.
+    fn vm_start(jvmti: Jvmti, env: &JniEnv<'_>);
     /// VMInit: the JVM is live.
     fn vm_init(jvmti: Jvmti, env: &JniEnv<'_>);
     /// VMDeath.
@@ -52,6 +54,7 @@ pub trait JvmEvents {
 /// The callbacks of handler `E` (`SetEventCallbacks`); events are enabled separately.
 pub fn event_callbacks<E: JvmEvents>() -> sys::jvmtiEventCallbacks {
     sys::jvmtiEventCallbacks {
+        VMStart: Some(vm_start::<E>),
         VMInit: Some(vm_init::<E>),
         VMDeath: Some(vm_death::<E>),
         ThreadStart: Some(thread_start::<E>),
@@ -80,6 +83,18 @@ pub fn mount_callback<E: JvmEvents>() -> ferrofluid_jvmti::VirtualThreadFn {
 /// As [`mount_callback`], for the unmount.
 pub fn unmount_callback<E: JvmEvents>() -> ferrofluid_jvmti::VirtualThreadFn {
     virtual_thread_unmount::<E>
+}
+
+unsafe extern "C" fn vm_start<E: JvmEvents>(jvmti: *mut sys::jvmtiEnv, env: *mut sys::JNIEnv) {
+    ffi_guard("VMStart", (), || {
+        // SAFETY: the JVM passes its live environment and this thread's JNIEnv.
+        let (Some(jvmti), Some(env)) = (unsafe { Jvmti::from_raw(jvmti) }, unsafe {
+            JniEnv::from_raw(env)
+        }) else {
+            return;
+        };
+        E::vm_start(jvmti, &env);
+    })
 }
 
 unsafe extern "C" fn vm_init<E: JvmEvents>(

@@ -1,8 +1,9 @@
 //! Native code calling into Java: the agent wraps the JNI functions that call a Java method
 //! (`Call<Type>Method{,V,A}`, `CallNonvirtual…`, `CallStatic…`, `NewObject{,V,A}`) with JVMTI
-//! `SetJNIFunctionTable`, so that a method a native method calls inside a root's extent is
-//! revealed (instrumented) before the call proceeds ([`JniCalls`], the runtime's revelation).
-//! Outside a root a wrapper costs one thread-local check, then forwards to the JVM's own
+//! `SetJNIFunctionTable`, and tells a handler ([`JniCalls`]) before each call and, if it asks,
+//! after it returns: the runtime's revelation instruments a method a native method calls inside
+//! a root's extent before the call proceeds; the `native` engine times the upcall. Outside what
+//! the handler watches a wrapper costs one thread-local check, then forwards to the JVM's own
 //! function.
 //!
 //! The `…V` and `…A` wrappers are here; the variadic ones are in `csrc/jni_variadic.c` (stable
@@ -12,10 +13,13 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use ferrofluid_jvmti::{sys, JniEnv, Jvmti, MethodId};
 
-/// What a wrapper tells before it forwards a call (the runtime's revelation).
+/// What a wrapper tells before it forwards a call and after the call returns.
 pub trait JniCalls {
-    /// Native code is about to call the Java method `mid`.
-    fn method_called(env: &JniEnv<'_>, mid: MethodId);
+    /// Native code is about to call the Java method `mid`; true asks for
+    /// [`JniCalls::method_returned`] once the call returns.
+    fn method_called(env: &JniEnv<'_>, mid: MethodId) -> bool;
+    /// The call [`JniCalls::method_called`] asked about returned (or threw), on the same thread.
+    fn method_returned(_env: &JniEnv<'_>) {}
 }
 
 // A process-wide static: JNI functions get no user data, and the wrappers of every thread
@@ -29,21 +33,33 @@ fn original() -> &'static sys::JNINativeInterface_ {
     unsafe { &*ORIGINAL.load(Ordering::Acquire) }
 }
 
-/// The revelation check of every wrapper: cheap unless the thread is inside a root.
+/// The handler's check before every call: cheap unless it watches the thread. True when the
+/// handler wants [`after`].
 #[inline]
-fn before<H: JniCalls>(env: *mut sys::JNIEnv, mid: sys::jmethodID) {
-    ferrofluid_jvmti::ffi_guard("JNI call wrapper", (), || {
+fn before<H: JniCalls>(env: *mut sys::JNIEnv, mid: sys::jmethodID) -> bool {
+    ferrofluid_jvmti::ffi_guard("JNI call wrapper", false, || {
         // SAFETY: the JNIEnv native code passed to this JNI function: the calling thread's.
         let Some(jni) = (unsafe { JniEnv::from_raw(env) }) else {
-            return;
+            return false;
         };
         if mid.is_null() {
-            return;
+            return false;
         }
         // SAFETY: a method ID native code passes to a JNI call function: one the JVM handed
         // out, of a loaded class (anything else is undefined behaviour in JNI itself).
         let mid = unsafe { MethodId::from_raw(mid) };
         H::method_called(&jni, mid)
+    })
+}
+
+/// The handler's part after a call [`before`] asked about returned.
+#[cold]
+fn after<H: JniCalls>(env: *mut sys::JNIEnv) {
+    ferrofluid_jvmti::ffi_guard("JNI call wrapper", (), || {
+        // SAFETY: as in `before`: the calling thread's JNIEnv.
+        if let Some(jni) = unsafe { JniEnv::from_raw(env) } {
+            H::method_returned(&jni)
+        }
     })
 }
 
@@ -57,10 +73,14 @@ macro_rules! wrappers {
             mid: sys::jmethodID,
             args: $args,
         ) -> $ret {
-            before::<H>(env, mid);
+            let watched = before::<H>(env, mid);
             // SAFETY: installed only when the original had this function (checked in
             // `install`); the JVM's own arguments are forwarded unchanged.
-            unsafe { original().$field.unwrap_unchecked()(env, $($p,)* mid, args) }
+            let r = unsafe { original().$field.unwrap_unchecked()(env, $($p,)* mid, args) };
+            if watched {
+                after::<H>(env);
+            }
+            r
         }
     )*};
 }
@@ -283,8 +303,9 @@ fn is_ours(t: &sys::JNINativeInterface_) -> bool {
         .is_some_and(|f| std::ptr::eq(f as *const (), ours))
 }
 
-/// Installs the wrappers of handler `H` (idempotent). Errors are logged: without them, native
-/// callbacks into the subgraph are simply not revealed.
+/// Installs the wrappers of handler `H` (idempotent for one handler; another handler's wrappers
+/// are replaced). Errors are logged: without them, native callbacks into the subgraph are simply
+/// not revealed (or, for the `native` engine, not timed).
 pub fn install<H: JniCalls>(jvmti: Jvmti) {
     let table = match jvmti.jni_function_table() {
         Ok(t) => t,
@@ -297,6 +318,26 @@ pub fn install<H: JniCalls>(jvmti: Jvmti) {
         return;
     };
     if is_ours(&current) {
+        // The variadic wrappers call the `V` ones through the table: the handler is theirs.
+        let v = v::CallStaticVoidMethodV::<H> as *const () as usize;
+        if current
+            .CallStaticVoidMethodV
+            .map(|f| f as *const () as usize)
+            == Some(v)
+        {
+            return;
+        }
+        let saved = ORIGINAL.load(Ordering::Acquire);
+        if saved.is_null() {
+            return;
+        }
+        // SAFETY: `saved` is the JVM's own table, saved by the first install.
+        let mut ours = unsafe { *saved };
+        wrap_all::<H>(&mut ours);
+        // SAFETY: as below.
+        if let Err(e) = unsafe { jvmti.set_jni_function_table(&ours) } {
+            log::warn!("SetJNIFunctionTable: {e}");
+        }
         return;
     }
     let mut ours = current;
@@ -388,7 +429,9 @@ mod tests {
     struct Nothing;
 
     impl JniCalls for Nothing {
-        fn method_called(_: &JniEnv<'_>, _: MethodId) {}
+        fn method_called(_: &JniEnv<'_>, _: MethodId) -> bool {
+            false
+        }
     }
 
     fn wrap_all(t: &mut sys::JNINativeInterface_) -> bool {

@@ -443,16 +443,30 @@ pub fn drain_own(ring: &Ring) -> bool {
     }
 }
 
-/// The collector thread's body: drains until `stop` is set, calling `tick` after each round. It sleeps [`PERIOD`] between rounds
-/// unless a ring was more than a quarter full, so a busy thread's ring is emptied at once.
+/// How long the collector thread sleeps once the rings have been empty for [`IDLE_ROUNDS`]
+/// rounds (an agent without a session, an engine without probe events, a program between
+/// bursts): it only ticks then, and a thousand wake-ups a second would take time slices from the
+/// program for nothing. A thread whose ring fills meanwhile empties it itself.
+const IDLE_PERIOD: Duration = Duration::from_millis(10);
+
+/// Rounds without an event before the collector sleeps [`IDLE_PERIOD`].
+const IDLE_ROUNDS: u32 = 10;
+
+/// The collector thread's body: drains until `stop` is set, calling `tick` after each round. It
+/// sleeps [`PERIOD`] between rounds unless a ring was more than a quarter full, so a busy
+/// thread's ring is emptied at once, and [`IDLE_PERIOD`] while the rings stay empty.
 pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
     let busy = super::ring::RING_EVENTS / 4;
     let mut most = 0;
+    let mut idle = 0;
     while !stop.load(Ordering::SeqCst) {
-        if most < busy {
+        if idle >= IDLE_ROUNDS {
+            std::thread::sleep(IDLE_PERIOD);
+        } else if most < busy {
             std::thread::sleep(PERIOD);
         }
         most = lock(&COLLECTOR).as_mut().map_or(0, |c| c.drain());
+        idle = if most == 0 { idle.saturating_add(1) } else { 0 };
         tick();
     }
 }

@@ -4,6 +4,7 @@
 //! emptied by its thread (the time factored out as a pause). The calibration's probes also sum
 //! their inner and own durations here.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use ferrofluid_jvmti::sys;
@@ -154,6 +155,41 @@ pub(crate) fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
             calibration_exit(l, id, start, c, waited);
         }
     });
+}
+
+/// A transition probe of an engine that records every thread while collecting, whatever its
+/// root depth (the `native` engine: a wrapped native's entry and exit, an upcall's): `kind` of
+/// method `id`, started at `start` ([`ticks`]), into the thread's ring with the recorder's
+/// marks and pauses. A thread's first entry while collecting begins its recording; an exit
+/// before one (a frame entered before collecting started) is not recorded. Returns whether it
+/// was.
+#[inline]
+pub(crate) fn transition(env: *mut sys::JNIEnv, kind: Kind, id: u32, start: u64) -> bool {
+    if !super::thread::SWITCHES.collecting.load(Ordering::Relaxed) {
+        return false;
+    }
+    LOCAL
+        .try_with(|l| {
+            if l.busy.get() {
+                return false;
+            }
+            l.sync();
+            let epoch = super::thread::SWITCHES.epoch.load(Ordering::Relaxed);
+            if l.recording.get().0 != epoch {
+                if kind != Kind::Enter {
+                    return false;
+                }
+                l.recording.set((epoch, 0));
+                l.begin.set(true);
+            }
+            let Some(start) = l.ready(env, start) else {
+                return false;
+            };
+            let c = cpu_stamp();
+            l.push_probe(env, kind, id, start, c);
+            true
+        })
+        .unwrap_or(false)
 }
 
 /// Calibration: the thread CPU time a calibration probe waited for room in the ring, kept apart.

@@ -12,6 +12,10 @@ use crate::runtime::{jvm, lifecycle, session, threads};
 pub struct Events;
 
 impl JvmEvents for Events {
+    fn vm_start(jvmti: Jvmti, env: &JniEnv<'_>) {
+        crate::engine::vm_start(jvmti, env)
+    }
+
     fn vm_init(jvmti: Jvmti, env: &JniEnv<'_>) {
         // The hooks are installed and the agent goes live.
         match jvm::install_hooks(jvmti, env) {

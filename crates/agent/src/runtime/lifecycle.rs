@@ -164,6 +164,9 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     let granted = engine::take_capabilities(jvmti)?;
     jvm::set_granted(granted);
     if wants_profile(&opts) {
+        if !live {
+            engine::at_load(jvmti, &opts, granted)?;
+        }
         // The load options' engine has what it requires, or the load fails.
         engine::select(&opts, Some(granted))?;
     }

@@ -64,7 +64,8 @@ fn reached_without_receiver(env: *mut sys::JNIEnv, site: u32) {
 }
 
 impl JniCalls for Sites {
-    fn method_called(env: &JniEnv<'_>, mid: MethodId) {
-        reveal::method_called(env, mid)
+    fn method_called(env: &JniEnv<'_>, mid: MethodId) -> bool {
+        reveal::method_called(env, mid);
+        false
     }
 }

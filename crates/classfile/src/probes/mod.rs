@@ -97,6 +97,7 @@ impl<'h> Refs<'h> {
         self.prefetch(p);
         let class = match hook {
             Hook::Alloc | Hook::AllocVm | Hook::AllocInner => &h.alloc_class,
+            Hook::NativeEnter | Hook::NativeExit => &h.native_class,
             _ => &h.class,
         };
         let i = p
@@ -240,6 +241,11 @@ pub struct Hooks {
     /// `inner(Ljava/lang/Object;I)V` of [`Hooks::alloc_class`]: a new multi-dimensional array
     /// whose inner arrays are counted at the site's id ([`Selection::vm_alloc_site_id`]).
     pub alloc_inner: HookMethod,
+    /// Internal name of the class declaring [`Hooks::native_enter`] and [`Hooks::native_exit`]
+    /// (by default [`Hooks::class`]; the agent's `native` engine names a class of its own,
+    /// [`crate::hooks_class::native_hooks_class`], which the boot loader can find before the
+    /// agent's other hooks exist).
+    pub native_class: String,
     /// `nativeEnter(I)V`: method id, before calling the native method.
     pub native_enter: HookMethod,
     /// `nativeExit(I)V`: method id, after the native method returned or threw.
@@ -276,6 +282,7 @@ impl Default for Hooks {
             alloc_class: "ferrofluid/Hooks".to_owned(),
             alloc_vm: HookMethod::new("vm", "(Ljava/lang/Object;I)V"),
             alloc_inner: HookMethod::new("inner", "(Ljava/lang/Object;I)V"),
+            native_class: "ferrofluid/Hooks".to_owned(),
             native_enter: HookMethod::new("nativeEnter", "(I)V"),
             native_exit: HookMethod::new("nativeExit", "(I)V"),
             receiver: HookMethod::new("receiver", "(Ljava/lang/Object;I)V"),
@@ -482,10 +489,23 @@ pub enum SkipReason {
     Malformed(String),
     /// The constant pool has no room for the probe's constants.
     ConstantPoolFull,
-    /// An `@IntrinsicCandidate` under a block-counting probe: compiled code may run HotSpot's
-    /// own code for its calls instead of its bytecode, so what its probes count depends on
-    /// the JIT.
+    /// An `@IntrinsicCandidate` under a block-counting probe or `native`: compiled code may
+    /// run HotSpot's own code for its calls instead of its bytecode (or, for a native, instead
+    /// of calling it), so what its probes count depends on the JIT.
     Intrinsic,
+    /// A signature-polymorphic native (`MethodHandle.invokeExact`, `VarHandle.get`...) under
+    /// `native`: the JVM links each call to it by the call site's descriptor, which a wrapper
+    /// with one descriptor cannot take.
+    SignaturePolymorphic,
+    /// A native named `registerNatives` under `native`: the call that binds its class's other
+    /// natives, once, from the static initialiser. HotSpot binds some of them itself by their
+    /// JNI name (`Unsafe`, `MethodHandleNatives`...), which a prefixed name would defeat, and
+    /// the JDK's run before a prefixed native can be resolved.
+    NativeBinding,
+    /// A native under `native` whose JVM code finds its caller's frames by its own position
+    /// on the stack (`Throwable.fillInStackTrace` skips its frames by name; a wrapper would put
+    /// two frames in every exception's stack trace).
+    FrameSensitive,
 }
 
 impl fmt::Display for SkipReason {
@@ -503,6 +523,9 @@ impl fmt::Display for SkipReason {
             SkipReason::Malformed(s) => write!(f, "malformed: {s}"),
             SkipReason::ConstantPoolFull => f.write_str("constant pool full"),
             SkipReason::Intrinsic => f.write_str("intrinsic candidate"),
+            SkipReason::SignaturePolymorphic => f.write_str("signature polymorphic"),
+            SkipReason::NativeBinding => f.write_str("binds its class's natives"),
+            SkipReason::FrameSensitive => f.write_str("walks the stack from its own frame"),
         }
     }
 }
@@ -523,6 +546,9 @@ impl SkipReason {
             SkipReason::Malformed(_) => "malformed",
             SkipReason::ConstantPoolFull => "pool-full",
             SkipReason::Intrinsic => "intrinsic",
+            SkipReason::SignaturePolymorphic => "signature-polymorphic",
+            SkipReason::NativeBinding => "native-binding",
+            SkipReason::FrameSensitive => "frame-sensitive",
         }
     }
 }
@@ -585,8 +611,9 @@ pub fn instrument<'a>(
     let class = ClassFile::parse(class_bytes)?;
     let cp = &class.constant_pool;
     let class_name = class.name()?.into_owned();
-    let is_hook_class =
-        class_name == options.hooks.class || class_name == options.hooks.alloc_class;
+    let is_hook_class = class_name == options.hooks.class
+        || class_name == options.hooks.alloc_class
+        || class_name == options.hooks.native_class;
     let mut patcher = ClassPatcher::new(&class);
     let mut refs = Refs::new(&options.hooks);
     let mut methods = Vec::with_capacity(class.methods.len());

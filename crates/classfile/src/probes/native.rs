@@ -1,5 +1,25 @@
 //! `native`: IPA-style wrappers. The native method is renamed with the JVMTI native
-//! prefix and a Java method with the original name and flags calls hooks around it.
+//! prefix and a Java method with the original name and flags calls hooks around it:
+//!
+//! ```java
+//! native int foo(int a);                  // becomes
+//! int foo(int a) {                        // the original flags but `native`
+//!     Hooks.nativeEnter(ID);              // `Hooks::native_class`
+//!     int r;
+//!     try { r = ferrofluid$$foo(a); }     // invokestatic, or invokespecial for an instance method
+//!     catch (Throwable t) { Hooks.nativeExit(ID); throw t; }
+//!     Hooks.nativeExit(ID);
+//!     return r;                           // kept on the operand stack, no local
+//! }
+//! private native int ferrofluid$$foo(int a);  // never synchronized: the wrapper holds the monitor
+//! ```
+//!
+//! Left alone (docs/classfile.md, "The native probe"): natives HotSpot may replace by an
+//! intrinsic (`@IntrinsicCandidate`: compiled callers would skip the wrapper, so its counts would
+//! depend on the JIT), the signature-polymorphic natives of `MethodHandle` and `VarHandle` (the
+//! JVM links their calls itself; a wrapper would change their meaning), `registerNatives`
+//! (the binding step itself, which HotSpot may do by the JNI name), the natives that find frames
+//! by their own place on the stack ([`FRAME_SENSITIVE`]) and natives of interfaces.
 
 use crate::bytes::PutBe;
 use crate::class::{access, ClassFile};
@@ -34,6 +54,18 @@ pub(crate) fn patch(
     let desc = MethodDescriptor::parse(&desc_text)
         .ok_or_else(|| SkipReason::Malformed(format!("bad descriptor {desc_text}")))?;
     let class_name = class.name().map_err(bad)?;
+    if is_signature_polymorphic(&class_name, member.access, &desc_text) {
+        return Err(SkipReason::SignaturePolymorphic);
+    }
+    if super::is_intrinsic_candidate(class, member) {
+        return Err(SkipReason::Intrinsic);
+    }
+    if *name == *"registerNatives" {
+        return Err(SkipReason::NativeBinding);
+    }
+    if FRAME_SENSITIVE.contains(&(&*class_name, &*name, &*desc_text)) {
+        return Err(SkipReason::FrameSensitive);
+    }
     let is_static = member.access & access::STATIC != 0;
 
     let prefixed = format!("{}{}", hooks.hooks.native_prefix, name);
@@ -126,7 +158,12 @@ pub(crate) fn patch(
         body.put_u16(0);
     }
 
-    let renamed = rebuild_method(class, member, member.access, prefixed_name, None, None);
+    // Private: no vtable slot, nothing can override or call it but the wrapper. Not
+    // synchronized: the wrapper keeps the flag and holds the monitor around the call.
+    let renamed_access = (member.access
+        & !(access::PUBLIC | access::PROTECTED | access::SYNCHRONIZED | access::VARARGS))
+        | access::PRIVATE;
+    let renamed = rebuild_method(class, member, renamed_access, prefixed_name, None, None);
     patcher.replace_method(index, renamed);
     let wrapper_access = member.access & !access::NATIVE;
     let wrapper = rebuild_method(
@@ -139,4 +176,32 @@ pub(crate) fn patch(
     );
     patcher.add_method(wrapper);
     Ok(())
+}
+
+/// Natives whose JVM code finds frames by its own place on the stack, which a wrapper frame
+/// would shift: `fillInStackTrace` skips its own frames by name before it records the caller's
+/// (a wrapped one would leave two frames atop every exception's stack trace), and
+/// `getClassContext` returns the classes from its caller on.
+const FRAME_SENSITIVE: [(&str, &str, &str); 2] = [
+    (
+        "java/lang/Throwable",
+        "fillInStackTrace",
+        "(I)Ljava/lang/Throwable;",
+    ),
+    (
+        "java/lang/SecurityManager",
+        "getClassContext",
+        "()[Ljava/lang/Class;",
+    ),
+];
+
+/// Whether a native method is signature polymorphic (JVMS 2.9.3): declared in
+/// `java.lang.invoke.MethodHandle` or `VarHandle`, `ACC_VARARGS | ACC_NATIVE`, one `Object[]`
+/// parameter. Calls to them are linked by the JVM to whatever the call site's descriptor says.
+fn is_signature_polymorphic(class: &str, flags: u16, descriptor: &str) -> bool {
+    matches!(
+        class,
+        "java/lang/invoke/MethodHandle" | "java/lang/invoke/VarHandle"
+    ) && flags & (access::VARARGS | access::NATIVE) == access::VARARGS | access::NATIVE
+        && descriptor.starts_with("([Ljava/lang/Object;)")
 }

@@ -29,6 +29,7 @@ fn fixed_flags(options: &AgentOptions) -> Vec<&'static str> {
         ("--exclude", !options.filter.exclude.is_empty()),
         ("--scheme", options.scheme != Scheme::default()),
         ("--track-every", options.track_every.is_some()),
+        ("--track-bytes", options.track_bytes.is_some()),
         ("--stack-depth", options.stack_depth.is_some()),
         ("--file", options.file.is_some()),
     ]

@@ -42,8 +42,9 @@ pub struct ReportArgs {
     /// listing it apart (text and HTML).
     #[arg(long)]
     pub include_idle: bool,
-    /// The class table of an allocation profile (text): by `live-bytes` (default),
-    /// `allocated-bytes`, `allocated` or `generations`.
+    /// The class table of an allocation profile (text): by `survived-bytes` (default: bytes
+    /// of the objects that survived a GC), `live-bytes`, `allocated-bytes`, `allocated` or
+    /// `generations`.
     #[arg(long, value_name = "ORDER", value_parser = parse_class_order)]
     pub sort: Option<ferrofluid_report::alloc::ClassOrder>,
     /// Virtual threads (JDK 21+) in text and HTML: merged into one entry, "virtual threads (N)",

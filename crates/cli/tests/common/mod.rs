@@ -52,6 +52,27 @@ pub fn compile(source: &str, tag: &str) -> PathBuf {
 }
 
 /// `tests/java/SOURCE`.
+/// `dir/lib<name>.so`, a JNI library built from `tests/native/<source>` with the system C
+/// compiler against JDK 17's headers.
+pub fn jni_library(dir: &Path, source: &str, name: &str) -> PathBuf {
+    let out = dir.join(format!("lib{name}.so"));
+    let include = Path::new(JDK17_HOME).join("include");
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&out)
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-I{}", include.join("linux").display()))
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/native")
+                .join(source),
+        )
+        .status()
+        .expect("a C compiler `cc` on PATH");
+    assert!(status.success(), "cc {source}");
+    out
+}
+
 pub fn source_path(source: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/java")

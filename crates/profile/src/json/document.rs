@@ -66,10 +66,15 @@ pub struct Document {
     /// Allocation mode: every how many allocations of a site one object was tracked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track_every: Option<u64>,
+    /// Allocation mode: tracked by bytes, one object each time about this many more bytes were
+    /// allocated at a site (absent: tracked by count, `track_every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_bytes: Option<u64>,
     /// Allocation mode: garbage collections while profiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_count: Option<u64>,
-    /// Allocation mode: `live`, `live_bytes`, `avg_age` and `generations` (of `classes`, of the
+    /// Allocation mode: `live`, `live_bytes`, `survived`, `survived_bytes`, `avg_age` and
+    /// `generations` (of `classes`; `live`, `live_bytes` and `generations` also of the
     /// nodes' `allocations`, of `leak_suspects`) are estimates from the tracked objects, every
     /// `track_every`-th. Written (true) with the class table.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -96,6 +101,70 @@ pub struct Document {
     /// Sample mode: how it sampled, samples without a stack and lost, by reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<crate::sampling::Sampling>,
+    /// Native mode: all threads' time in bytecode, ns; informative (the threads' sum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_ns: Option<u64>,
+    /// Native mode: all threads' time in native methods, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_ns: Option<u64>,
+    /// Native mode with thread CPU times: the bytecode's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_cpu_ns: Option<u64>,
+    /// Native mode with thread CPU times: the native code's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_cpu_ns: Option<u64>,
+    /// Native mode: the native methods by native time. Their names say which nodes are native
+    /// frames; the numbers are informative (recomputed from the trees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natives: Option<Vec<NativeDoc>>,
+    /// Native mode: native methods no measurement covers, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<Vec<crate::native::NotMeasured>>,
+    /// Native mode: JNI calls into Java made from no measured native's frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unattributed_upcalls: Option<u64>,
+}
+
+/// A native method over every thread and calling context ([`crate::NativeRow`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeDoc {
+    /// Dotted class name.
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// JVM descriptor.
+    pub descriptor: String,
+    /// Calls.
+    #[serde(default)]
+    pub calls: u64,
+    /// Native time without what its upcalls ran, ns (compensated).
+    #[serde(default)]
+    pub native_ns: u64,
+    /// The same in thread CPU time, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_cpu_ns: Option<u64>,
+    /// JNI calls into Java.
+    #[serde(default)]
+    pub upcalls: u64,
+    /// Threads that called it.
+    #[serde(default)]
+    pub threads: usize,
+    /// What the upcalls called, the most called first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upcall_targets: Vec<UpcallTargetDoc>,
+}
+
+/// A Java method a native method's upcalls called.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpcallTargetDoc {
+    /// Dotted class name.
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// JVM descriptor.
+    pub descriptor: String,
+    /// Calls from the native method's frames.
+    pub calls: u64,
 }
 
 /// A method's name.
@@ -174,6 +243,18 @@ pub struct ThreadDoc {
     /// A virtual thread (JDK 21+); absent for platform threads.
     #[serde(default, rename = "virtual", skip_serializing_if = "is_false")]
     pub virtual_thread: bool,
+    /// Native mode: the thread's time in bytecode, ns; informative (from the tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_ns: Option<u64>,
+    /// Native mode: the thread's time in native methods, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_ns: Option<u64>,
+    /// Native mode with thread CPU times: the bytecode's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytecode_cpu_ns: Option<u64>,
+    /// Native mode with thread CPU times: the native code's CPU time, ns; informative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_cpu_ns: Option<u64>,
     /// The tree; written as a `"thread"` node.
     pub root: NodeDoc,
 }

@@ -7,12 +7,14 @@
 //! back are two modules of their own.
 
 mod document;
+mod native;
 mod node;
 mod read;
 mod write;
 
 pub use document::{
-    CompensationDoc, Document, MethodCounts, MethodDoc, ThreadDoc, WaitingDoc, FORMAT, MODE_CPU,
-    OVERFLOW_NODE_METHOD, PRETTY_MAX_DEPTH, THREAD_NODE_METHOD, VERSION,
+    CompensationDoc, Document, MethodCounts, MethodDoc, NativeDoc, ThreadDoc, UpcallTargetDoc,
+    WaitingDoc, FORMAT, MODE_CPU, OVERFLOW_NODE_METHOD, PRETTY_MAX_DEPTH, THREAD_NODE_METHOD,
+    VERSION,
 };
 pub use node::{MetricValues, NodeDoc, NodeKindDoc};

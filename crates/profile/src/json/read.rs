@@ -70,6 +70,7 @@ impl Profile {
             let id = profile.methods.insert(&m.class, &m.method, &m.descriptor);
             profile.probes_dropped.insert(id);
         }
+        profile.read_native(doc, mode);
         for ((t, tree), waiting) in doc.threads.iter().zip(trees).zip(waiting_nodes) {
             // Measured, as the recorder gives it: the thread node's when the document has one.
             let cpu_ns = tree.node(NodeId::ROOT).cpu_ns.or(t.cpu_ns);
@@ -114,7 +115,7 @@ fn extra_metrics(doc: &Document, mode: Mode) -> Vec<Metric> {
     .into_iter()
     .filter(|m| {
         let own = inline.iter().any(|&(name, _)| name == m.name)
-            || mode == Mode::Cpu && m.name == crate::metric::CPU_TIME
+            || mode.is_probe_timed() && m.name == crate::metric::CPU_TIME
             || mode == Mode::Sample && m.name == crate::metric::CALLS;
         !own
     })
@@ -127,6 +128,7 @@ fn alloc_summary(doc: &Document) -> Option<crate::alloc::AllocSummary> {
         .as_ref()
         .map(|classes| crate::alloc::AllocSummary {
             track_every: doc.track_every.unwrap_or_default(),
+            track_bytes: doc.track_bytes.unwrap_or_default(),
             gc_count: doc.gc_count.unwrap_or_default(),
             untracked: doc.untracked.unwrap_or_default(),
             stacks_dropped: doc.stacks_dropped.unwrap_or_default(),
@@ -252,8 +254,8 @@ impl Leaves<'_> {
 
 /// Adds the values of `doc` to node `id`; `names` are the profile's extra metrics.
 fn fill_node(tree: &mut CallTree, id: NodeId, doc: &NodeDoc, mode: Mode, names: &[String]) {
-    // Outer probe calls are the CPU mode's: its probes are around every call.
-    let default_outer = if doc.kind == NodeKindDoc::Thread || mode != Mode::Cpu {
+    // Outer probe calls are the probe-timed modes': their probes are around every call.
+    let default_outer = if doc.kind == NodeKindDoc::Thread || !mode.is_probe_timed() {
         0
     } else {
         doc.children.iter().map(|c| c.calls.unwrap_or(0)).sum()

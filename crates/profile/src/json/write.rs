@@ -18,7 +18,8 @@ use crate::tree::{CallTree, NodeId, NodeKind};
 impl Profile {
     /// The JSON document of this profile.
     pub fn to_document(&self) -> Document {
-        Document {
+        let native = self.native.is_some();
+        let mut doc = Document {
             format: FORMAT.to_owned(),
             version: VERSION,
             mode: self.mode.name().to_owned(),
@@ -53,6 +54,7 @@ impl Profile {
                 .enumerate()
                 .map(|(i, t)| {
                     let root = self.node_doc(i, &t.tree, t.waiting.as_ref().and_then(|w| w.node));
+                    let split = native.then(|| self.native_split(i));
                     ThreadDoc {
                         name: t.name.clone(),
                         id: t.id,
@@ -70,6 +72,10 @@ impl Profile {
                             frame: w.frame.clone(),
                         }),
                         virtual_thread: t.virtual_thread,
+                        bytecode_ns: split.map(|s| s.bytecode_ns),
+                        native_ns: split.map(|s| s.native_ns),
+                        bytecode_cpu_ns: split.and_then(|s| s.bytecode_cpu_ns),
+                        native_cpu_ns: split.and_then(|s| s.native_cpu_ns),
                         root,
                     }
                 })
@@ -87,6 +93,11 @@ impl Profile {
                 })
                 .collect(),
             track_every: self.alloc.as_ref().map(|a| a.track_every),
+            track_bytes: self
+                .alloc
+                .as_ref()
+                .map(|a| a.track_bytes)
+                .filter(|&b| b > 0),
             gc_count: self.alloc.as_ref().map(|a| a.gc_count),
             live_estimated: self.alloc.is_some(),
             untracked: self.alloc.as_ref().map(|a| a.untracked),
@@ -100,7 +111,16 @@ impl Profile {
             sites: self.alloc.as_ref().map(|a| a.sites.clone()),
             leak_suspects: self.alloc.as_ref().map(|a| a.suspects.clone()),
             sampling: self.sampling.clone(),
-        }
+            bytecode_ns: None,
+            native_ns: None,
+            bytecode_cpu_ns: None,
+            native_cpu_ns: None,
+            natives: None,
+            not_measured: None,
+            unattributed_upcalls: None,
+        };
+        self.write_native(&mut doc);
+        doc
     }
 
     /// Whether `id` is an allocation-path leaf: in a profile with the `alloc` tables, a
@@ -149,9 +169,9 @@ impl Profile {
         let raw = node_times(tree, None);
         let cpu = self.cpu_times(tree);
         let cpu_compensated = self.cpu_calibration.is_some();
-        // A CPU document keeps every key it always had; the other modes write the keys of
-        // their metrics.
-        let cpu_doc = self.mode == Mode::Cpu;
+        // A CPU document keeps every key it always had (and a native one, timed by the same
+        // probe pairs); the other modes write the keys of their metrics.
+        let cpu_doc = self.mode.is_probe_timed();
         let slots = self.slots();
         let has = |slot: Slot| cpu_doc || slots.iter().any(|&(_, s)| s == slot);
         let (has_calls, has_time) = (has(Slot::Calls), has(Slot::Time));

@@ -22,12 +22,51 @@ pub(super) const REVEAL_REASON: &str = "expected sync or async";
 pub(super) const BLOCKS_REASON: &str = "expected default or precise";
 pub(super) const TIMING_REASON: &str = "expected probes or sampled";
 pub(super) const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
+pub(super) const TRACK_BYTES_REASON: &str =
+    "expected a size from 1 byte to 1g: a whole number of bytes, or with unit k, m or g (e.g. 512k)";
 pub(super) const STACK_DEPTH_REASON: &str = "expected a whole number from 1 to 1024";
 pub(super) const EVERY_REASON: &str =
     "expected a whole number with unit ms, s, m or h, at least 1s";
 pub(super) const INTERVAL_REASON: &str =
     "expected a whole number of ms, s or m from 1ms to 1m (e.g. 10ms)";
 pub(super) const MODE_REASON: &str = "expected one of cpu, region, alloc, count, native, sample";
+
+/// The largest `track-bytes`: 1 GiB.
+const MAX_TRACK_BYTES: u64 = 1 << 30;
+
+/// A size: a positive whole number of bytes, or of KiB, MiB or GiB with unit `k`, `m` or `g`,
+/// at most 1 GiB.
+pub(super) fn parse_size(value: &str) -> Option<u64> {
+    let (digits, unit) = match value.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => value.split_at(i),
+        None => (value, ""),
+    };
+    let shift = match unit {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        _ => return None,
+    };
+    // Written back as given: no leading zeros.
+    if digits.is_empty() || digits.starts_with('0') {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    n.checked_mul(1 << shift)
+        .filter(|&b| (1..=MAX_TRACK_BYTES).contains(&b))
+}
+
+/// A size as [`parse_size`] reads it, in the largest unit that divides it.
+pub(super) fn format_size(bytes: u64) -> String {
+    [(30, "g"), (20, "m"), (10, "k")]
+        .into_iter()
+        .find(|&(shift, _)| bytes >= 1 << shift && bytes % (1 << shift) == 0)
+        .map_or_else(
+            || bytes.to_string(),
+            |(shift, unit)| format!("{}{unit}", bytes >> shift),
+        )
+}
 
 fn parse_bool(value: &str) -> Option<bool> {
     match value {
@@ -211,6 +250,9 @@ impl Parser {
             "track-every" => first(&mut o.track_every, key, || {
                 item.whole(|_: &u64| true, TRACK_EVERY_REASON)
             })?,
+            "track-bytes" => first(&mut o.track_bytes, key, || {
+                parse_size(value).ok_or_else(|| item.bad(TRACK_BYTES_REASON))
+            })?,
             "stack-depth" => first(&mut o.stack_depth, key, || {
                 item.whole(|n| (1..=MAX_STACK_DEPTH).contains(n), STACK_DEPTH_REASON)
             })?,
@@ -314,6 +356,9 @@ impl fmt::Display for AgentOptions {
         }
         if let Some(n) = self.track_every {
             items.push(format!("track-every={n}"));
+        }
+        if let Some(n) = self.track_bytes {
+            items.push(format!("track-bytes={}", format_size(n)));
         }
         if let Some(n) = self.stack_depth {
             items.push(format!("stack-depth={n}"));

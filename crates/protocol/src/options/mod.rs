@@ -27,7 +27,9 @@ pub use ferrofluid_subgraph::{
 use crate::push::PushOptions;
 use crate::serde_str::{as_string, as_strings};
 use grammar::{suggestion, PATH_REASON, REGION_LAST_REASON};
-pub use modes::{mode_options, mode_unavailable, AGENT_MODES, COMMON_KEYS};
+pub use modes::{
+    at_load_only, mode_options, mode_unavailable, AGENT_MODES, AT_LOAD_ONLY, COMMON_KEYS,
+};
 pub use values::{Blocks, Reveal, Timing};
 
 pub use crate::option_table::KEYS;
@@ -101,6 +103,10 @@ pub struct AgentOptions {
     /// only; default [`DEFAULT_TRACK_EVERY`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track_every: Option<u64>,
+    /// Allocation mode: track by bytes instead, one object each time about this many more bytes
+    /// were allocated at a site (`track-bytes=SIZE`: `512k`, `1m` or bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track_bytes: Option<u64>,
     /// Allocation mode: frames kept of a tracked object's allocation stack (`stack-depth=D`;
     /// default [`DEFAULT_STACK_DEPTH`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,6 +222,8 @@ pub enum OptionsError {
     Duplicate { key: &'static str },
     #[error("agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph")]
     RootAndRegion,
+    #[error("agent options `track-every` and `track-bytes` exclude each other: each says which objects are tracked, by count or by bytes")]
+    TrackEveryAndBytes,
     #[error("agent option `region-last` needs `region`")]
     RegionLastWithoutRegion,
     #[error("agent options `cpu` and `region` exclude each other: code-region mode measures wall time only")]
@@ -243,9 +251,18 @@ impl AgentOptions {
         }
     }
 
-    /// Every how many allocations of a site one object is tracked (0: none).
+    /// Every how many allocations of a site one object is tracked (0: none; 0 too when
+    /// tracked by bytes).
     pub fn track_every(&self) -> u64 {
-        self.track_every.unwrap_or(DEFAULT_TRACK_EVERY)
+        match self.track_bytes {
+            Some(_) => 0,
+            None => self.track_every.unwrap_or(DEFAULT_TRACK_EVERY),
+        }
+    }
+
+    /// About every how many bytes allocated at a site one object is tracked (0: by count).
+    pub fn track_bytes(&self) -> u64 {
+        self.track_bytes.unwrap_or(0)
     }
 
     /// Frames kept of a tracked object's allocation stack.

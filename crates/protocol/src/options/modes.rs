@@ -35,13 +35,17 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "scheme",
             "reveal",
             "track-every",
+            "track-bytes",
             "stack-depth",
             "alloc-class",
         ],
         // Not `skip-trivial`: a method without probes would lose its bytecodes, and counts
         // are exact or nothing.
         Mode::Count => &["root", "include", "exclude", "scheme", "blocks", "reveal"],
-        Mode::Native => &["root", "include", "exclude"],
+        // Without a root the whole program (the natives of the classes `include`/`exclude`
+        // select); with roots, the natives called inside their extent, in calling context.
+        // `reveal`: attach sends it (see `Region`).
+        Mode::Native => &["root", "include", "exclude", "scheme", "cpu", "reveal"],
         // `root` makes it hybrid: only samples inside the roots' invocations, whose calls are
         // counted exactly.
         Mode::Sample => &[
@@ -57,8 +61,23 @@ pub const AGENT_MODES: &[Mode] = &[
     Mode::Region,
     Mode::Alloc,
     Mode::Count,
+    Mode::Native,
     Mode::Sample,
 ];
+
+/// The modes whose engine needs the agent loaded with the JVM (`-agentpath`, `ferrofluid run`):
+/// `native` wraps native methods as their classes first load.
+pub const AT_LOAD_ONLY: &[Mode] = &[Mode::Native];
+
+/// The one line refusing to attach a session of a mode of [`AT_LOAD_ONLY`].
+pub fn at_load_only(mode: Mode) -> String {
+    format!(
+        "mode {mode} wraps native methods as their classes first load, which only an agent \
+         loaded with the JVM can do: start the JVM with \
+         -agentpath:<libferrofluid_agent.so>=mode={mode},file=F (`ferrofluid run --mode {mode} \
+         -o F -- java ...`)"
+    )
+}
 
 /// The one line saying that `mode` has no engine in the agent.
 pub fn mode_unavailable(mode: Mode) -> String {
@@ -86,6 +105,7 @@ impl AgentOptions {
             ("adaptive", self.adaptive),
             ("reveal", self.reveal != d.reveal),
             ("track-every", self.track_every.is_some()),
+            ("track-bytes", self.track_bytes.is_some()),
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
             ("timing", self.timing != d.timing),
@@ -101,6 +121,9 @@ impl AgentOptions {
     /// Every option given must be one the mode in effect takes ([`mode_options`]), and
     /// `every` and `label` need `push`.
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
+        if self.track_every.is_some() && self.track_bytes.is_some() {
+            return Err(OptionsError::TrackEveryAndBytes);
+        }
         if self.push.url.is_none() {
             if self.push.every.is_some() {
                 return Err(OptionsError::NeedsPush { key: "every" });

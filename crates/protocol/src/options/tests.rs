@@ -124,7 +124,7 @@ fn parses_and_prints_canonically() {
 
 #[test]
 fn errors_name_the_key_and_accepted_values() {
-    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, stack-depth, alloc-class, timing, interval, wall, threads, file, duration, push, every, label, log, socket";
+    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, track-bytes, stack-depth, alloc-class, timing, interval, wall, threads, file, duration, push, every, label, log, socket";
     let cases = [
         ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
         ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -245,20 +245,28 @@ fn mode_is_one_option_and_each_mode_says_what_it_takes() {
         ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
         ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude, reveal, interval, wall, threads"),
         ("mode=count,region-last=4", "agent option `region-last` needs `region`"),
+        ("mode=native,blocks=precise", "agent option `blocks` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
+        ("mode=native,adaptive=true", "agent option `adaptive` does not apply to mode native; mode native takes root, include, exclude, scheme, cpu, reveal"),
     ];
     for (input, message) in cases {
         let err = input.parse::<AgentOptions>().unwrap_err();
         assert_eq!(err.to_string(), message, "{input}");
     }
+    // The native mode's: whole program (classes selected) or roots, with thread CPU time;
+    // `reveal` as `ferrofluid attach` sends it.
+    let native = "mode=native,root=A::b,include=com.acme.**,scheme=eager,cpu=true,reveal=async";
+    assert_eq!(native.parse::<AgentOptions>().unwrap().to_string(), native);
     // Options common to every mode are always taken.
     for mode in Mode::ALL {
         let s = format!("mode={mode},file=p.json,duration=1s,log=/l,socket=/s");
         assert!(s.parse::<AgentOptions>().is_ok(), "{s}");
     }
     assert_eq!(
-        mode_unavailable(Mode::Native),
-        "mode native is not available in this agent (available: cpu, region, alloc, count, sample)"
+        mode_unavailable(Mode::Sample),
+        "mode sample is not available in this agent (available: cpu, region, alloc, count, native, sample)"
     );
+    // Every mode has an engine in this agent.
+    assert!(Mode::ALL.iter().all(|m| AGENT_MODES.contains(m)));
 }
 
 #[test]
@@ -400,4 +408,50 @@ fn interval_wall_and_threads_are_samples_own_options() {
         far.validate().unwrap_err().to_string(),
         format!("bad value `61s` for agent option `interval`: {reason}")
     );
+}
+
+#[test]
+fn track_bytes_takes_a_size_and_excludes_track_every() {
+    let o = "mode=alloc,track-bytes=512k"
+        .parse::<AgentOptions>()
+        .unwrap();
+    assert_eq!((o.track_bytes(), o.track_every()), (512 << 10, 0));
+    assert_eq!(o.to_string(), "mode=alloc,track-bytes=512k");
+    for (value, bytes) in [
+        ("4096", 4096),
+        ("1m", 1 << 20),
+        ("1g", 1 << 30),
+        ("1536", 1536),
+    ] {
+        let o = format!("mode=alloc,track-bytes={value}")
+            .parse::<AgentOptions>()
+            .unwrap();
+        assert_eq!(o.track_bytes(), bytes, "{value}");
+        assert_eq!(
+            o.to_string().parse::<AgentOptions>().unwrap().track_bytes(),
+            bytes
+        );
+    }
+    for bad in ["0", "0k", "2g", "-1", "512K", "1.5m", "k", "512kb", "0512"] {
+        let e = format!("mode=alloc,track-bytes={bad}")
+            .parse::<AgentOptions>()
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "bad value `{bad}` for agent option `track-bytes`: expected a size from 1 byte to \
+                 1g: a whole number of bytes, or with unit k, m or g (e.g. 512k)"
+            )
+        );
+    }
+    assert_eq!(
+        "mode=alloc,track-every=5,track-bytes=1k"
+            .parse::<AgentOptions>()
+            .unwrap_err()
+            .to_string(),
+        "agent options `track-every` and `track-bytes` exclude each other: each says which \
+         objects are tracked, by count or by bytes"
+    );
+    assert!("mode=cpu,track-bytes=1k".parse::<AgentOptions>().is_err());
 }

@@ -130,6 +130,12 @@ impl Events {
         // Per node: its stack's frames and, for an allocated class's node, the class key.
         let mut stacks: Vec<(Vec<u64>, u64)> = vec![(Vec::new(), 0); tree.len()];
         let mut tick = 0u64;
+        // The thread's own time (a native profile's bytecode outside every native frame):
+        // samples without a stack trace.
+        if let (Some(t), None) = (weights.time, weights.taken) {
+            let own = values[t][ferrofluid_profile::NodeId::ROOT.index()].self_value;
+            tick = self.execution_samples(thread_key, 0, samples(own, period), tick, period);
+        }
         for (id, _) in tree.walk() {
             let node = tree.node(id);
             let Some(parent) = node.parent() else {

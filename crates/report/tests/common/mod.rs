@@ -302,8 +302,9 @@ pub fn alloc_paths() -> Profile {
                  allocated,
                  allocated_bytes,
                  tracked,
-                 live,
-                 live_bytes,
+                 live: u64,
+                 live_bytes: u64,
+                 survived: u64,
                  avg_age,
                  generations| ClassAlloc {
         class: class.into(),
@@ -312,6 +313,9 @@ pub fn alloc_paths() -> Profile {
         tracked,
         live,
         live_bytes,
+        // Bytes in proportion, as the tracked objects of one class have one size.
+        survived_bytes: (live_bytes * survived).checked_div(live).unwrap_or(0),
+        survived,
         avg_age,
         generations,
     };
@@ -319,9 +323,19 @@ pub fn alloc_paths() -> Profile {
         track_every: 10,
         gc_count: 12,
         classes: vec![
-            class("long[]", 1000, 80_000, 100, 0, 0, 0.0, 0),
-            class("char[]", 800, 32_000, 80, 10, 400, 1.0, 1),
-            class("demo.Cache$Entry", 1000, 24_000, 100, 900, 21_600, 4.5, 6),
+            class("long[]", 1000, 80_000, 100, 0, 0, 0, 0.0, 0),
+            class("char[]", 800, 32_000, 80, 10, 400, 10, 1.0, 1),
+            class(
+                "demo.Cache$Entry",
+                1000,
+                24_000,
+                100,
+                900,
+                21_600,
+                800,
+                4.5,
+                6,
+            ),
         ],
         suspects: vec![Suspect {
             class: "demo.Cache$Entry".into(),
@@ -337,5 +351,124 @@ pub fn alloc_paths() -> Profile {
         path_generations: gens,
         ..AllocSummary::default()
     });
+    p
+}
+
+/// A `native` profile with roots, as the native engine records it inside a root's extent, in
+/// microseconds: three requests of a server each read a socket (2 ms in native code), compress
+/// (50 us of bytecode around a 300 us native deflate) and transform through a native that calls
+/// back into Java twice (10 us of bytecode each); a worker sleeps 5 ms. The natives not measured
+/// are a JIT intrinsic, one loaded before the agent and one whose wrapper failed.
+#[allow(dead_code)] // not every test file uses every profile
+pub fn native() -> Profile {
+    use ferrofluid_profile::native::{self, reason, NativeSummary, NotMeasured, UPCALLS};
+    use ferrofluid_profile::{Mode, NodeKind};
+    const US: u64 = 1000;
+    let mut p = Profile::new(Mode::Native);
+    p.extra_metrics = native::metrics(false);
+    let handle = p
+        .methods
+        .insert("demo.Server", "handle", "(Ljava/net/Socket;)V");
+    let read = p.methods.insert(
+        "java.net.SocketInputStream",
+        "socketRead0",
+        "(Ljava/io/FileDescriptor;[BIII)I",
+    );
+    let compress = p.methods.insert("demo.Codec", "compress", "([B)[B");
+    let deflate = p.methods.insert(
+        "java.util.zip.Deflater",
+        "deflateBytesBytes",
+        "(J[BII[BIII)J",
+    );
+    let transform = p.methods.insert("demo.Native", "transform", "([B)I");
+    let each = p.methods.insert("demo.Native", "each", "(I)V");
+    let run = p.methods.insert("demo.Worker", "run", "()V");
+    let sleep = p.methods.insert("java.lang.Thread", "sleep", "(J)V");
+
+    let mut s = Sim::new(1000, false);
+    for _ in 0..3 {
+        s.enter(handle);
+        s.work(100 * US);
+        s.leaf(read, 2000 * US);
+        s.enter(compress);
+        s.work(50 * US);
+        s.leaf(deflate, 300 * US);
+        s.work(20 * US);
+        s.exit(compress);
+        s.enter(transform);
+        s.work(40 * US);
+        for _ in 0..2 {
+            s.leaf(each, 10 * US);
+            s.work(5 * US);
+        }
+        s.work(30 * US);
+        s.exit(transform);
+        s.exit(handle);
+    }
+    let (mut tree, _, _) = s.finish();
+    tree.widen(p.extra_metrics.len());
+    let upcalls = p
+        .extra_metrics
+        .iter()
+        .position(|m| m.name == UPCALLS)
+        .unwrap();
+    let at = tree
+        .find(&[NodeKind::Method(handle), NodeKind::Method(transform)])
+        .unwrap();
+    tree.extra_mut(at)[upcalls] = 6;
+    p.threads.push(ThreadProfile::new("main", 1, tree));
+
+    let mut s = Sim::new(1000, false);
+    s.enter(run);
+    s.leaf(sleep, 5000 * US);
+    s.work(1000 * US);
+    s.exit(run);
+    let (mut tree, _, _) = s.finish();
+    tree.widen(p.extra_metrics.len());
+    p.threads.push(ThreadProfile::new("worker-1", 7, tree));
+
+    p.instrumented = 8;
+    p.calibration = Some(Calibration {
+        inner_ns: 100.0,
+        outer_ns: 50.0,
+    });
+    let not_measured =
+        |class: &str, method: &str, descriptor: &str, why: &str, detail: Option<&str>| {
+            NotMeasured {
+                class: class.into(),
+                method: method.into(),
+                descriptor: descriptor.into(),
+                reason: why.into(),
+                detail: detail.map(Into::into),
+            }
+        };
+    p.native = Some(NativeSummary {
+        natives: [read, deflate, transform, sleep].into(),
+        not_measured: vec![
+            not_measured(
+                "java.lang.System",
+                "arraycopy",
+                "(Ljava/lang/Object;ILjava/lang/Object;II)V",
+                reason::INTRINSIC,
+                None,
+            ),
+            not_measured(
+                "java.lang.Object",
+                "wait",
+                "(J)V",
+                reason::LOADED_BEFORE_AGENT,
+                None,
+            ),
+            not_measured(
+                "demo.Huge",
+                "compute",
+                "()V",
+                reason::NOT_WRAPPED,
+                Some("constant pool full"),
+            ),
+        ],
+        unattributed_upcalls: 0,
+    });
+    p.set_native_metrics();
     p
 }

@@ -3,6 +3,7 @@ package ferrofluid;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.reflect.Array;
+import jdk.internal.vm.annotation.DontInline;
 
 /**
  * Allocation counting for the agent's {@code alloc} engine: the {@code alloc} probe after every
@@ -10,44 +11,64 @@ import java.lang.reflect.Array;
  * with the new object and its allocation-site id. Counts are kept here, in Java, with one atomic
  * add per allocation (and one more for an array's length), so that counting costs no JNI call;
  * only the objects the agent measures or tracks (the first of each site, then every
- * {@code every}-th) reach the native {@link #sample}. The agent defines this class in the
- * bootstrap loader, sets it up with {@link #reset} and reads it with {@link #counts}.
+ * {@code every}-th, or one each time about {@code bytes} more bytes were allocated there) reach
+ * the native {@link #sample}. By bytes (and counting only), which allocation of a site is
+ * tracked next is kept beside its counters (its "next" count): the counting path compares the
+ * count with it, and the division that picks the next one runs only for a tracked object, in
+ * {@link #tracked}, which is too big for the JIT to inline where it is rarely called. Every
+ * {@code every}-th is picked by the count itself, exactly also when threads race at a site. The agent defines this class in
+ * the bootstrap loader, sets it up with {@link #reset} and reads it with {@link #counts}.
  *
  * <p>Objects the JVM allocates for a call (reflection, {@code clone()}) and the inner arrays of a
  * {@code multianewarray} reach {@link #vm} and {@link #inner} with the id of a site whose class
  * is known only at run time: such a site has counters for up to {@code SLOTS - 1} classes, each
  * claimed by the first object of its class, and one more for every other class. The agent reads
- * them with {@link #vmCounts} and {@link #vmNames}. Compiled by
- * {@code javac --release 11} into Alloc.class next to this file (checked by a test).
+ * them with {@link #vmCounts} and {@link #vmNames}. Compiled by {@code javac -source 11 -target
+ * 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED} (for {@code @DontInline},
+ * which HotSpot honours in classes of the bootstrap loader) into Alloc.class next to this file
+ * (checked by a test).
  */
 public final class Alloc {
     private Alloc() {
     }
 
     private static final VarHandle AT = MethodHandles.arrayElementVarHandle(long[].class);
-    /** Sites per chunk: 4096, two counters each (objects, array elements). */
+    /**
+     * Sites per chunk: 4096, two counters each (objects, array elements), then each site's next
+     * count to track ({@code NEXT} on).
+     */
     private static final int SHIFT = 12;
     private static final int MASK = (1 << SHIFT) - 1;
+    private static final int NEXT = 2 << SHIFT;
 
     /** Counters per chunk of sites; a chunk is created once and never replaced in a session. */
     private static volatile long[][] chunks = new long[0][];
     /** Every how many allocations of a site one goes to the agent (0: the first only). */
     private static volatile long every;
+    /** Or, when positive: about every how many bytes allocated at a site one goes to it. */
+    private static volatile long bytes;
 
     /** Counters per site counted per runtime class: up to 15 classes and the rest. */
     private static final int SLOTS = 16;
     /** Such sites per chunk: 256. */
     private static final int VM_SHIFT = 8;
     private static final int VM_MASK = (1 << VM_SHIFT) - 1;
+    /** Where the slots' next counts to track begin in a chunk's counters. */
+    private static final int VM_NEXT = (2 * SLOTS) << VM_SHIFT;
     private static final VarHandle CLASSES = MethodHandles.arrayElementVarHandle(Object[].class);
     /**
      * Per chunk of such sites: the class of each slot ({@code SLOTS} per site), then, in the last
-     * element, the {@code long[]} of the slots' counters (objects, array elements): one read
-     * gets both, even while {@link #reset} replaces them.
+     * element, the {@code long[]} of the slots' counters (objects, array elements; then each
+     * slot's next count to track): one read gets both, even while {@link #reset} replaces them.
      */
     private static volatile Object[][] vmChunks = new Object[0][];
 
-    /** Counts {@code o}, allocated at {@code site}; hands it to the agent if it is sampled. */
+    /**
+     * Counts {@code o}, allocated at {@code site}; hands it to the agent if it is tracked. Not
+     * inlined: the JIT compiles it once instead of into every allocating method of the program
+     * and the JDK, which more than pays for the call (decision 0064).
+     */
+    @DontInline
     public static void alloc(Object o, int site) {
         long[][] c = chunks;
         int i = site >>> SHIFT;
@@ -55,11 +76,40 @@ public final class Alloc {
         if (a == null) {
             a = chunk(i);
         }
-        long n = count(a, (site & MASK) << 1, o);
+        int k = site & MASK;
+        long n = count(a, k << 1, o);
         long e = every;
-        if (n == 0 || (e > 0 && n % e == 0)) {
-            sample(o, site);
+        if (e > 0) {
+            // Every e-th exactly, also when threads race at the site.
+            if (n % e == 0) {
+                tracked(o, site, n, false);
+            }
+        } else if (n >= a[NEXT + k]) {
+            // A plain read: a race tracks one object more or less, never a wrong count.
+            a[NEXT + k] = tracked(o, site, n, false);
         }
+    }
+
+    /**
+     * Hands {@code o}, the {@code n}-th object counted at its site (or its slot of a site
+     * counted per class, {@code vm}), to the agent; returns the count at which the site's next
+     * object is tracked: {@code n + every}, or, by bytes, the count at which about
+     * {@code bytes} more bytes will have been allocated there if its objects keep the size of
+     * {@code o} (the agent measures it); the first object only with neither.
+     */
+    private static long tracked(Object o, int site, long n, boolean vm) {
+        long size = vm ? sampleVm(o, site) : sample(o, site);
+        long b = bytes;
+        long e = every;
+        long step;
+        if (b > 0) {
+            step = size > 0 ? Math.max(1, b / size) : b;
+        } else if (e > 0) {
+            step = e;
+        } else {
+            return Long.MAX_VALUE;
+        }
+        return n + step < n ? Long.MAX_VALUE : n + step;
     }
 
     /**
@@ -106,10 +156,19 @@ public final class Alloc {
         }
         int base = (site & VM_MASK) * SLOTS;
         int slot = slot(c, base, o.getClass());
-        long k = count((long[]) c[SLOTS << VM_SHIFT], (base + slot) << 1, o);
+        long[] a = (long[]) c[SLOTS << VM_SHIFT];
+        long k = count(a, (base + slot) << 1, o);
+        int next = VM_NEXT + base + slot;
         long e = every;
-        if (slot < SLOTS - 1 && (k == 0 || (e > 0 && k % e == 0))) {
-            sampleVm(o, site);
+        if (slot == SLOTS - 1) {
+            return;
+        }
+        if (e > 0) {
+            if (k % e == 0) {
+                tracked(o, site, k, true);
+            }
+        } else if (k >= a[next]) {
+            a[next] = tracked(o, site, k, true);
         }
     }
 
@@ -142,7 +201,7 @@ public final class Alloc {
         Object[][] m = new Object[Math.max(i + 1, n.length)][];
         System.arraycopy(n, 0, m, 0, n.length);
         Object[] c = new Object[(SLOTS << VM_SHIFT) + 1];
-        c[SLOTS << VM_SHIFT] = new long[(2 * SLOTS) << VM_SHIFT];
+        c[SLOTS << VM_SHIFT] = new long[(3 * SLOTS) << VM_SHIFT];
         m[i] = c;
         vmChunks = m;
         return c;
@@ -157,24 +216,27 @@ public final class Alloc {
             c = grown;
         }
         if (c[i] == null) {
-            c[i] = new long[2 << SHIFT];
+            c[i] = new long[3 << SHIFT];
         }
         chunks = c;
         return c[i];
     }
 
     /**
-     * Forgets every count and samples every {@code every}-th allocation of each site from now on.
-     * Runs before any class carries probes, and first runs the counting path once: linking its
-     * {@code VarHandle} call sites allocates in the JDK's own (probed) code, which would call
-     * {@link #alloc} again, before that link exists, until the stack overflows.
+     * Forgets every count and tracks every {@code every}-th allocation of each site from now on,
+     * or, if {@code bytes} is positive, one each time about {@code bytes} more bytes were
+     * allocated at the site. Runs before any class carries probes, and first runs the counting
+     * path once: linking its {@code VarHandle} call sites allocates in the JDK's own (probed)
+     * code, which would call {@link #alloc} again, before that link exists, until the stack
+     * overflows.
      */
-    public static synchronized void reset(long every) {
+    public static synchronized void reset(long every, long bytes) {
         count(new long[2], 0, new long[1]);
         slot(new Object[SLOTS], 0, Alloc.class);
         chunks = new long[0][];
         vmChunks = new Object[0][];
         Alloc.every = every;
+        Alloc.bytes = bytes;
     }
 
     /**
@@ -190,7 +252,7 @@ public final class Alloc {
             if (a == null || from >= out.length) {
                 continue;
             }
-            int n = Math.min(a.length, out.length - from);
+            int n = Math.min(NEXT, out.length - from);
             for (int k = 0; k < n; k++) {
                 out[from + k] = (long) AT.getVolatile(a, k);
             }
@@ -211,7 +273,7 @@ public final class Alloc {
                 continue;
             }
             long[] a = (long[]) c[i][SLOTS << VM_SHIFT];
-            int n = Math.min(a.length, out.length - from);
+            int n = Math.min(VM_NEXT, out.length - from);
             for (int k = 0; k < n; k++) {
                 out[from + k] = (long) AT.getVolatile(a, k);
             }
@@ -243,9 +305,12 @@ public final class Alloc {
         return out;
     }
 
-    /** The agent measures (and, when it tracks objects, tags) {@code o}. */
-    private static native void sample(Object o, int site);
+    /**
+     * The agent measures (and, when it tracks objects, tags) {@code o}; returns its size in
+     * bytes (0 if not measured).
+     */
+    private static native long sample(Object o, int site);
 
     /** As {@link #sample}, for a site counted per class. */
-    private static native void sampleVm(Object o, int site);
+    private static native long sampleVm(Object o, int site);
 }

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * hooks class, which reveals the call subgraph as in the {@code cpu} mode. An allocation is
  * handed to {@link Alloc#alloc} only if its thread's depth is positive; while no thread is
  * inside a root, one read of {@link #INSIDE} answers without the per-thread lookup.
- * Compiled by {@code javac --release 11} with Alloc.java and tools/hooks/ferrofluid/Hooks.java
+ * Compiled as Alloc.java is (see its comment) with Alloc.java and tools/hooks/ferrofluid/Hooks.java
  * into AllocScope.class next to this file (checked by a test).
  */
 public final class AllocScope {

@@ -111,7 +111,11 @@ impl Engine for Alloc {
 
     /// Defines and resets `ferrofluid/Alloc` on this (Java) thread, before planning.
     fn open(&self, ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
-        tracker::configure(options.track_every(), options.stack_depth());
+        tracker::configure(
+            options.track_every(),
+            options.track_bytes(),
+            options.stack_depth(),
+        );
         native::configure(&options.filter);
         narrow::configure(&options.alloc_classes);
         let installed = ctx

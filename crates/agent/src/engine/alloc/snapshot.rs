@@ -20,6 +20,7 @@ pub fn snapshot(ctx: &dyn Context, profile: &mut Profile) {
     profile.extra_metrics = ferrofluid_profile::alloc::path_metrics();
     let tracking = &STATE.tracking;
     let live_counts = if tracking.on.load(Ordering::SeqCst) {
+        tracker::flush_frees(ctx.vm());
         tracker::read_counts(ctx.vm())
     } else {
         None
@@ -29,6 +30,7 @@ pub fn snapshot(ctx: &dyn Context, profile: &mut Profile) {
     let vm_of = sites.iter().map(|s| s.vm.and_then(vm::site)).collect();
     let gc = tracking.gcs.load(Ordering::SeqCst);
     let every = tracking.every.load(Ordering::SeqCst);
+    let track_bytes = tracking.bytes.load(Ordering::SeqCst);
     let t = lock(&tracking.tracker);
     let Some(t) = t.as_ref() else { return };
     let Some(counts) = live_counts.or_else(|| t.final_counts.clone()) else {
@@ -71,6 +73,7 @@ pub fn snapshot(ctx: &dyn Context, profile: &mut Profile) {
         .collect();
     profile.alloc = Some(AllocSummary {
         track_every: every,
+        track_bytes,
         gc_count: gc,
         untracked: t.untracked,
         stacks_dropped: t.stacks_dropped,
@@ -103,6 +106,10 @@ struct Acc {
     tracked: u64,
     live: u64,
     live_bytes: u64,
+    /// The live tracked objects of age 1 or more: a GC that finished after their allocation
+    /// did not free them.
+    survived: u64,
+    survived_bytes: u64,
     ages: BTreeMap<u64, u64>,
 }
 
@@ -215,6 +222,10 @@ impl View<'_> {
             let a = classes.entry(name.clone()).or_default();
             a.live += 1;
             a.live_bytes += o.size;
+            if age > 0 {
+                a.survived += 1;
+                a.survived_bytes += o.size;
+            }
             *a.ages.entry(age).or_insert(0) += 1;
             let p = live_paths.entry((name, o.stack)).or_default();
             p.0 += 1;
@@ -466,6 +477,8 @@ fn class_rows(classes: BTreeMap<String, Acc>) -> Vec<ClassAlloc> {
                 tracked: a.tracked,
                 live: scale(a.live).min(a.allocated),
                 live_bytes: scale(a.live_bytes),
+                survived: scale(a.survived).min(a.allocated),
+                survived_bytes: scale(a.survived_bytes),
                 avg_age: if a.live == 0 {
                     0.0
                 } else {

@@ -30,6 +30,8 @@ pub struct Tracking {
     pub on: AtomicBool,
     /// Every `every`-th allocation of a site is tracked (and the first).
     pub every: AtomicU64,
+    /// Or, when positive, one each time about this many more bytes were allocated at a site.
+    pub bytes: AtomicU64,
     /// Frames of a tracked object's stack, at most.
     depth: AtomicU32,
     /// Garbage collections finished since the session started.
@@ -46,6 +48,7 @@ impl Tracking {
             env: JvmtiCell::new(),
             on: AtomicBool::new(false),
             every: AtomicU64::new(10),
+            bytes: AtomicU64::new(0),
             depth: AtomicU32::new(DEFAULT_STACK_DEPTH),
             gcs: AtomicU64::new(0),
             epoch: AtomicU32::new(0),
@@ -147,15 +150,21 @@ thread_local! {
     static STACK: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Configures the next session: sampling period and stack depth.
-pub fn configure(every: u64, depth: u32) {
+/// Configures the next session: which objects are tracked (every `every`-th of a site, or by
+/// `bytes` when positive) and the stack depth.
+pub fn configure(every: u64, bytes: u64, depth: u32) {
     tracking().every.store(every, Ordering::SeqCst);
+    tracking().bytes.store(bytes, Ordering::SeqCst);
     tracking().depth.store(depth.clamp(1, 1024), Ordering::SeqCst);
 }
 
 /// Defines and resets the counting class, on a Java thread, before probes are inserted.
 pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
-    jni::install(env, tracking().every.load(Ordering::SeqCst))
+    jni::install(
+        env,
+        tracking().every.load(Ordering::SeqCst),
+        tracking().bytes.load(Ordering::SeqCst),
+    )
 }
 
 /// Starts a session: forgets the last one's tracked objects, opens the engine's JVMTI
@@ -181,6 +190,9 @@ pub fn start(ctx: &dyn Context) {
 /// Stops measuring: keeps the final counts and disposes the environment, which removes every
 /// tag it set.
 pub fn stop(ctx: &dyn Context) {
+    // The deaths seen by the GCs so far first: the profile written after this reads the
+    // tracked objects as they are left here.
+    flush_frees(ctx.vm());
     if !tracking().on.swap(false, Ordering::SeqCst) {
         return;
     }
@@ -224,6 +236,16 @@ pub fn read_counts(vm: Option<JavaVm>) -> Option<Vec<i64>> {
     .flatten()
 }
 
+/// Takes in the deaths GCs have seen that the JVM has not reported yet, so that what is read
+/// next counts no freed object as live (or as having survived a GC). Not under the tracker's
+/// lock: the deaths come in through [`freed`], which takes it.
+pub fn flush_frees(vm: Option<JavaVm>) {
+    let (Some(vm), Some(jvmti)) = (vm, environment()) else {
+        return;
+    };
+    let _ = vm.with_attached_thread("ferrofluid-alloc", |_| jni::flush_object_free(jvmti));
+}
+
 /// A GC finished (in the GC's callback: count only).
 pub fn gc_finished() {
     tracking().gcs.fetch_add(1, Ordering::Relaxed);
@@ -246,15 +268,21 @@ pub fn freed(tag: i64) {
     }
 }
 
-/// `Alloc.sample`: the first object of `site` (measured) or an `every`-th one (tracked).
-pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) {
-    sampled_at(env, object, site, StackStart::Alloc);
+/// Whether objects are tracked at all (else only each site's first is measured).
+pub fn tracks() -> bool {
+    tracking().every.load(Ordering::Relaxed) > 0 || tracking().bytes.load(Ordering::Relaxed) > 0
+}
+
+/// `Alloc.sample`: the first object of `site` (measured) or a later one (tracked); its size (0:
+/// not measured).
+pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, site: u32) -> u64 {
+    sampled_at(env, object, site, StackStart::Alloc)
 }
 
 /// Where the Java frames of a tracked object's allocation stack begin.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum StackStart {
-    /// Under `Alloc.sample` and `Alloc.alloc`.
+    /// Under `Alloc.sample`, `Alloc.tracked` and `Alloc.alloc`.
     Alloc,
     /// Under `Alloc.sampleVm` and more frames of the counting classes (`vm`, `inner`, and
     /// `AllocScope`'s), which are left out.
@@ -264,23 +292,22 @@ pub enum StackStart {
 }
 
 /// As [`sampled`], the stack's Java frames beginning as `frames` says.
-pub fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStart) {
+pub fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: StackStart) -> u64 {
     if !tracking().on.load(Ordering::Relaxed) {
-        return;
+        return 0;
     }
-    let Some(jvmti) = tracking().env.get() else { return };
+    let Some(jvmti) = tracking().env.get() else { return 0 };
     let size = jni::object_size(jvmti, object).unwrap_or(0);
-    let every = tracking().every.load(Ordering::Relaxed);
     {
         let mut t = lock(&tracking().tracker);
-        let Some(t) = t.as_mut() else { return };
+        let Some(t) = t.as_mut() else { return size };
         t.sizes.entry(site).or_insert(size);
-        if every == 0 {
-            return;
+        if !tracks() {
+            return size;
         }
         if t.live >= MAX_TRACKED {
             t.untracked += 1;
-            return;
+            return size;
         }
     }
     let gc = tracking().gcs.load(Ordering::Relaxed);
@@ -311,7 +338,7 @@ pub fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: Stack
     let thread = thread_index(env, epoch);
     let tag = {
         let mut t = lock(&tracking().tracker);
-        let Some(t) = t.as_mut() else { return };
+        let Some(t) = t.as_mut() else { return size };
         let stack = match found {
             Ok(id) => id,
             Err((ids, raw)) => {
@@ -357,6 +384,7 @@ pub fn sampled_at(env: &JniEnv<'_>, object: Object<'_>, site: u32, frames: Stack
     if jvmti.set_tag(object, tag).is_err() {
         freed(tag);
     }
+    size
 }
 
 /// Frame ids of the raw stack `raw` taken as `frames` says, the counting classes' own frames
@@ -461,7 +489,7 @@ fn thread_index(env: &JniEnv<'_>, epoch: u32) -> u32 {
 
 /// The collector's tick: samples each class's generation count about every second.
 pub fn tick() {
-    if !tracking().on.load(Ordering::Relaxed) || tracking().every.load(Ordering::Relaxed) == 0 {
+    if !tracking().on.load(Ordering::Relaxed) || !tracks() {
         return;
     }
     // The collector ticks far more often than once a second: the throttle comes first, before
@@ -511,14 +539,28 @@ pub fn tick() {
     }
 }
 
+/// How Alloc.java is compiled (see its comment).
+#[cfg(test)]
+pub(super) const JAVAC: [&str; 7] = [
+    "-Xlint:-options",
+    "-source",
+    "11",
+    "-target",
+    "11",
+    "--add-exports",
+    "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+];
+
 #[cfg(test)]
 mod tests {
     /// The committed class file is what javac makes of the committed source.
     #[test]
     fn class_file_matches_its_source() {
-        let Some(made) =
-            crate::testing::compiled("src/engine/alloc/Alloc.java", "11", "ferrofluid/Alloc.class")
-        else {
+        let Some(made) = crate::testing::compiled_by(
+            &["src/engine/alloc/Alloc.java"],
+            &super::JAVAC,
+            "ferrofluid/Alloc.class",
+        ) else {
             return;
         };
         let committed: &[u8] = include_bytes!("Alloc.class");

@@ -150,13 +150,15 @@ pub fn add_counts(env: &JniEnv<'_>, counts: &mut Vec<i64>) -> bool {
     true
 }
 
-/// `Alloc.sampleVm`: the first object of a class at site `vm`, or an `every`-th one.
-pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, vm: u32) {
+/// `Alloc.sampleVm`: the first object of a class at site `vm`, or one tracked after it; its size
+/// (0: not measured).
+pub fn sampled(env: &JniEnv<'_>, object: Object<'_>, vm: u32) -> u64 {
     let Some(class) = jni::class_name(env, object) else {
-        return;
+        return 0;
     };
-    if let Some(site) = class_site(vm, &class) {
-        tracker::sampled_at(env, object, site, StackStart::Counting);
+    match class_site(vm, &class) {
+        Some(site) => tracker::sampled_at(env, object, site, StackStart::Counting),
+        None => 0,
     }
 }
 

@@ -64,6 +64,8 @@ struct Drain {
     own_tid: u32,
     /// How many root names `root_indices` was made for.
     roots_seen: usize,
+    /// Whether a thread (registry key) is one of the JIT's compiler threads, once asked.
+    compilers: FxHashMap<(u32, u32), bool>,
     path: Vec<u32>,
 }
 
@@ -87,6 +89,7 @@ pub fn run(vm: JavaVm, mut samples: Samples, setup: Setup) {
                 .register_current()
                 .map_or(0, |k| k.tid()),
             roots_seen: 0,
+            compilers: FxHashMap::default(),
             path: Vec::new(),
         };
         loop {
@@ -197,13 +200,23 @@ impl Drain {
             Group::All
         };
         if let Some(e) = s.error {
-            let name = e.name();
+            let mut name = e.name();
+            // HotSpot's compiler threads are Java threads without Java frames: their samples are
+            // the JIT's CPU time, worth naming as such.
+            if name == "unknown_not_java"
+                && *self
+                    .compilers
+                    .entry(key)
+                    .or_insert_with(|| is_compiler_thread(key.0))
+            {
+                name = JIT_COMPILER;
+            }
             *c.without_stack.entry(name).or_default() += 1;
             let m = c.methods.intern(MethodInfo::new(format!("[{name}]"), "", ""));
             c.trees
                 .entry(group)
                 .or_default()
-                .add(std::iter::once(m), s.weight_ns, None);
+                .add(std::iter::once(m), s.weight_ns, None, state(s));
             return;
         }
         let mut path = std::mem::take(&mut self.path);
@@ -244,7 +257,57 @@ impl Drain {
         c.trees
             .entry(group)
             .or_default()
-            .add(path.iter().rev().copied(), s.weight_ns, kind);
+            .add(path.iter().rev().copied(), s.weight_ns, kind, state(s));
         self.path = path;
+    }
+}
+
+/// The reason given to the samples of the JIT's compiler threads.
+pub const JIT_COMPILER: &str = "jit_compiler";
+
+/// Whether thread `tid` of this process is one of HotSpot's compiler threads (named `C1
+/// CompilerThreadN`, `C2 CompilerThreadN`, cut to 15 bytes by the kernel).
+fn is_compiler_thread(tid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).is_ok_and(|name| {
+        let name = name.trim_end();
+        (name.starts_with("C1 ") || name.starts_with("C2 ")) && name[3..].starts_with("Compiler")
+    })
+}
+
+/// A wall-clock sample's thread state: an index of
+/// [`THREAD_STATES`](ferrofluid_profile::sampling::THREAD_STATES) (running, waiting).
+fn state(s: &Sample<'_>) -> Option<usize> {
+    match (s.clock, s.state) {
+        (Clock::Wall, SampleState::Running) => Some(0),
+        (Clock::Wall, SampleState::Syscall | SampleState::Idle) => Some(1),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calling thread's kernel id, from `/proc/thread-self` (`/proc/PID/task/TID`).
+    fn own_tid() -> u32 {
+        let link = std::fs::read_link("/proc/thread-self").unwrap();
+        link.file_name().unwrap().to_str().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn compiler_threads_are_known_by_their_names() {
+        let named = |name: &str| {
+            std::thread::Builder::new()
+                .name(name.to_owned())
+                .spawn(|| is_compiler_thread(own_tid()))
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        assert!(named("C2 CompilerThread0"));
+        assert!(named("C1 CompilerThread12"));
+        assert!(!named("main"));
+        assert!(!named("C2 Worker"));
+        assert!(!is_compiler_thread(u32::MAX));
     }
 }

@@ -1,9 +1,10 @@
 //! The samples' calling-context trees, as the drain builds them: one per group (every thread
 //! merged, or one per thread, virtual threads together), nodes keyed by the session's own method
-//! indices, each counting its own samples, their time and their innermost frame's type. Bounded:
+//! indices, each counting its own samples, their time, their innermost frame's type and (wall
+//! clock) whether the thread ran or waited. Bounded:
 //! past [`MAX_NODES`] nodes a group's new contexts go to an overflow node under its thread.
 
-use ferrofluid_profile::sampling::FRAME_TYPES;
+use ferrofluid_profile::sampling::{FRAME_TYPES, SIDE_COLUMNS};
 use ferrofluid_profile::{CallTree, MethodId, MethodInfo, MethodTable, NodeId, NodeKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -24,8 +25,8 @@ pub enum Group {
     Virtual,
 }
 
-/// Per node: own samples, their time, then own samples by frame type.
-const WIDTH: usize = 2 + FRAME_TYPES.len();
+/// Per node: own samples, their time, then own samples by frame type and by thread state.
+const WIDTH: usize = 2 + SIDE_COLUMNS;
 
 #[derive(Default)]
 struct Node {
@@ -70,9 +71,16 @@ impl Tree {
         id
     }
 
-    /// Adds one sample: its path from the outermost frame, its time, and its innermost frame's
-    /// type (an index of [`FRAME_TYPES`], if one applies).
-    pub fn add(&mut self, path: impl Iterator<Item = u32>, weight_ns: u64, kind: Option<usize>) {
+    /// Adds one sample: its path from the outermost frame, its time, its innermost frame's type
+    /// (an index of [`FRAME_TYPES`], if one applies) and its thread's state (an index of
+    /// [`THREAD_STATES`](ferrofluid_profile::sampling::THREAD_STATES), on the wall clock).
+    pub fn add(
+        &mut self,
+        path: impl Iterator<Item = u32>,
+        weight_ns: u64,
+        kind: Option<usize>,
+        state: Option<usize>,
+    ) {
         let mut at = 0;
         for m in path {
             at = self.child(at, m);
@@ -86,6 +94,9 @@ impl Tree {
         values[1] += weight_ns;
         if let Some(k) = kind {
             values[2 + k] += 1;
+        }
+        if let Some(s) = state {
+            values[2 + FRAME_TYPES.len() + s] += 1;
         }
     }
 
@@ -173,16 +184,16 @@ mod tests {
         let b = methods.intern(MethodInfo::new("demo.A", "b", "()V"));
         assert_eq!(methods.intern(MethodInfo::new("demo.A", "a", "()V")), a);
         let mut tree = Tree::default();
-        tree.add([a, b].into_iter(), 10, Some(1));
-        tree.add([a, b].into_iter(), 10, Some(2));
-        tree.add([a].into_iter(), 20, Some(0));
+        tree.add([a, b].into_iter(), 10, Some(1), None);
+        tree.add([a, b].into_iter(), 10, Some(2), Some(1));
+        tree.add([a].into_iter(), 20, Some(0), Some(0));
         assert_eq!(tree.samples(), 3);
         let (table, ids) = methods.to_profile();
         assert_eq!(table.len(), 2);
         let t = tree.to_profile(&ids);
         let an = t.node(NodeId::ROOT).children()[0];
         let bn = t.node(an).children()[0];
-        assert_eq!(t.extra(an), [1, 20, 1, 0, 0, 0]);
-        assert_eq!(t.extra(bn), [2, 20, 0, 1, 1, 0]);
+        assert_eq!(t.extra(an), [1, 20, 1, 0, 0, 0, 1, 0]);
+        assert_eq!(t.extra(bn), [2, 20, 0, 1, 1, 0, 0, 1]);
     }
 }

@@ -96,6 +96,10 @@ pub fn class_file_load(
         .bytes
         .entry(key.clone())
         .or_insert_with(|| bytes.into());
+    // What engines add as classes first load (native wrappers) comes first, and again at every
+    // redefinition: methods cannot be added or removed by one.
+    let loaded = crate::engine::transform_at_load(key.0 == BOOTSTRAP, name, bytes);
+    let input = loaded.as_deref().unwrap_or(bytes);
     let out = {
         let mut session = lock(&SESSIONS.current);
         match session.as_mut() {
@@ -120,7 +124,7 @@ pub fn class_file_load(
                     } else {
                         None
                     };
-                    match s.planner.add_class(key.0, bytes) {
+                    match s.planner.add_class(key.0, input) {
                         Ok(_) => {
                             if let Some(when) = when.filter(|_| s.initializers) {
                                 let batch = s.planner.class_not_initialized(key.0, name, when);
@@ -132,7 +136,7 @@ pub fn class_file_load(
                         Err(e) => log::warn!("planner: {name}: {e}"),
                     }
                 }
-                let out = s.transform(&key, bytes);
+                let out = s.transform(&key, input);
                 if out.is_none() {
                     s.instrumented.remove(&key);
                     s.gated.remove(&key);
@@ -142,6 +146,7 @@ pub fn class_file_load(
             None => None,
         }
     };
+    let out = out.or(loaded);
     if redefining || out.is_some() {
         let mut traced = lock(&CACHE.traced);
         let traced = traced.get_or_insert_with(HashSet::new);

@@ -153,7 +153,10 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The name and descriptor of global method `id`, for the collector.
 pub fn method_name(id: u32) -> Option<MethodName> {
-    lock(&SESSIONS.names).as_ref()?.get(&id).cloned()
+    let named = lock(&SESSIONS.names)
+        .as_ref()
+        .and_then(|names| names.get(&id).cloned());
+    named.or_else(|| crate::engine::method_name(id))
 }
 
 /// Classes the current (or last) session could not instrument or restore ([`Sessions::failed`]).

@@ -21,9 +21,10 @@ pub const ALLOC_CLASS: &str = "ferrofluid/Alloc";
 const ALLOC_BYTES: &[u8] = include_bytes!("../Alloc.class");
 
 /// Defines `ferrofluid/Alloc` (or finds it, defined by an earlier session or attach), binds its
-/// native and resets it to count from zero, sampling every `every`-th allocation of a site
-/// (and the first). On a Java thread, before any class carries `alloc` probes.
-pub fn install(env: &JniEnv<'_>, every: u64) -> Result<(), String> {
+/// native and resets it to count from zero, tracking every `every`-th allocation of a site (and
+/// the first), or, with `bytes` positive, one each time about `bytes` more bytes were allocated
+/// there. On a Java thread, before any class carries `alloc` probes.
+pub fn install(env: &JniEnv<'_>, every: u64, bytes: u64) -> Result<(), String> {
     let class = match env.find_class(ALLOC_CLASS) {
         Ok(c) => c,
         Err(_) => {
@@ -35,25 +36,34 @@ pub fn install(env: &JniEnv<'_>, every: u64) -> Result<(), String> {
     let natives = [
         (
             c"sample",
-            c"(Ljava/lang/Object;I)V",
+            c"(Ljava/lang/Object;I)J",
             native_sample as *mut std::ffi::c_void,
         ),
         (
             c"sampleVm",
-            c"(Ljava/lang/Object;I)V",
+            c"(Ljava/lang/Object;I)J",
             native_sample_vm as *mut std::ffi::c_void,
         ),
     ];
-    // SAFETY: `sample` and `sampleVm` are the class's static natives, `(Object, int) -> void`,
+    // SAFETY: `sample` and `sampleVm` are the class's static natives, `(Object, int) -> long`,
     // and `native_sample`/`native_sample_vm` have that JNI signature; the library stays loaded
     // while probes exist.
     unsafe { env.register_natives(class, &natives) }
         .map_err(|e| format!("binding {ALLOC_CLASS}.sample: {e}"))?;
-    let every = sys::jvalue {
-        j: i64::try_from(every).unwrap_or(i64::MAX),
+    let long = |v: u64| sys::jvalue {
+        j: i64::try_from(v).unwrap_or(i64::MAX),
     };
-    // SAFETY: `reset(J)V` takes one long.
-    let reset = unsafe { call_static(env, class, c"reset", c"(J)V", &[every], false) };
+    // SAFETY: `reset(JJ)V` takes two longs.
+    let reset = unsafe {
+        call_static(
+            env,
+            class,
+            c"reset",
+            c"(JJ)V",
+            &[long(every), long(bytes)],
+            false,
+        )
+    };
     env.delete_local_ref(class.as_object());
     reset.map(|_| ())
 }
@@ -138,41 +148,55 @@ pub fn class_name(env: &JniEnv<'_>, object: Object<'_>) -> Option<String> {
     )
 }
 
-/// `Alloc.sample(o, site)`: the first allocation of a site and every `every`-th.
+/// `Alloc.sample(o, site)`: the first allocation of a site and each one tracked after it; the
+/// object's size in bytes (0: not measured).
 extern "C" fn native_sample(
     env: *mut sys::JNIEnv,
     _: sys::jclass,
     object: sys::jobject,
     site: sys::jint,
-) {
-    ffi_guard("Alloc.sample", (), || {
+) -> sys::jlong {
+    ffi_guard("Alloc.sample", 0, || {
         // SAFETY: the JNIEnv of this native call and its argument, a live local reference.
         let (Some(env), Some(object)) = (unsafe { JniEnv::from_raw(env) }, unsafe {
             Object::from_nullable(object)
         }) else {
-            return;
+            return 0;
         };
-        tracker::sampled(&env, object, site as u32);
+        size(tracker::sampled(&env, object, site as u32))
     })
 }
 
+fn size(bytes: u64) -> sys::jlong {
+    i64::try_from(bytes).unwrap_or(i64::MAX)
+}
+
 /// `Alloc.sampleVm(o, site)`: the first allocation of a class at a site counted per class,
-/// and every `every`-th.
+/// and each one tracked after it; the object's size in bytes (0: not measured).
 extern "C" fn native_sample_vm(
     env: *mut sys::JNIEnv,
     _: sys::jclass,
     object: sys::jobject,
     site: sys::jint,
-) {
-    ffi_guard("Alloc.sampleVm", (), || {
+) -> sys::jlong {
+    ffi_guard("Alloc.sampleVm", 0, || {
         // SAFETY: the JNIEnv of this native call and its argument, a live local reference.
         let (Some(env), Some(object)) = (unsafe { JniEnv::from_raw(env) }, unsafe {
             Object::from_nullable(object)
         }) else {
-            return;
+            return 0;
         };
-        vm::sampled(&env, object, site as u32);
+        size(vm::sampled(&env, object, site as u32))
     })
+}
+
+/// Posts now, on this (attached) thread, the `ObjectFree` events of tagged objects that GCs
+/// freed and the JVM has not posted yet: since JDK 16 it posts them after a GC, from its service
+/// thread, and enabling the event (again) flushes them.
+pub fn flush_object_free(jvmti: Jvmti) {
+    if let Err(e) = jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_OBJECT_FREE) {
+        log::debug!("alloc: ObjectFree events not flushed: {e}");
+    }
 }
 
 /// A JVMTI environment for the engine, with tags, `ObjectFree` and `GarbageCollectionFinish`
@@ -245,8 +269,12 @@ pub fn object_size(jvmti: Jvmti, object: Object<'_>) -> Option<u64> {
     (err == sys::JVMTI_ERROR_NONE).then_some(size as u64)
 }
 
-/// The current thread's stack below the counting class's two frames (`sample`, `alloc`):
-/// up to `depth` method ids, innermost first.
+/// The counting class's frames on top of a tracked object's stack: `sample`, `tracked`,
+/// `alloc`.
+const COUNTING_FRAMES: usize = 3;
+
+/// The current thread's stack below the counting class's frames ([`COUNTING_FRAMES`]): up to
+/// `depth` method ids, innermost first.
 ///
 /// HotSpot's `AsyncGetCallTrace` walks the same frames as `GetStackTrace` at a fraction of the
 /// cost (no `vframe` objects, no register map updates: `GetStackTrace` was most of a tracked
@@ -264,7 +292,7 @@ pub fn stack(jvmti: Jvmti, env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>)
         }
         out.clear();
     }
-    slow_stack(jvmti, 2, depth, out);
+    slow_stack(jvmti, COUNTING_FRAMES, depth, out);
     if out.len() < depth {
         if let Some(&bottom) = out.last() {
             BOTTOM.with(|b| b.set(bottom));
@@ -316,7 +344,7 @@ fn fast_stack(env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>) -> bool {
     };
     CALL_FRAMES.with(|frames| {
         let mut frames = frames.borrow_mut();
-        let want = depth + 2;
+        let want = depth + COUNTING_FRAMES;
         frames.resize(
             want,
             CallFrame {
@@ -333,10 +361,10 @@ fn fast_stack(env: &JniEnv<'_>, depth: usize, out: &mut Vec<usize>) -> bool {
         // set and walkable); the buffer holds `want` frames; no signal context is needed.
         unsafe { f(&mut trace, want as sys::jint, std::ptr::null_mut()) };
         let n = trace.num_frames;
-        if n < 2 {
+        if n < COUNTING_FRAMES as sys::jint {
             return false;
         }
-        let got = &frames[2..n as usize];
+        let got = &frames[COUNTING_FRAMES..n as usize];
         if got.iter().any(|f| f.method.is_null()) {
             return false;
         }

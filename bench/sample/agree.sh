@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Agreement of `--mode sample` with async-profiler's `cpu` mode on the suite's workloads: runs
+# them (after bench/suite/prepare.sh) under both at 10 ms and 1 ms, N times each, keeps the
+# profiles, and prints per workload how the shares of self samples per method overlap, between
+# async-profiler's own runs and between ferrofluid's and async-profiler's (bench/sample/agree.py).
+# Usage: bench/sample/agree.sh --async-profiler PATH/libasyncProfiler.so [--n 3] [--workloads a,b]
+# (further arguments go to `ferrofluid-suite run`). Exits 2 without async-profiler's library.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+lib=${ASYNC_PROFILER:-}
+args=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --async-profiler) lib=$2; shift 2 ;;
+        *) args+=("$1"); shift ;;
+    esac
+done
+if [ -z "$lib" ] || [ ! -f "$lib" ]; then
+    echo "agree.sh: no async-profiler library (--async-profiler PATH/libasyncProfiler.so): nothing to compare with" >&2
+    exit 2
+fi
+case " ${args[*]:-} " in *" --n "*) ;; *) args+=(--n 3) ;; esac
+runs=${CARGO_TARGET_DIR:-target}/suite-work/runs
+# Earlier runs of these modes would mix with this one's.
+rm -rf "$runs"/*/sample-[0-9]* "$runs"/*/async-cpu-[0-9]*
+bench/suite/run.sh --modes baseline,sample,sample-1k,async-cpu,async-cpu-1k --keep --no-doc \
+    --async-profiler "$lib" "${args[@]}" >/dev/null
+exec python3 bench/sample/agree.py "$runs"

@@ -1,0 +1,343 @@
+//! The `native` engine: how much of each thread's time goes to native code and how much to
+//! bytecode, per native method with its calls and its JNI upcalls (IPA; docs/modes/native.md,
+//! docs/decisions/0055-native-mode.md).
+//!
+//! Bytecode → native: every native method of the classes the load options select is wrapped as
+//! its class first loads ([`wrap`]), from the primordial phase on: a Java method of the same name
+//! calls the hooks class around the renamed native, and the hooks call [`probes`] while a
+//! session collects. Native → bytecode: the JNI `Call*Method*` wrappers time each upcall as a
+//! frame of the Java method it calls. Both are events in the thread's ring; the collector builds
+//! the trees, where a native frame's self time is native time and the rest is bytecode.
+//!
+//! Wrappers can be added only as a class first loads (a retransformation may not add methods):
+//! the engine needs the agent from the JVM's start (`-agentpath`, `ferrofluid run`), and an
+//! `attach` is refused with the one line saying so ([`EngineError::AtLoadOnly`]).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{OnceLock, RwLock};
+
+use ferrofluid_jvmti::{sys, GlobalClass, JniEnv, Jvmti, MethodId};
+use ferrofluid_profile::native::{NativeSummary, NotMeasured, UPCALLS};
+use ferrofluid_profile::{MethodInfo, Mode, NodeId, Profile};
+use ferrofluid_protocol::AgentOptions;
+use ferrofluid_subgraph::PlanConfig;
+
+use crate::engine::{
+    Capability, Context, Engine, EngineError, EngineSession, Granted, Instrumentation, JvmEvent,
+    MethodName, Needs, Units,
+};
+use crate::probe::collector;
+use crate::probe::thread::SWITCHES;
+
+#[allow(unsafe_code)]
+mod ffi;
+mod probes;
+pub mod wrap;
+
+/// The engine's state over the JVM's life: the wrappers outlive every session.
+struct State {
+    wrapping: wrap::Wrapping,
+    /// The agent's load set the prefix up: sessions may run.
+    loaded: AtomicBool,
+    /// The hooks class, once defined.
+    hooks: OnceLock<GlobalClass>,
+    /// `libjava`, where the boot classes' natives are.
+    libjava: OnceLock<ffi::Libjava>,
+    /// Upcall targets: `jmethodID` -> id (`None`: a wrapped native's wrapper).
+    targets: RwLock<Targets>,
+    /// Upcalls made outside every measured native frame, this recording.
+    unattributed: AtomicU64,
+}
+
+// Process-wide: the class file load hook wraps natives from the primordial phase on, before any
+// session exists, and the wrappers with their ids stay for the JVM's life; the JVM's callbacks
+// and the hooks' natives carry no user data.
+static STATE: State = State {
+    wrapping: wrap::Wrapping::new(),
+    loaded: AtomicBool::new(false),
+    hooks: OnceLock::new(),
+    libjava: OnceLock::new(),
+    targets: RwLock::new(None),
+    unattributed: AtomicU64::new(0),
+};
+
+/// The `native` engine.
+pub struct Native;
+
+impl Engine for Native {
+    fn mode(&self) -> Mode {
+        Mode::Native
+    }
+
+    fn units(&self) -> Units {
+        Units::Nanoseconds
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            capabilities: &[],
+            // Checked at load ([`at_load`]): without them the engine is not ready.
+            optional: &[Capability::NativePrefix, Capability::EarlyStart],
+            events: &[JvmEvent::ClassFileLoadHook, JvmEvent::ClassPrepare],
+        }
+    }
+
+    fn plan(&self, options: &AgentOptions) -> PlanConfig {
+        PlanConfig {
+            roots: options.roots.clone(),
+            scheme: options.scheme,
+            filter: options.filter.clone(),
+            skip_trivial: false,
+            adaptive: false,
+        }
+    }
+
+    fn ready_from_load(&self) -> bool {
+        STATE.loaded.load(Ordering::SeqCst)
+    }
+
+    fn open(&self, _ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
+        SWITCHES.cpu.store(options.cpu, Ordering::SeqCst);
+        Box::new(NativeSession { cpu: options.cpu })
+    }
+
+    // With no probes of its own in methods, the hooks class's entry and exit probes reach it
+    // only from an earlier session's leftovers: recorded as the call recorder does.
+    #[inline(always)]
+    fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
+        crate::probe::recorder::enter(env, id, start)
+    }
+
+    #[inline(always)]
+    fn exit(env: *mut sys::JNIEnv, id: i32, start: u64) {
+        crate::probe::recorder::exit(env, id, start)
+    }
+}
+
+/// At `Agent_OnLoad` for a `native` profile: the prefix is set and wrapping starts, the hooks
+/// class is defined at the early VMStart ([`vm_start`]).
+pub fn at_load(jvmti: Jvmti, options: &AgentOptions, granted: Granted) -> Result<(), EngineError> {
+    for capability in [Capability::NativePrefix, Capability::EarlyStart] {
+        if !granted.has(capability) {
+            return Err(EngineError::Capability {
+                mode: Mode::Native,
+                capability,
+            });
+        }
+    }
+    let prefix = jvmti.set_native_method_prefix(wrap::PREFIX);
+    let vm_start = jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_VM_START);
+    if let Err(e) = prefix.and(vm_start) {
+        log::error!("native: {e}");
+        return Err(EngineError::AtLoadOnly(Mode::Native));
+    }
+    let home = jvmti.system_property("java.home").unwrap_or_default();
+    let _ = STATE.libjava.set(ffi::Libjava::of(&home));
+    STATE.wrapping.start(options.filter.clone());
+    STATE.loaded.store(true, Ordering::SeqCst);
+    log::info!("native: wrapping native methods as classes load (prefix {})", wrap::PREFIX);
+    Ok(())
+}
+
+/// The early VMStart: the hooks class is defined before any wrapper can run.
+pub fn vm_start(jvmti: Jvmti, env: &JniEnv<'_>) {
+    if !STATE.loaded.load(Ordering::SeqCst) || STATE.hooks.get().is_some() {
+        return;
+    }
+    let _ = jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_VM_START);
+    match ffi::define_hooks(env) {
+        Ok(hooks) => {
+            let _ = STATE.hooks.set(hooks);
+        }
+        Err(e) => {
+            // No wrapper may run without it: stop wrapping (classes wrapped already would fail
+            // at their first native call, so none may have been).
+            STATE.wrapping.on.store(false, Ordering::SeqCst);
+            log::error!("native: {e}; no native method is wrapped");
+        }
+    }
+}
+
+/// The bytes of a class with its natives wrapped ([`wrap::Wrapping::transform`]). Before the
+/// JVM is live, a boot class's natives that `libjava` exports under their JNI names stay
+/// unwrapped: HotSpot would resolve the prefixed name through `ClassLoader.findNative`, which
+/// cannot run yet, and binding them for it logs a warning per native on stdout
+/// (docs/decisions/0055-native-mode.md, 6). Natives bound by `registerNatives` (`Thread.sleep`,
+/// `Object.wait`) and every class loaded later are wrapped.
+pub fn transform(boot: bool, name: &str, bytes: &[u8]) -> Option<Vec<u8>> {
+    if !STATE.wrapping.on.load(Ordering::Relaxed) {
+        return None;
+    }
+    let early = boot
+        && crate::probe::upcalls::upcalls()
+            .and_then(|u| u.jvmti())
+            .and_then(|j| j.phase().ok())
+            .is_none_or(|p| p != sys::JVMTI_PHASE_LIVE);
+    let libjava = STATE.libjava.get().filter(|_| early);
+    let by_name = |class: &str, method: &str, descriptor: &str| {
+        libjava.is_some_and(|l| l.function(class, method, descriptor).is_some())
+    };
+    STATE.wrapping.transform(boot, name, bytes, &by_name)
+}
+
+/// The name of a wrapped native or upcall target.
+pub fn method_name(id: u32) -> Option<MethodName> {
+    if id < wrap::FIRST_ID {
+        return None;
+    }
+    STATE.wrapping.wrapped().name(id).cloned()
+}
+
+/// The id of the Java method an upcall calls (handed out on its first call); `None` for a
+/// wrapped native's wrapper (a JNI call of it opens that native's frame itself) or a method
+/// JVMTI cannot name.
+fn upcall_target(env: &JniEnv<'_>, mid: MethodId) -> Option<u32> {
+    let key = mid.as_raw() as usize;
+    if let Some(&id) = read_targets().as_ref().and_then(|t| t.get(&key)) {
+        return id;
+    }
+    let jvmti = crate::probe::upcalls::upcalls()?.jvmti()?;
+    let name = method_of(jvmti, env, mid)?;
+    let id = {
+        let mut wrapped = STATE.wrapping.wrapped();
+        let id = wrapped.id(name, false);
+        (!wrapped.is_native(id)).then_some(id)
+    };
+    let mut targets = STATE.targets.write().unwrap_or_else(|p| p.into_inner());
+    targets.get_or_insert_with(Default::default).insert(key, id);
+    id
+}
+
+type Targets = Option<std::collections::HashMap<usize, Option<u32>>>;
+
+fn read_targets() -> std::sync::RwLockReadGuard<'static, Targets> {
+    STATE.targets.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Internal class name, name and descriptor of `mid`.
+fn method_of(jvmti: Jvmti, env: &JniEnv<'_>, mid: MethodId) -> Option<MethodName> {
+    let name = jvmti.method_name(mid).ok()?;
+    let class = jvmti.method_declaring_class(env, mid).ok()?;
+    let signature = jvmti.class_signature(class).map(|(s, _)| s);
+    env.delete_local_ref(class.as_object());
+    let signature = signature.ok()?;
+    let class = signature.strip_prefix('L')?.strip_suffix(';')?.to_owned();
+    Some((class, name.name, name.signature))
+}
+
+fn unattributed_upcall() {
+    STATE.unattributed.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A `native` session: the hooks switched on while it collects, the upcalls timed.
+struct NativeSession {
+    cpu: bool,
+}
+
+impl EngineSession for NativeSession {
+    fn instruments(&self) -> Option<Instrumentation> {
+        None
+    }
+
+    fn start(&self, ctx: &dyn Context, env: &JniEnv<'_>) {
+        STATE.unattributed.store(0, Ordering::SeqCst);
+        collector::start(None, None, None);
+        if let Some(jvmti) = ctx.jvmti() {
+            ffi::install_upcalls(jvmti);
+        }
+        match STATE.hooks.get() {
+            Some(hooks) => {
+                if let Err(e) = ffi::set_active(env, hooks, true) {
+                    log::error!("native: switching the wrappers on: {e}");
+                }
+            }
+            None => log::error!("native: no hooks class: nothing is measured"),
+        }
+    }
+
+    fn stop(&self, ctx: &dyn Context) {
+        // The wrappers stay, inert: one field read and a branch each.
+        let (Some(vm), Some(hooks)) = (ctx.vm(), STATE.hooks.get()) else {
+            return;
+        };
+        let off = vm.with_attached_thread("ferrofluid-native", |env| {
+            ffi::set_active(env, hooks, false)
+        });
+        if let Err(e) = off.map_err(|e| e.to_string()).and_then(|r| r) {
+            log::warn!("native: switching the wrappers off: {e}");
+        }
+        if let Some(jvmti) = ctx.jvmti() {
+            crate::ffi::jni_calls::uninstall(jvmti);
+        }
+        log::info!(
+            "native: {} classes keep inert wrappers until the JVM exits",
+            STATE.wrapping.wrapped().classes
+        );
+    }
+
+    fn reset(&self, _ctx: &dyn Context) {
+        STATE.unattributed.store(0, Ordering::SeqCst);
+    }
+
+    fn snapshot(&self, _ctx: &dyn Context, profile: &mut Profile) {
+        native_profile(profile, self.cpu);
+    }
+}
+
+/// Makes the collector's profile a native one: its mode and metrics, which methods are native
+/// frames, each native frame's upcalls (its children's calls), the natives not measured.
+fn native_profile(profile: &mut Profile, cpu: bool) {
+    profile.mode = Mode::Native;
+    let cpu = cpu && profile.threads.iter().any(|t| t.cpu_ns.is_some());
+    let (natives, not_measured, dropped) = {
+        let wrapped = STATE.wrapping.wrapped();
+        let names: BTreeSet<MethodInfo> = wrapped
+            .natives()
+            .map(|(c, m, d)| MethodInfo::from_internal(c, m, d))
+            .collect();
+        let natives: BTreeSet<_> = profile
+            .methods
+            .iter()
+            .filter(|(_, info)| names.contains(info))
+            .map(|(id, _)| id)
+            .collect();
+        let not_measured: Vec<NotMeasured> = wrapped.not_measured.clone();
+        (natives, not_measured, wrapped.not_measured_dropped)
+    };
+    if dropped > 0 {
+        log::info!("native: {dropped} more natives not measured, not listed");
+    }
+    profile.extra_metrics = ferrofluid_profile::native::metrics(cpu);
+    let width = profile.extra_metrics.len();
+    let upcalls = profile
+        .extra_metrics
+        .iter()
+        .position(|m| m.name == UPCALLS)
+        .unwrap_or(1);
+    for t in &mut profile.threads {
+        let tree = &mut t.tree;
+        tree.widen(width);
+        let ids: Vec<NodeId> = tree.ids().collect();
+        for id in ids {
+            let is_native = tree.node(id).method().is_some_and(|m| natives.contains(&m));
+            if is_native {
+                // Its upcalls' frames; a native child is one the JVM's own calls reached.
+                let calls: u64 = tree
+                    .node(id)
+                    .children()
+                    .iter()
+                    .filter(|&&c| !tree.node(c).method().is_some_and(|m| natives.contains(&m)))
+                    .map(|&c| tree.node(c).calls)
+                    .sum();
+                tree.extra_mut(id)[upcalls] = calls;
+            }
+        }
+    }
+    profile.native = Some(NativeSummary {
+        natives,
+        not_measured,
+        unattributed_upcalls: STATE.unattributed.load(Ordering::Relaxed),
+    });
+    profile.set_native_metrics();
+}

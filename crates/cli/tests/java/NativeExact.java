@@ -1,0 +1,95 @@
+/**
+ * Known native and bytecode work for the `native` mode's exactness test: a native method that
+ * busy-waits a known time and calls back into Java a known number of times (bound with
+ * RegisterNatives), each callback doing a known loop of bytecode; a native that only spins
+ * (bound by name); Thread.sleep of a known total. Runs on the main thread and a worker; prints
+ * what it measured itself (nanoTime around each callback and each sleep, the natives' own clock
+ * around their spinning) and the work's checksum.
+ *
+ * <p>Usage: java NativeExact LIBRARY
+ */
+public class NativeExact {
+    /**
+     * Spins {@code nanos} ns in native code, calling {@link #callback} {@code upcalls} times in
+     * between; returns the time spent inside those JNI calls.
+     */
+    static native long busy(long nanos, int upcalls);
+
+    /** Spins {@code nanos} ns in native code. */
+    static native long spin(long nanos);
+
+    /** Does nothing; each thread calls it before its timed native calls. */
+    static native void warm();
+
+    /**
+     * The native time of one {@link #busy} call by the caller's clock: the call less its JNI
+     * calls into Java (more than {@code BUSY_NS} when the thread lost the CPU or waited for a
+     * safepoint on its way back).
+     */
+    static long timedBusy() {
+        long t0 = System.nanoTime();
+        long inJava = busy(BUSY_NS, BUSY_UPCALLS);
+        return System.nanoTime() - t0 - inJava;
+    }
+
+    static final long BUSY_NS = 500_000;
+    static final int BUSY_UPCALLS = 3;
+    static final int MAIN_BUSY_CALLS = 200;
+    static final int WORKER_BUSY_CALLS = 50;
+    static final long SPIN_NS = 1_000_000;
+    static final int SPIN_CALLS = 100;
+    static final long SLEEP_MS = 10;
+    static final int SLEEPS = 20;
+    static final int CALLBACK_LOOP = 100_000;
+
+    /** Time spent inside callbacks, by the callbacks' own clock. */
+    static long callbackNs;
+    static long checksum;
+    /** Native time of {@link #busy} on each thread and of {@link #spin}, by the callers' clock. */
+    static long mainBusyNs, workerBusyNs, spinNs;
+
+    /** Bytecode work: a loop the JIT cannot remove. */
+    static int callback(int x) {
+        long t0 = System.nanoTime();
+        int h = x;
+        for (int i = 0; i < CALLBACK_LOOP; i++) {
+            h = h * 31 + (i ^ (h >>> 7));
+        }
+        synchronized (NativeExact.class) {
+            callbackNs += System.nanoTime() - t0;
+            checksum += h;
+        }
+        return h;
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.load(args[0]);
+        Thread worker = new Thread(() -> {
+            warm();
+            long spun = 0;
+            for (int i = 0; i < WORKER_BUSY_CALLS; i++) {
+                spun += timedBusy();
+            }
+            workerBusyNs = spun;
+        }, "worker");
+        warm();
+        worker.start();
+        for (int i = 0; i < MAIN_BUSY_CALLS; i++) {
+            mainBusyNs += timedBusy();
+        }
+        for (int i = 0; i < SPIN_CALLS; i++) {
+            long t0 = System.nanoTime();
+            spin(SPIN_NS);
+            spinNs += System.nanoTime() - t0;
+        }
+        long sleptNs = 0;
+        for (int i = 0; i < SLEEPS; i++) {
+            long t0 = System.nanoTime();
+            Thread.sleep(SLEEP_MS);
+            sleptNs += System.nanoTime() - t0;
+        }
+        worker.join();
+        System.out.println("slept " + sleptNs + " callbacks " + callbackNs + " checksum " + checksum
+                + " busy " + mainBusyNs + " " + workerBusyNs + " spin " + spinNs);
+    }
+}

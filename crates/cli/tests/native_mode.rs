@@ -1,0 +1,223 @@
+//! The `native` mode end to end on a program of known native and bytecode work
+//! (`tests/java/NativeExact.java` with its JNI library `tests/native/native_exact.c`, built with
+//! the system C compiler): a native bound with `RegisterNatives` that busy-waits 0.5 ms per
+//! call in 4 parts with 3 JNI upcalls in between, each running ~0.1 ms of bytecode, on two
+//! threads; a native bound by name that spins 1 ms; 20 sleeps of 10 ms. Calls and upcalls must
+//! be exact; native times at least the work done inside the natives and at most the program's
+//! own clock around each native call (less the JNI calls inside it, plus their time for the
+//! upcalling native); the callbacks' time bytecode. `attach` is refused in one line.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+mod common;
+use common::compile;
+use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
+
+const BUSY_NS: u64 = 500_000;
+const BUSY_UPCALLS: u64 = 3;
+const MAIN_BUSY_CALLS: u64 = 200;
+const WORKER_BUSY_CALLS: u64 = 50;
+const SPIN_NS: u64 = 1_000_000;
+const SPIN_CALLS: u64 = 100;
+const SLEEPS: u64 = 20;
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+const SLEEP_NS: u64 = 10_000_000;
+
+/// `floor <= measured <= ceiling`. The floor is the work the program does inside the native
+/// (a busy machine only stretches it); the ceiling is the program's own clock around the same
+/// calls, inside which the agent's probes run, plus, for a native making upcalls, the time of
+/// those upcalls (the transitions around each upcall count as native: up to 17% over on a busy
+/// 2-core machine, docs/modes/native.md).
+fn between(what: &str, measured: u64, floor: u64, ceiling: u64) {
+    assert!(
+        (floor..=ceiling).contains(&measured),
+        "{what}: {measured} ns native, expected {floor}..={ceiling} ns"
+    );
+}
+
+/// The `natives` entry of `class.method`, or the sum of those whose name starts with `method`
+/// (`Thread.sleep` is `sleep` on JDK 17, `sleep0` under a Java `sleep` on JDK 21+).
+fn natives<'a>(doc: &'a Value, class: &str, method: &str) -> Vec<&'a Value> {
+    doc["natives"]
+        .as_array()
+        .expect("a native profile has `natives`")
+        .iter()
+        .filter(|n| n["class"] == class && n["method"].as_str().unwrap().starts_with(method))
+        .collect()
+}
+
+/// The program's own measurements (`slept S callbacks C checksum K busy M W spin P`).
+struct Said {
+    slept_ns: u64,
+    callbacks_ns: u64,
+    main_busy_ns: u64,
+    worker_busy_ns: u64,
+    spin_ns: u64,
+}
+
+fn program_says(stdout: &str) -> Said {
+    let f: Vec<&str> = stdout.split_whitespace().collect();
+    assert_eq!(
+        (f[0], f[2], f[4], f[6], f[9]),
+        ("slept", "callbacks", "checksum", "busy", "spin"),
+        "{stdout}"
+    );
+    let n = |i: usize| f[i].parse::<u64>().unwrap();
+    Said {
+        slept_ns: n(1),
+        callbacks_ns: n(3),
+        main_busy_ns: n(7),
+        worker_busy_ns: n(8),
+        spin_ns: n(10),
+    }
+}
+
+fn check(doc: &Value, stdout: &str, cpu: bool) {
+    let said = program_says(stdout);
+    let (slept_ns, callbacks_ns) = (said.slept_ns, said.callbacks_ns);
+    assert_eq!(doc["mode"], "native");
+
+    // RegisterNatives-bound, on both threads: calls and upcalls exact, native time the spins
+    // alone, not the callbacks'.
+    let busy = natives(doc, "NativeExact", "busy");
+    assert_eq!(busy.len(), 1);
+    let busy = busy[0];
+    let calls = MAIN_BUSY_CALLS + WORKER_BUSY_CALLS;
+    assert_eq!(u(&busy["calls"]), calls);
+    assert_eq!(u(&busy["upcalls"]), calls * BUSY_UPCALLS);
+    assert_eq!(u(&busy["threads"]), 2);
+    assert_eq!(
+        busy["upcall_targets"],
+        serde_json::json!([{"class": "NativeExact", "method": "callback",
+                            "descriptor": "(I)I", "calls": calls * BUSY_UPCALLS}])
+    );
+    let busy_ns = said.main_busy_ns + said.worker_busy_ns;
+    assert!(busy_ns >= calls * BUSY_NS, "busy spun {busy_ns} ns");
+    assert!(callbacks_ns > busy_ns / 10, "callbacks {callbacks_ns} ns");
+    between(
+        "busy",
+        u(&busy["native_ns"]),
+        calls * BUSY_NS,
+        busy_ns + callbacks_ns,
+    );
+
+    // Bound by name, no upcalls.
+    let spin = natives(doc, "NativeExact", "spin")[0];
+    assert_eq!((u(&spin["calls"]), u(&spin["upcalls"])), (SPIN_CALLS, 0));
+    assert!(said.spin_ns >= SPIN_CALLS * SPIN_NS);
+    between(
+        "spin",
+        u(&spin["native_ns"]),
+        SPIN_CALLS * SPIN_NS,
+        said.spin_ns * 105 / 100,
+    );
+
+    // Thread.sleep: native time, as long as the program saw it.
+    let sleep = natives(doc, "java.lang.Thread", "sleep");
+    let sleep_calls: u64 = sleep.iter().map(|n| u(&n["calls"])).sum();
+    let sleep_ns: u64 = sleep.iter().map(|n| u(&n["native_ns"])).sum();
+    assert_eq!(sleep_calls, SLEEPS);
+    between("sleep", sleep_ns, SLEEPS * SLEEP_NS, slept_ns * 105 / 100);
+
+    // The callbacks' time is bytecode, under the native that called them.
+    let bytecode: u64 = doc["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| u(&t["bytecode_ns"]))
+        .sum();
+    assert!(
+        bytecode >= callbacks_ns * 95 / 100,
+        "{bytecode} < {callbacks_ns}"
+    );
+    let main = common::thread(doc, "main");
+    let main_native = said.main_busy_ns + said.spin_ns + slept_ns;
+    // The JDK's own natives (loading the library, reading class files) add a few ms.
+    between(
+        "main",
+        u(&main["native_ns"]),
+        MAIN_BUSY_CALLS * BUSY_NS + SPIN_CALLS * SPIN_NS + SLEEPS * SLEEP_NS,
+        main_native * 105 / 100 + callbacks_ns + 50_000_000,
+    );
+    let worker = common::thread(doc, "worker");
+    between(
+        "worker",
+        u(&worker["native_ns"]),
+        WORKER_BUSY_CALLS * BUSY_NS,
+        said.worker_busy_ns + callbacks_ns,
+    );
+    assert_eq!(
+        u(&doc["native_ns"]),
+        doc["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| u(&t["native_ns"]))
+            .sum::<u64>()
+    );
+
+    if cpu {
+        // Spinning is on the CPU, as much as the machine's load lets it; sleeping is not.
+        let (busy_cpu, busy_wall) = (u(&busy["native_cpu_ns"]), u(&busy["native_ns"]));
+        assert!(
+            busy_cpu > 0 && busy_cpu <= busy_wall * 105 / 100,
+            "busy CPU {busy_cpu} ns, wall {busy_wall} ns"
+        );
+        let sleep_cpu: u64 = sleep.iter().map(|n| u(&n["native_cpu_ns"])).sum();
+        assert!(sleep_cpu < sleep_ns / 20, "sleep CPU {sleep_cpu} ns");
+    }
+}
+
+/// `ferrofluid run --mode native [--cpu] -o out.json -- java -cp DIR NativeExact LIB` on `home`.
+fn run(home: &Path, tag: &str, cpu: bool) -> (Value, String) {
+    let dir = compile("NativeExact.java", tag);
+    let lib = common::jni_library(&dir, "native_exact.c", "nativeexact")
+        .display()
+        .to_string();
+    let out = dir.join("out.json");
+    let mut flags = vec!["--mode", "native"];
+    if cpu {
+        flags.push("--cpu");
+    }
+    let output = common::run_java_on(home, &flags, &out, &dir, "NativeExact", &[&lib]);
+    (
+        read_profile_json(&out),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn native_time_calls_and_upcalls_are_exact() {
+    let (doc, stdout) = run(Path::new(JDK17_HOME), "native-exact", false);
+    check(&doc, &stdout, false);
+    let (doc, stdout) = run(Path::new(JDK17_HOME), "native-exact-cpu", true);
+    check(&doc, &stdout, true);
+    if let Some(home) = ferrofluid_testkit::jdk21_or_skip() {
+        let (doc, stdout) = run(&home, "native-exact-21", false);
+        check(&doc, &stdout, false);
+    }
+}
+
+/// `attach --mode native` is refused in one line, before any JVM is touched: wrappers can only
+/// be added as classes first load.
+#[test]
+fn attach_is_refused_in_one_line() {
+    let out = common::ferrofluid()
+        .args(["attach", "1", "--mode", "native", "-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ferrofluid: error: mode native wraps native methods as their classes first load, which \
+         only an agent loaded with the JVM can do: start the JVM with \
+         -agentpath:<libferrofluid_agent.so>=mode=native,file=F (`ferrofluid run --mode native \
+         -o F -- java ...`)\n"
+    );
+}
