@@ -31,6 +31,10 @@ pub enum Mode {
     JfrProfile,
     /// The JVMTI MethodEntry/MethodExit agent of bench/suite/agent.
     JvmtiEvents,
+    /// Whole program, exact calls with sampled time: `--timing sampled --scheme total`.
+    CpuSampled,
+    /// Exact calls with sampled time under the ~10% root (lazy scheme).
+    CpuSampledRoot,
     /// Whole program, allocations counted and every 10th of each site tracked.
     Alloc10,
     /// Whole program, allocations counted and every 100th of each site tracked.
@@ -54,7 +58,7 @@ pub enum Mode {
     AsyncAlloc,
 }
 
-pub const ALL: [Mode; 23] = [
+pub const ALL: [Mode; 25] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -65,6 +69,8 @@ pub const ALL: [Mode; 23] = [
     Mode::Region,
     Mode::Count,
     Mode::CountRoot,
+    Mode::CpuSampled,
+    Mode::CpuSampledRoot,
     Mode::Alloc10,
     Mode::Alloc100,
     Mode::Alloc0,
@@ -93,6 +99,8 @@ impl Mode {
             Mode::Region => "region",
             Mode::Count => "count",
             Mode::CountRoot => "count-root",
+            Mode::CpuSampled => "cpu-sampled",
+            Mode::CpuSampledRoot => "cpu-sampled-root",
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
@@ -126,6 +134,8 @@ impl Mode {
                 | Mode::Region
                 | Mode::Count
                 | Mode::CountRoot
+                | Mode::CpuSampled
+                | Mode::CpuSampledRoot
                 | Mode::Alloc10
                 | Mode::Alloc100
                 | Mode::Alloc0
@@ -168,6 +178,8 @@ impl Mode {
             Mode::Region => vec!["--region", w.region],
             Mode::Count => vec!["--mode", "count", "--scheme", "total"],
             Mode::CountRoot => vec!["--mode", "count", "--scheme", "lazy", "--root", w.root],
+            Mode::CpuSampled => vec!["--timing", "sampled", "--scheme", "total"],
+            Mode::CpuSampledRoot => vec!["--timing", "sampled", "--scheme", "lazy", "--root", w.root],
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],
@@ -261,6 +273,10 @@ mod tests {
         assert_eq!(
             Mode::SampleRoot.ferrofluid_flags(w).unwrap(),
             ["--mode", "sample", "--interval", "10ms", "--root", w.root]
+        );
+        assert_eq!(
+            Mode::CpuSampledRoot.ferrofluid_flags(w).unwrap(),
+            ["--timing", "sampled", "--scheme", "lazy", "--root", w.root]
         );
         assert_eq!(Mode::TotalVerify.runs(5), 1);
         assert_eq!(Mode::Total.runs(5), 5);

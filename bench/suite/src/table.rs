@@ -158,7 +158,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
 }
 
 /// The timed columns, with the goal of those that have one (a geometric-mean slowdown).
-const TIMED: [(Mode, &str, Option<f64>); 22] = [
+const TIMED: [(Mode, &str, Option<f64>); 24] = [
     (Mode::Total, "total", Some(2.0)),
     (Mode::LazyMain, "lazy main", None),
     (Mode::Root, "root ~10%", Some(1.10)),
@@ -171,6 +171,8 @@ const TIMED: [(Mode, &str, Option<f64>); 22] = [
     (Mode::Region, "region", Some(1.02)),
     (Mode::Count, "count", Some(2.0)),
     (Mode::CountRoot, "count, root ~10%", Some(1.3)),
+    (Mode::CpuSampled, "cpu, sampled timing", Some(1.5)),
+    (Mode::CpuSampledRoot, "cpu, sampled timing, root ~10%", None),
     (Mode::Alloc10, "alloc, track every 10th", Some(2.0)),
     (Mode::Alloc100, "alloc, track every 100th", Some(1.3)),
     (Mode::Alloc0, "alloc, count only", Some(1.10)),
@@ -193,6 +195,8 @@ fn optional_column(mode: Mode) -> bool {
         mode,
         Mode::Count
             | Mode::CountRoot
+            | Mode::CpuSampled
+            | Mode::CpuSampledRoot
             | Mode::Alloc10
             | Mode::Alloc100
             | Mode::Alloc0
@@ -466,6 +470,11 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             Mode::Alloc0,
             "allocation counts only (`--mode alloc --track-every 0`)",
             1.10,
+        ),
+        (
+            Mode::CpuSampled,
+            "exact calls with sampled time (`--timing sampled`)",
+            1.5,
         ),
         (
             Mode::Alloc10,
