@@ -179,7 +179,9 @@ impl Mode {
             Mode::Count => vec!["--mode", "count", "--scheme", "total"],
             Mode::CountRoot => vec!["--mode", "count", "--scheme", "lazy", "--root", w.root],
             Mode::CpuSampled => vec!["--timing", "sampled", "--scheme", "total"],
-            Mode::CpuSampledRoot => vec!["--timing", "sampled", "--scheme", "lazy", "--root", w.root],
+            Mode::CpuSampledRoot => {
+                vec!["--timing", "sampled", "--scheme", "lazy", "--root", w.root]
+            }
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],

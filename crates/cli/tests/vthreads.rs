@@ -2,7 +2,7 @@
 //! park, a contended lock, a monitor, a yield) and resume on other carriers is counted exactly,
 //! one tree per virtual thread, with `ferrofluid run` and with `ferrofluid attach`; the
 //! platform thread beside them is unchanged; the text report merges the virtual threads by
-//! default and lists them one by one on request.
+//! default and lists them one by one on request; sampled timing counts them as exactly.
 
 use std::path::{Path, PathBuf};
 
@@ -132,6 +132,20 @@ fn a_root_in_virtual_threads_started_by_run_is_exact_with_one_tree_each() {
     }
     let page = report(&out, &dir.join("out.html"), &[]);
     assert!(page.contains("virtual threads (100)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sampled timing keeps the same exact trees, one per virtual thread (its probes are the
+/// counting ones, its contexts per virtual thread), and says where its times come from.
+#[test]
+fn a_root_in_virtual_threads_with_sampled_timing_is_exact_with_one_tree_each() {
+    let Some(jdk) = jdk21_or_skip() else {
+        return;
+    };
+    let (dir, out) = run_task(&jdk, "vthreads-sampled", &["--timing", "sampled"]);
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["sampling"]["source"], "thread_clocks", "{doc}");
+    assert_exact(&doc);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
