@@ -137,9 +137,14 @@ fn requests_without_the_token_get_nothing_and_change_nothing() {
     assert_eq!(code, 200, "{body}");
     let doc: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(doc["mode"], "cpu");
+    // `attach` times by sampling: its nodes have samples too.
     assert_eq!(
         doc["metrics"],
-        json!([{"name": "calls", "unit": "count"}, {"name": "time", "unit": "nanoseconds"}])
+        json!([
+            {"name": "calls", "unit": "count"},
+            {"name": "time", "unit": "nanoseconds"},
+            {"name": "self_samples", "unit": "count"}
+        ])
     );
     // Detach: the probes go, the JVM runs on, no report is written.
     let (code, body) = http(addr, "POST", &format!("/api/detach?token={token}"));

@@ -19,7 +19,7 @@
 //! Decisions and measurements: docs/decisions/0030-count-engine.md,
 //! docs/decisions/0051-count-contexts-in-java.md.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
 use ferrofluid_jvmti::{sys, JniEnv};
@@ -95,6 +95,7 @@ impl Engine for Count {
             precise: options.blocks == Blocks::Precise,
             no_root: options.roots.is_empty(),
             ready: installed.is_ok(),
+            started: AtomicBool::new(false),
         })
     }
 
@@ -123,6 +124,8 @@ struct CountSession {
     no_root: bool,
     /// `ferrofluid/Counts` is defined and bound.
     ready: bool,
+    /// A recording was started: later ones are the same session's (resets).
+    started: AtomicBool,
 }
 
 impl EngineSession for CountSession {
@@ -193,7 +196,8 @@ impl CountSession {
         if !self.ready {
             return;
         }
-        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE) {
+        let new_session = !self.started.swap(true, Ordering::Relaxed);
+        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE, new_session) {
             log::error!("count: {e}");
         }
     }

@@ -3,6 +3,7 @@
 //! call per event), times from the sampler charging each thread's CPU time (and elapsed time
 //! with `wall`) to the context it is in. docs/modes/cpu.md, "Timing"; decision 0057.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
@@ -28,6 +29,8 @@ pub struct SampledSession {
     no_root: bool,
     /// `ferrofluid/Counts` is defined and bound.
     ready: bool,
+    /// A recording was started: later ones are the same session's (resets).
+    started: AtomicBool,
     sampler: Mutex<Option<Sampler>>,
     /// What the last sampler charged, once it stopped.
     charged: Mutex<Option<Charged>>,
@@ -55,6 +58,7 @@ impl SampledSession {
             },
             no_root: options.roots.is_empty(),
             ready: installed.is_ok(),
+            started: AtomicBool::new(false),
             sampler: Mutex::new(None),
             charged: Mutex::new(None),
         }
@@ -132,7 +136,8 @@ impl EngineSession for SampledSession {
         if !self.ready {
             return;
         }
-        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE) {
+        let new_session = !self.started.swap(true, Ordering::Relaxed);
+        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE, new_session) {
             log::error!("cpu (sampled timing): {e}");
             return;
         }
@@ -163,7 +168,8 @@ impl EngineSession for SampledSession {
 
     fn reset(&self, ctx: &dyn Context) {
         self.with_java(ctx, "restarting", |env| {
-            ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE)
+            let new_session = !self.started.swap(true, Ordering::Relaxed);
+            ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE, new_session)
         });
         if let Some(s) = lock(&self.sampler).as_ref() {
             s.reset();

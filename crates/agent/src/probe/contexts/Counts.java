@@ -53,6 +53,13 @@ public final class Counts {
 
     /** The recording contexts belong to; 0: nothing counts. */
     private static volatile int epoch;
+    /** The last recording's number: recordings are numbered on across stops and sessions. */
+    private static int lastEpoch;
+    /**
+     * The agent's session the recordings belong to: method ids mean the same only within one,
+     * so calls open in a context of another session are neither reopened nor closed.
+     */
+    private static int session;
     /** No root: every thread counts, and the agent is asked only at first entries. */
     private static volatile boolean all;
     /** {@code ready[id] != 0}: the agent counts method {@code id}'s entries here from now on. */
@@ -233,7 +240,7 @@ public final class Counts {
      * nothing counts.
      */
     private static Context current(Context old) {
-        if (epoch == 0) {
+        if (epoch == 0 || old.session != session) {
             return null;
         }
         Context now = CONTEXT.get();
@@ -377,7 +384,7 @@ public final class Counts {
             virtual = (s & VIRTUAL) != 0;
         }
         Context c = new Context(t, e, virtual, recording);
-        if (old != null) {
+        if (old != null && old.session == c.session) {
             c.reopen(old);
         }
         synchronized (LOCK) {
@@ -422,17 +429,20 @@ public final class Counts {
      * {@code noRoot}: every thread counts; {@code nodes}: nodes per context; {@code heapShare}:
      * the fraction of the maximum heap all contexts' nodes may use (at 40 bytes a node).
      */
-    public static void reset(boolean noRoot, int nodes, double heapShare) {
+    public static void reset(boolean noRoot, int nodes, double heapShare, boolean newSession) {
         Context saved = ignoreThisThread();
         try {
-            start(noRoot, nodes, heapShare);
+            start(noRoot, nodes, heapShare, newSession);
         } finally {
             CONTEXT.set(saved);
         }
     }
 
-    private static void start(boolean noRoot, int nodes, double heapShare) {
+    private static void start(boolean noRoot, int nodes, double heapShare, boolean newSession) {
         synchronized (LOCK) {
+            if (newSession) {
+                session++;
+            }
             contexts = new Context[16];
             contextCount = 0;
             byThread = new java.util.IdentityHashMap<>();
@@ -442,8 +452,9 @@ public final class Counts {
             nodesLeft = Math.max(1L << 16, (long) (heap * heapShare) / 40);
             ready = new byte[0];
             all = noRoot;
-            int e = epoch + 1;
-            epoch = e == 0 ? 1 : e;
+            int e = lastEpoch + 1;
+            lastEpoch = e == 0 ? 1 : e;
+            epoch = lastEpoch;
             java.util.Arrays.fill(BY_THREAD, null);
         }
     }
@@ -572,6 +583,8 @@ public final class Counts {
     static final class Context {
         final Thread thread;
         final int epoch;
+        /** The session its method ids belong to. */
+        final int session = Counts.session;
         final boolean virtual;
         /** Nonzero while the thread records (the agent's answer, {@link #RECORDING}). */
         int recording;

@@ -62,13 +62,15 @@ pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
 }
 
 /// Starts a recording: every thread counts into a new context from its next probe (its open
-/// calling contexts carried over). `no_root`: every thread counts; `max_nodes` per context;
-/// `heap_share`: the fraction of the JVM's maximum heap all contexts' nodes may use.
+/// calling contexts carried over, unless `new_session`: the method ids of an earlier session's
+/// open calls mean nothing in this one). `no_root`: every thread counts; `max_nodes` per
+/// context; `heap_share`: the fraction of the JVM's maximum heap all contexts' nodes may use.
 pub fn start(
     env: &JniEnv<'_>,
     no_root: bool,
     max_nodes: usize,
     heap_share: f64,
+    new_session: bool,
 ) -> Result<(), String> {
     let args = [
         sys::jvalue {
@@ -78,10 +80,13 @@ pub fn start(
             i: i32::try_from(max_nodes).unwrap_or(i32::MAX),
         },
         sys::jvalue { d: heap_share },
+        sys::jvalue {
+            z: u8::from(new_session),
+        },
     ];
     with_class(env, |class| {
-        // SAFETY: `reset(ZID)V` takes a boolean, an int and a double.
-        unsafe { call_static(env, class, c"reset", c"(ZID)V", &args, false) }.map(|_| ())
+        // SAFETY: `reset(ZIDZ)V` takes a boolean, an int, a double and a boolean.
+        unsafe { call_static(env, class, c"reset", c"(ZIDZ)V", &args, false) }.map(|_| ())
     })
 }
 

@@ -9,7 +9,7 @@ package ferrofluid;
 public final class CountsDriver {
     public static void main(String[] args) throws Exception {
         String what = args.length > 0 ? args[0] : "";
-        Counts.reset(true, what.equals("overflow") ? 4 : 1 << 20, 0.05);
+        Counts.reset(true, what.equals("overflow") ? 4 : 1 << 20, 0.05, true);
         for (int id = 0; id < 8; id++) {
             Counts.markReadyForTest(id);
         }
