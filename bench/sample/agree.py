@@ -14,7 +14,11 @@ async-profiler against itself (each pair of its runs) is the yardstick; ferroflu
 async-profiler (each pair of a ferrofluid run and an async-profiler run) should be as close,
 minus a small margin.
 
-Usage: agree.py RUNS_DIR [--rate 10ms|1ms]... (RUNS_DIR: the suite's `suite-work/runs`, after
+With `--ours cpu-sampled` the ferrofluid side is `cpu` mode's sampled timing (whole program),
+whose samples land on the innermost *instrumented* method: time in uninstrumented code (the
+classes the agent never probes, native methods) is its caller's there.
+
+Usage: agree.py RUNS_DIR [--rate 10ms|1ms]... [--ours sample|cpu-sampled] (RUNS_DIR: the suite's `suite-work/runs`, after
 `run.sh --modes baseline,sample,async-cpu[,sample-1k,async-cpu-1k] --n N --keep`).
 """
 
@@ -86,9 +90,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", type=Path)
     ap.add_argument("--rate", action="append", choices=["10ms", "1ms"])
+    ap.add_argument("--ours", default="sample", choices=["sample", "cpu-sampled"],
+                    help="the ferrofluid mode compared: `sample`, or `cpu-sampled` (exact calls, "
+                    "sampled time: self samples on the innermost instrumented method; 10 ms only)")
     args = ap.parse_args()
-    rates = args.rate or ["10ms", "1ms"]
-    modes = {"10ms": ("sample", "async-cpu"), "1ms": ("sample-1k", "async-cpu-1k")}
+    if args.ours == "cpu-sampled":
+        rates = ["10ms"]
+        modes = {"10ms": ("cpu-sampled", "async-cpu")}
+    else:
+        rates = args.rate or ["10ms", "1ms"]
+        modes = {"10ms": ("sample", "async-cpu"), "1ms": ("sample-1k", "async-cpu-1k")}
     print("| workload | interval | runs (ferrofluid, async-profiler) | samples (ferrofluid, async-profiler) "
           "| overlap: async-profiler runs | overlap: ferrofluid vs async-profiler "
           "| top-10 gap (points): async-profiler runs | top-10 gap: ferrofluid vs async-profiler |")
