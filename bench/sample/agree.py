@@ -51,8 +51,11 @@ def async_profiler_shares(path: Path) -> Counter:
 
 
 def ferrofluid_shares(path: Path) -> Counter:
-    doc = json.loads(path.read_text())
     own = Counter()
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return own  # a run killed at the cap wrote no profile
     for thread in doc["threads"]:
         stack = [thread["root"]]
         while stack:
