@@ -318,6 +318,12 @@ fn charge(c: &mut Charged, settings: Settings, i: usize, seen: Seen, now: u64) {
             }
         }
     };
+    if !settings.wall && d_cpu == 0 {
+        // A CPU-time sample is a thread on the CPU: one that did not run in the interval (a
+        // thread blocked in a queue's `remove` for the whole run) takes none, as a CPU
+        // sampler's timer would not fire for it.
+        return;
+    }
     let ctx = &mut c.contexts[i];
     // A thread off the CPU now ran before it stopped: its CPU time is the last sample's node's
     // (where it most likely ran), its time off the CPU the node it waits in.
@@ -376,6 +382,10 @@ mod tests {
 
     const RUNNING: i32 = (sys::JVMTI_THREAD_STATE_ALIVE | sys::JVMTI_THREAD_STATE_RUNNABLE) as i32;
     const NATIVE: i32 = RUNNING | sys::JVMTI_THREAD_STATE_IN_NATIVE as i32;
+    const WAITING: i32 = (sys::JVMTI_THREAD_STATE_ALIVE
+        | sys::JVMTI_THREAD_STATE_WAITING
+        | sys::JVMTI_THREAD_STATE_WAITING_INDEFINITELY
+        | sys::JVMTI_THREAD_STATE_IN_OBJECT_WAIT) as i32;
     fn seen(node: i32, cpu: Option<u64>, state: i32) -> Seen {
         Seen {
             node,
@@ -429,8 +439,28 @@ mod tests {
         charge(&mut c, cpu_only, 1, seen(5, None, RUNNING), 7_000);
         charge(&mut c, cpu_only, 1, seen(5, None, NATIVE), 9_000);
         let t = &c.contexts[1].nodes[5];
-        assert_eq!((t.samples, t.cpu_ns, t.wall_ns), (2, 7_000, 0));
+        // The interval in native code ran nothing: no sample.
+        assert_eq!((t.samples, t.cpu_ns, t.wall_ns), (1, 7_000, 0));
         assert_eq!(c.without_clock, 2);
+    }
+
+    /// With the CPU clock, a thread that did not run in an interval takes no sample: its
+    /// node gets neither time nor samples, however long it waits there.
+    #[test]
+    fn a_thread_that_did_not_run_takes_no_cpu_sample() {
+        let mut c = Charged::default();
+        let cpu_only = Settings {
+            wall: false,
+            ..WALL
+        };
+        charge(&mut c, cpu_only, 0, seen(4, Some(500), WAITING), 0);
+        for k in 1..=5 {
+            charge(&mut c, cpu_only, 0, seen(4, Some(500), WAITING), k * 10_000);
+        }
+        charge(&mut c, cpu_only, 0, seen(4, Some(3_500), RUNNING), 60_000);
+        let t = &c.contexts[0].nodes[4];
+        assert_eq!((t.samples, t.cpu_ns), (1, 3_000));
+        assert_eq!(c.samples, 1);
     }
 
     /// An interval in which the thread did the agent's work is left out.
