@@ -35,6 +35,8 @@ pub enum Mode {
     CpuSampled,
     /// Exact calls with sampled time under the ~10% root (lazy scheme).
     CpuSampledRoot,
+    /// Whole program, native methods wrapped: time in native code vs bytecode (`--mode native`).
+    Native,
     /// Whole program, allocations counted and every 10th of each site tracked.
     Alloc10,
     /// Whole program, allocations counted and every 100th of each site tracked.
@@ -58,7 +60,7 @@ pub enum Mode {
     AsyncAlloc,
 }
 
-pub const ALL: [Mode; 25] = [
+pub const ALL: [Mode; 26] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -71,6 +73,7 @@ pub const ALL: [Mode; 25] = [
     Mode::CountRoot,
     Mode::CpuSampled,
     Mode::CpuSampledRoot,
+    Mode::Native,
     Mode::Alloc10,
     Mode::Alloc100,
     Mode::Alloc0,
@@ -101,6 +104,7 @@ impl Mode {
             Mode::CountRoot => "count-root",
             Mode::CpuSampled => "cpu-sampled",
             Mode::CpuSampledRoot => "cpu-sampled-root",
+            Mode::Native => "native",
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
@@ -136,6 +140,7 @@ impl Mode {
                 | Mode::CountRoot
                 | Mode::CpuSampled
                 | Mode::CpuSampledRoot
+                | Mode::Native
                 | Mode::Alloc10
                 | Mode::Alloc100
                 | Mode::Alloc0
@@ -182,6 +187,7 @@ impl Mode {
             Mode::CpuSampledRoot => {
                 vec!["--timing", "sampled", "--scheme", "lazy", "--root", w.root]
             }
+            Mode::Native => vec!["--mode", "native"],
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],

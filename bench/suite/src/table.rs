@@ -158,7 +158,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
 }
 
 /// The timed columns, with the goal of those that have one (a geometric-mean slowdown).
-const TIMED: [(Mode, &str, Option<f64>); 24] = [
+const TIMED: [(Mode, &str, Option<f64>); 25] = [
     (Mode::Total, "total", Some(2.0)),
     (Mode::LazyMain, "lazy main", None),
     (Mode::Root, "root ~10%", Some(1.10)),
@@ -173,6 +173,7 @@ const TIMED: [(Mode, &str, Option<f64>); 24] = [
     (Mode::CountRoot, "count, root ~10%", Some(1.3)),
     (Mode::CpuSampled, "cpu, sampled timing", Some(1.5)),
     (Mode::CpuSampledRoot, "cpu, sampled timing, root ~10%", None),
+    (Mode::Native, "native", Some(1.05)),
     (Mode::Alloc10, "alloc, track every 10th", Some(2.0)),
     (Mode::Alloc100, "alloc, track every 100th", Some(1.3)),
     (Mode::Alloc0, "alloc, count only", Some(1.10)),
@@ -197,6 +198,7 @@ fn optional_column(mode: Mode) -> bool {
             | Mode::CountRoot
             | Mode::CpuSampled
             | Mode::CpuSampledRoot
+            | Mode::Native
             | Mode::Alloc10
             | Mode::Alloc100
             | Mode::Alloc0
@@ -475,6 +477,11 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
             Mode::CpuSampled,
             "exact calls with sampled time (`--timing sampled`)",
             1.5,
+        ),
+        (
+            Mode::Native,
+            "native-code accounting (`--mode native`)",
+            1.05,
         ),
         (
             Mode::Alloc10,
