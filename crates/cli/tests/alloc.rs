@@ -231,6 +231,20 @@ fn the_leaking_class_comes_first_by_generations() {
     }
     let entry = class(&doc, "Leak$Entry");
     assert!(u(&entry["generations"]) > 3);
+    // The one path of the entries, none ever freed: every tracked entry is live on it, those
+    // allocated before the last GC survived it, and the class's figure is the path's scaled.
+    let path = &suspects[0]["paths"][0];
+    assert_eq!(suspects[0]["paths"].as_array().unwrap().len(), 1, "{path}");
+    assert_eq!(u(&path["live"]), u(&entry["tracked"]), "{path} {entry}");
+    let (survived, live) = (u(&path["survived"]), u(&path["live"]));
+    assert!(survived > 0 && survived <= live, "{path}");
+    let size = u(&entry["allocated_bytes"]) / u(&entry["allocated"]);
+    assert_eq!(u(&path["survived_bytes"]), survived * size, "{path}");
+    assert_eq!(
+        u(&entry["survived"]),
+        survived * u(&entry["allocated"]) / u(&entry["tracked"]),
+        "{path} {entry}"
+    );
     let text = report(&out, &dir.join("out.txt"), &[]);
     let first = text.lines().find(|l| l.starts_with("1. ")).unwrap();
     assert!(first.starts_with("1. Leak$Entry: "), "{text}");

@@ -513,7 +513,7 @@ mod tests {
         html(&a, &mut h);
         assert!(h.contains("<h3>demo.Leak: 6 generations (+5)</h3>"), "{h}");
         assert!(
-            h.contains("9 live tracked, 6 generations\n  at demo.Main.leak\n  at demo.Main.main"),
+            h.contains("9 live tracked (8 survived a GC, 128 bytes), 6 generations\n  at demo.Main.leak\n  at demo.Main.main"),
             "{h}"
         );
         assert!(

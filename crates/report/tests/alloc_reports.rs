@@ -111,7 +111,7 @@ fn the_text_report_puts_suspects_first_and_sorts_classes() {
         .unwrap();
     assert!(suspect < text.find("Classes (by survived bytes)").unwrap());
     assert!(text.contains(
-        "   90 live tracked, 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"
+        "   90 live tracked (80 survived a GC, 1920 bytes), 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"
     ));
     for (order, want) in [
         (
