@@ -165,7 +165,9 @@ fn speedscope_has_one_profile_per_weight() {
             "allocated bytes",
             "allocated objects",
             "live bytes (estimated)",
-            "live objects (estimated)"
+            "live objects (estimated)",
+            "survived bytes (estimated)",
+            "survived objects (estimated)"
         ]
     );
     let live = &profiles[2];
@@ -239,6 +241,8 @@ fn go_tool_pprof_reads_go_heap_sample_types() {
             ("alloc_space".into(), "bytes".into()),
             ("inuse_objects".into(), "count".into()),
             ("inuse_space".into(), "bytes".into()),
+            ("survived".into(), "count".into()),
+            ("survived_bytes".into(), "bytes".into()),
         ]
     );
     assert_eq!(s(m.default_sample_type), "alloc_space");
