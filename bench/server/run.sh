@@ -10,6 +10,8 @@
 # measures --before seconds, runs `ferrofluid attach PID --root|--region METHOD --duration D -o
 # profile.json` while the load goes on, measures --after seconds after the CLI exited, and stops
 # the server. Rows (tab-separated) go to --out; a markdown table is printed at the end.
+# Modes: root, region, root-adaptive, count (with the server's root), alloc-0 and alloc-bytes
+# (`--mode alloc` over the whole program, counting only or tracked by bytes, 512k), none.
 # Modes ending in -push add `--push URL --every --push-every` to a sink (sink.py) that logs each
 # push's size to WORK/sink.log.
 set -euo pipefail
@@ -86,6 +88,8 @@ for ((rep = 1; rep <= reps; rep++)); do
                     region-push) flags=(--region "$root" --push "$sink_url" --every "$push_every") ;;
                     count-push) flags=(--mode count --root "$root" --push "$sink_url" --every "$push_every") ;;
                     count) flags=(--mode count --root "$root") ;;
+                    alloc-0) flags=(--mode alloc --track-every 0) ;;
+                    alloc-bytes) flags=(--mode alloc --track-bytes 512k) ;;
                     none) flags=() ;;
                     *) echo "run.sh: unknown mode $mode" >&2; stop_server; exit 2 ;;
                 esac

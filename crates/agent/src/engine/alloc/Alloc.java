@@ -260,6 +260,7 @@ public final class Alloc {
     public static synchronized void reset(long every, long bytes) {
         count(new long[2], 0, new long[1]);
         count(new long[2], 0, new long[1], true);
+        multiple(0);
         slot(new Object[SLOTS], 0, Alloc.class);
         chunks = new long[0][];
         vmChunks = new Object[0][];
