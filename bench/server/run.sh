@@ -12,6 +12,8 @@
 # D -o profile.json` (or attaches async-profiler for D: mode asprof) while the load goes on,
 # measures --after seconds after the tool exited, and stops the server. Rows (tab-separated) go
 # to --out; a markdown table is printed at the end.
+# Modes alloc-0 and alloc-bytes attach `--mode alloc` over the whole program, counting only
+# or tracked by bytes (512k).
 # Modes ending in -push add `--push URL --every --push-every` to a sink (sink.py) that logs each
 # push's size to WORK/sink.log.
 set -euo pipefail
@@ -111,6 +113,8 @@ for ((rep = 1; rep <= reps; rep++)); do
                     root-push) flags=(--root "$root" --push "$sink_url" --every "$push_every") ;;
                     region-push) flags=(--region "$root" --push "$sink_url" --every "$push_every") ;;
                     count-push) flags=(--mode count --root "$root" --push "$sink_url" --every "$push_every") ;;
+                    alloc-0) flags=(--mode alloc --track-every 0) ;;
+                    alloc-bytes) flags=(--mode alloc --track-bytes 512k) ;;
                     none|asprof) flags=() ;;
                     *) echo "run.sh: unknown mode $mode" >&2; stop_server; exit 2 ;;
                 esac

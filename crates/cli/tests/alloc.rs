@@ -231,6 +231,20 @@ fn the_leaking_class_comes_first_by_generations() {
     }
     let entry = class(&doc, "Leak$Entry");
     assert!(u(&entry["generations"]) > 3);
+    // The one path of the entries, none ever freed: every tracked entry is live on it, those
+    // allocated before the last GC survived it, and the class's figure is the path's scaled.
+    let path = &suspects[0]["paths"][0];
+    assert_eq!(suspects[0]["paths"].as_array().unwrap().len(), 1, "{path}");
+    assert_eq!(u(&path["live"]), u(&entry["tracked"]), "{path} {entry}");
+    let (survived, live) = (u(&path["survived"]), u(&path["live"]));
+    assert!(survived > 0 && survived <= live, "{path}");
+    let size = u(&entry["allocated_bytes"]) / u(&entry["allocated"]);
+    assert_eq!(u(&path["survived_bytes"]), survived * size, "{path}");
+    assert_eq!(
+        u(&entry["survived"]),
+        survived * u(&entry["allocated"]) / u(&entry["tracked"]),
+        "{path} {entry}"
+    );
     let text = report(&out, &dir.join("out.txt"), &[]);
     let first = text.lines().find(|l| l.starts_with("1. ")).unwrap();
     assert!(first.starts_with("1. Leak$Entry: "), "{text}");
@@ -373,7 +387,8 @@ fn an_include_of_a_jdk_package_selects_its_sites() {
 }
 
 /// `ferrofluid report` of a leak's profile in every format: the leaking class's paths by live
-/// bytes, its chart, Go's heap sample types, one speedscope profile per weight.
+/// bytes, its chart, Go's heap sample types, one speedscope profile per weight (allocated, live
+/// and survived; bytes and objects).
 #[test]
 fn a_leaks_profile_in_every_format() {
     let (dir, out) = leak_profile("alloc-leak-reports");
@@ -395,13 +410,15 @@ fn a_leaks_profile_in_every_format() {
     assert_eq!(entries, u(&class(&doc, "Leak$Entry")["allocated"]));
     let html = report("out.html", &[]);
     assert!(html.contains("<svg class=\"history\""), "no chart");
-    assert!(html.contains("id=\"aflame-live\"") && html.contains("id=\"aflame-objects\""));
+    for flame in ["live", "objects", "survived"] {
+        assert!(html.contains(&format!("id=\"aflame-{flame}\"")), "{flame}");
+    }
     let text = report("out.txt", &["--sort", "generations"]);
     let table = text.find("Classes (by generations)").unwrap();
     let first_row = text[table..].lines().nth(2).unwrap();
     assert!(first_row.ends_with("  Leak$Entry"), "{text}");
     let speedscope: Value = serde_json::from_str(&report("out.speedscope.json", &[])).unwrap();
-    assert_eq!(speedscope["profiles"].as_array().unwrap().len(), 4);
+    assert_eq!(speedscope["profiles"].as_array().unwrap().len(), 6);
     let pprof = dir.join("out.pb.gz");
     write_report(&out, &pprof, &[]);
     let flags = [

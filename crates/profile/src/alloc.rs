@@ -15,17 +15,31 @@ pub const OBJECTS: &str = "objects";
 pub const LIVE: &str = "live";
 /// Metric of an allocation-path leaf: live bytes (estimated).
 pub const LIVE_BYTES: &str = "live_bytes";
+/// Metric of an allocation-path leaf: objects that survived a GC (estimated, as
+/// [`ClassAlloc::survived`]).
+pub const SURVIVED: &str = "survived";
+/// Metric of an allocation-path leaf: bytes of the objects that survived a GC (estimated).
+pub const SURVIVED_BYTES: &str = "survived_bytes";
 
 /// The metrics of the allocation paths of a profile made by the `alloc` engine: `objects` and
-/// `bytes` allocated (exact), `live` and `live_bytes` (estimated). Each is the value of the
-/// leaf naming the allocated class; the methods above it carry none of their own.
+/// `bytes` allocated (exact), `live`, `live_bytes`, `survived` and `survived_bytes`
+/// (estimated). Each is the value of the leaf naming the allocated class; the methods above it
+/// carry none of their own.
 pub fn path_metrics() -> Vec<Metric> {
     vec![
         Metric::new(OBJECTS, COUNT),
         Metric::new(BYTES, BYTES),
         Metric::new(LIVE, COUNT),
         Metric::new(LIVE_BYTES, BYTES),
+        Metric::new(SURVIVED, COUNT),
+        Metric::new(SURVIVED_BYTES, BYTES),
     ]
+}
+
+/// Whether path metric `name` is a gauge (what is live or survived when the profile was
+/// taken) rather than a count that only grows.
+pub fn is_gauge(name: &str) -> bool {
+    [LIVE, LIVE_BYTES, SURVIVED, SURVIVED_BYTES].contains(&name)
 }
 
 /// What a method allocates in one calling context: the document's `allocations` entry, a
@@ -45,6 +59,13 @@ pub struct Allocation {
     /// Live bytes, estimated the same way.
     #[serde(default)]
     pub live_bytes: u64,
+    /// Objects that survived a GC, estimated: the path's live tracked objects of age 1 or
+    /// more, scaled as `live` is.
+    #[serde(default)]
+    pub survived: u64,
+    /// Their bytes, estimated the same way.
+    #[serde(default)]
+    pub survived_bytes: u64,
     /// Surviving generations: distinct ages among the path's live tracked objects.
     #[serde(default)]
     pub generations: u32,
@@ -131,6 +152,13 @@ pub struct SiteAlloc {
     pub allocated: u64,
     /// Bytes allocated there.
     pub bytes: u64,
+    /// Objects allocated there that survived a GC, estimated: the site's live tracked objects
+    /// of age 1 or more scaled by its allocated / tracked.
+    #[serde(default)]
+    pub survived: u64,
+    /// Their bytes, estimated the same way.
+    #[serde(default)]
+    pub survived_bytes: u64,
     /// How the objects were allocated: `new` (the instruction at `bci`, inner arrays of a
     /// `multianewarray` included), `reflect` (the reflective call at `bci`), `clone` (the
     /// `clone()` call at `bci`), `jni` (a JNI function called by the native method `method`;
@@ -169,7 +197,13 @@ pub struct SuspectPath {
     pub frames: Vec<String>,
     /// Live tracked objects allocated on it.
     pub live: u64,
-    /// Their distinct ages.
+    /// Those of them that survived a GC (age 1 or more), tracked objects as `live` counts.
+    #[serde(default)]
+    pub survived: u64,
+    /// Their bytes.
+    #[serde(default)]
+    pub survived_bytes: u64,
+    /// Distinct ages of the live tracked objects.
     pub generations: u32,
 }
 

@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 
-use crate::alloc::{LIVE, LIVE_BYTES};
 use crate::method::MethodId;
 use crate::profile::{Profile, ThreadProfile};
 use crate::region::RegionStats;
@@ -33,7 +32,7 @@ impl Profile {
         let gauges: Vec<bool> = self
             .extra_metrics
             .iter()
-            .map(|m| m.name == LIVE || m.name == LIVE_BYTES)
+            .map(|m| crate::alloc::is_gauge(&m.name))
             .collect();
         let methods = method_map(self, earlier);
         let matched = match_threads(&self.threads, &earlier.threads);

@@ -15,14 +15,14 @@ fn profile() -> Profile {
     let fill = p.methods.insert("demo.Cache", "fill", "(I)V");
     let entry = p.methods.insert("demo.Cache$Entry", "", "");
     let longs = p.methods.insert("long[]", "", "");
-    let mut tree = CallTree::with_width(4);
+    let mut tree = CallTree::with_width(6);
     let m = tree.add_child(NodeId::ROOT, NodeKind::Method(main));
     let f = tree.add_child(m, NodeKind::Method(fill));
     let e = tree.add_child(f, NodeKind::Method(entry));
     tree.extra_mut(e)
-        .copy_from_slice(&[1000, 16_000, 900, 14_400]);
+        .copy_from_slice(&[1000, 16_000, 900, 14_400, 600, 9_600]);
     let l = tree.add_child(m, NodeKind::Method(longs));
-    tree.extra_mut(l).copy_from_slice(&[10, 960, 0, 0]);
+    tree.extra_mut(l).copy_from_slice(&[10, 960, 0, 0, 0, 0]);
     p.threads.push(ThreadProfile::new("main", 1, tree));
     let mut summary = AllocSummary {
         track_every: 10,
@@ -66,13 +66,14 @@ fn contexts_carry_what_their_method_allocates() {
             "class": "demo.App", "method": "main", "descriptor": "([Ljava/lang/String;)V",
             "allocations": [
                 {"class": "long[]", "allocated": 10, "bytes": 960, "live": 0, "live_bytes": 0,
-                 "generations": 0}
+                 "survived": 0, "survived_bytes": 0, "generations": 0}
             ],
             "children": [{
                 "class": "demo.Cache", "method": "fill", "descriptor": "(I)V",
                 "allocations": [
                     {"class": "demo.Cache$Entry", "allocated": 1000, "bytes": 16000, "live": 900,
-                     "live_bytes": 14400, "generations": 6}
+                     "live_bytes": 14400, "survived": 600, "survived_bytes": 9600,
+                     "generations": 6}
                 ],
                 "children": []
             }]
@@ -117,6 +118,45 @@ fn class_leaf_nodes_still_read() {
     assert_eq!(
         doc["threads"][0]["root"]["children"][0]["allocations"],
         json!([{"class": "int[]", "allocated": 3, "bytes": 72, "live": 0, "live_bytes": 0,
-                "generations": 0}])
+                "survived": 0, "survived_bytes": 0, "generations": 0}])
+    );
+}
+
+/// A document written before the survived figures (four path metrics, `allocations`, sites and
+/// suspect paths without `survived`) reads with them at 0 and keeps its four metrics.
+#[test]
+fn documents_without_survived_figures_still_read() {
+    let old = json!({
+        "format": "ferrofluid", "version": 1, "mode": "alloc",
+        "metrics": [{"name": "objects", "unit": "count"}, {"name": "bytes", "unit": "bytes"},
+                    {"name": "live", "unit": "count"}, {"name": "live_bytes", "unit": "bytes"}],
+        "methods": {"instrumented": 1, "called": 1},
+        "track_every": 10, "gc_count": 2, "live_estimated": true,
+        "classes": [{"class": "int[]", "allocated": 3, "allocated_bytes": 72, "tracked": 1,
+                     "live": 3, "live_bytes": 72, "avg_age": 1.0, "generations": 1}],
+        "sites": [{"method": "demo.App.main()V", "bci": 4, "class": "int[]", "allocated": 3,
+                   "bytes": 72}],
+        "leak_suspects": [{"class": "int[]", "generations": 4, "growth": 2, "history": [2, 4],
+                           "paths": [{"frames": ["demo.App.main"], "live": 1,
+                                      "generations": 1}]}],
+        "threads": [{"name": "main", "id": 1, "root": {
+            "kind": "thread", "class": "", "method": "<thread>", "descriptor": "",
+            "children": [{"class": "demo.App", "method": "main", "descriptor": "()V",
+                "allocations": [{"class": "int[]", "allocated": 3, "bytes": 72, "live": 3,
+                                 "live_bytes": 72, "generations": 1}],
+                "children": []}]}}]
+    });
+    let p = Profile::from_json_slice(&serde_json::to_vec(&old).unwrap()).unwrap();
+    assert_eq!(p.metrics().len(), 4);
+    let a = p.alloc.as_ref().unwrap();
+    assert_eq!((a.classes[0].survived, a.classes[0].survived_bytes), (0, 0));
+    assert_eq!((a.sites[0].survived, a.sites[0].survived_bytes), (0, 0));
+    let path = &a.suspects[0].paths[0];
+    assert_eq!((path.live, path.survived, path.survived_bytes), (1, 0, 0));
+    let doc = written(&p);
+    assert_eq!(
+        doc["threads"][0]["root"]["children"][0]["allocations"],
+        json!([{"class": "int[]", "allocated": 3, "bytes": 72, "live": 3, "live_bytes": 72,
+                "survived": 0, "survived_bytes": 0, "generations": 1}])
     );
 }

@@ -71,8 +71,10 @@ pub(crate) fn html(a: &AllocSummary, s: &mut String) {
             let frames: Vec<String> = p.frames.iter().rev().map(|f| escape(f)).collect();
             let _ = writeln!(
                 s,
-                "<pre>{} live tracked, {} generations\n  at {}</pre>",
+                "<pre>{} live tracked ({} survived a GC, {} bytes), {} generations\n  at {}</pre>",
                 p.live,
+                p.survived,
+                p.survived_bytes,
                 p.generations,
                 frames.join("\n  at ")
             );
@@ -188,8 +190,8 @@ fn write_suspects(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
             for p in &x.paths {
                 writeln!(
                     s,
-                    "   {} live tracked, {} generations:",
-                    p.live, p.generations
+                    "   {} live tracked ({} survived a GC, {} bytes), {} generations:",
+                    p.live, p.survived, p.survived_bytes, p.generations
                 )?;
                 for f in p.frames.iter().rev() {
                     writeln!(s, "     at {f}")?;
@@ -257,7 +259,11 @@ fn write_classes(s: &mut String, a: &AllocSummary, order: ClassOrder) -> std::fm
 /// The allocation sites by bytes, the first [`MAX_ROWS`], each with its kind when not `new`.
 fn write_sites(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
     writeln!(s, "Allocation sites (by bytes)")?;
-    writeln!(s, "{:>12} {:>14}  site", "allocated", "bytes")?;
+    writeln!(
+        s,
+        "{:>12} {:>14} {:>10} {:>13}  site",
+        "allocated", "bytes", "~survived", "~surv bytes"
+    )?;
     for x in a.sites.iter().take(MAX_ROWS) {
         let kind = match x.kind.as_str() {
             "" | "new" => String::new(),
@@ -265,8 +271,8 @@ fn write_sites(s: &mut String, a: &AllocSummary) -> std::fmt::Result {
         };
         writeln!(
             s,
-            "{:>12} {:>14}  {} @{}{kind}: {}",
-            x.allocated, x.bytes, x.method, x.bci, x.class
+            "{:>12} {:>14} {:>10} {:>13}  {} @{}{kind}: {}",
+            x.allocated, x.bytes, x.survived, x.survived_bytes, x.method, x.bci, x.class
         )?;
     }
     if a.sites.len() > MAX_ROWS {
@@ -311,15 +317,16 @@ pub(crate) fn history_svg(h: &[u32]) -> String {
     )
 }
 
-/// The flame graphs of an allocation profile's paths by allocated bytes, allocated objects and
-/// live bytes (the metrics it has), one shown at a time: radio buttons switch them (CSS alone).
+/// The flame graphs of an allocation profile's paths by allocated bytes, allocated objects,
+/// survived bytes and live bytes (the metrics it has), one shown at a time: radio buttons switch them (CSS alone).
 /// `first` is the metric shown first.
 pub(crate) fn flames(profile: &ferrofluid_profile::Profile, first: Option<usize>, s: &mut String) {
-    use ferrofluid_profile::alloc::{LIVE_BYTES, OBJECTS};
+    use ferrofluid_profile::alloc::{LIVE_BYTES, OBJECTS, SURVIVED_BYTES};
     use ferrofluid_profile::metric::BYTES;
     let shown: Vec<(usize, &str, &str)> = [
         (BYTES, "bytes", "allocated bytes"),
         (OBJECTS, "objects", "allocated objects"),
+        (SURVIVED_BYTES, "survived", "survived bytes (estimated)"),
         (LIVE_BYTES, "live", "live bytes (estimated)"),
     ]
     .into_iter()
@@ -437,6 +444,8 @@ mod tests {
                 paths: vec![SuspectPath {
                     frames: vec!["demo.Main.main".into(), "demo.Main.leak".into()],
                     live: 9,
+                    survived: 8,
+                    survived_bytes: 128,
                     generations: 6,
                 }],
             }],
@@ -448,7 +457,10 @@ mod tests {
             .unwrap();
         let classes = t.find("Classes (by live bytes)").unwrap();
         assert!(suspects < classes);
-        assert!(t.contains("     at demo.Main.leak\n     at demo.Main.main\n"));
+        assert!(t.contains(
+            "   9 live tracked (8 survived a GC, 128 bytes), 6 generations:\n     at \
+             demo.Main.leak\n     at demo.Main.main\n"
+        ));
         let rows: Vec<&str> = t[classes..].lines().skip(2).take(2).collect();
         assert!(
             rows[0].ends_with("demo.Leak") && rows[1].ends_with("long[]"),
@@ -501,7 +513,7 @@ mod tests {
         html(&a, &mut h);
         assert!(h.contains("<h3>demo.Leak: 6 generations (+5)</h3>"), "{h}");
         assert!(
-            h.contains("9 live tracked, 6 generations\n  at demo.Main.leak\n  at demo.Main.main"),
+            h.contains("9 live tracked (8 survived a GC, 128 bytes), 6 generations\n  at demo.Main.leak\n  at demo.Main.main"),
             "{h}"
         );
         assert!(

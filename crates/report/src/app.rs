@@ -69,7 +69,9 @@ fn allocations_as_leaves(node: &mut serde_json::Value) {
                 .map(|a| {
                     json!({"class": a["class"], "method": "", "descriptor": "",
                            "objects": a["allocated"], "bytes": a["bytes"], "live": a["live"],
-                           "live_bytes": a["live_bytes"], "generations": a["generations"],
+                           "live_bytes": a["live_bytes"], "survived": a["survived"],
+                           "survived_bytes": a["survived_bytes"],
+                           "generations": a["generations"],
                            "children": []})
                 })
                 .collect(),

@@ -107,8 +107,9 @@ pub enum Weight {
 
 impl Weight {
     /// The weight named `name`: `wall` and `cpu` (the CPU mode's times), `alloc-bytes`,
-    /// `alloc-count`, `live-bytes` and `live-count` (an allocation profile's `bytes`,
-    /// `objects`, `live_bytes` and `live`), else a metric's name.
+    /// `alloc-count`, `live-bytes`, `live-count`, `survived-bytes` and `survived-count` (an
+    /// allocation profile's `bytes`, `objects`, `live_bytes`, `live`, `survived_bytes` and
+    /// `survived`), else a metric's name.
     pub fn named(name: &str) -> Weight {
         match name {
             "wall" => Weight::Wall,
@@ -117,6 +118,10 @@ impl Weight {
             "alloc-count" => Weight::Metric(ferrofluid_profile::alloc::OBJECTS.to_owned()),
             "live-bytes" => Weight::Metric(ferrofluid_profile::alloc::LIVE_BYTES.to_owned()),
             "live-count" => Weight::Metric(ferrofluid_profile::alloc::LIVE.to_owned()),
+            "survived-bytes" => {
+                Weight::Metric(ferrofluid_profile::alloc::SURVIVED_BYTES.to_owned())
+            }
+            "survived-count" => Weight::Metric(ferrofluid_profile::alloc::SURVIVED.to_owned()),
             other => Weight::Metric(other.to_owned()),
         }
     }

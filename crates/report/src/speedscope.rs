@@ -6,7 +6,7 @@
 //! first, so speedscope's time-ordered view draws each thread's tree once. A code-region
 //! profile is one profile of one sample per region method (its total time). A profile of the
 //! `alloc` engine has one profile per weight (allocated bytes and objects, live bytes and
-//! objects), the threads' paths under their thread's frame.
+//! objects, survived bytes and objects), the threads' paths under their thread's frame.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -154,9 +154,9 @@ impl Report for SpeedscopeReport {
 }
 
 /// An allocation profile's paths: one profile per weight (allocated bytes and objects, live
-/// bytes and objects), each of every thread's contexts, the thread as the outermost frame.
+/// and survived bytes and objects), each of every thread's contexts, the thread as the outermost frame.
 fn alloc_profiles(profile: &Profile, frames: &mut Frames) -> Vec<Sampled> {
-    use ferrofluid_profile::alloc::{LIVE, LIVE_BYTES, OBJECTS};
+    use ferrofluid_profile::alloc::{LIVE, LIVE_BYTES, OBJECTS, SURVIVED, SURVIVED_BYTES};
     use ferrofluid_profile::metric::BYTES;
     let metrics = profile.metrics();
     let mut profiles = Vec::new();
@@ -165,6 +165,8 @@ fn alloc_profiles(profile: &Profile, frames: &mut Frames) -> Vec<Sampled> {
         (OBJECTS, "allocated objects"),
         (LIVE_BYTES, "live bytes (estimated)"),
         (LIVE, "live objects (estimated)"),
+        (SURVIVED_BYTES, "survived bytes (estimated)"),
+        (SURVIVED, "survived objects (estimated)"),
     ] {
         let Some(metric) = profile.metric_index(name) else {
             continue;

@@ -111,7 +111,7 @@ fn the_text_report_puts_suspects_first_and_sorts_classes() {
         .unwrap();
     assert!(suspect < text.find("Classes (by survived bytes)").unwrap());
     assert!(text.contains(
-        "   90 live tracked, 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"
+        "   90 live tracked (80 survived a GC, 1920 bytes), 6 generations:\n     at demo.Cache.remember\n     at demo.App.main\n"
     ));
     for (order, want) in [
         (
@@ -165,7 +165,9 @@ fn speedscope_has_one_profile_per_weight() {
             "allocated bytes",
             "allocated objects",
             "live bytes (estimated)",
-            "live objects (estimated)"
+            "live objects (estimated)",
+            "survived bytes (estimated)",
+            "survived objects (estimated)"
         ]
     );
     let live = &profiles[2];
@@ -239,6 +241,8 @@ fn go_tool_pprof_reads_go_heap_sample_types() {
             ("alloc_space".into(), "bytes".into()),
             ("inuse_objects".into(), "count".into()),
             ("inuse_space".into(), "bytes".into()),
+            ("survived".into(), "count".into()),
+            ("survived_bytes".into(), "bytes".into()),
         ]
     );
     assert_eq!(s(m.default_sample_type), "alloc_space");

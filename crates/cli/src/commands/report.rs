@@ -32,8 +32,8 @@ pub struct ReportArgs {
     /// The metric folded stacks' values (and the HTML flame graph of a profile of another mode
     /// than cpu) weigh by: `wall` (compensated self wall time, the default of a CPU profile),
     /// `cpu` (thread CPU time of a profile recorded with --cpu; its HTML shows both flame graphs
-    /// by itself), `alloc-bytes`, `alloc-count`, `live-bytes`, `live-count` (an allocation
-    /// profile's paths), or a metric of the profile (`calls`, `bytecodes`, `objects`, `bytes`,
+    /// by itself), `alloc-bytes`, `alloc-count`, `live-bytes`, `live-count`, `survived-bytes`,
+    /// `survived-count` (an allocation profile's paths), or a metric of the profile (`calls`, `bytecodes`, `objects`, `bytes`,
     /// `samples`...). Default: the mode's primary metric.
     #[arg(long, value_name = "METRIC")]
     pub weight: Option<String>,

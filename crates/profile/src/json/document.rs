@@ -74,8 +74,9 @@ pub struct Document {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_count: Option<u64>,
     /// Allocation mode: `live`, `live_bytes`, `survived`, `survived_bytes`, `avg_age` and
-    /// `generations` (of `classes`; `live`, `live_bytes` and `generations` also of the
-    /// nodes' `allocations`, of `leak_suspects`) are estimates from the tracked objects, every
+    /// `generations` (of `classes`; `live`, `live_bytes`, `survived`, `survived_bytes` and
+    /// `generations` also of the nodes' `allocations`, `survived` and `survived_bytes` of
+    /// `sites`; `live`, `survived` and `generations` of `leak_suspects`) are estimates from the tracked objects, every
     /// `track_every`-th. Written (true) with the class table.
     #[serde(default, skip_serializing_if = "is_false")]
     pub live_estimated: bool,

@@ -228,7 +228,7 @@ impl Leaves<'_> {
         parent: NodeId,
         allocations: &[crate::alloc::Allocation],
     ) {
-        use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS};
+        use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS, SURVIVED, SURVIVED_BYTES};
         for a in allocations {
             let class = profile
                 .methods
@@ -239,6 +239,8 @@ impl Leaves<'_> {
                 (crate::metric::BYTES, a.bytes),
                 (LIVE, a.live),
                 (LIVE_BYTES, a.live_bytes),
+                (SURVIVED, a.survived),
+                (SURVIVED_BYTES, a.survived_bytes),
             ] {
                 if let Some(i) = self.names.iter().position(|n| n == name) {
                     tree.extra_mut(id)[i] += v;

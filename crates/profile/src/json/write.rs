@@ -135,7 +135,7 @@ impl Profile {
 
     /// The `allocations` entry of leaf `id` of thread `thread`'s tree.
     fn allocation(&self, thread: usize, tree: &CallTree, id: NodeId) -> crate::alloc::Allocation {
-        use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS};
+        use crate::alloc::{LIVE, LIVE_BYTES, OBJECTS, SURVIVED, SURVIVED_BYTES};
         let values = tree.extra(id);
         let value = |name: &str| {
             self.extra_metrics
@@ -156,6 +156,8 @@ impl Profile {
             bytes: value(crate::metric::BYTES),
             live: value(LIVE),
             live_bytes: value(LIVE_BYTES),
+            survived: value(SURVIVED),
+            survived_bytes: value(SURVIVED_BYTES),
             generations: self
                 .alloc
                 .as_ref()

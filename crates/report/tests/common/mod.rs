@@ -262,7 +262,7 @@ pub fn idle() -> Profile {
 }
 
 /// An allocation profile as the `alloc` engine makes it: paths whose class leaves carry
-/// objects, bytes, live and live bytes; the class table; a leak suspect with its history.
+/// objects, bytes, live, live bytes, survived and survived bytes; the class table; a leak suspect with its history.
 #[allow(dead_code)] // not every test file uses every profile
 pub fn alloc_paths() -> Profile {
     use ferrofluid_profile::alloc::{path_metrics, AllocSummary, ClassAlloc, Suspect, SuspectPath};
@@ -279,24 +279,29 @@ pub fn alloc_paths() -> Profile {
     let longs = m("long[]", "", "");
     let chars = m("char[]", "", "");
     let mut gens = std::collections::BTreeMap::new();
-    let mut tree = CallTree::with_width(4);
-    let leaf = |tree: &mut CallTree, parent, kind, values: [u64; 4]| {
+    let mut tree = CallTree::with_width(6);
+    let leaf = |tree: &mut CallTree, parent, kind, values: [u64; 6]| {
         let id = tree.add_child(parent, kind);
         tree.extra_mut(id).copy_from_slice(&values);
         id
     };
     let a = tree.add_child(NodeId::ROOT, main);
     let r = tree.add_child(a, remember);
-    let e = leaf(&mut tree, r, entry, [1000, 24_000, 900, 21_600]);
+    let e = leaf(
+        &mut tree,
+        r,
+        entry,
+        [1000, 24_000, 900, 21_600, 800, 19_200],
+    );
     gens.insert((0, e), 6);
-    let l = leaf(&mut tree, r, longs, [1000, 80_000, 0, 0]);
+    let l = leaf(&mut tree, r, longs, [1000, 80_000, 0, 0, 0, 0]);
     gens.insert((0, l), 1);
     let q = tree.add_child(a, parse);
-    leaf(&mut tree, q, chars, [500, 20_000, 10, 400]);
+    leaf(&mut tree, q, chars, [500, 20_000, 10, 400, 10, 400]);
     p.threads.push(ThreadProfile::new("main", 1, tree));
-    let mut tree = CallTree::with_width(4);
+    let mut tree = CallTree::with_width(6);
     let q = tree.add_child(NodeId::ROOT, parse);
-    leaf(&mut tree, q, chars, [300, 12_000, 0, 0]);
+    leaf(&mut tree, q, chars, [300, 12_000, 0, 0, 0, 0]);
     p.threads.push(ThreadProfile::new("worker-1", 2, tree));
     let class = |class: &str,
                  allocated,
@@ -345,6 +350,8 @@ pub fn alloc_paths() -> Profile {
             paths: vec![SuspectPath {
                 frames: vec!["demo.App.main".into(), "demo.Cache.remember".into()],
                 live: 90,
+                survived: 80,
+                survived_bytes: 1920,
                 generations: 6,
             }],
         }],

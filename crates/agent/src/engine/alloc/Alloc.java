@@ -47,6 +47,15 @@ public final class Alloc {
     private static volatile long every;
     /** Or, when positive: about every how many bytes allocated at a site one goes to it. */
     private static volatile long bytes;
+    /**
+     * {@code every} as odd * 2^{@code everyShift}: the inverse of the odd factor modulo 2^64 and
+     * the largest quotient, so that "is a count a multiple of {@code every}" is a multiply, a
+     * rotate and a compare instead of a division on every allocation (Hacker's Delight, 10-17).
+     * Written before {@code every}, whose volatile write publishes them.
+     */
+    private static long everyInverse;
+    private static int everyShift;
+    private static long everyLimit;
 
     /** Counters per site counted per runtime class: up to 15 classes and the rest. */
     private static final int SLOTS = 16;
@@ -64,12 +73,15 @@ public final class Alloc {
     private static volatile Object[][] vmChunks = new Object[0][];
 
     /**
-     * Counts {@code o}, allocated at {@code site}; hands it to the agent if it is tracked. Not
-     * inlined: the JIT compiles it once instead of into every allocating method of the program
-     * and the JDK, which more than pays for the call (decision 0064).
+     * Counts {@code o}, allocated at the site {@code marked} names; hands it to the agent if it
+     * is tracked. An array's site comes with its sign bit set (its probe knows what its instruction allocates),
+     * so that counting asks nothing of the object's class. Not inlined: the JIT compiles it
+     * once instead of into every allocating method of the program and the JDK, which more than
+     * pays for the call (decision 0064).
      */
     @DontInline
-    public static void alloc(Object o, int site) {
+    public static void alloc(Object o, int marked) {
+        int site = marked & Integer.MAX_VALUE;
         long[][] c = chunks;
         int i = site >>> SHIFT;
         long[] a = i < c.length ? c[i] : null;
@@ -77,17 +89,23 @@ public final class Alloc {
             a = chunk(i);
         }
         int k = site & MASK;
-        long n = count(a, k << 1, o);
+        long n = count(a, k << 1, o, marked < 0);
         long e = every;
         if (e > 0) {
             // Every e-th exactly, also when threads race at the site.
-            if (n % e == 0) {
+            if (multiple(n)) {
                 tracked(o, site, n, false);
             }
         } else if (n >= a[NEXT + k]) {
             // A plain read: a race tracks one object more or less, never a wrong count.
             a[NEXT + k] = tracked(o, site, n, false);
         }
+    }
+
+    /** Whether {@code n} (0 or more) is a multiple of {@code every} (positive). */
+    private static boolean multiple(long n) {
+        return Long.compareUnsigned(Long.rotateRight(n * everyInverse, everyShift), everyLimit)
+                <= 0;
     }
 
     /**
@@ -113,9 +131,18 @@ public final class Alloc {
     }
 
     /**
-     * Adds {@code o} to the counters at {@code j} (an array's length at {@code j + 1}); returns
-     * the objects counted there before it.
+     * Adds {@code o} to the counters at {@code j} (an array's length at {@code j + 1} if
+     * {@code array}); returns the objects counted there before it.
      */
+    private static long count(long[] a, int j, Object o, boolean array) {
+        long n = (long) AT.getAndAdd(a, j, 1L);
+        if (array) {
+            AT.getAndAdd(a, j + 1, (long) Array.getLength(o));
+        }
+        return n;
+    }
+
+    /** As {@link #count(long[], int, Object, boolean)}, asking {@code o}'s class. */
     private static long count(long[] a, int j, Object o) {
         long n = (long) AT.getAndAdd(a, j, 1L);
         if (o.getClass().isArray()) {
@@ -164,7 +191,7 @@ public final class Alloc {
             return;
         }
         if (e > 0) {
-            if (k % e == 0) {
+            if (multiple(k)) {
                 tracked(o, site, k, true);
             }
         } else if (k >= a[next]) {
@@ -232,9 +259,27 @@ public final class Alloc {
      */
     public static synchronized void reset(long every, long bytes) {
         count(new long[2], 0, new long[1]);
+        count(new long[2], 0, new long[1], true);
+        multiple(0);
         slot(new Object[SLOTS], 0, Alloc.class);
         chunks = new long[0][];
         vmChunks = new Object[0][];
+        if (every > 0) {
+            everyShift = Long.numberOfTrailingZeros(every);
+            long odd = every >>> everyShift;
+            // Newton's iteration: each step doubles the correct low bits (3 to begin with).
+            long inverse = odd;
+            for (int i = 0; i < 5; i++) {
+                inverse *= 2 - odd * inverse;
+            }
+            everyInverse = inverse;
+            // (2^64 - 1) / every, unsigned, without Long.divideUnsigned (a BigInteger on JDK 17).
+            long limit = ((-1L >>> 1) / every) << 1;
+            if (Long.compareUnsigned(-1L - limit * every, every) >= 0) {
+                limit++;
+            }
+            everyLimit = limit;
+        }
         Alloc.every = every;
         Alloc.bytes = bytes;
     }

@@ -265,7 +265,14 @@ impl Sites for AllocSites<'_> {
     }
 
     fn alloc_site_id(&mut self, method_id: u32, bci: u32, type_name: &str) -> u32 {
-        sites::site_id(self::method_id(method_id), bci, type_name)
+        let site = sites::site_id(self::method_id(method_id), bci, type_name);
+        // The probe's id says whether its instruction allocates an array, so that `Alloc.alloc`
+        // counts an array's length without asking the object's class.
+        if type_name.starts_with('[') {
+            site | sites::ARRAY_MARK
+        } else {
+            site
+        }
     }
 
     fn vm_alloc_site_id(

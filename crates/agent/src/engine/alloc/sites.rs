@@ -25,6 +25,10 @@ pub struct Sites {
     index: HashMap<(u32, u32, String, Option<u32>), u32>,
 }
 
+/// Set in the id an array-allocating instruction's probe passes to `Alloc.alloc` (the sign
+/// bit, which no site id reaches).
+pub const ARRAY_MARK: u32 = 1 << 31;
+
 /// The id of the site at `bci` of global method `method` allocating `type_name` (internal
 /// name or array descriptor).
 pub fn site_id(method: u32, bci: u32, type_name: &str) -> u32 {

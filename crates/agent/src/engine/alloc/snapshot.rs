@@ -113,16 +113,19 @@ struct Acc {
     ages: BTreeMap<u64, u64>,
 }
 
-/// Per (site, stack, thread): live tracked objects, their bytes and ages.
+/// Per (site, stack, thread) or (class, stack): live tracked objects, their bytes and ages,
+/// and those of age 1 or more.
 #[derive(Default)]
 struct LivePath {
     objects: u64,
     bytes: u64,
+    survived: u64,
+    survived_bytes: u64,
     ages: BTreeSet<u64>,
 }
 
-/// Live tracked objects and their ages per (class, stack): the paths of leak suspects.
-type LivePaths = HashMap<(String, u32), (u64, BTreeSet<u64>)>;
+/// The live tracked objects per (class, stack): the paths of leak suspects.
+type LivePaths = HashMap<(String, u32), LivePath>;
 /// The live tracked objects of each (site, stack, thread).
 type LiveByPath = HashMap<(u32, u32, u32), LivePath>;
 /// A thread of the trees: name and Java id (the sites with no tracked object: `all threads`,
@@ -168,10 +171,24 @@ impl View<'_> {
             .unwrap_or_else(|| (format!("<method {id}>"), String::new(), String::new()))
     }
 
+    /// The age of tracked object `o`: the GCs finished since its allocation.
+    fn age(&self, o: &tracker::Tracked) -> u64 {
+        self.gc - o.gc.min(self.gc)
+    }
+
     /// The site table, most bytes first, and each site's bytes.
     fn site_rows(&self) -> (Vec<SiteAlloc>, Vec<u64>) {
         let mut site_rows = Vec::new();
         let mut bytes = vec![0u64; self.sites.len()];
+        // Per site: its live tracked objects of age 1 or more, and their bytes.
+        let mut survived = vec![(0u64, 0u64); self.sites.len()];
+        for o in self.t.slots.iter().flatten() {
+            if let Some(v) = survived.get_mut(o.site as usize) {
+                if self.age(o) > 0 {
+                    *v = (v.0 + 1, v.1 + o.size);
+                }
+            }
+        }
         for (s, site) in self.sites.iter().enumerate() {
             let n = self.count_of(s);
             if n == 0 {
@@ -180,12 +197,16 @@ impl View<'_> {
             let size = self.t.sizes.get(&(s as u32)).copied();
             bytes[s] = site_bytes(&site.class, n, self.elements_of(s), size);
             let (c, m, d) = self.method_of(s, site.method);
+            let tracked = self.t.tracked.get(&(s as u32)).copied().unwrap_or(0);
+            let scale = |v: u64| scale(v, n, tracked);
             site_rows.push(SiteAlloc {
                 method: format!("{c}.{m}{d}"),
                 bci: site.bci,
                 class: java_name(&site.class),
                 allocated: n,
                 bytes: bytes[s],
+                survived: scale(survived[s].0).min(n),
+                survived_bytes: scale(survived[s].1),
                 kind: self.kind_of(s).to_owned(),
             });
         }
@@ -218,7 +239,7 @@ impl View<'_> {
                 continue;
             };
             let name = java_name(&site.class);
-            let age = self.gc - o.gc.min(self.gc);
+            let age = self.age(o);
             let a = classes.entry(name.clone()).or_default();
             a.live += 1;
             a.live_bytes += o.size;
@@ -228,12 +249,18 @@ impl View<'_> {
             }
             *a.ages.entry(age).or_insert(0) += 1;
             let p = live_paths.entry((name, o.stack)).or_default();
-            p.0 += 1;
-            p.1.insert(age);
+            p.objects += 1;
+            p.ages.insert(age);
             let q = live_by_path.entry((o.site, o.stack, o.thread)).or_default();
             q.objects += 1;
             q.bytes += o.size;
             q.ages.insert(age);
+            if age > 0 {
+                p.survived += 1;
+                p.survived_bytes += o.size;
+                q.survived += 1;
+                q.survived_bytes += o.size;
+            }
         }
         (classes, live_paths, live_by_path)
     }
@@ -262,15 +289,17 @@ impl View<'_> {
                     let mut paths: Vec<SuspectPath> = live_paths
                         .iter()
                         .filter(|((class, _), _)| *class == c.class)
-                        .map(|((_, stack), (live, ages))| SuspectPath {
+                        .map(|((_, stack), p)| SuspectPath {
                             frames: self
                                 .t
                                 .stacks
                                 .get(*stack as usize)
                                 .map(|s| s.iter().rev().map(|&f| frame_name(f)).collect())
                                 .unwrap_or_default(),
-                            live: *live,
-                            generations: ages.len() as u32,
+                            live: p.objects,
+                            survived: p.survived,
+                            survived_bytes: p.survived_bytes,
+                            generations: p.ages.len() as u32,
                         })
                         .collect();
                     paths.sort_by(|a, b| {
@@ -346,7 +375,7 @@ impl View<'_> {
         let (c, m, d) = self.method_of(leaf.site, leaf.method);
         let tree = trees
             .entry(("all threads".into(), 0))
-            .or_insert_with(|| CallTree::with_width(4));
+            .or_insert_with(|| CallTree::with_width(WIDTH));
         let m = tree.child_or_insert(
             NodeId::ROOT,
             NodeKind::Method(profile.methods.insert(&c, &m, &d)),
@@ -356,7 +385,7 @@ impl View<'_> {
             None => m,
         };
         let node = tree.child_or_insert(m, NodeKind::Method(leaf.class));
-        add(tree.extra_mut(node), [leaf.objects, leaf.bytes, 0, 0]);
+        add(tree.extra_mut(node), [leaf.objects, leaf.bytes, 0, 0, 0, 0]);
     }
 
     /// A site's tracked paths (stack, thread, objects tracked): each gets its share of the
@@ -382,15 +411,11 @@ impl View<'_> {
             };
             given = (given.0 + objects, given.1 + b);
             // Live: the path's live tracked objects scaled by the site's allocated / tracked.
-            let LivePath {
-                objects: live,
-                bytes: live_bytes,
-                ages,
-            } = out
+            let live = out
                 .live
                 .remove(&(leaf.site as u32, stack, thread))
                 .unwrap_or_default();
-            let scale = |v: u64| (u128::from(v) * u128::from(n) / u128::from(tracked)) as u64;
+            let scale = |v: u64| scale(v, n, tracked);
             let thread = self
                 .t
                 .threads
@@ -400,14 +425,24 @@ impl View<'_> {
             let tree = out
                 .trees
                 .entry(thread.clone())
-                .or_insert_with(|| CallTree::with_width(4));
+                .or_insert_with(|| CallTree::with_width(WIDTH));
             let node = self.path(profile, tree, leaf, stack);
             add(
                 tree.extra_mut(node),
-                [objects, b, scale(live).min(objects), scale(live_bytes)],
+                [
+                    objects,
+                    b,
+                    scale(live.objects).min(objects),
+                    scale(live.bytes),
+                    scale(live.survived).min(objects),
+                    scale(live.survived_bytes),
+                ],
             );
-            if !ages.is_empty() {
-                out.leaf_ages.entry((thread, node)).or_default().extend(ages);
+            if !live.ages.is_empty() {
+                out.leaf_ages
+                    .entry((thread, node))
+                    .or_default()
+                    .extend(live.ages);
             }
         }
     }
@@ -462,13 +497,7 @@ fn class_rows(classes: BTreeMap<String, Acc>) -> Vec<ClassAlloc> {
     let mut class_rows: Vec<ClassAlloc> = classes
         .iter()
         .map(|(name, a)| {
-            let scale = |v: u64| {
-                if a.tracked == 0 {
-                    0
-                } else {
-                    (u128::from(v) * u128::from(a.allocated) / u128::from(a.tracked)) as u64
-                }
-            };
+            let scale = |v: u64| scale(v, a.allocated, a.tracked);
             let aged: u64 = a.ages.iter().map(|(age, n)| age * n).sum();
             ClassAlloc {
                 class: name.clone(),
@@ -513,10 +542,25 @@ fn site_bytes(class: &str, count: u64, elements: u64, size: Option<u64>) -> u64 
     count * 16 + elements * width
 }
 
-/// Adds objects, bytes, live and live bytes to a leaf's values ([`path_metrics`]).
+/// The values of an allocation-path leaf: [`path_metrics`].
 ///
 /// [`path_metrics`]: ferrofluid_profile::alloc::path_metrics
-fn add(values: &mut [u64], add: [u64; 4]) {
+const WIDTH: usize = 6;
+
+/// `v` of `tracked` objects scaled to all `allocated` (0 when none was tracked).
+fn scale(v: u64, allocated: u64, tracked: u64) -> u64 {
+    if tracked == 0 {
+        0
+    } else {
+        (u128::from(v) * u128::from(allocated) / u128::from(tracked)) as u64
+    }
+}
+
+/// Adds objects, bytes, live, live bytes, survived and survived bytes to a leaf's values
+/// ([`path_metrics`]).
+///
+/// [`path_metrics`]: ferrofluid_profile::alloc::path_metrics
+fn add(values: &mut [u64], add: [u64; WIDTH]) {
     for (v, a) in values.iter_mut().zip(add) {
         *v += a;
     }
