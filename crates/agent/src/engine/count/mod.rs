@@ -12,16 +12,16 @@
 //! call per event: the agent is asked at a root's entry and exit (root depth, extent,
 //! recording: the rules of the `cpu` engine) and at a method's first entry (lazy revelation). A
 //! virtual thread has its own tree (its own thread local). The agent reads the trees at
-//! snapshots. Memory is bounded in Java: [`MAX_NODES`] nodes per thread and [`HEAP_SHARE`] of
-//! the heap for all, then new contexts count in one overflow node; 65,536 threads per
-//! recording, then new threads are counted as dropped.
+//! snapshots. Memory is bounded in Java: [`contexts::MAX_NODES`] nodes per thread and
+//! [`contexts::HEAP_SHARE`] of the heap for all, then new contexts count in one overflow node;
+//! 65,536 threads per recording, then new threads are counted as dropped.
 //!
 //! Decisions and measurements: docs/decisions/0030-count-engine.md,
 //! docs/decisions/0051-count-contexts-in-java.md.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
+use ferrofluid_classfile::{Instrumented, ProbeKind, Selection as Sites};
 use ferrofluid_jvmti::{sys, JniEnv};
 use ferrofluid_profile::{Mode, Profile};
 use ferrofluid_protocol::{AgentOptions, Blocks};
@@ -33,7 +33,7 @@ use crate::engine::{
 };
 use crate::probe::collector;
 use crate::probe::contexts::ffi::{self, JavaContext};
-use crate::probe::contexts::{tree, HEAP_SHARE, MAX_NODES, UNPROBED};
+use crate::probe::contexts::{self, tree, Recordings, UNPROBED};
 use crate::probe::thread::SWITCHES;
 
 /// The bytecode-count engine.
@@ -95,7 +95,7 @@ impl Engine for Count {
             precise: options.blocks == Blocks::Precise,
             no_root: options.roots.is_empty(),
             ready: installed.is_ok(),
-            started: AtomicBool::new(false),
+            recordings: Recordings::default(),
         })
     }
 
@@ -124,8 +124,7 @@ struct CountSession {
     no_root: bool,
     /// `ferrofluid/Counts` is defined and bound.
     ready: bool,
-    /// A recording was started: later ones are the same session's (resets).
-    started: AtomicBool,
+    recordings: Recordings,
 }
 
 impl EngineSession for CountSession {
@@ -154,10 +153,7 @@ impl EngineSession for CountSession {
         probes: ProbeKind,
         sites: &mut dyn Sites,
     ) -> ferrofluid_classfile::Result<Instrumented<'a>> {
-        let mut options = ProbeOptions::new(probes);
-        options.hooks.class = ffi::COUNTS_CLASS.to_owned();
-        options.hooks.blocks_context = true;
-        ferrofluid_classfile::instrument(bytes, &options, sites)
+        contexts::instrument(bytes, probes, sites)
     }
 
     /// Nothing to calibrate: counts are exact. Fresh trees from now on.
@@ -196,8 +192,7 @@ impl CountSession {
         if !self.ready {
             return;
         }
-        let new_session = !self.started.swap(true, Ordering::Relaxed);
-        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE, new_session) {
+        if let Err(e) = self.recordings.start(env, self.no_root) {
             log::error!("count: {e}");
         }
     }
@@ -212,15 +207,7 @@ impl CountSession {
         if !self.ready {
             return;
         }
-        let done = ctx
-            .vm()
-            .ok_or_else(|| "no JVM".to_owned())
-            .and_then(|vm| {
-                vm.with_attached_thread("ferrofluid-count", f)
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|r| r);
-        if let Err(e) = done {
+        if let Err(e) = contexts::on_java_thread(ctx.vm(), "ferrofluid-count", f) {
             log::warn!("count: {what}: {e}");
         }
     }

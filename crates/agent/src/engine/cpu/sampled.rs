@@ -3,10 +3,9 @@
 //! call per event), times from the sampler charging each thread's CPU time (and elapsed time
 //! with `wall`) to the context it is in. docs/modes/cpu.md, "Timing"; decision 0057.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
+use ferrofluid_classfile::{Instrumented, ProbeKind, Selection as Sites};
 use ferrofluid_jvmti::JniEnv;
 use ferrofluid_profile::metric::{Metric, COUNT};
 use ferrofluid_profile::sampling::{Sampling, SELF_SAMPLES};
@@ -17,7 +16,7 @@ use crate::engine::{ClassKey, Context, EngineSession, Instrumentation, Selection
 use crate::probe::collector;
 use crate::probe::contexts::ffi::{self, JavaContext};
 use crate::probe::contexts::sampler::{Charged, Sampler, Settings, STATES};
-use crate::probe::contexts::{tree, HEAP_SHARE, MAX_NODES};
+use crate::probe::contexts::{self, tree, Recordings};
 
 /// What `Sampling::source` says the times came from.
 const SOURCE: &str = "thread_clocks";
@@ -29,8 +28,7 @@ pub struct SampledSession {
     no_root: bool,
     /// `ferrofluid/Counts` is defined and bound.
     ready: bool,
-    /// A recording was started: later ones are the same session's (resets).
-    started: AtomicBool,
+    recordings: Recordings,
     sampler: Mutex<Option<Sampler>>,
     /// What the last sampler charged, once it stopped.
     charged: Mutex<Option<Charged>>,
@@ -58,7 +56,7 @@ impl SampledSession {
             },
             no_root: options.roots.is_empty(),
             ready: installed.is_ok(),
-            started: AtomicBool::new(false),
+            recordings: Recordings::default(),
             sampler: Mutex::new(None),
             charged: Mutex::new(None),
         }
@@ -90,15 +88,7 @@ impl SampledSession {
         if !self.ready {
             return;
         }
-        let done = ctx
-            .vm()
-            .ok_or_else(|| "no JVM".to_owned())
-            .and_then(|vm| {
-                vm.with_attached_thread("ferrofluid-cpu", f)
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|r| r);
-        if let Err(e) = done {
+        if let Err(e) = contexts::on_java_thread(ctx.vm(), "ferrofluid-cpu", f) {
             log::warn!("cpu (sampled timing): {what}: {e}");
         }
     }
@@ -122,10 +112,7 @@ impl EngineSession for SampledSession {
         probes: ProbeKind,
         sites: &mut dyn Sites,
     ) -> ferrofluid_classfile::Result<Instrumented<'a>> {
-        let mut options = ProbeOptions::new(probes);
-        options.hooks.class = ffi::COUNTS_CLASS.to_owned();
-        options.hooks.blocks_context = true;
-        ferrofluid_classfile::instrument(bytes, &options, sites)
+        contexts::instrument(bytes, probes, sites)
     }
 
     /// Fresh contexts from now on, and a sampler charging them.
@@ -136,8 +123,7 @@ impl EngineSession for SampledSession {
         if !self.ready {
             return;
         }
-        let new_session = !self.started.swap(true, Ordering::Relaxed);
-        if let Err(e) = ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE, new_session) {
+        if let Err(e) = self.recordings.start(env, self.no_root) {
             log::error!("cpu (sampled timing): {e}");
             return;
         }
@@ -168,8 +154,7 @@ impl EngineSession for SampledSession {
 
     fn reset(&self, ctx: &dyn Context) {
         self.with_java(ctx, "restarting", |env| {
-            let new_session = !self.started.swap(true, Ordering::Relaxed);
-            ffi::start(env, self.no_root, MAX_NODES, HEAP_SHARE, new_session)
+            self.recordings.start(env, self.no_root)
         });
         if let Some(s) = lock(&self.sampler).as_ref() {
             s.reset();

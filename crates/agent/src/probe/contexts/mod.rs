@@ -30,3 +30,46 @@ pub const UNPROBED: [&str; 4] = [
 pub const MAX_NODES: usize = ferrofluid_profile::DEFAULT_MAX_NODES;
 /// The share of the JVM's maximum heap all trees' nodes may take (40 bytes a node).
 pub const HEAP_SHARE: f64 = 0.05;
+
+/// Instruments `bytes` with `probes` calling `ferrofluid/Counts`, each frame keeping its context
+/// in a local from entry to exit.
+pub fn instrument<'a>(
+    bytes: &'a [u8],
+    probes: ferrofluid_classfile::ProbeKind,
+    sites: &mut dyn ferrofluid_classfile::Selection,
+) -> ferrofluid_classfile::Result<ferrofluid_classfile::Instrumented<'a>> {
+    let mut options = ferrofluid_classfile::ProbeOptions::new(probes);
+    options.hooks.class = ffi::COUNTS_CLASS.to_owned();
+    options.hooks.blocks_context = true;
+    ferrofluid_classfile::instrument(bytes, &options, sites)
+}
+
+/// Runs `f` on a thread of `vm` attached as `thread` (the calls into `ferrofluid/Counts` made
+/// outside the JVM's own threads).
+pub fn on_java_thread(
+    vm: Option<ferrofluid_jvmti::JavaVm>,
+    thread: &str,
+    f: impl FnOnce(&ferrofluid_jvmti::JniEnv<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    let vm = vm.ok_or_else(|| "no JVM".to_owned())?;
+    vm.with_attached_thread(thread, f)
+        .map_err(|e| e.to_string())
+        .and_then(|r| r)
+}
+
+/// A session's recordings in `ferrofluid/Counts`: the first starts the session (calls open in
+/// an earlier session's contexts are not carried over), later ones are its resets.
+#[derive(Debug, Default)]
+pub struct Recordings {
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl Recordings {
+    /// Starts a recording (`no_root`: every thread counts).
+    pub fn start(&self, env: &ferrofluid_jvmti::JniEnv<'_>, no_root: bool) -> Result<(), String> {
+        let new_session = !self
+            .started
+            .swap(true, std::sync::atomic::Ordering::Relaxed);
+        ffi::start(env, no_root, MAX_NODES, HEAP_SHARE, new_session)
+    }
+}
