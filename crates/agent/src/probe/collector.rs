@@ -95,7 +95,8 @@ impl Collector {
         // or to a virtual thread that parked (`vthread`).
         let mut paused = Vec::new();
         let mut gone_keys = Vec::new();
-        lock(&RINGS).retain(|r| {
+        let mut registry = lock(&RINGS);
+        registry.retain(|r| {
             let gone =
                 Arc::strong_count(r) <= 2 && r.closed.load(Ordering::Acquire) && r.is_empty();
             if gone {
@@ -106,6 +107,12 @@ impl Collector {
             }
             !gone
         });
+        // A virtual thread may already record into its next ring, of the same key, while the
+        // one it let go waits here: that key's segment and tree are the live ring's.
+        let live: HashSet<u64> = registry.iter().map(|r| r.thread_id).collect();
+        drop(registry);
+        gone_keys.retain(|k| !live.contains(k));
+        paused.retain(|k| !live.contains(k));
         for key in gone_keys {
             // A later ring of the same key (a virtual thread's) begins with a mark.
             self.segments.remove(&key);
@@ -639,6 +646,45 @@ mod tests {
         assert_eq!(leaves[0].0, name_l, "{thread}");
         // The frames the loss left open end at the last event seen in them.
         assert_eq!(r_node["total_ns"], 30 + (ns - 200) + 10, "{thread}");
+    }
+
+    /// A virtual thread that parked outside every root let its ring go, and records into its
+    /// next one (the same key) before the collector forgets the first: forgetting it leaves the
+    /// live ring's recording alone, so a call it spreads over two drains counts.
+    #[test]
+    fn a_virtual_thread_s_old_ring_leaves_its_next_ring_s_recording_alone() {
+        let _engine = crate::testing::SERIAL
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (r, name_r) = (4_000_041, "method#4000041");
+        let key = 4_000_040;
+        let mut c = Collector::new();
+        c.epoch = 9;
+        let old = Arc::new(Ring::with_capacity(key, "vt".into(), 16).into_virtual());
+        old.closed.store(true, Ordering::Release);
+        let next = Arc::new(Ring::with_capacity(key, "vt".into(), 16).into_virtual());
+        lock(&RINGS).extend([old.clone(), next.clone()]);
+        drop(old);
+        let wait = Duration::ZERO;
+        let push = |kind: Kind, id: u32, ns: u64| next.push_within(kind, id, ns, wait, || {});
+        for round in 0..2 {
+            let at = 100 * (round + 1);
+            assert!(push(Kind::Adjust, BEGIN_ID, begin_word(9, 0)));
+            assert!(push(Kind::Enter, r, at));
+            c.drain();
+            assert!(push(Kind::Exit, r, at + 10));
+            c.drain();
+        }
+        next.closed.store(true, Ordering::Release);
+        lock(&RINGS).retain(|ring| !Arc::ptr_eq(ring, &next));
+        let thread = thread_named(&c.recording.snapshot(Stamp::wall(1000)), "vt");
+        assert_eq!(thread.get("unmatched_exits"), None, "{thread}");
+        assert_eq!(
+            children(&thread["root"]),
+            [(name_r.to_owned(), 2)],
+            "{thread}"
+        );
+        assert_eq!(thread["root"]["children"][0]["total_ns"], 20, "{thread}");
     }
 
     /// A thread whose ring stays full (the collector lock taken meanwhile) loses events: its
