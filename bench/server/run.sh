@@ -104,6 +104,7 @@ for ((rep = 1; rep <= reps; rep++)); do
                 case $mode in
                     root) flags=(--root "$root") ;;
                     root-probes) flags=(--root "$root" --timing probes) ;;
+                    root-budget) flags=(--root "$root" --timing sampled --adaptive) ;;
                     root-full) flags=(--root "$root" --no-presample) ;;
                     root-trivial) flags=(--root "$root" --skip-trivial) ;;
                     count) flags=(--mode count --root "$root") ;;

@@ -176,3 +176,31 @@ fn without_a_root_the_tree_stays_exact_as_probes_are_dropped() {
         "{log}"
     );
 }
+
+/// With sampled timing the budget decides: `small`'s 20000 calls a round would cost far more
+/// than 5% of the round's CPU time, so its probes go; `big`, called once a round, keeps them
+/// and its exact calls, and the root's time is what was sampled in it.
+#[test]
+fn sampled_timing_removes_the_probes_over_budget() {
+    let flags = ["--timing", "sampled", "--root", "Adaptive::round"];
+    let (doc, log, rounds) = profile("adaptive-sampled", &flags, &["200000"]);
+    assert_eq!(doc["sampling"]["source"], "thread_clocks", "{doc}");
+    let main = thread(&doc, "main");
+    let round = child(&main["root"], "round");
+    assert_eq!(round["calls"], rounds, "{main}");
+    assert_eq!(child(round, "big")["calls"], rounds, "{main}");
+    assert!(child(round, "big").get("probes_dropped").is_none());
+    let small = child(round, "small");
+    assert_eq!(small["probes_dropped"], true, "{small}");
+    let calls = small["calls"].as_u64().unwrap();
+    assert!(
+        (10_000..rounds * 20_000).contains(&calls),
+        "{calls} of {} calls",
+        rounds * 20_000
+    );
+    assert!(round["total_ns"].as_u64().unwrap() > 0, "{round}");
+    assert!(
+        log.contains("removed the probes of 1 methods (the most called: Adaptive.small(I)I)"),
+        "{log}"
+    );
+}

@@ -126,8 +126,9 @@ pub const OPTIONS: &[AgentOption] = &[
         "Remove, as the program runs, the probes of methods called at least 10000 times that take \
          less time than their own probes (YourKit calls this adaptive tracing): their later calls \
          count in their callers' self time and are not counted, which cuts the probe cost \
-         severalfold in real programs. Reports mark them \"(probes removed)\". Roots always keep \
-         their probes",
+         severalfold in real programs. With `timing=sampled`: the probes of the most-called \
+         methods go until the calls left are estimated to cost at most 5% of the CPU time inside \
+         roots. Reports mark them \"(probes removed)\". Roots always keep their probes",
     ),
     option(
         "reveal",

@@ -145,7 +145,7 @@ impl AgentOptions {
                     "interval" | "wall" if !sampled => {
                         return Err(OptionsError::NeedsSampled { key })
                     }
-                    "cpu" | "adaptive" if sampled => return Err(OptionsError::NeedsProbes { key }),
+                    "cpu" if sampled => return Err(OptionsError::NeedsProbes { key }),
                     _ => {}
                 }
             }

@@ -378,7 +378,6 @@ fn interval_wall_and_threads_are_samples_own_options() {
         ("interval=1ms", "agent option `interval` applies to mode cpu only with `timing=sampled`".into()),
         ("wall=true", "agent option `wall` applies to mode cpu only with `timing=sampled`".into()),
         ("timing=sampled,cpu=true", "agent option `cpu` needs `timing=probes`: sampled timing has no per-call clock".into()),
-        ("timing=sampled,adaptive=true", "agent option `adaptive` needs `timing=probes`: sampled timing has no per-call clock".into()),
         ("timing=fast", "bad value `fast` for agent option `timing`: expected probes or sampled".into()),
         ("mode=count,timing=sampled", "agent option `timing` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal".into()),
         ("mode=count,threads=true", "agent option `threads` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal".into()),

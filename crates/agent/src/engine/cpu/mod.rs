@@ -24,6 +24,7 @@ use crate::probe::thread::SWITCHES;
 use crate::probe::{calibrate, collector, recorder};
 
 pub mod adaptive;
+mod budget;
 pub mod calibration;
 mod sampled;
 
@@ -77,7 +78,7 @@ impl Engine for Cpu {
             scheme: options.scheme,
             filter,
             skip_trivial: options.skip_trivial,
-            adaptive: options.adaptive && !sampled,
+            adaptive: options.adaptive,
         }
     }
 

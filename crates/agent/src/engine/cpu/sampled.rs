@@ -3,6 +3,7 @@
 //! call per event), times from the sampler charging each thread's CPU time (and elapsed time
 //! with `wall`) to the context it is in. docs/modes/cpu.md, "Timing"; decision 0057.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use ferrofluid_classfile::{Instrumented, ProbeKind, Selection as Sites};
@@ -18,6 +19,8 @@ use crate::probe::contexts::ffi::{self, JavaContext};
 use crate::probe::contexts::sampler::{Charged, Sampler, Settings, STATES};
 use crate::probe::contexts::{self, tree, Recordings};
 
+use super::budget::{self, Budget};
+
 /// What `Sampling::source` says the times came from.
 const SOURCE: &str = "thread_clocks";
 
@@ -32,6 +35,9 @@ pub struct SampledSession {
     sampler: Mutex<Option<Sampler>>,
     /// What the last sampler charged, once it stopped.
     charged: Mutex<Option<Charged>>,
+    /// `adaptive`: the probes' cost budget, while collecting.
+    adaptive: bool,
+    budget: Mutex<Option<Budget>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -59,7 +65,37 @@ impl SampledSession {
             recordings: Recordings::default(),
             sampler: Mutex::new(None),
             charged: Mutex::new(None),
+            adaptive: options.adaptive,
+            budget: Mutex::new(None),
         }
+    }
+
+    /// `adaptive`: when due, weighs the calls counted since the last look against the CPU
+    /// time charged inside roots, and drops the probes over budget.
+    fn keep_budget(&self, ctx: &dyn Context) {
+        if !budget::due(&self.budget) {
+            return;
+        }
+        let read = ctx
+            .vm()
+            .and_then(|vm| vm.with_attached_thread("ferrofluid-adaptive", ffi::read).ok())
+            .flatten();
+        let Some((contexts, _)) = read else {
+            return;
+        };
+        let mut calls: HashMap<u32, u64> = HashMap::new();
+        for c in &contexts {
+            for (&m, &n) in c.method.iter().zip(&c.calls) {
+                if m >= 0 && n > 0 {
+                    *calls.entry(m as u32).or_default() += n as u64;
+                }
+            }
+        }
+        let busy_ns = match lock(&self.sampler).as_ref() {
+            Some(s) => s.charged().cpu_ns(),
+            None => return,
+        };
+        budget::look(&self.budget, ctx, calls, busy_ns);
     }
 
     fn stop_sampler(&self) {
@@ -142,12 +178,16 @@ impl EngineSession for SampledSession {
                     self.settings.interval
                 );
                 *lock(&self.sampler) = Some(s);
+                if self.adaptive {
+                    *lock(&self.budget) = Some(Budget::new());
+                }
             }
             Err(e) => log::error!("cpu (sampled timing): {e}; calls only"),
         }
     }
 
     fn stop(&self, ctx: &dyn Context) {
+        *lock(&self.budget) = None;
         self.stop_sampler();
         self.with_java(ctx, "stopping", ffi::stop);
     }
@@ -160,6 +200,15 @@ impl EngineSession for SampledSession {
             s.reset();
         }
         *lock(&self.charged) = None;
+        if let Some(b) = lock(&self.budget).as_mut() {
+            *b = Budget::new();
+        }
+    }
+
+    fn tick(&self, ctx: &dyn Context) {
+        if self.adaptive {
+            self.keep_budget(ctx);
+        }
     }
 
     fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
@@ -175,6 +224,14 @@ impl EngineSession for SampledSession {
         snapshot_into(profile, contexts, &charged, self.settings, |id| {
             ctx.method_name(id)
         });
+        for id in ctx.dropped_ids() {
+            if let Some((class, name, descriptor)) = ctx.method_name(id) {
+                let m = profile
+                    .methods
+                    .intern(MethodInfo::from_internal(&class, &name, &descriptor));
+                profile.probes_dropped.insert(m);
+            }
+        }
     }
 }
 

@@ -74,6 +74,15 @@ pub struct Charged {
 }
 
 impl Charged {
+    /// The CPU time charged to nodes, ns.
+    pub fn cpu_ns(&self) -> u64 {
+        self.contexts
+            .iter()
+            .flat_map(|c| &c.nodes)
+            .map(|n| n.cpu_ns)
+            .sum()
+    }
+
     /// Forgets what was charged, keeping each thread's clocks (a reset: the next interval
     /// counts from the last sample).
     pub fn clear(&mut self) {
