@@ -5,10 +5,7 @@
 //! and then the session weighs the calls counted since its last look against the CPU time the
 //! sampler charged inside roots over the same span, and removes the probes of the most-called
 //! methods until the calls left are estimated to cost at most [`SHARE`] of that time
-//! (decision 0066). The drop is made in `ferrofluid/Counts` (a mark its entry probe checks when
-//! its cache of children misses), not by retransforming: on a server whose cores are busy, the
-//! compiler takes seconds to recompile what a retransformation sends back to the interpreter.
-//! Their later calls are not counted and their time is their callers' own, as with `adaptive`
+//! (decision 0066). Their classes are retransformed without those probes. Their later calls are not counted and their time is their callers' own, as with `adaptive`
 //! under per-call timing; the profile marks them.
 
 use std::collections::HashMap;
@@ -16,7 +13,6 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::engine::Context;
-use crate::probe::contexts::ffi;
 
 /// What one probed call is taken to cost: twice the upper end of what the context update was
 /// measured to cost per call in compiled code on the H2 server (decision 0057). Code just
@@ -83,26 +79,6 @@ impl Budget {
     }
 }
 
-/// Drops `ids`' probes in `ferrofluid/Counts`: no class is retransformed, so no compiled code
-/// that inlined them goes back to the interpreter (on a server whose cores are busy, the
-/// compiler takes seconds to catch up after each retransformation).
-pub fn drop_in_java(ctx: &dyn Context, ids: &[u32]) {
-    if ids.is_empty() {
-        return;
-    }
-    let done = ctx
-        .vm()
-        .ok_or_else(|| "no JVM".to_owned())
-        .and_then(|vm| {
-            vm.with_attached_thread("ferrofluid-adaptive", |env| ffi::drop_probes(env, ids))
-                .map_err(|e| e.to_string())
-        })
-        .and_then(|r| r);
-    if let Err(e) = done {
-        log::warn!("adaptive: dropping probes in Java: {e}");
-    }
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -155,9 +131,8 @@ pub fn look(
         return;
     }
     let probed: u64 = since.iter().map(|&(_, n)| n).sum();
-    // The planner's record (which later transformations honour) first, then the Java gate.
-    let dropped = ctx.drop_probes(&drop, &[], &[]);
-    drop_in_java(ctx, &dropped);
+    // Retransformed without them: a gate left in Java would cost most of what the probe does.
+    let dropped = ctx.drop_probes(&drop, &[], &drop);
     if let Some(b) = lock(budget).as_mut() {
         b.backoff = FIRST;
         b.next = Instant::now() + FIRST;

@@ -163,8 +163,6 @@ impl EngineSession for SampledSession {
             log::error!("cpu (sampled timing): {e}");
             return;
         }
-        // A new recording forgets the drops in Java; the planner keeps them.
-        budget::drop_in_java(ctx, &ctx.dropped_ids());
         let (Some(vm), Some(jvmti)) = (ctx.vm(), ctx.jvmti()) else {
             return;
         };
@@ -198,7 +196,6 @@ impl EngineSession for SampledSession {
         self.with_java(ctx, "restarting", |env| {
             self.recordings.start(env, self.no_root)
         });
-        budget::drop_in_java(ctx, &ctx.dropped_ids());
         if let Some(s) = lock(&self.sampler).as_ref() {
             s.reset();
         }

@@ -62,15 +62,8 @@ public final class Counts {
     private static int session;
     /** No root: every thread counts, and the agent is asked only at first entries. */
     private static volatile boolean all;
-    /**
-     * {@code ready[id] == READY_MARK}: the agent counts method {@code id}'s entries here from now
-     * on; {@code DROPPED_MARK}: its probes were dropped ({@link #drop}), its entries count nowhere.
-     */
+    /** {@code ready[id] != 0}: the agent counts method {@code id}'s entries here from now on. */
     private static volatile byte[] ready = new byte[0];
-    private static final byte READY_MARK = 1;
-    private static final byte DROPPED_MARK = 2;
-    /** Bumped by each {@link #drop}: a context that saw fewer empties its cache of children. */
-    private static volatile int drops;
     private static int maxNodes = 1 << 20;
     /** Nodes all contexts may still make; then new calling contexts overflow. */
     private static long nodesLeft;
@@ -108,8 +101,7 @@ public final class Counts {
             }
             Thread t = Thread.currentThread();
             Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
-            if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch
-                    && c.drops == drops) {
+            if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
                 int p = c.current;
                 int[] h = c.hot;
                 int n = h[hash(p, id) & (h.length - 1)];
@@ -120,11 +112,6 @@ public final class Counts {
                     c.current = n;
                     return c;
                 }
-            }
-            // A dropped method's entry costs this much more, and no call out of line.
-            byte[] r = ready;
-            if (id < r.length && r[id] == DROPPED_MARK) {
-                return null;
             }
         }
         return entered(id);
@@ -149,22 +136,14 @@ public final class Counts {
         if (c.recording == 0) {
             return null;
         }
-        int d = drops;
-        if (c.drops != d) {
-            java.util.Arrays.fill(c.hot, 0);
-            c.drops = d;
-        }
         byte[] r = ready;
-        if (id < r.length && r[id] == DROPPED_MARK) {
-            return null;
-        }
-        boolean isReady = id < r.length && r[id] == READY_MARK;
+        boolean isReady = id < r.length && r[id] != 0;
         if (!isReady) {
             if (!firstEntry(c, id)) {
                 return null;
             }
             r = ready;
-            isReady = id < r.length && r[id] == READY_MARK;
+            isReady = id < r.length && r[id] != 0;
         }
         c.enter(id, isReady);
         publish(c);
@@ -330,26 +309,6 @@ public final class Counts {
     }
 
     private static void markReady(int id) {
-        mark(id, READY_MARK);
-    }
-
-    /**
-     * The agent drops the probes of method {@code id} without retransforming its class (which
-     * would send every compiled method that inlined it back to the interpreter): its entries
-     * return here at once and count nowhere from now on; calls already running close their
-     * frames. Each thread empties its cache of children at its next entry that misses it.
-     */
-    public static void drop(int id) {
-        if (id < 0 || id >= MAX_METHODS) {
-            return;
-        }
-        synchronized (LOCK) {
-            mark(id, DROPPED_MARK);
-            drops++;
-        }
-    }
-
-    private static void mark(int id, byte m) {
         if (id >= MAX_METHODS) {
             return;
         }
@@ -366,9 +325,7 @@ public final class Counts {
             }
         }
         // A mark lost to a concurrent copy only sends that method's next entry to the agent.
-        if (r[id] != DROPPED_MARK) {
-            r[id] = m;
-        }
+        r[id] = 1;
     }
 
     /** The thread's context of the current recording, made if needed; null if it does not count. */
@@ -641,8 +598,6 @@ public final class Counts {
          */
         int agentCalls;
         int order;
-        /** The {@link Counts#drops} its cache of children was emptied for. */
-        int drops = Counts.drops;
 
         int[] method = new int[8];
         int[] parent = new int[8];
@@ -775,6 +730,10 @@ public final class Counts {
             if (!takeNodes(n)) {
                 return false;
             }
+            // `Arrays.copyOf` may carry these probes: its entry must not count in (and grow)
+            // this tree again while it grows.
+            int rec = recording;
+            recording = 0;
             try {
                 int[] m = java.util.Arrays.copyOf(method, 2 * n);
                 int[] pa = java.util.Arrays.copyOf(parent, 2 * n);
@@ -795,6 +754,8 @@ public final class Counts {
                 return true;
             } catch (OutOfMemoryError e) {
                 return false;
+            } finally {
+                recording = rec;
             }
         }
 

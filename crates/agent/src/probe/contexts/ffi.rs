@@ -98,21 +98,6 @@ pub fn stop(env: &JniEnv<'_>) -> Result<(), String> {
     })
 }
 
-/// Drops the probes of methods `ids` (global ids) in Java: their entries count nowhere from
-/// now on, and no class is retransformed.
-pub fn drop_probes(env: &JniEnv<'_>, ids: &[u32]) -> Result<(), String> {
-    with_class(env, |class| {
-        for &id in ids {
-            let args = [sys::jvalue {
-                i: i32::try_from(id).unwrap_or(i32::MAX),
-            }];
-            // SAFETY: `drop(I)V` takes an int.
-            unsafe { call_static(env, class, c"drop", c"(I)V", &args, false) }?;
-        }
-        Ok(())
-    })
-}
-
 fn with_class<R>(
     env: &JniEnv<'_>,
     f: impl FnOnce(ferrofluid_jvmti::Class<'_>) -> Result<R, String>,
