@@ -38,6 +38,22 @@ fn profile(tag: &str, flags: &[&str], args: &[&str]) -> (Value, String, u64) {
     (doc, std::fs::read_to_string(&log).unwrap(), rounds)
 }
 
+/// `round`'s node after `rounds` rounds: exact calls; `big` keeps its probes (one exact call a
+/// round); `small` lost them after at least 10000 calls, before the program ended.
+fn assert_round(round: &Value, rounds: u64) {
+    assert_eq!(round["calls"], rounds, "{round}");
+    assert_eq!(child(round, "big")["calls"], rounds, "{round}");
+    assert!(child(round, "big").get("probes_dropped").is_none());
+    let small = child(round, "small");
+    assert_eq!(small["probes_dropped"], true, "{small}");
+    let calls = small["calls"].as_u64().unwrap();
+    assert!(
+        (10_000..rounds * 20_000).contains(&calls),
+        "{calls} of {} calls",
+        rounds * 20_000
+    );
+}
+
 /// Runs `Adaptive ARGS` (`big`'s iterations per round, maybe `hold`) with root `round` (and
 /// `hold`); checks what every adaptive run must show, and returns the profile and the agent's
 /// log.
@@ -49,20 +65,7 @@ fn run_adaptive(tag: &str, args: &[&str]) -> (Value, String) {
     assert!(main.get("dropped_events").is_none(), "{main}");
     let roots = main["root"]["children"].as_array().unwrap();
     assert_eq!(roots.len(), 1, "{main}");
-    let round = &roots[0];
-    assert_eq!(round["calls"], rounds);
-    // `big` keeps its probes: one exact call per round.
-    assert_eq!(child(round, "big")["calls"], rounds);
-    assert!(child(round, "big").get("probes_dropped").is_none());
-    // `small` lost them after at least 10000 calls, before the program ended.
-    let small = child(round, "small");
-    assert_eq!(small["probes_dropped"], true, "{small}");
-    let calls = small["calls"].as_u64().unwrap();
-    assert!(
-        (10_000..rounds * 20_000).contains(&calls),
-        "{calls} of {} calls",
-        rounds * 20_000
-    );
+    assert_round(&roots[0], rounds);
     assert!(
         log.contains(
             "adaptive: removed the probes of 1 methods called at least 10000 times and shorter \
@@ -187,17 +190,7 @@ fn sampled_timing_removes_the_probes_over_budget() {
     assert_eq!(doc["sampling"]["source"], "thread_clocks", "{doc}");
     let main = thread(&doc, "main");
     let round = child(&main["root"], "round");
-    assert_eq!(round["calls"], rounds, "{main}");
-    assert_eq!(child(round, "big")["calls"], rounds, "{main}");
-    assert!(child(round, "big").get("probes_dropped").is_none());
-    let small = child(round, "small");
-    assert_eq!(small["probes_dropped"], true, "{small}");
-    let calls = small["calls"].as_u64().unwrap();
-    assert!(
-        (10_000..rounds * 20_000).contains(&calls),
-        "{calls} of {} calls",
-        rounds * 20_000
-    );
+    assert_round(round, rounds);
     assert!(round["total_ns"].as_u64().unwrap() > 0, "{round}");
     assert!(
         log.contains("removed the probes of 1 methods (the most called: Adaptive.small(I)I)"),

@@ -156,6 +156,16 @@ pub fn tick(schedule: &Mutex<Option<Schedule>>, ctx: &dyn Context) {
     log_round(&round, &dropped, ctx);
 }
 
+/// Method `id` as the log names it: `pkg.Class.name(descriptor)`, or `method#id` if unknown.
+pub fn method_label(ctx: &dyn Context, id: u32) -> String {
+    match ctx.method_name(id) {
+        Some((class, name, descriptor)) => {
+            format!("{}.{name}{descriptor}", class.replace('/', "."))
+        }
+        None => format!("method#{id}"),
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -247,15 +257,7 @@ fn log_round(round: &Round, dropped: &[u32], ctx: &dyn Context) {
     if dropped.is_empty() {
         return;
     }
-    let names: Vec<String> = dropped
-        .iter()
-        .map(|&id| match ctx.method_name(id) {
-            Some((class, name, descriptor)) => {
-                format!("{}.{name}{descriptor}", class.replace('/', "."))
-            }
-            None => format!("method#{id}"),
-        })
-        .collect();
+    let names: Vec<String> = dropped.iter().map(|&id| method_label(ctx, id)).collect();
     log::info!(
         "adaptive: removed the probes of {} methods called at least {MIN_CALLS} times and \
          shorter than their probes (found in {:.1} ms): {}",

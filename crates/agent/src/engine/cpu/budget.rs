@@ -140,12 +140,7 @@ pub fn look(
     let names: Vec<String> = dropped
         .iter()
         .take(20)
-        .map(|&id| match ctx.method_name(id) {
-            Some((class, name, descriptor)) => {
-                format!("{}.{name}{descriptor}", class.replace('/', "."))
-            }
-            None => format!("method#{id}"),
-        })
+        .map(|&id| super::adaptive::method_label(ctx, id))
         .collect();
     log::info!(
         "adaptive: {probed} probed calls in {:.1} ms of CPU time inside roots would cost ~{:.0}%: \
