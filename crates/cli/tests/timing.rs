@@ -18,6 +18,7 @@ use ferrofluid_testkit::{read_profile_json, JDK17_HOME};
 fn assert_fig4(doc: &Value) {
     assert_eq!(doc["mode"], "cpu");
     assert_eq!(doc["sampling"]["source"], "thread_clocks", "{doc}");
+    assert_eq!(doc["sampling"]["roots"], true, "{}", doc["sampling"]);
     assert_eq!(
         call_paths(doc),
         [
@@ -73,6 +74,32 @@ fn nodes<'a>(doc: &'a Value, name: &str) -> Vec<&'a Value> {
 
 fn sum(nodes: &[&Value], key: &str) -> u64 {
     nodes.iter().map(|n| n[key].as_u64().unwrap_or(0)).sum()
+}
+
+/// With no root every thread counts, and the profile says it has no roots.
+#[test]
+fn a_whole_program_profile_counts_every_call_and_has_no_roots() {
+    let dir = compile("Timed.java", "timing-no-root");
+    let out = dir.join("out.json");
+    run_java_with(
+        &[
+            "--timing",
+            "sampled",
+            "--scheme",
+            "total",
+            "--include",
+            "Timed",
+        ],
+        &out,
+        &dir,
+        "Timed",
+        &["counts"],
+    );
+    let doc = read_profile_json(&out);
+    assert_eq!(doc["sampling"].get("roots"), None, "{}", doc["sampling"]);
+    assert_eq!(sum(&nodes(&doc, "Timed.f"), "calls"), 3, "{doc}");
+    assert_eq!(sum(&nodes(&doc, "Timed.g"), "calls"), 30, "{doc}");
+    assert_eq!(sum(&nodes(&doc, "Timed.h"), "calls"), 165, "{doc}");
 }
 
 /// `heavy` spins three times as long as `light`: 75% of their CPU time, within 5 points, from

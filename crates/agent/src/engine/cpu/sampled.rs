@@ -224,6 +224,9 @@ impl EngineSession for SampledSession {
         snapshot_into(profile, contexts, &charged, self.settings, |id| {
             ctx.method_name(id)
         });
+        if let Some(s) = profile.sampling.as_mut() {
+            s.roots = !self.no_root;
+        }
         for id in ctx.dropped_ids() {
             if let Some((class, name, descriptor)) = ctx.method_name(id) {
                 let m = profile
