@@ -35,8 +35,19 @@ public class Adaptive {
         Thread.sleep(Math.max(0, (until - System.nanoTime()) / 1_000_000));
     }
 
+    /** Outside every root: `small` is compiled before the agent's first look at the rounds. */
+    static void warm() {
+        for (int i = 0; i < 500_000; i++) {
+            sink += small(i);
+        }
+    }
+
     public static void main(String[] args) throws InterruptedException {
         int bigIterations = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
+        // In a thread of its own, so that main's tree holds nothing but the rounds.
+        Thread warming = new Thread(Adaptive::warm, "warm");
+        warming.start();
+        warming.join();
         // Long enough for the agent's first looks (half a second after collection starts).
         long end = System.nanoTime() + 2_500_000_000L;
         Thread holder = null;
