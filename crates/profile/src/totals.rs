@@ -206,6 +206,8 @@ pub struct MethodTotals {
     probe_ns: u64,
     /// Compensated time of the outermost recorded calls: the time spent inside roots.
     root_ns: u64,
+    /// Those calls (zero while no root call has ended).
+    root_calls: u64,
     methods: BTreeMap<MethodId, (u64, u64)>,
 }
 
@@ -228,11 +230,18 @@ impl MethodTotals {
         self.root_ns
     }
 
+    /// Calls of the outermost recorded methods, over threads: zero while [`Self::root_ns`]
+    /// has nothing to say.
+    pub fn root_calls(&self) -> u64 {
+        self.root_calls
+    }
+
     /// Adds another thread's totals.
     pub fn add(&mut self, other: MethodTotals) {
         self.pairs += other.pairs;
         self.probe_ns += other.probe_ns;
         self.root_ns += other.root_ns;
+        self.root_calls += other.root_calls;
         for (m, (calls, total_ns)) in other.methods {
             let sum = self.methods.entry(m).or_default();
             sum.0 += calls;
@@ -293,6 +302,7 @@ pub struct TreeTotals {
     pairs: u64,
     probe_ns: u64,
     root_ns: u64,
+    root_calls: u64,
 }
 
 impl TreeTotals {
@@ -305,6 +315,7 @@ impl TreeTotals {
             pairs: 0,
             probe_ns: 0,
             root_ns: 0,
+            root_calls: 0,
         }
     }
 
@@ -342,6 +353,7 @@ impl TreeTotals {
                     .is_some_and(|p| matches!(tree.node(p).kind, NodeKind::Thread));
                 if outermost {
                     self.root_ns += total;
+                    self.root_calls += node.calls;
                 }
             }
             if let Some(parent) = node.parent() {
@@ -364,6 +376,7 @@ impl TreeTotals {
             pairs: self.pairs,
             probe_ns: self.probe_ns,
             root_ns: self.root_ns,
+            root_calls: self.root_calls,
             methods: self
                 .by_method
                 .into_iter()
@@ -418,9 +431,11 @@ mod tests {
         let (_, r_total) = totals.of_method(r).unwrap();
         assert!(r_total > 0 && r_total < 970, "{r_total}");
         assert_eq!(totals.root_ns(), r_total);
+        assert_eq!(totals.root_calls(), 1);
         let mut twice = totals.clone();
         twice.add(totals);
         assert_eq!(twice.of_method(p), Some((24, 24 * 33)));
         assert_eq!(twice.root_ns(), 2 * r_total);
+        assert_eq!(twice.root_calls(), 2);
     }
 }

@@ -314,17 +314,17 @@ pub fn quiet_drops(drops: &[(u32, u64)]) -> Vec<u32> {
 
 /// The global ids of the methods recorded so far that were called at least `min_calls` times
 /// and take less time than their probes ([`ferrofluid_profile::MethodTotals`]), with their calls;
-/// and the time spent inside roots so far (compensated, of the calls that ended). The trees are
-/// read under the collector lock, which a thread whose ring fills waits for: a few thousand
-/// nodes at a time ([`TOTALS_STEP`]), letting go in between.
-pub fn short_and_frequent(min_calls: u64) -> (Vec<(u32, u64)>, u64) {
+/// and the time spent inside roots so far. The trees are read under the collector lock, which a
+/// thread whose ring fills waits for: a few thousand nodes at a time ([`TOTALS_STEP`]), letting
+/// go in between.
+pub fn short_and_frequent(min_calls: u64) -> (Vec<(u32, u64)>, InsideRoots) {
     let mut totals = ferrofluid_profile::MethodTotals::default();
     for index in 0.. {
         let mut pass = None;
         loop {
             let c = lock(&COLLECTOR);
             let Some(rec) = c.as_ref().map(|c| &c.recording) else {
-                return (Vec::new(), 0);
+                return (Vec::new(), InsideRoots::default());
             };
             let Some(tree) = rec.thread_tree(index) else {
                 break;
@@ -341,11 +341,15 @@ pub fn short_and_frequent(min_calls: u64) -> (Vec<(u32, u64)>, u64) {
     }
     let c = lock(&COLLECTOR);
     let Some(c) = c.as_ref() else {
-        return (Vec::new(), 0);
+        return (Vec::new(), InsideRoots::default());
+    };
+    let inside = InsideRoots {
+        ns: totals.root_ns(),
+        calls: totals.root_calls(),
     };
     let short = totals.short_and_frequent(c.recording.calibration.as_ref(), min_calls);
     if short.is_empty() {
-        return (Vec::new(), totals.root_ns());
+        return (Vec::new(), inside);
     }
     let ids = c
         .ids
@@ -355,7 +359,15 @@ pub fn short_and_frequent(min_calls: u64) -> (Vec<(u32, u64)>, u64) {
             Some((id, short[at].1))
         })
         .collect();
-    (ids, totals.root_ns())
+    (ids, inside)
+}
+
+/// The time spent inside roots, compensated (zero where the probes' estimated cost covers all
+/// of it), over the outermost calls that ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InsideRoots {
+    pub ns: u64,
+    pub calls: u64,
 }
 
 /// Tree nodes [`short_and_frequent`] reads per taking of the collector lock: well under a

@@ -18,7 +18,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::engine::Context;
-use crate::probe::{clock, collector};
+use crate::probe::collector::{self, InsideRoots};
+use crate::probe::clock;
 
 /// The first look at the recording, after collection starts, and the interval after a look
 /// that dropped nothing. (Waiting the doubled interval after those too saves a few ms of looks,
@@ -50,15 +51,17 @@ const GATES_NS: f64 = 2.5;
 const RETRANSFORM_SHARE: f64 = 0.02;
 
 /// Of `short` (global id, calls so far) about to be dropped, the methods whose classes
-/// (`class_of`) are worth retransforming, with the share of `root_ns` their gates would cost:
-/// at least [`RETRANSFORM_SHARE`] of the time spent inside roots over the same calls. None
+/// (`class_of`) are worth retransforming, with the share their gates would cost: at least
+/// [`RETRANSFORM_SHARE`] of the time inside roots over the same calls once the probes are gone
+/// (`inside`'s compensated time, the gates added). Compensation may leave no time at all
+/// where the probes cost far more than the program (the gates' share is then whole). None
 /// while no root call has ended. Ascending ids.
 fn costly_gates(
     short: &[(u32, u64)],
-    root_ns: u64,
+    inside: InsideRoots,
     class_of: impl Fn(u32) -> Option<String>,
 ) -> Vec<(String, f64, Vec<u32>)> {
-    if root_ns == 0 {
+    if inside.calls == 0 {
         return Vec::new();
     }
     let mut by_class: BTreeMap<String, (u64, Vec<u32>)> = BTreeMap::new();
@@ -73,7 +76,8 @@ fn costly_gates(
         .into_iter()
         .map(|(class, (calls, mut ids))| {
             ids.sort_unstable();
-            (class, calls as f64 * GATES_NS / root_ns as f64, ids)
+            let gates = calls as f64 * GATES_NS;
+            (class, gates / (inside.ns as f64 + gates), ids)
         })
         .filter(|&(_, share, _)| share >= RETRANSFORM_SHARE)
         .collect()
@@ -210,7 +214,7 @@ fn choose(look: bool, dropping: &[(u32, u64)], ctx: &dyn Context) -> Round {
     let looking = Instant::now();
     if look {
         let already = ctx.dropped_ids();
-        let (short, root_ns) = collector::short_and_frequent(MIN_CALLS);
+        let (short, inside) = collector::short_and_frequent(MIN_CALLS);
         let short: Vec<(u32, u64)> = short
             .into_iter()
             .filter(|(id, _)| !already.contains(id))
@@ -219,7 +223,7 @@ fn choose(look: bool, dropping: &[(u32, u64)], ctx: &dyn Context) -> Round {
         let class_of = |id| ctx.method_name(id).map(|(class, _, _)| class);
         // Otherwise every drop retransforms anyway.
         let costly = if ctx.drops_in_java() {
-            costly_gates(&short, root_ns, class_of)
+            costly_gates(&short, inside, class_of)
         } else {
             Vec::new()
         };
@@ -274,20 +278,27 @@ mod tests {
     #[test]
     fn a_class_is_retransformed_when_its_dropped_methods_gates_would_cost_enough() {
         let class_of = |id: u32| Some(if id < 10 { "A" } else { "B" }.to_owned());
-        // 1 s inside roots: 2% is 8 M calls at 2.5 ns. A: 5 M + 3 M calls, B: 7.9 M.
+        let inside = |ns| InsideRoots { ns, calls: 1 };
+        // 980 ms inside roots without the probes: 2% of it with the gates is 8 M calls at
+        // 2.5 ns (20 ms). A: 5 M + 3 M calls, B: 7.9 M.
         let short = [(3, 5_000_000), (1, 3_000_000), (10, 7_900_000)];
-        let hot = costly_gates(&short, 1_000_000_000, class_of);
+        let hot = costly_gates(&short, inside(980_000_000), class_of);
         assert_eq!(hot.len(), 1);
         let (class, share, ids) = &hot[0];
         assert_eq!(class, "A");
         assert!((share - 0.02).abs() < 1e-12, "{share}");
         assert_eq!(ids, &[1, 3]);
-        // Twice the time inside roots: A's gates are 1% of it.
-        assert!(costly_gates(&short, 2_000_000_000, class_of).is_empty());
+        // Twice the time inside roots: A's gates are ~1% of it.
+        assert!(costly_gates(&short, inside(1_960_000_000), class_of).is_empty());
+        // The probes cost all the time measured: the gates would be all that is left.
+        let all = costly_gates(&short, inside(0), class_of);
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().all(|&(_, share, _)| share == 1.0));
         // No root call has ended: nothing to weigh the calls against.
-        assert!(costly_gates(&short, 0, class_of).is_empty());
+        let none = InsideRoots { ns: 0, calls: 0 };
+        assert!(costly_gates(&short, none, class_of).is_empty());
         // A method whose class is unknown counts for none.
-        assert!(costly_gates(&short, 1_000_000_000, |_| None).is_empty());
+        assert!(costly_gates(&short, inside(980_000_000), |_| None).is_empty());
     }
 
     #[test]
