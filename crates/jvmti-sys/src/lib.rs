@@ -23,6 +23,42 @@ include!("bindings.rs");
 /// uses (retransformation arrived in 1.1, modules in 9, both are present in any JVM that speaks 1.2+).
 pub const FERROFLUID_JVMTI_VERSION: jint = JVMTI_VERSION_1_2 as jint;
 
+/// `jvmticmlr.h`: the records a `CompiledMethodLoad` event's `compile_info` points to (HotSpot
+/// sends one inline record: per PC, the stack of methods inlined there, innermost first).
+pub mod cmlr {
+    use super::{jint, jmethodID};
+    use core::ffi::c_void;
+
+    /// `JVMTI_CMLR_INLINE_INFO`.
+    pub const JVMTI_CMLR_INLINE_INFO: jint = 2;
+
+    /// `jvmtiCompiledMethodLoadRecordHeader`.
+    #[repr(C)]
+    pub struct jvmtiCompiledMethodLoadRecordHeader {
+        pub kind: jint,
+        pub majorinfoversion: jint,
+        pub minorinfoversion: jint,
+        pub next: *mut jvmtiCompiledMethodLoadRecordHeader,
+    }
+
+    /// `PCStackInfo`.
+    #[repr(C)]
+    pub struct PCStackInfo {
+        pub pc: *mut c_void,
+        pub numstackframes: jint,
+        pub methods: *mut jmethodID,
+        pub bcis: *mut jint,
+    }
+
+    /// `jvmtiCompiledMethodLoadInlineRecord`.
+    #[repr(C)]
+    pub struct jvmtiCompiledMethodLoadInlineRecord {
+        pub header: jvmtiCompiledMethodLoadRecordHeader,
+        pub numpcs: jint,
+        pub pcinfo: *mut PCStackInfo,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +83,18 @@ mod tests {
         // JNI: GetEnv is the 7th entry of the invoke interface, FindClass the 7th of JNIEnv.
         assert_eq!(offset_of!(JNIInvokeInterface_, GetEnv), slot(7));
         assert_eq!(offset_of!(JNINativeInterface_, FindClass), slot(7));
+    }
+
+    /// `jvmticmlr.h`'s layouts on LP64.
+    #[test]
+    fn compiled_method_load_records_match_the_header() {
+        use cmlr::*;
+        assert_eq!(size_of::<jvmtiCompiledMethodLoadRecordHeader>(), 24);
+        assert_eq!(offset_of!(jvmtiCompiledMethodLoadRecordHeader, next), 16);
+        assert_eq!(size_of::<PCStackInfo>(), 32);
+        assert_eq!(offset_of!(PCStackInfo, methods), 16);
+        assert_eq!(offset_of!(jvmtiCompiledMethodLoadInlineRecord, numpcs), 24);
+        assert_eq!(offset_of!(jvmtiCompiledMethodLoadInlineRecord, pcinfo), 32);
     }
 
     #[test]

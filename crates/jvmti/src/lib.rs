@@ -79,7 +79,7 @@ pub use error::{error_name, Error, Result};
 pub use guard::ffi_guard;
 pub use jni::{JavaVm, JniEnv};
 pub use monitor::{MonitorGuard, RawMonitor};
-pub use profiling::LineEntry;
+pub use profiling::{inlined_methods, LineEntry};
 pub use refs::{Class, FieldId, MethodId, Object};
 
 pub use cell::JvmtiCell;

@@ -112,3 +112,44 @@ impl Jvmti {
         unsafe { call!(self, SetEnvironmentLocalStorage(data as *const c_void)) }
     }
 }
+
+/// The methods a `CompiledMethodLoad` event's `compile_info` names as inlined into the compiled
+/// code (the compiled method itself among them), each once, in the order first seen; nothing
+/// when the JVM sent no inline record.
+///
+/// # Safety
+/// `compile_info` is null or the pointer the JVM passed to the `CompiledMethodLoad` callback
+/// running now (its records live until the callback returns).
+pub unsafe fn inlined_methods(compile_info: *const c_void) -> Vec<MethodId> {
+    use sys::cmlr::{
+        jvmtiCompiledMethodLoadInlineRecord, jvmtiCompiledMethodLoadRecordHeader,
+        JVMTI_CMLR_INLINE_INFO,
+    };
+    let mut seen: Vec<sys::jmethodID> = Vec::new();
+    let mut set = std::collections::HashSet::new();
+    let mut header = compile_info as *const jvmtiCompiledMethodLoadRecordHeader;
+    while !header.is_null() {
+        // SAFETY: a record of the JVM's list, live during the callback (the caller's contract).
+        let h = unsafe { &*header };
+        if h.kind == JVMTI_CMLR_INLINE_INFO {
+            // SAFETY: a record of kind INLINE_INFO is an inline record, header first.
+            let record = unsafe { &*(header as *const jvmtiCompiledMethodLoadInlineRecord) };
+            for pc in 0..record.numpcs.max(0) as usize {
+                // SAFETY: `pcinfo` has `numpcs` entries.
+                let info = unsafe { &*record.pcinfo.add(pc) };
+                for frame in 0..info.numstackframes.max(0) as usize {
+                    // SAFETY: `methods` has `numstackframes` entries.
+                    let m = unsafe { *info.methods.add(frame) };
+                    if !m.is_null() && set.insert(m as usize) {
+                        seen.push(m);
+                    }
+                }
+            }
+        }
+        header = h.next;
+    }
+    seen.into_iter()
+        // SAFETY: method IDs the JVM named.
+        .map(|m| unsafe { MethodId::from_raw(m) })
+        .collect()
+}

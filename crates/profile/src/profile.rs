@@ -85,6 +85,10 @@ pub struct Profile {
     /// Methods left uninstrumented as trivial (the `skip-trivial` option): their time is in
     /// their callers' self time, their calls are not counted.
     pub trivial_skipped: u64,
+    /// JDK classes left uninstrumented as inlined into much of the JVM's compiled code
+    /// (sampled timing at an attach, unless `instrument-inlined`), dotted names: their calls are
+    /// not counted, their time is their callers' self time.
+    pub inlined_left_alone: Vec<String>,
     /// Methods whose probes were removed while the program ran (the `adaptive` option): called
     /// often and shorter than their probes. Their nodes count the calls before; later calls are
     /// in their callers' self time.

@@ -256,6 +256,7 @@ impl Recording {
             methods: self.methods,
             instrumented: self.instrumented,
             trivial_skipped: 0,
+            inlined_left_alone: Vec::new(),
             probes_dropped: Default::default(),
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,

@@ -200,6 +200,17 @@ pub const OPTIONS: &[AgentOption] = &[
          its state ([blocked: native], [blocked: monitor], ...) under its current context",
     ),
     option(
+        "instrument-inlined",
+        Takes::Flag,
+        "",
+        "With --timing sampled: also instrument the classes the JIT inlined into at least 5% of \
+         the compiled methods of a JVM that has compiled 1000 or more (java.lang.String, \
+         java.lang.Object, ...), which are otherwise left alone: retransforming one discards \
+         every compiled method holding it, and a busy server runs interpreted for tens of \
+         seconds while the JIT recompiles them. Their calls are then counted; without it they \
+         count in their callers' self time. The agent's log names the classes left alone",
+    ),
+    option(
         "threads",
         Takes::Flag,
         "",

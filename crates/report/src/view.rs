@@ -213,6 +213,16 @@ pub(crate) fn methods_note(profile: &Profile) -> String {
             profile.trivial_skipped
         );
     }
+    if !profile.inlined_left_alone.is_empty() {
+        let _ = write!(
+            note,
+            "; {} JDK classes inlined into much of the compiled code left uninstrumented (their \
+             calls are not counted, their time is their callers' self time; \
+             --instrument-inlined counts them): {}",
+            profile.inlined_left_alone.len(),
+            profile.inlined_left_alone.join(", ")
+        );
+    }
     if !profile.probes_dropped.is_empty() {
         let _ = write!(
             note,

@@ -15,6 +15,7 @@
 //! - [`natives`]: the natives of the hooks class and their registration table.
 //! - [`jni_calls`]: the JNI `Call*Method*`/`NewObject*` wrappers.
 //! - [`jni`]: JNI calls of static Java methods.
+//! - [`census`]: the compiled methods in the code cache, replayed to an environment of its own.
 //!
 //! Below this layer are `ferrofluid-jvmti` (JVMTI/JNI, global references, OS calls) and
 //! `ferrofluid-jvmti-sys`; docs/decisions/0026-ffi-layer.md says what lives where.
@@ -23,6 +24,7 @@ use ferrofluid_jvmti::{sys, JniEnv};
 
 #[cfg(feature = "alloc-count")]
 pub mod alloc_count;
+pub mod census;
 pub mod entry;
 pub mod events;
 pub mod jni;

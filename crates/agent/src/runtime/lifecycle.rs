@@ -8,10 +8,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use ferrofluid_jvmti::{JavaVm, Jvmti};
-use ferrofluid_protocol::{control, socket_path, AgentOptions, OptionsError};
+use ferrofluid_profile::Mode;
+use ferrofluid_protocol::{control, socket_path, AgentOptions, OptionsError, Timing};
+use ferrofluid_subgraph::{ClassPattern, PlanConfig};
 
 use crate::engine::{self, EngineError};
 use crate::probe::collector;
+use crate::runtime::census::{self, Census};
 use crate::runtime::context::{self, Runtime};
 use crate::runtime::push::{Push, PushSetupError};
 use crate::runtime::{jvm, logger, private_dir, server, session, snapshot};
@@ -324,15 +327,64 @@ fn begin_session(
     engine::activate(engine);
     session::set_reveal(options.reveal == ferrofluid_protocol::Reveal::Async);
     Ok(match active.session.instruments() {
-        Some(instrumentation) => session::instrument_all(
-            jvmti,
-            env,
-            engine.plan(options),
-            instrumentation,
-            active.session,
-        ),
+        Some(instrumentation) => {
+            let mut plan = engine.plan(options);
+            let left_alone = if engine.mode() == Mode::Cpu
+                && options.timing == Timing::Sampled
+                && !options.instrument_inlined
+            {
+                leave_inlined_alone(jvmti, env, &mut plan)
+            } else {
+                Vec::new()
+            };
+            session::set_left_alone(left_alone);
+            session::instrument_all(jvmti, env, plan, instrumentation, active.session)
+        }
         None => session::Outcome::default(),
     })
+}
+
+/// Excludes from `plan` the JDK classes the JIT inlined into much of the compiled code
+/// ([`census`]), but for the classes of its roots; returns them (dotted names).
+fn leave_inlined_alone(
+    jvmti: Jvmti,
+    env: &ferrofluid_jvmti::JniEnv<'_>,
+    plan: &mut PlanConfig,
+) -> Vec<String> {
+    let census = match Census::take(jvmti, env) {
+        Ok(census) => census,
+        Err(e) => {
+            log::warn!("compiled code not read ({e}): every class selected is instrumented");
+            return Vec::new();
+        }
+    };
+    let left =
+        census.inlined_everywhere(|class| plan.roots.iter().any(|r| r.class().matches(class)));
+    let names: Vec<String> = left
+        .iter()
+        .map(|(class, _)| class.replace('/', "."))
+        .collect();
+    let counts: Vec<String> = names
+        .iter()
+        .zip(&left)
+        .map(|(name, (_, n))| format!("{name} ({n})"))
+        .collect();
+    log::info!(
+        "{} compiled methods in the code cache; {} JDK classes inlined into at least {:.0}% of \
+         them are not instrumented (retransforming one discards every compiled method holding \
+         it){}{}",
+        census.compiled,
+        left.len(),
+        census::SHARE * 100.0,
+        if left.is_empty() { "" } else { ": " },
+        counts.join(", ")
+    );
+    plan.filter.exclude.extend(
+        names
+            .iter()
+            .filter_map(|name| name.parse::<ClassPattern>().ok()),
+    );
+    names
 }
 
 /// The JVM is live and the hooks are bound: start profiling if the options ask for it.

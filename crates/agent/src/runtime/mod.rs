@@ -4,6 +4,7 @@
 //! its services as a [`context::Runtime`]; the layers below reach it only through what it
 //! registers (`probe::upcalls`, the FFI layer's handler traits).
 
+pub mod census;
 pub mod context;
 pub mod events;
 pub mod handles;

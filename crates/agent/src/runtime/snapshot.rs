@@ -22,6 +22,7 @@ pub fn snapshot() -> Option<(Profile, u64)> {
     profile.instrumented = session::methods_instrumented();
     profile.trivial_skipped = session::trivial_skipped();
     profile.failed_classes = session::failed_classes();
+    profile.inlined_left_alone = session::left_alone();
     if let Some(active) = context::active() {
         active.session.snapshot(&Runtime::detached(), &mut profile);
     }

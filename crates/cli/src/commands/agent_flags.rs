@@ -381,7 +381,7 @@ mod tests {
         );
         assert_eq!(
             options(&["--mode", "cpu", "--blocks", "precise"]),
-            Err("agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall".into())
+            Err("agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined".into())
         );
         assert_eq!(
             options(&["--mode", "heap"]),
@@ -389,7 +389,7 @@ mod tests {
         );
         assert_eq!(
             options(&["--mode", "cpu", "--region", "A::b"]),
-            Err("agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall".into())
+            Err("agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined".into())
         );
         assert_eq!(
             options(&["--mode", "region", "--region", "A::b", "--cpu"]),

@@ -25,6 +25,8 @@ const COOKIE: usize = 0x6a76_6d74_7066_0000;
 /// `si_code`s (`<asm-generic/siginfo.h>`).
 const SI_TIMER: i32 = -2;
 const SI_TKILL: i32 = -6;
+/// Sent by the kernel itself (`kill` by the kernel), not by a timer or an event.
+const SI_KERNEL: i32 = 0x80;
 /// The `si_code` of a perf event's signal when its event limit is reached.
 const POLL_HUP: i32 = 6;
 
@@ -211,7 +213,10 @@ pub(crate) fn install(signal: i32) -> std::io::Result<()> {
 
 /// Puts back the handler ours replaced for `signal`, if ours is still the installed one (else
 /// ours stays and passes every signal that is not ours on). Signals of ours still pending are
-/// discarded first: the default action of `SIGPROF` would end the process.
+/// discarded first: the default action of `SIGPROF` would end the process. A default action
+/// replaced is not put back: the signal stays ignored, because a timer or perf event of ours
+/// may still deliver one late (a thread arming its event as the sampler stopped), and that
+/// would end the process.
 pub(crate) fn uninstall(signal: i32) -> bool {
     let index = signal as usize;
     if index == 0 || index >= NSIG || !PREVIOUS[index].ours.load(Ordering::SeqCst) {
@@ -224,10 +229,13 @@ pub(crate) fn uninstall(signal: i32) -> bool {
     // SAFETY: an all-zero sigaction is SIG_DFL; set to SIG_IGN, which discards pending signals.
     let mut ignore: libc::sigaction = unsafe { std::mem::zeroed() };
     ignore.sa_sigaction = libc::SIG_IGN;
+    // SAFETY: written before our handler was installed (see `Previous`).
+    let was_default = unsafe { (*PREVIOUS[index].action.get()).sa_sigaction } == libc::SIG_DFL;
     // SAFETY: valid sigactions; `PREVIOUS` holds what `install` read.
     let restored = unsafe {
         libc::sigaction(signal, &ignore, std::ptr::null_mut()) == 0
-            && libc::sigaction(signal, PREVIOUS[index].action.get(), std::ptr::null_mut()) == 0
+            && (was_default
+                || libc::sigaction(signal, PREVIOUS[index].action.get(), std::ptr::null_mut()) == 0)
     };
     if restored {
         PREVIOUS[index].ours.store(false, Ordering::SeqCst);
@@ -251,8 +259,15 @@ unsafe fn chain(signal: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
         return;
     }
     if handler == libc::SIG_DFL {
+        // SAFETY: the kernel's siginfo for an SA_SIGINFO handler; only the head is read.
+        let code = unsafe { (*(info as *const SigInfoHead)).code };
+        if code > 0 && code != SI_KERNEL {
+            // A timer's or an event's (`POLL_*`), not one somebody sent: a late one of a
+            // sampler of ours that stopped. Its default action would end the process.
+            return;
+        }
         // The default action of the profiling signals ends the process: do what the kernel
-        // would have done without us.
+        // would have done without us for a signal sent on purpose.
         // SAFETY: reset to the default and send the signal again.
         unsafe {
             libc::signal(signal, libc::SIG_DFL);
@@ -358,5 +373,25 @@ mod tests {
         // SAFETY: back to the default for the test process.
         unsafe { libc::signal(signal, libc::SIG_DFL) };
         assert!(is_free(signal));
+    }
+
+    #[test]
+    fn a_default_action_replaced_stays_ignored() {
+        let signal = libc::SIGRTMIN() + 11;
+        // SAFETY: the default action for an unused real-time signal.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+        install(signal).unwrap();
+        assert!(uninstall(signal));
+        // A late signal of a stopped sampler's timer is dropped, not the end of the process.
+        assert_eq!(current_action(signal).unwrap().sa_sigaction, libc::SIG_IGN);
+        // SAFETY: the signal is ignored: raising it does nothing.
+        unsafe { libc::raise(signal) };
+        assert!(is_free(signal));
+        // Installed again over SIG_IGN, uninstalled back to it.
+        install(signal).unwrap();
+        assert!(uninstall(signal));
+        assert_eq!(current_action(signal).unwrap().sa_sigaction, libc::SIG_IGN);
+        // SAFETY: back to the default for the test process.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
     }
 }

@@ -515,10 +515,17 @@ impl Sampler {
         let Some(key) = threads::registry().register_current() else {
             return false;
         };
-        let spec = self
-            .support
-            .as_ref()
-            .and_then(|s| *s.state.cpu_timers.lock().unwrap_or_else(|p| p.into_inner()));
+        let Some(support) = self.support.as_ref() else {
+            return false;
+        };
+        // Armed under the lock: a stop clears the spec under it before it closes every
+        // thread's event, so no event is armed after that sweep (its signals would outlive
+        // the sampler).
+        let spec = support
+            .state
+            .cpu_timers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         spec.is_some_and(|spec| drivers::arm(&spec, key))
     }
 

@@ -201,7 +201,7 @@ pub struct CompensationDoc {
 }
 
 /// JFluid's tables 1-2: how precise the revealed subgraph was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MethodCounts {
     /// Methods that carried probes.
     pub instrumented: u64,
@@ -214,6 +214,10 @@ pub struct MethodCounts {
     /// than their probes (`adaptive`); absent when none were. Their nodes say so.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub probes_dropped: u64,
+    /// JDK classes left uninstrumented as inlined into much of the compiled code (sampled
+    /// timing at an attach); absent when none were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inlined_left_alone: Vec<String>,
 }
 
 /// One thread.

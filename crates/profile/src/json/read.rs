@@ -36,6 +36,7 @@ impl Profile {
             extra_metrics,
             instrumented: doc.methods.instrumented,
             trivial_skipped: doc.methods.trivial_skipped,
+            inlined_left_alone: doc.methods.inlined_left_alone.clone(),
             calibration: doc.calibration,
             cpu_calibration: doc.cpu_calibration,
             calibration_stats: doc

@@ -35,6 +35,7 @@ impl Profile {
                 called: self.called(),
                 trivial_skipped: self.trivial_skipped,
                 probes_dropped: self.probes_dropped.len() as u64,
+                inlined_left_alone: self.inlined_left_alone.clone(),
             },
             calibration: self.calibration,
             cpu_calibration: self.cpu_calibration,

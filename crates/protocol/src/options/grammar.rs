@@ -143,6 +143,7 @@ struct Parser {
     seen_blocks: bool,
     seen_timing: bool,
     seen_wall: bool,
+    seen_instrument_inlined: bool,
     seen_threads: bool,
 }
 
@@ -296,6 +297,10 @@ impl Parser {
                 once(&mut self.seen_wall, key)?;
                 o.wall = item.flag()?;
             }
+            "instrument-inlined" => {
+                once(&mut self.seen_instrument_inlined, key)?;
+                o.instrument_inlined = item.flag()?;
+            }
             "threads" => {
                 once(&mut self.seen_threads, key)?;
                 o.threads = item.flag()?;
@@ -376,6 +381,9 @@ impl fmt::Display for AgentOptions {
         }
         if self.wall {
             items.push("wall=true".into());
+        }
+        if self.instrument_inlined {
+            items.push("instrument-inlined=true".into());
         }
         if self.threads {
             items.push("threads=true".into());

@@ -127,6 +127,10 @@ pub struct AgentOptions {
     /// time).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wall: bool,
+    /// CPU mode with sampled timing: instrument the classes the JIT inlined into much of the
+    /// compiled code too (`instrument-inlined=true`; default: left alone).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub instrument_inlined: bool,
     /// Sample mode: one tree per thread (`threads=true`; default: one merged tree).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub threads: bool,

@@ -24,6 +24,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "timing",
             "interval",
             "wall",
+            "instrument-inlined",
         ],
         // `reveal` is taken (and has no effect: nothing is revealed) because `ferrofluid
         // attach` sends `reveal=async` for every session.
@@ -111,6 +112,7 @@ impl AgentOptions {
             ("timing", self.timing != d.timing),
             ("interval", self.interval.is_some()),
             ("wall", self.wall),
+            ("instrument-inlined", self.instrument_inlined),
             ("threads", self.threads),
         ]
         .into_iter()
@@ -142,7 +144,7 @@ impl AgentOptions {
             let sampled = self.timing == super::Timing::Sampled;
             for key in given {
                 match key {
-                    "interval" | "wall" if !sampled => {
+                    "interval" | "wall" | "instrument-inlined" if !sampled => {
                         return Err(OptionsError::NeedsSampled { key })
                     }
                     "cpu" if sampled => return Err(OptionsError::NeedsProbes { key }),

@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ferrofluid_jvmti::{sys, JavaVm, JniEnv, Jvmti, Object};
+use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, Object};
 
 use super::ffi::SampleFields;
 
@@ -185,6 +185,11 @@ fn run(
             return;
         }
     };
+    // JDK 21+: `GetThreadCpuTime` resolves a virtual thread's carrier without holding off its
+    // unmounting, and a JDK 25 JVM crashed there (`Continuation::is_continuation_mounted`) on a
+    // virtual thread unmounting at that moment; a virtual thread has no CPU clock to read
+    // anyway. Absent before JDK 21: no thread is virtual.
+    let virtual_class = env.find_class("java/lang/BaseVirtualThread").ok();
     let epoch = Instant::now();
     let mut next = Instant::now() + settings.interval;
     let mut failures = 0u32;
@@ -209,7 +214,7 @@ fn run(
         // A late wake-up is not made up for: the next interval starts now.
         next = (next + settings.interval).max(Instant::now());
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            tick(env, jvmti, settings, &fields, epoch, charged)
+            tick(env, jvmti, settings, &fields, virtual_class, epoch, charged)
         }));
         match result {
             Ok(Ok(())) => failures = 0,
@@ -227,18 +232,24 @@ fn run(
     }
 }
 
-/// One sample of every context.
+/// One sample of every context; a thread of `virtual_class` has no CPU clock read.
 fn tick(
     env: &JniEnv<'_>,
     jvmti: Jvmti,
     settings: Settings,
     fields: &SampleFields,
+    virtual_class: Option<Class<'_>>,
     epoch: Instant,
     charged: &Mutex<Charged>,
 ) -> Result<(), String> {
     let mut taken: Vec<(usize, Seen)> = Vec::new();
     fields.sample(env, |i, thread: Object<'_>, node, agent_calls| {
-        let cpu = jvmti.thread_cpu_time(thread).ok().map(|n| n.max(0) as u64);
+        let is_virtual = virtual_class.is_some_and(|c| env.is_instance_of(thread, c));
+        let cpu = if is_virtual {
+            None
+        } else {
+            jvmti.thread_cpu_time(thread).ok().map(|n| n.max(0) as u64)
+        };
         let state = jvmti.thread_state(thread).unwrap_or(0);
         taken.push((
             i,

@@ -117,6 +117,9 @@ pub(crate) struct Sessions {
     /// may remove the probes before it asks for the profile: methods instrumented, trivial
     /// methods skipped, global ids of the methods whose probes were dropped.
     ended: Mutex<Option<(u64, u64, Vec<u32>)>>,
+    /// JDK classes the current (or last) session leaves uninstrumented as inlined into much of
+    /// the compiled code (`runtime::census`), dotted names: for the profile.
+    left_alone: Mutex<Vec<String>>,
     /// Serialises lazy revelation: a thread that reaches a method's first invocation while
     /// another thread is still instrumenting its callees waits, so that no thread proceeds into
     /// uninstrumented callees. Held across RetransformClasses; the ClassFileLoadHook never takes
@@ -137,6 +140,7 @@ pub(crate) static SESSIONS: Sessions = Sessions {
     next_site_base: AtomicU32::new(0),
     failed: Mutex::new(Vec::new()),
     ended: Mutex::new(None),
+    left_alone: Mutex::new(Vec::new()),
     reveal: Mutex::new(()),
     asynchronous: AtomicBool::new(false),
     queue: queue::RevealQueue::new(),
@@ -162,6 +166,16 @@ pub fn method_name(id: u32) -> Option<MethodName> {
 /// Classes the current (or last) session could not instrument or restore ([`Sessions::failed`]).
 pub fn failed_classes() -> Vec<FailedClass> {
     lock(&SESSIONS.failed).clone()
+}
+
+/// Sets the classes the session starting leaves uninstrumented as inlined everywhere.
+pub fn set_left_alone(classes: Vec<String>) {
+    *lock(&SESSIONS.left_alone) = classes;
+}
+
+/// The classes the current (or last) session left uninstrumented as inlined everywhere.
+pub fn left_alone() -> Vec<String> {
+    lock(&SESSIONS.left_alone).clone()
 }
 
 /// Logs a class that could not be instrumented or restored, and lists it for the profile.
