@@ -263,6 +263,20 @@ impl Jvmti {
         Ok(unsafe { Class::from_raw(class) })
     }
 
+    /// The internal name (`java/lang/String`) of the class declaring `method`; the local
+    /// reference to the class is deleted before returning.
+    pub fn method_class_name(self, env: &JniEnv<'_>, method: MethodId) -> Result<String> {
+        let class = self.method_declaring_class(env, method)?;
+        let signature = self.class_signature(class).map(|(s, _)| s);
+        env.delete_local_ref(class.as_object());
+        let signature = signature?;
+        // A declaring class is never an array or a primitive: its signature is `Lname;`.
+        Ok(signature
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+            .map_or_else(|| signature.clone(), str::to_owned))
+    }
+
     /// `GetJNIFunctionTable`: a copy of the JNI function table in effect, allocated by JVMTI.
     pub fn jni_function_table(self) -> Result<JvmtiBuf<sys::JNINativeInterface_>> {
         let mut table = null_mut();

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ferrofluid_jvmti::{JniEnv, Jvmti, MethodId};
+use ferrofluid_jvmti::{JniEnv, Jvmti};
 
 use crate::ffi;
 
@@ -41,18 +41,22 @@ impl Census {
     pub fn take(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<Census, String> {
         let vm = env.java_vm().map_err(|e| e.to_string())?;
         let code = ffi::census::compiled_code(vm)?;
-        let mut class_of: HashMap<usize, Option<String>> = HashMap::new();
         let mut census = Census {
             compiled: code.len(),
             by_class: HashMap::new(),
         };
+        // Too little compiled for any class to be left alone: no class names to look up.
+        if census.compiled < MIN_COMPILED {
+            return Ok(census);
+        }
+        let mut class_of: HashMap<usize, Option<String>> = HashMap::new();
         for methods in code {
             let classes: HashSet<String> = methods
                 .into_iter()
                 .filter_map(|m| {
                     class_of
                         .entry(m.as_raw() as usize)
-                        .or_insert_with(|| class_name(jvmti, env, m))
+                        .or_insert_with(|| jvmti.method_class_name(env, m).ok())
                         .clone()
                 })
                 .collect();
@@ -83,21 +87,6 @@ impl Census {
         classes.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         classes
     }
-}
-
-/// The internal name of `method`'s class; `None` once its class is gone.
-fn class_name(jvmti: Jvmti, env: &JniEnv<'_>, method: MethodId) -> Option<String> {
-    let class = jvmti.method_declaring_class(env, method).ok()?;
-    let signature = jvmti.class_signature(class).map(|(s, _)| s);
-    env.delete_local_ref(class.as_object());
-    let signature = signature.ok()?;
-    Some(
-        signature
-            .strip_prefix('L')
-            .and_then(|s| s.strip_suffix(';'))
-            .unwrap_or(&signature)
-            .to_owned(),
-    )
 }
 
 #[cfg(test)]

@@ -383,14 +383,7 @@ fn blocked_thread(jvmti: Jvmti, env: &JniEnv<'_>, thread: Object<'_>) -> Option<
     };
     let method = jvmti.top_frame(thread).ok()??;
     let name = jvmti.method_name(method).ok()?;
-    let class = jvmti.method_declaring_class(env, method).ok()?;
-    let signature = jvmti.class_signature(class).map(|(s, _)| s);
-    env.delete_local_ref(class.as_object());
-    let signature = signature.ok()?;
-    let class = signature
-        .strip_prefix('L')
-        .and_then(|s| s.strip_suffix(';'))
-        .unwrap_or(&signature);
+    let class = jvmti.method_class_name(env, method).ok()?;
     if how == "native"
         && !BLOCKING_NATIVES
             .iter()

@@ -218,11 +218,7 @@ fn read_targets() -> std::sync::RwLockReadGuard<'static, Targets> {
 /// Internal class name, name and descriptor of `mid`.
 fn method_of(jvmti: Jvmti, env: &JniEnv<'_>, mid: MethodId) -> Option<MethodName> {
     let name = jvmti.method_name(mid).ok()?;
-    let class = jvmti.method_declaring_class(env, mid).ok()?;
-    let signature = jvmti.class_signature(class).map(|(s, _)| s);
-    env.delete_local_ref(class.as_object());
-    let signature = signature.ok()?;
-    let class = signature.strip_prefix('L')?.strip_suffix(';')?.to_owned();
+    let class = jvmti.method_class_name(env, mid).ok()?;
     Some((class, name.name, name.signature))
 }
 

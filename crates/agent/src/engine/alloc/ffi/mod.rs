@@ -420,16 +420,9 @@ pub fn method_name(
     // SAFETY: a method ID GetStackTrace returned for a frame of this thread, just now.
     let id = unsafe { MethodId::from_raw(method as sys::jmethodID) };
     let name = jvmti.method_name(id).ok()?;
-    let class = jvmti.method_declaring_class(env, id).ok()?;
-    let signature = jvmti.class_signature(class).map(|s| s.0);
-    env.delete_local_ref(class.as_object());
-    let signature = signature.ok()?;
-    let internal = signature
-        .strip_prefix('L')
-        .and_then(|s| s.strip_suffix(';'))
-        .unwrap_or(&signature);
+    let internal = jvmti.method_class_name(env, id).ok()?;
     Some((
-        ferrofluid_profile::alloc::java_name(internal),
+        ferrofluid_profile::alloc::java_name(&internal),
         name.name,
         name.signature,
     ))
