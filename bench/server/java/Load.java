@@ -158,11 +158,15 @@ public final class Load {
             if (agentLogCopy != null) Files.writeString(Path.of(agentLogCopy), agentText[0]);
         }
         // Probes out: the agent's last "deinstrumented" line (the tool then still takes the
-        // snapshot, which may take seconds for a large profile, with the program unprofiled).
+        // snapshot, which may take seconds for a large profile, with the program unprofiled),
+        // unless a session started after it: the stack samples `attach` plans from are a
+        // session of their own, and the log may be gone before the last one's line is read.
         double probesOut = end;
         if (!agentText[0].isEmpty()) {
             for (String line : agentText[0].split("\n")) {
-                if (line.contains("deinstrumented")) {
+                if (line.contains("[ferrofluid_agent::engine] engine ")) {
+                    probesOut = end;
+                } else if (line.contains("deinstrumented")) {
                     double t = Double.parseDouble(line.substring(0, line.indexOf(' '))) - epoch0;
                     if (t > start && t <= end) probesOut = t;
                 }

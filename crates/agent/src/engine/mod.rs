@@ -11,6 +11,7 @@
 //! directly, so each engine's probes inline into the natives of the hooks class (their
 //! dispatch, [`Dispatch`], is what the runtime binds them to).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use ferrofluid_classfile::{Instrumented, ProbeKind, ProbeOptions, Selection as Sites};
@@ -247,6 +248,10 @@ pub trait Context {
     /// the exits of `quiet` in Java, and retransforms the classes of `retransform` (methods of
     /// `drop` or dropped before); returns the ids dropped.
     fn drop_probes(&self, drop: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32>;
+    /// A census of the code cache taken now: the JDK's classes inlined into (or the classes of)
+    /// at least `share` of the compiled methods, by internal name, with how many; empty while
+    /// little is compiled; `None` when the code cache cannot be read.
+    fn jdk_classes_inlined(&self, share: f64) -> Option<HashMap<String, usize>>;
     /// Runs `plan` under the session's lock (no class is instrumented meanwhile), then
     /// retransforms the classes it returns, before this returns. False without a session.
     fn replan(&self, plan: &mut dyn FnMut() -> Vec<ClassKey>) -> bool;

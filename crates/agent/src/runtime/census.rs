@@ -72,10 +72,16 @@ impl Census {
     /// none while the code cache holds fewer than [`MIN_COMPILED`]. The application's classes
     /// are what a profile is for: they keep their probes however widely inlined.
     pub fn inlined_everywhere(&self, keep: impl Fn(&str) -> bool) -> Vec<(String, usize)> {
+        self.inlined_into(SHARE, keep)
+    }
+
+    /// As [`Census::inlined_everywhere`], for classes inlined into at least `share` of the
+    /// compiled methods.
+    pub fn inlined_into(&self, share: f64, keep: impl Fn(&str) -> bool) -> Vec<(String, usize)> {
         if self.compiled < MIN_COMPILED {
             return Vec::new();
         }
-        let least = (self.compiled as f64 * SHARE).ceil() as usize;
+        let least = (self.compiled as f64 * share).ceil() as usize;
         let mut classes: Vec<(String, usize)> = self
             .by_class
             .iter()

@@ -2,6 +2,7 @@
 //! call into an engine's session gets (the runtime's narrow services to engines), and the
 //! [`Upcalls`] the probe machinery finds the runtime through.
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use ferrofluid_jvmti::{JavaVm, JniEnv, Jvmti};
@@ -9,6 +10,7 @@ use ferrofluid_protocol::AgentOptions;
 
 use crate::engine::{self, ClassKey, EngineSession, MethodName, Selected};
 use crate::probe::upcalls::{self, Upcalls};
+use crate::runtime::census::Census;
 use crate::runtime::{jvm, lifecycle, session};
 
 /// The engine whose probes run, and its session.
@@ -87,6 +89,25 @@ impl engine::Context for Runtime<'_> {
 
     fn drop_probes(&self, drop: &[u32], quiet: &[u32], retransform: &[u32]) -> Vec<u32> {
         lifecycle::drop_probes(drop, quiet, retransform)
+    }
+
+    fn jdk_classes_inlined(&self, share: f64) -> Option<HashMap<String, usize>> {
+        let jvmti = jvm::jvmti()?;
+        let take = |env: &JniEnv<'_>| Census::take(jvmti, env);
+        let census = match self.env {
+            Some(env) => take(env),
+            None => jvm::java_vm()?
+                .with_attached_thread("ferrofluid-census", take)
+                .map_err(|e| e.to_string())
+                .and_then(|r| r),
+        };
+        match census {
+            Ok(census) => Some(census.inlined_into(share, |_| false).into_iter().collect()),
+            Err(e) => {
+                log::warn!("compiled code not read ({e})");
+                None
+            }
+        }
     }
 
     fn replan(&self, plan: &mut dyn FnMut() -> Vec<ClassKey>) -> bool {

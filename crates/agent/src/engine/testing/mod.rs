@@ -3,7 +3,7 @@
 //! selects, per method, and reports them as region counts. It shows what a new engine takes:
 //! this folder and its line in the registry, no other file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use ferrofluid_classfile::ProbeKind;
@@ -151,6 +151,10 @@ impl Context for NoJvm {
 
     fn drop_probes(&self, _drop: &[u32], _quiet: &[u32], _retransform: &[u32]) -> Vec<u32> {
         Vec::new()
+    }
+
+    fn jdk_classes_inlined(&self, _share: f64) -> Option<HashMap<String, usize>> {
+        None
     }
 
     fn replan(&self, _plan: &mut dyn FnMut() -> Vec<ClassKey>) -> bool {

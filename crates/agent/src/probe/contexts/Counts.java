@@ -8,7 +8,7 @@ import jdk.internal.vm.annotation.DontInline;
  * {@link #unwindContext}) with the bytecodes their block counters summed at exit. Each thread
  * (each virtual thread) has a context, found by its {@code Thread}'s identity hash in a table
  * (else through a {@code ThreadLocal}): a calling-context tree in primitive arrays (method,
- * parent, calls, bytecodes per node), a hash table from (parent, method) to child, a cache of
+ * parent, both as one key, calls, bytecodes per node), a hash table from (parent, method) to child, a cache of
  * the children last entered, and the current node. An entry moves the current node to the
  * child for the method, an exit adds the bytecodes and moves back to the parent: no JNI call,
  * nothing the JIT cannot inline, no allocation but a new context's node.
@@ -106,9 +106,11 @@ public final class Counts {
                 int[] h = c.hot;
                 int n = h[hash(p, id) & (h.length - 1)];
                 // The root (0) is nobody's child, and a child is cached only once its method is
-                // ready: a match is a counted entry.
-                if (c.method[n] == id && c.parent[n] == p) {
+                // ready: a match is a counted entry. One key compares parent and method: one
+                // load fewer on the way from one call's node to the next.
+                if (c.key[n] == key(p, id)) {
                     c.calls[n]++;
+                    c.saved = p;
                     c.current = n;
                     return c;
                 }
@@ -150,6 +152,11 @@ public final class Counts {
         return c;
     }
 
+    /** A node's parent and method in one value ({@link Context#key}). */
+    static long key(int parent, int id) {
+        return (long) parent << 32 | (id & 0xFFFFFFFFL);
+    }
+
     static int hash(int parent, int id) {
         int h = parent * 0x9E3779B9 + id;
         return h ^ (h >>> 16);
@@ -171,14 +178,15 @@ public final class Counts {
     /**
      * Right after an entry that returned {@code context}: the node its exits return to (the
      * caller's), which the frame keeps in a local and hands to {@link #exitContext}. Inlined
-     * after {@link #enterContext}, the JIT has it from the entry's own child lookup.
+     * after {@link #enterContext}, the JIT has it from the entry's store: the node the entry
+     * started from, so that an exit's store does not wait for the entry's lookups (each call's
+     * entry reads the node the previous exit stored).
      */
     public static int savedContext(Object context) {
         if (context == null) {
             return 0;
         }
-        Context c = (Context) context;
-        return c.parent[c.current];
+        return ((Context) context).saved;
     }
 
     /**
@@ -427,7 +435,7 @@ public final class Counts {
      * Starts a recording: every thread counts into a new context from its next probe, with its
      * open calling contexts carried over (the agent calls it before it starts collecting).
      * {@code noRoot}: every thread counts; {@code nodes}: nodes per context; {@code heapShare}:
-     * the fraction of the maximum heap all contexts' nodes may use (at 40 bytes a node).
+     * the fraction of the maximum heap all contexts' nodes may use (at 48 bytes a node).
      */
     public static void reset(boolean noRoot, int nodes, double heapShare, boolean newSession) {
         Context saved = ignoreThisThread();
@@ -449,7 +457,7 @@ public final class Counts {
             droppedThreads = 0;
             maxNodes = Math.max(2, nodes);
             long heap = Runtime.getRuntime().maxMemory();
-            nodesLeft = Math.max(1L << 16, (long) (heap * heapShare) / 40);
+            nodesLeft = Math.max(1L << 16, (long) (heap * heapShare) / 48);
             ready = new byte[0];
             all = noRoot;
             int e = lastEpoch + 1;
@@ -601,6 +609,8 @@ public final class Counts {
 
         int[] method = new int[8];
         int[] parent = new int[8];
+        /** {@link Counts#key} of each node's parent and method (the entries' one compare). */
+        long[] key = new long[8];
         long[] calls = new long[8];
         long[] bytecodes = new long[8];
         /**
@@ -613,6 +623,8 @@ public final class Counts {
         int[] table = new int[16];
         int size = 1;
         int current;
+        /** The node the last entry started from: what {@link #savedContext} returns. */
+        int saved;
         /** Calls open inside the overflow node, and the node the outermost was made from. */
         int overflowDepth;
         int overflowReturn;
@@ -626,6 +638,7 @@ public final class Counts {
             this.virtual = virtual;
             this.recording = recording;
             method[0] = ROOT;
+            key[0] = key(0, ROOT);
         }
 
         /**
@@ -638,9 +651,11 @@ public final class Counts {
                 overflowDepth++;
                 overflowCalls++;
                 calls[current]++;
+                saved = current;
                 return;
             }
             int p = current;
+            saved = p;
             int n = child(p, id);
             if (ready && overflowDepth == 0) {
                 int[] h = hot;
@@ -693,7 +708,7 @@ public final class Counts {
                 if (e == 0) {
                     return add(p, id);
                 }
-                if (method[e - 1] == id && parent[e - 1] == p) {
+                if (key[e - 1] == key(p, id)) {
                     return e - 1;
                 }
                 i = (i + 1) & mask;
@@ -739,6 +754,7 @@ public final class Counts {
                 int[] pa = java.util.Arrays.copyOf(parent, 2 * n);
                 long[] ca = java.util.Arrays.copyOf(calls, 2 * n);
                 long[] by = java.util.Arrays.copyOf(bytecodes, 2 * n);
+                long[] k = java.util.Arrays.copyOf(key, 2 * n);
                 int[] t = new int[4 * n];
                 int[] ho = new int[4 * n];
                 for (int x = 1; x < size; x++) {
@@ -747,6 +763,7 @@ public final class Counts {
                 // The node arrays before the table: a reader copies up to a size it read first.
                 bytecodes = by;
                 calls = ca;
+                key = k;
                 hot = ho;
                 parent = pa;
                 method = m;
@@ -772,6 +789,7 @@ public final class Counts {
             int x = size;
             method[x] = id;
             parent[x] = p;
+            key[x] = key(p, id);
             put(table, p, id, x);
             size = x + 1;
             return x;
@@ -784,6 +802,7 @@ public final class Counts {
                     overflowNode = size;
                     method[size] = OVERFLOW;
                     parent[size] = 0;
+                    key[size] = key(0, OVERFLOW);
                     size++;
                 } else {
                     // No room at all: the root counts them.

@@ -28,7 +28,7 @@ pub const UNPROBED: [&str; 4] = [
 
 /// Nodes one thread's tree may have; past it new contexts count into the overflow node.
 pub const MAX_NODES: usize = ferrofluid_profile::DEFAULT_MAX_NODES;
-/// The share of the JVM's maximum heap all trees' nodes may take (40 bytes a node).
+/// The share of the JVM's maximum heap all trees' nodes may take (48 bytes a node).
 pub const HEAP_SHARE: f64 = 0.05;
 
 /// Instruments `bytes` with `probes` calling `ferrofluid/Counts`, each frame keeping its context
