@@ -268,6 +268,76 @@ fn probes_pass_the_entry_context_to_every_exit() {
     }
 }
 
+/// Hands out [`Ids`]'s ids and takes every method for a leaf.
+#[derive(Default)]
+struct Leaves(Ids);
+
+impl Selection for Leaves {
+    fn method_id(&mut self, m: &MethodSite<'_>) -> Option<u32> {
+        self.0.method_id(m)
+    }
+    fn leaf(&mut self, _method_id: u32, _m: &MethodSite<'_>) -> bool {
+        true
+    }
+}
+
+/// With `blocks_context`, a method the selection takes for a leaf gets the entry's
+/// `leafContext` call alone when it calls nothing (its exits, normal or not, call nothing), and
+/// the full context probes when it calls something; its entries count as before.
+#[test]
+fn leaves_that_call_nothing_get_the_entry_probe_alone() {
+    let mut options = ProbeOptions::new(ProbeKind::EntryExit);
+    options.hooks.blocks_context = true;
+    let dir = work_dir("leaves");
+    let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
+    javac(&orig, &["ProbeTarget.java"]);
+    javac(&hooks, &["ferrofluid/Hooks.java"]);
+    std::fs::create_dir_all(&patched).unwrap();
+    let bytes = std::fs::read(orig.join("ProbeTarget.class")).unwrap();
+    let mut leaves = Leaves::default();
+    let out = instrument(&bytes, &options, &mut leaves).unwrap();
+    std::fs::write(patched.join("ProbeTarget.class"), out.bytes.unwrap()).unwrap();
+    let cp = format!("{}:{}", patched.display(), hooks.display());
+    let o = Command::new(java_bin("java"))
+        .args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ProbeTarget"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "instrumented program failed:\n{stderr}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), CHECKSUM);
+    let counts: HashMap<u32, (u64, u64)> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("HOOK "))
+        .map(|l| {
+            let v: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            (v[0] as u32, (v[1], v[2] + v[3]))
+        })
+        .collect();
+    let plain = run_probe(ProbeKind::EntryExit);
+    let ids = &leaves.0.methods;
+    // Straight-line or looping, but calling nothing.
+    let leaf = [
+        "h()V",
+        "sum(I)I",
+        "loopAtZero(I)I",
+        "sw(I)I",
+        "lsw(I)I",
+        "sync(I)I",
+        "longs(JD[I)J",
+        "multi()[[I",
+    ];
+    for (name, &id) in ids {
+        let p = plain.method(name);
+        let got = counts.get(&id).copied().unwrap_or_default();
+        if leaf.contains(&name.as_str()) {
+            assert_eq!(got, (p.enter, 0), "{name}");
+        } else {
+            assert_eq!(got, (p.enter, p.exit + p.unwind), "{name}");
+        }
+    }
+    assert_eq!(counts[&ids["h()V"]], (65, 0));
+}
+
 #[test]
 fn alloc_reports_each_object_once_initialised() {
     let r = run_probe(ProbeKind::Alloc);

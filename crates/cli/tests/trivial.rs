@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{child_names, compile, read_profile_json, run_java, thread};
+use common::{call_paths, child_names, compile, read_profile_json, run_java, thread};
 
 /// `(method, calls)` of a node and of its children, which must be leaves.
 fn shape(node: &Value) -> ((&str, u64), Vec<(&str, u64)>) {
@@ -67,4 +67,41 @@ fn trivial_methods_are_left_to_their_callers() {
         ),
         "{text}"
     );
+}
+
+/// Under sampled timing trivial methods keep their counts, from one probe at their entry (no
+/// exit probe, no handler): each call, returning or throwing, counts once in its caller's
+/// context, as per-call timing counts it.
+#[test]
+fn trivial_methods_count_every_call_under_sampled_timing() {
+    let dir = compile("Leaves.java", "leaves");
+    let want: Vec<(String, u64)> = [
+        ("Leaves.work", 3),
+        ("Leaves.work/Leaves.at", 18),
+        ("Leaves.work/Leaves.getX", 18),
+        ("Leaves.work/Leaves.twice", 18),
+    ]
+    .iter()
+    .map(|&(p, n)| (p.to_owned(), n))
+    .collect();
+    for timing in ["sampled", "probes"] {
+        let out = dir.join(format!("{timing}.json"));
+        let flags = [
+            "--root",
+            "Leaves::work",
+            "--include",
+            "Leaves",
+            "--timing",
+            timing,
+        ];
+        let output = run_java(&flags, &out, &dir, "Leaves");
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "114\n");
+        let doc = read_profile_json(&out);
+        assert_eq!(call_paths(&doc), want, "{timing}");
+        assert_eq!(
+            doc["methods"]["instrumented"], 4,
+            "{timing}: {}",
+            doc["methods"]
+        );
+    }
 }

@@ -55,6 +55,19 @@ impl Selection for ClassSelection<'_> {
         self.planner.receivers.enabled
     }
 
+    /// Trivial methods ([`crate::model::is_trivial`]): straight-line code that calls nothing.
+    fn leaf(&mut self, _method_id: u32, method: &MethodSite<'_>) -> bool {
+        let reg = self.planner.registry();
+        let (Some(name), Some(descriptor)) = (
+            reg.strings.get(method.name),
+            reg.strings.get(method.descriptor),
+        ) else {
+            return false;
+        };
+        reg.declared(self.class, name, descriptor)
+            .is_some_and(|key| reg.method(key).trivial)
+    }
+
     fn receiver_site(&mut self, _method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let loader = self.planner.registry().class(self.class).loader;
         self.planner.receiver_site(loader, call)

@@ -206,6 +206,10 @@ pub enum Selection {
 pub struct Instrumentation {
     pub probes: ProbeKind,
     pub selection: Selection,
+    /// Trivial methods (straight-line code that calls nothing) take the leaf probe
+    /// (`ferrofluid_classfile::Selection::leaf`): their calls counted at entry alone. For
+    /// probes whose exits record nothing a leaf's entry cannot (calls counted in Java).
+    pub leaves: bool,
 }
 
 /// A class as the runtime's planner knows it: defining loader (its id) and internal name.

@@ -427,6 +427,42 @@ fn patch_inner(
     )
 }
 
+/// Whether `member` has code and no call instruction (`invoke*`): a leaf
+/// ([`Selection::leaf`](crate::Selection::leaf)) may take the entry-only probe.
+pub(crate) fn is_leaf(class: &ClassFile<'_>, member: &crate::class::Member<'_>) -> bool {
+    if member.access & (access::ABSTRACT | access::NATIVE) != 0 {
+        return false;
+    }
+    let Ok(m) = prepare(class, member, Mode::Plain) else {
+        return false;
+    };
+    !m.insns
+        .iter()
+        .any(|i| Invoke::of(i.op).is_some() || i.op == INVOKEDYNAMIC)
+}
+
+/// The probe of a leaf: `leafContext(id)` at entry, which counts the call in the child of the
+/// thread's current context without entering it (nothing can be called from there), and nothing
+/// at the exits.
+pub(crate) fn patch_leaf(
+    class: &ClassFile<'_>,
+    index: usize,
+    id: u32,
+    hooks: &mut Refs<'_>,
+    patcher: &mut ClassPatcher<'_>,
+) -> Result<(), SkipReason> {
+    let m = prepare(class, &class.methods[index], Mode::Plain)?;
+    let leaf = hooks.hook(patcher, Hook::LeafContext)?;
+    let mut pro = Snippet::new();
+    push_id(&mut pro, patcher, id)?;
+    pro.invokestatic(leaf, 1, 0);
+    let mut edits = Edits::new(m.insns.len());
+    // Runs once at entry: jumps back to offset 0 skip it.
+    edits.after[0] = pro.code;
+    let max_stack = m.max_depth().max(pro.peak);
+    m.finish_inserted(index, patcher, edits, max_stack)
+}
+
 /// A call instruction offered to [`site_probe`].
 struct SiteAt<'i> {
     call: &'i Insn,

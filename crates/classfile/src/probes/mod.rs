@@ -37,12 +37,13 @@ pub(crate) enum Hook {
     SavedContext,
     ExitContext,
     UnwindContext,
+    LeafContext,
 }
 
 const ACC_STATIC: u16 = 0x0008;
 
 /// The cache slot of `java/lang/Throwable`, after every hook's.
-const THROWABLE_SLOT: usize = Hook::UnwindContext as usize + 1;
+const THROWABLE_SLOT: usize = Hook::LeafContext as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
@@ -90,6 +91,7 @@ impl<'h> Refs<'h> {
             Hook::SavedContext => &h.saved_context,
             Hook::ExitContext => &h.exit_context,
             Hook::UnwindContext => &h.unwind_context,
+            Hook::LeafContext => &h.leaf_context,
         };
         if let Some(i) = self.cache[hook as usize] {
             return Ok(i);
@@ -229,6 +231,9 @@ pub struct Hooks {
     pub exit_context: HookMethod,
     /// `unwindContext(Ljava/lang/Object;III)V`: as `exitContext`, on exit by an exception.
     pub unwind_context: HookMethod,
+    /// `leafContext(I)V`: method id, at the entry of a leaf ([`Selection::leaf`]): the
+    /// method's only probe (with [`Hooks::blocks_context`]).
+    pub leaf_context: HookMethod,
     /// `alloc(Ljava/lang/Object;I)V`: the new object and its allocation-site id.
     pub alloc: HookMethod,
     /// Internal name of the class declaring [`Hooks::alloc`] (by default [`Hooks::class`]; the
@@ -278,6 +283,7 @@ impl Default for Hooks {
             saved_context: HookMethod::new("savedContext", "(Ljava/lang/Object;)I"),
             exit_context: HookMethod::new("exitContext", "(Ljava/lang/Object;III)V"),
             unwind_context: HookMethod::new("unwindContext", "(Ljava/lang/Object;III)V"),
+            leaf_context: HookMethod::new("leafContext", "(I)V"),
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
             alloc_class: "ferrofluid/Hooks".to_owned(),
             alloc_vm: HookMethod::new("vm", "(Ljava/lang/Object;I)V"),
@@ -446,6 +452,16 @@ pub trait Selection {
     fn deferred_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
         let _ = (method_id, call);
         None
+    }
+
+    /// Whether method `method_id` is a leaf whose calls its entry alone can count: under
+    /// `entry-exit` with [`Hooks::blocks_context`], its only probe is then a call of
+    /// [`Hooks::leaf_context`] at entry (no exit probe, no handler, no locals), so that it stays
+    /// as small as the JIT found it. A method with a call instruction gets the full probes
+    /// whatever this says (its callees' entries need its context). No by default.
+    fn leaf(&mut self, method_id: u32, method: &MethodSite<'_>) -> bool {
+        let _ = (method_id, method);
+        false
     }
 
     /// A site id to pass `this` with to the `receiver` hook at the entry of `method` (right
@@ -642,6 +658,13 @@ pub fn instrument<'a>(
                     if options.hooks.blocks_context && is_intrinsic_candidate(&class, member) =>
                 {
                     Err(SkipReason::Intrinsic)
+                }
+                ProbeKind::EntryExit
+                    if options.hooks.blocks_context
+                        && selection.leaf(id, &site)
+                        && entry_exit::is_leaf(&class, member) =>
+                {
+                    entry_exit::patch_leaf(&class, index, id, hooks, &mut patcher)
                 }
                 ProbeKind::EntryExit => {
                     let is_instance = member.access & ACC_STATIC == 0 && *name != *"<init>";

@@ -158,6 +158,7 @@ impl EngineSession for AllocSession {
         self.ready.then_some(Instrumentation {
             probes: ProbeKind::Alloc,
             selection: Selection::CallSubgraph,
+            leaves: false,
         })
     }
 

@@ -132,6 +132,7 @@ impl EngineSession for CpuSession {
         Some(Instrumentation {
             probes: ProbeKind::EntryExit,
             selection: Selection::CallSubgraph,
+            leaves: false,
         })
     }
 

@@ -137,6 +137,7 @@ impl EngineSession for SampledSession {
         self.ready.then_some(Instrumentation {
             probes: ProbeKind::EntryExit,
             selection: Selection::CallSubgraph,
+            leaves: true,
         })
     }
 

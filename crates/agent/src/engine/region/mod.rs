@@ -101,6 +101,7 @@ impl EngineSession for RegionSession {
         Some(Instrumentation {
             probes: ProbeKind::EntryExit,
             selection: Selection::Methods,
+            leaves: false,
         })
     }
 

@@ -206,6 +206,7 @@ impl EngineSession for SampleSession {
         self.hybrid.then_some(Instrumentation {
             probes: ProbeKind::EntryExit,
             selection: Selection::Methods,
+            leaves: false,
         })
     }
 

@@ -85,6 +85,7 @@ impl EngineSession for EntriesSession {
         Some(Instrumentation {
             probes: ProbeKind::EntryExit,
             selection: Selection::Methods,
+            leaves: false,
         })
     }
 

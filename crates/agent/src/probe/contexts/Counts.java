@@ -13,6 +13,9 @@ import jdk.internal.vm.annotation.DontInline;
  * child for the method, an exit adds the bytecodes and moves back to the parent: no JNI call,
  * nothing the JIT cannot inline, no allocation but a new context's node.
  *
+ * <p>A method that calls nothing may carry {@link #leafContext} alone, which counts its call
+ * without entering its node.
+ *
  * <p>The agent is called only where it must decide: a root's entry and exit (a negative id:
  * the root depth, the extent of the roots and when a thread records are the agent's, as in
  * the {@code cpu} mode), and the first entry of each method (lazy revelation), after which
@@ -160,6 +163,39 @@ public final class Counts {
     static int hash(int parent, int id) {
         int h = parent * 0x9E3779B9 + id;
         return h ^ (h >>> 16);
+    }
+
+    /**
+     * Leaf method {@code id} (it calls nothing: its only probe) was entered: counts the call in
+     * the child of the current node for it without moving there, since nothing can be entered
+     * from it and its exit would move straight back. The calls count as {@link #enterContext}
+     * counts them; the leaf's time is its caller's. Inlined as {@link #enterContext}.
+     */
+    public static void leafContext(int id) {
+        if (Hooks.active == 0) {
+            return;
+        }
+        Thread t = Thread.currentThread();
+        Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
+        if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
+            int p = c.current;
+            int[] h = c.hot;
+            int n = h[hash(p, id) & (h.length - 1)];
+            if (c.key[n] == key(p, id)) {
+                c.calls[n]++;
+                return;
+            }
+        }
+        leafEntered(id);
+    }
+
+    /** Not inlined, as {@link #entered}: the leaf's entry, then its exit. */
+    @DontInline
+    private static void leafEntered(int id) {
+        Object context = entered(id);
+        if (context != null) {
+            ((Context) context).exit(id, 0);
+        }
     }
 
     /** Makes {@code c} (counting, of the current recording) what {@link #enterContext} finds. */

@@ -420,6 +420,7 @@ impl Session {
             base: self.base,
             site_base: self.site_base,
             methods_only: self.instrumentation.selection == Chosen::Methods,
+            leaves: self.instrumentation.leaves,
         };
         let instrumented =
             self.engine

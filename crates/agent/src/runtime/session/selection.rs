@@ -16,6 +16,8 @@ pub(super) struct Offset<'p> {
     pub(super) site_base: u32,
     /// The engine's methods alone: no thread-start site.
     pub(super) methods_only: bool,
+    /// Trivial methods take the leaf probe ([`crate::engine::Instrumentation::leaves`]).
+    pub(super) leaves: bool,
 }
 
 impl Selection for Offset<'_> {
@@ -32,6 +34,17 @@ impl Selection for Offset<'_> {
 
     fn wants_receiver_sites(&self) -> bool {
         self.selection.wants_receiver_sites()
+    }
+
+    /// Trivial methods but roots (passed as `always_native`: the agent sees their entries and
+    /// exits).
+    fn leaf(&mut self, method_id: u32, method: &MethodSite<'_>) -> bool {
+        self.leaves
+            && crate::probe::thread::method_id(method_id) == method_id
+            && flags::get(method_id) & flags::ROOT == 0
+            && method_id
+                .checked_sub(self.base)
+                .is_some_and(|local| self.selection.leaf(local, method))
     }
 
     fn receiver_site(&mut self, method_id: u32, call: &CallSite<'_>) -> Option<u32> {
