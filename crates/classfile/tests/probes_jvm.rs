@@ -282,41 +282,13 @@ impl Selection for Leaves {
 }
 
 /// With `blocks_context`, a method the selection takes for a leaf gets the entry's
-/// `leafContext` call alone when it calls nothing (its exits, normal or not, call nothing), and
-/// the full context probes when it calls something; its entries count as before.
+/// `leafContext` call alone (`leafBlocks` with its bytecodes under block counting) when it calls
+/// nothing and, counting, is one basic block: its exits, normal or not, call nothing. Other
+/// methods get the full context probes. Entries and bytecodes count as with the plain probes.
 #[test]
 fn leaves_that_call_nothing_get_the_entry_probe_alone() {
-    let mut options = ProbeOptions::new(ProbeKind::EntryExit);
-    options.hooks.blocks_context = true;
-    let dir = work_dir("leaves");
-    let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
-    javac(&orig, &["ProbeTarget.java"]);
-    javac(&hooks, &["ferrofluid/Hooks.java"]);
-    std::fs::create_dir_all(&patched).unwrap();
-    let bytes = std::fs::read(orig.join("ProbeTarget.class")).unwrap();
-    let mut leaves = Leaves::default();
-    let out = instrument(&bytes, &options, &mut leaves).unwrap();
-    std::fs::write(patched.join("ProbeTarget.class"), out.bytes.unwrap()).unwrap();
-    let cp = format!("{}:{}", patched.display(), hooks.display());
-    let o = Command::new(java_bin("java"))
-        .args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ProbeTarget"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "instrumented program failed:\n{stderr}");
-    assert_eq!(String::from_utf8_lossy(&o.stdout), CHECKSUM);
-    let counts: HashMap<u32, (u64, u64)> = stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix("HOOK "))
-        .map(|l| {
-            let v: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
-            (v[0] as u32, (v[1], v[2] + v[3]))
-        })
-        .collect();
-    let plain = run_probe(ProbeKind::EntryExit);
-    let ids = &leaves.0.methods;
-    // Straight-line or looping, but calling nothing.
-    let leaf = [
+    // Calling nothing; under block counting one basic block too.
+    let calls_nothing = [
         "h()V",
         "sum(I)I",
         "loopAtZero(I)I",
@@ -326,16 +298,60 @@ fn leaves_that_call_nothing_get_the_entry_probe_alone() {
         "longs(JD[I)J",
         "multi()[[I",
     ];
-    for (name, &id) in ids {
-        let p = plain.method(name);
-        let got = counts.get(&id).copied().unwrap_or_default();
-        if leaf.contains(&name.as_str()) {
-            assert_eq!(got, (p.enter, 0), "{name}");
-        } else {
-            assert_eq!(got, (p.enter, p.exit + p.unwind), "{name}");
+    for (kind, leaf) in [
+        (ProbeKind::EntryExit, &calls_nothing[..]),
+        (ProbeKind::Blocks, &["h()V", "sync(I)I", "multi()[[I"][..]),
+        (ProbeKind::BlocksPrecise, &["h()V", "sync(I)I"][..]),
+    ] {
+        let mut options = ProbeOptions::new(kind);
+        options.hooks.blocks_context = true;
+        let dir = work_dir(&format!("leaves-{}", kind.name()));
+        let (orig, patched, hooks) = (dir.join("orig"), dir.join("patched"), dir.join("hooks"));
+        javac(&orig, &["ProbeTarget.java"]);
+        javac(&hooks, &["ferrofluid/Hooks.java"]);
+        std::fs::create_dir_all(&patched).unwrap();
+        let bytes = std::fs::read(orig.join("ProbeTarget.class")).unwrap();
+        let mut leaves = Leaves::default();
+        let out = instrument(&bytes, &options, &mut leaves).unwrap();
+        std::fs::write(patched.join("ProbeTarget.class"), out.bytes.unwrap()).unwrap();
+        let cp = format!("{}:{}", patched.display(), hooks.display());
+        let o = Command::new(java_bin("java"))
+            .args(["-Xverify:all", "-Xshare:off", "-cp", &cp, "ProbeTarget"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "instrumented program failed:\n{stderr}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), CHECKSUM);
+        // (enter, exit + unwind, bytecodes) per id.
+        let counts: HashMap<u32, (u64, u64, u64)> = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("HOOK "))
+            .map(|l| {
+                let v: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+                (v[0] as u32, (v[1], v[2] + v[3], v[4]))
+            })
+            .collect();
+        let plain = run_probe(kind);
+        let ids = &leaves.0.methods;
+        for (name, &id) in ids {
+            let p = plain.method(name);
+            let got = counts.get(&id).copied().unwrap_or_default();
+            let exits = if leaf.contains(&name.as_str()) {
+                0
+            } else {
+                p.exit + p.unwind
+            };
+            assert_eq!(got, (p.enter, exits, p.blocks), "{} {name}", kind.name());
         }
+        // `h` is one `return`: one bytecode a call, when counting.
+        let h_bytecodes = if kind == ProbeKind::EntryExit { 0 } else { 65 };
+        assert_eq!(
+            counts[&ids["h()V"]],
+            (65, 0, h_bytecodes),
+            "{}",
+            kind.name()
+        );
     }
-    assert_eq!(counts[&ids["h()V"]], (65, 0));
 }
 
 #[test]

@@ -266,3 +266,32 @@ fn virtual_threads_count_in_their_own_trees() {
         assert_eq!(t.get("unmatched_exits"), None, "{t}");
     }
 }
+
+/// Trivial methods of one basic block take one probe, at entry, that counts the call and the
+/// block's bytecodes whether it returns or throws (`tests/java/Leaves.java`, `work(6)` three
+/// times): `getX` (aload_0, getfield, ireturn: 3), `twice` (iload_0, iconst_2, imul, ireturn:
+/// 4), `at` (aload_0, getfield, iload_1, iaload, ireturn: 5, counted whole by Default blocks
+/// when `iaload` throws, for indexes 4 and 5).
+#[test]
+fn trivial_leaves_count_calls_and_bytecodes_at_entry() {
+    let dir = compile("Leaves.java", "count-leaves");
+    let out = dir.join("leaves.json");
+    let flags = [
+        "--mode",
+        "count",
+        "--root",
+        "Leaves::work",
+        "--include",
+        "Leaves",
+    ];
+    let output = run_java(&flags, &out, &dir, "Leaves");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "114\n");
+    let doc = read_profile_json(&out);
+    let main = thread(&doc, "main");
+    let work = child(&main["root"], "work");
+    assert_eq!(u(&work["calls"]), 3);
+    assert_eq!(child_names(work), ["at", "getX", "twice"]);
+    assert_eq!(counts(child(work, "getX")), (18, 54));
+    assert_eq!(counts(child(work, "twice")), (18, 72));
+    assert_eq!(counts(child(work, "at")), (18, 90));
+}

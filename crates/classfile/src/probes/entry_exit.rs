@@ -427,35 +427,59 @@ fn patch_inner(
     )
 }
 
-/// Whether `member` has code and no call instruction (`invoke*`): a leaf
-/// ([`Selection::leaf`](crate::Selection::leaf)) may take the entry-only probe.
-pub(crate) fn is_leaf(class: &ClassFile<'_>, member: &crate::class::Member<'_>) -> bool {
+/// What a leaf's probe passes: `Some(bytecodes)` when `member` has code and no call
+/// instruction (`invoke*`), so that a leaf ([`Selection::leaf`](crate::Selection::leaf)) may
+/// take the entry-only probe. Under block counting the method must also be one basic block:
+/// each call then runs (or, under `Default`, counts) the same `bytecodes`; 0 without counting.
+pub(crate) fn leaf_bytecodes(
+    class: &ClassFile<'_>,
+    member: &crate::class::Member<'_>,
+    counting: Counting,
+) -> Option<u32> {
     if member.access & (access::ABSTRACT | access::NATIVE) != 0 {
-        return false;
+        return None;
     }
-    let Ok(m) = prepare(class, member, Mode::Plain) else {
-        return false;
-    };
-    !m.insns
+    let m = prepare(class, member, Mode::Plain).ok()?;
+    if m.insns
         .iter()
         .any(|i| Invoke::of(i.op).is_some() || i.op == INVOKEDYNAMIC)
+    {
+        return None;
+    }
+    match counting {
+        Counting::None => Some(0),
+        Counting::Default | Counting::Precise => {
+            match blocks(&m, counting == Counting::Precise).as_slice() {
+                [(0, bytecodes)] => Some(*bytecodes),
+                _ => None,
+            }
+        }
+    }
 }
 
-/// The probe of a leaf: `leafContext(id)` at entry, which counts the call in the child of the
-/// thread's current context without entering it (nothing can be called from there), and nothing
-/// at the exits.
+/// The probe of a leaf: at entry, `leafContext(id)` (or, counting, `leafBlocks(id,
+/// bytecodes)`), which counts the call in the child of the thread's current context without
+/// entering it (nothing can be called from there); nothing at the exits.
 pub(crate) fn patch_leaf(
     class: &ClassFile<'_>,
     index: usize,
     id: u32,
+    counting: Counting,
+    bytecodes: u32,
     hooks: &mut Refs<'_>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
     let m = prepare(class, &class.methods[index], Mode::Plain)?;
-    let leaf = hooks.hook(patcher, Hook::LeafContext)?;
     let mut pro = Snippet::new();
     push_id(&mut pro, patcher, id)?;
-    pro.invokestatic(leaf, 1, 0);
+    if counting == Counting::None {
+        let leaf = hooks.hook(patcher, Hook::LeafContext)?;
+        pro.invokestatic(leaf, 1, 0);
+    } else {
+        let leaf = hooks.hook(patcher, Hook::LeafBlocks)?;
+        push_id(&mut pro, patcher, bytecodes)?;
+        pro.invokestatic(leaf, 2, 0);
+    }
     let mut edits = Edits::new(m.insns.len());
     // Runs once at entry: jumps back to offset 0 skip it.
     edits.after[0] = pro.code;

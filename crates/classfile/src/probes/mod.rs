@@ -38,12 +38,13 @@ pub(crate) enum Hook {
     ExitContext,
     UnwindContext,
     LeafContext,
+    LeafBlocks,
 }
 
 const ACC_STATIC: u16 = 0x0008;
 
 /// The cache slot of `java/lang/Throwable`, after every hook's.
-const THROWABLE_SLOT: usize = Hook::LeafContext as usize + 1;
+const THROWABLE_SLOT: usize = Hook::LeafBlocks as usize + 1;
 
 /// Constant-pool indices of the hooks and of `java/lang/Throwable`, interned once per class.
 pub(crate) struct Refs<'h> {
@@ -92,6 +93,7 @@ impl<'h> Refs<'h> {
             Hook::ExitContext => &h.exit_context,
             Hook::UnwindContext => &h.unwind_context,
             Hook::LeafContext => &h.leaf_context,
+            Hook::LeafBlocks => &h.leaf_blocks,
         };
         if let Some(i) = self.cache[hook as usize] {
             return Ok(i);
@@ -234,6 +236,9 @@ pub struct Hooks {
     /// `leafContext(I)V`: method id, at the entry of a leaf ([`Selection::leaf`]): the
     /// method's only probe (with [`Hooks::blocks_context`]).
     pub leaf_context: HookMethod,
+    /// `leafBlocks(II)V`: method id and the bytecodes each call counts, at the entry of a leaf
+    /// under block counting (with [`Hooks::blocks_context`]).
+    pub leaf_blocks: HookMethod,
     /// `alloc(Ljava/lang/Object;I)V`: the new object and its allocation-site id.
     pub alloc: HookMethod,
     /// Internal name of the class declaring [`Hooks::alloc`] (by default [`Hooks::class`]; the
@@ -284,6 +289,7 @@ impl Default for Hooks {
             exit_context: HookMethod::new("exitContext", "(Ljava/lang/Object;III)V"),
             unwind_context: HookMethod::new("unwindContext", "(Ljava/lang/Object;III)V"),
             leaf_context: HookMethod::new("leafContext", "(I)V"),
+            leaf_blocks: HookMethod::new("leafBlocks", "(II)V"),
             alloc: HookMethod::new("alloc", "(Ljava/lang/Object;I)V"),
             alloc_class: "ferrofluid/Hooks".to_owned(),
             alloc_vm: HookMethod::new("vm", "(Ljava/lang/Object;I)V"),
@@ -454,11 +460,13 @@ pub trait Selection {
         None
     }
 
-    /// Whether method `method_id` is a leaf whose calls its entry alone can count: under
-    /// `entry-exit` with [`Hooks::blocks_context`], its only probe is then a call of
-    /// [`Hooks::leaf_context`] at entry (no exit probe, no handler, no locals), so that it stays
-    /// as small as the JIT found it. A method with a call instruction gets the full probes
-    /// whatever this says (its callees' entries need its context). No by default.
+    /// Whether method `method_id` is a leaf whose calls its entry alone can count: with
+    /// [`Hooks::blocks_context`], its only probe is then a call of [`Hooks::leaf_context`]
+    /// (`entry-exit`) or [`Hooks::leaf_blocks`] (block counting) at entry (no exit probe, no
+    /// handler, no locals), so that it stays as small as the JIT found it. A method with a call
+    /// instruction gets the full probes whatever this says (its callees' entries need its
+    /// context), and so does, under block counting, one of more than one basic block (what a
+    /// call counts must not depend on its path). No by default.
     fn leaf(&mut self, method_id: u32, method: &MethodSite<'_>) -> bool {
         let _ = (method_id, method);
         false
@@ -615,6 +623,15 @@ fn is_intrinsic_candidate(class: &ClassFile<'_>, member: &crate::class::Member<'
     })
 }
 
+/// The block counting `kind` does (none for the probes that count no bytecodes).
+fn counting(kind: ProbeKind) -> Counting {
+    match kind {
+        ProbeKind::Blocks => Counting::Default,
+        ProbeKind::BlocksPrecise => Counting::Precise,
+        _ => Counting::None,
+    }
+}
+
 /// Inserts `options.kind` into every method `selection` picks.
 ///
 /// Fails only when the class cannot be read; a method that cannot be patched is
@@ -659,12 +676,26 @@ pub fn instrument<'a>(
                 {
                     Err(SkipReason::Intrinsic)
                 }
-                ProbeKind::EntryExit
+                ProbeKind::EntryExit | ProbeKind::Blocks | ProbeKind::BlocksPrecise
                     if options.hooks.blocks_context
+                        && !(options.kind != ProbeKind::EntryExit
+                            && is_intrinsic_candidate(&class, member))
                         && selection.leaf(id, &site)
-                        && entry_exit::is_leaf(&class, member) =>
+                        && entry_exit::leaf_bytecodes(&class, member, counting(options.kind))
+                            .is_some() =>
                 {
-                    entry_exit::patch_leaf(&class, index, id, hooks, &mut patcher)
+                    let counting = counting(options.kind);
+                    let bytecodes =
+                        entry_exit::leaf_bytecodes(&class, member, counting).unwrap_or(0);
+                    entry_exit::patch_leaf(
+                        &class,
+                        index,
+                        id,
+                        counting,
+                        bytecodes,
+                        hooks,
+                        &mut patcher,
+                    )
                 }
                 ProbeKind::EntryExit => {
                     let is_instance = member.access & ACC_STATIC == 0 && *name != *"<init>";

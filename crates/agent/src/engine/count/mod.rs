@@ -141,7 +141,7 @@ impl EngineSession for CountSession {
         Some(Instrumentation {
             probes,
             selection: Selection::CallSubgraph,
-            leaves: false,
+            leaves: true,
         })
     }
 

@@ -13,8 +13,8 @@ import jdk.internal.vm.annotation.DontInline;
  * child for the method, an exit adds the bytecodes and moves back to the parent: no JNI call,
  * nothing the JIT cannot inline, no allocation but a new context's node.
  *
- * <p>A method that calls nothing may carry {@link #leafContext} alone, which counts its call
- * without entering its node.
+ * <p>A method that calls nothing may carry {@link #leafContext} (or {@link #leafBlocks}) alone,
+ * which counts its call without entering its node.
  *
  * <p>The agent is called only where it must decide: a root's entry and exit (a negative id:
  * the root depth, the extent of the roots and when a thread records are the agent's, as in
@@ -186,15 +186,38 @@ public final class Counts {
                 return;
             }
         }
-        leafEntered(id);
+        leafEntered(id, 0);
+    }
+
+    /**
+     * {@link #leafContext} under block counting: each call of leaf method {@code id} (one basic
+     * block) counts {@code bytecodes}.
+     */
+    public static void leafBlocks(int id, int bytecodes) {
+        if (Hooks.active == 0) {
+            return;
+        }
+        Thread t = Thread.currentThread();
+        Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
+        if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
+            int p = c.current;
+            int[] h = c.hot;
+            int n = h[hash(p, id) & (h.length - 1)];
+            if (c.key[n] == key(p, id)) {
+                c.calls[n]++;
+                c.bytecodes[n] += bytecodes & 0xFFFFFFFFL;
+                return;
+            }
+        }
+        leafEntered(id, bytecodes);
     }
 
     /** Not inlined, as {@link #entered}: the leaf's entry, then its exit. */
     @DontInline
-    private static void leafEntered(int id) {
+    private static void leafEntered(int id, int bytecodes) {
         Object context = entered(id);
         if (context != null) {
-            ((Context) context).exit(id, 0);
+            ((Context) context).exit(id, bytecodes);
         }
     }
 

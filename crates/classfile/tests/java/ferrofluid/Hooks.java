@@ -22,6 +22,8 @@ public final class Hooks {
     public static void unwindContext(Object c, int id, int n, int saved) { check(c, id, saved); unwindBlocks(id, n); }
     /** A leaf's only probe, at entry (nothing at its exits). */
     public static void leafContext(int id) { enter[id]++; }
+    /** A leaf's only probe under block counting: its entry, with the bytecodes of each call. */
+    public static void leafBlocks(int id, int n) { enter[id]++; blocks[id] += n; }
     static void check(Object c, int id, int saved) {
         if (((int[]) c)[0] != id) throw new AssertionError("context of " + ((int[]) c)[0] + " at " + id);
         if (saved != id * 7 + 3) throw new AssertionError("saved " + saved + " at " + id);
