@@ -102,16 +102,11 @@ public final class Counts {
             if (Hooks.active == 0) {
                 return null;
             }
-            Thread t = Thread.currentThread();
-            Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
-            if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
+            Context c = published();
+            if (c != null) {
                 int p = c.current;
-                int[] h = c.hot;
-                int n = h[hash(p, id) & (h.length - 1)];
-                // The root (0) is nobody's child, and a child is cached only once its method is
-                // ready: a match is a counted entry. One key compares parent and method: one
-                // load fewer on the way from one call's node to the next.
-                if (c.key[n] == key(p, id)) {
+                int n = cachedChild(c, p, id);
+                if (n != 0) {
                     c.calls[n]++;
                     c.saved = p;
                     c.current = n;
@@ -120,6 +115,28 @@ public final class Counts {
             }
         }
         return entered(id);
+    }
+
+    /**
+     * The calling thread's context, if {@link #publish} made it findable and the thread records:
+     * the probes' fast way to it. Inlined into each of them.
+     */
+    private static Context published() {
+        Thread t = Thread.currentThread();
+        Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
+        return c != null && c.thread == t && c.recording != 0 && c.epoch == epoch ? c : null;
+    }
+
+    /**
+     * The child of node {@code p} for {@code id} if {@code c}'s cache holds it, else 0. The root
+     * (0) is nobody's child, and a child is cached only once its method is ready: a match is a
+     * counted entry. One key compares parent and method: one load fewer on the way from one
+     * call's node to the next.
+     */
+    private static int cachedChild(Context c, int p, int id) {
+        int[] h = c.hot;
+        int n = h[hash(p, id) & (h.length - 1)];
+        return c.key[n] == key(p, id) ? n : 0;
     }
 
     /**
@@ -175,13 +192,10 @@ public final class Counts {
         if (Hooks.active == 0) {
             return;
         }
-        Thread t = Thread.currentThread();
-        Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
-        if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
-            int p = c.current;
-            int[] h = c.hot;
-            int n = h[hash(p, id) & (h.length - 1)];
-            if (c.key[n] == key(p, id)) {
+        Context c = published();
+        if (c != null) {
+            int n = cachedChild(c, c.current, id);
+            if (n != 0) {
                 c.calls[n]++;
                 return;
             }
@@ -197,13 +211,10 @@ public final class Counts {
         if (Hooks.active == 0) {
             return;
         }
-        Thread t = Thread.currentThread();
-        Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
-        if (c != null && c.thread == t && c.recording != 0 && c.epoch == epoch) {
-            int p = c.current;
-            int[] h = c.hot;
-            int n = h[hash(p, id) & (h.length - 1)];
-            if (c.key[n] == key(p, id)) {
+        Context c = published();
+        if (c != null) {
+            int n = cachedChild(c, c.current, id);
+            if (n != 0) {
                 c.calls[n]++;
                 c.bytecodes[n] += bytecodes & 0xFFFFFFFFL;
                 return;
