@@ -62,6 +62,17 @@ impl<'a> Runtime<'a> {
     }
 }
 
+impl Runtime<'_> {
+    /// `f` on this Java thread, or on a thread attached to the JVM as `name`; `None` without a
+    /// JVM or when the thread cannot be attached.
+    fn on_java_thread<T>(&self, name: &str, f: impl FnOnce(&JniEnv<'_>) -> T) -> Option<T> {
+        match self.env {
+            Some(env) => Some(f(env)),
+            None => jvm::java_vm()?.with_attached_thread(name, f).ok(),
+        }
+    }
+}
+
 impl engine::Context for Runtime<'_> {
     fn vm(&self) -> Option<JavaVm> {
         jvm::java_vm()
@@ -93,15 +104,8 @@ impl engine::Context for Runtime<'_> {
 
     fn jdk_classes_inlined(&self, share: f64) -> Option<HashMap<String, usize>> {
         let jvmti = jvm::jvmti()?;
-        let take = |env: &JniEnv<'_>| Census::take(jvmti, env);
-        let census = match self.env {
-            Some(env) => take(env),
-            None => jvm::java_vm()?
-                .with_attached_thread("ferrofluid-census", take)
-                .map_err(|e| e.to_string())
-                .and_then(|r| r),
-        };
-        match census {
+        let census = self.on_java_thread("ferrofluid-census", |env| Census::take(jvmti, env));
+        match census.unwrap_or_else(|| Err("no Java thread to read it on".to_owned())) {
             Ok(census) => Some(census.inlined_into(share, |_| false).into_iter().collect()),
             Err(e) => {
                 log::warn!("compiled code not read ({e})");
@@ -114,17 +118,8 @@ impl engine::Context for Runtime<'_> {
         let Some(jvmti) = jvm::jvmti() else {
             return false;
         };
-        match self.env {
-            Some(env) => session::replan(jvmti, env, plan),
-            None => jvm::java_vm()
-                .and_then(|vm| {
-                    vm.with_attached_thread("ferrofluid-replan", |env| {
-                        session::replan(jvmti, env, plan)
-                    })
-                    .ok()
-                })
-                .unwrap_or(false),
-        }
+        self.on_java_thread("ferrofluid-replan", |env| session::replan(jvmti, env, plan))
+            .unwrap_or(false)
     }
 }
 

@@ -427,15 +427,16 @@ fn patch_inner(
     )
 }
 
-/// What a leaf's probe passes: `Some(bytecodes)` when `member` has code and no call
-/// instruction (`invoke*`), so that a leaf ([`Selection::leaf`](crate::Selection::leaf)) may
-/// take the entry-only probe. Under block counting the method must also be one basic block:
-/// each call then runs (or, under `Default`, counts) the same `bytecodes`; 0 without counting.
-pub(crate) fn leaf_bytecodes(
-    class: &ClassFile<'_>,
-    member: &crate::class::Member<'_>,
+/// A leaf's method and what its probe passes: `Some((method, bytecodes))` when `member` has
+/// code and no call instruction (`invoke*`), so that a leaf
+/// ([`Selection::leaf`](crate::Selection::leaf)) may take the entry-only probe. Under block
+/// counting the method must also be one basic block: each call then runs (or, under `Default`,
+/// counts) the same `bytecodes`; 0 without counting.
+pub(crate) fn leaf<'c, 'a>(
+    class: &'c ClassFile<'a>,
+    member: &'c crate::class::Member<'a>,
     counting: Counting,
-) -> Option<u32> {
+) -> Option<(Prepared<'c, 'a>, u32)> {
     if member.access & (access::ABSTRACT | access::NATIVE) != 0 {
         return None;
     }
@@ -446,22 +447,23 @@ pub(crate) fn leaf_bytecodes(
     {
         return None;
     }
-    match counting {
-        Counting::None => Some(0),
+    let bytecodes = match counting {
+        Counting::None => 0,
         Counting::Default | Counting::Precise => {
             match blocks(&m, counting == Counting::Precise).as_slice() {
-                [(0, bytecodes)] => Some(*bytecodes),
-                _ => None,
+                [(0, bytecodes)] => *bytecodes,
+                _ => return None,
             }
         }
-    }
+    };
+    Some((m, bytecodes))
 }
 
-/// The probe of a leaf: at entry, `leafContext(id)` (or, counting, `leafBlocks(id,
+/// The probe of leaf `m` ([`leaf`]): at entry, `leafContext(id)` (or, counting, `leafBlocks(id,
 /// bytecodes)`), which counts the call in the child of the thread's current context without
 /// entering it (nothing can be called from there); nothing at the exits.
 pub(crate) fn patch_leaf(
-    class: &ClassFile<'_>,
+    m: &Prepared<'_, '_>,
     index: usize,
     id: u32,
     counting: Counting,
@@ -469,7 +471,6 @@ pub(crate) fn patch_leaf(
     hooks: &mut Refs<'_>,
     patcher: &mut ClassPatcher<'_>,
 ) -> Result<(), SkipReason> {
-    let m = prepare(class, &class.methods[index], Mode::Plain)?;
     let mut pro = Snippet::new();
     push_id(&mut pro, patcher, id)?;
     if counting == Counting::None {
@@ -480,11 +481,7 @@ pub(crate) fn patch_leaf(
         push_id(&mut pro, patcher, bytecodes)?;
         pro.invokestatic(leaf, 2, 0);
     }
-    let mut edits = Edits::new(m.insns.len());
-    // Runs once at entry: jumps back to offset 0 skip it.
-    edits.after[0] = pro.code;
-    let max_stack = m.max_depth().max(pro.peak);
-    m.finish_inserted(index, patcher, edits, max_stack)
+    m.finish_with_prologue(index, patcher, pro)
 }
 
 /// A call instruction offered to [`site_probe`].

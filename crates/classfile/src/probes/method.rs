@@ -246,6 +246,20 @@ impl Prepared<'_, '_> {
         )
     }
 
+    /// [`Prepared::finish_inserted`] for a prologue alone: `prologue` runs once at entry (jumps
+    /// back to offset 0 skip it).
+    pub fn finish_with_prologue(
+        &self,
+        method_index: usize,
+        patcher: &mut ClassPatcher<'_>,
+        prologue: crate::code::asm::Snippet,
+    ) -> Result<(), SkipReason> {
+        let mut edits = Edits::new(self.insns.len());
+        let max_stack = self.max_depth().max(prologue.peak);
+        edits.after[0] = prologue.code;
+        self.finish_inserted(method_index, patcher, edits, max_stack)
+    }
+
     /// Rewrites the code and replaces the method in `patcher`.
     pub fn finish(
         &self,

@@ -667,35 +667,29 @@ pub fn instrument<'a>(
             continue;
         };
         let hooks = &mut refs;
+        // A leaf's entry-only probe, where the context probes take one (an intrinsic candidate
+        // gets none at all, below).
+        let counting = counting(options.kind);
+        let leaf = (options.hooks.blocks_context
+            && matches!(
+                options.kind,
+                ProbeKind::EntryExit | ProbeKind::Blocks | ProbeKind::BlocksPrecise
+            )
+            && !is_hook_class
+            && selection.leaf(id, &site)
+            && !is_intrinsic_candidate(&class, member))
+        .then(|| entry_exit::leaf(&class, member, counting))
+        .flatten();
         let result = if is_hook_class {
             Err(SkipReason::HookClass)
+        } else if let Some((m, bytecodes)) = leaf {
+            entry_exit::patch_leaf(&m, index, id, counting, bytecodes, hooks, &mut patcher)
         } else {
             match options.kind {
                 ProbeKind::EntryExit
                     if options.hooks.blocks_context && is_intrinsic_candidate(&class, member) =>
                 {
                     Err(SkipReason::Intrinsic)
-                }
-                ProbeKind::EntryExit | ProbeKind::Blocks | ProbeKind::BlocksPrecise
-                    if options.hooks.blocks_context
-                        && !(options.kind != ProbeKind::EntryExit
-                            && is_intrinsic_candidate(&class, member))
-                        && selection.leaf(id, &site)
-                        && entry_exit::leaf_bytecodes(&class, member, counting(options.kind))
-                            .is_some() =>
-                {
-                    let counting = counting(options.kind);
-                    let bytecodes =
-                        entry_exit::leaf_bytecodes(&class, member, counting).unwrap_or(0);
-                    entry_exit::patch_leaf(
-                        &class,
-                        index,
-                        id,
-                        counting,
-                        bytecodes,
-                        hooks,
-                        &mut patcher,
-                    )
                 }
                 ProbeKind::EntryExit => {
                     let is_instance = member.access & ACC_STATIC == 0 && *name != *"<init>";

@@ -4,7 +4,6 @@
 
 use crate::class::ClassFile;
 use crate::code::asm::Snippet;
-use crate::code::edit::Edits;
 use crate::code::opcodes::ALOAD;
 use crate::patch::ClassPatcher;
 use crate::probes::entry_exit::push_id;
@@ -81,11 +80,7 @@ fn patch(
     pro.load(ALOAD, slot);
     push_id(&mut pro, patcher, kind)?;
     pro.invokestatic(reveal, 2, 0);
-    let mut edits = Edits::new(m.insns.len());
-    // Runs once at entry: jumps back to offset 0 (loops) skip it.
-    edits.after[0] = pro.code;
-    let max_stack = m.max_depth().max(pro.peak);
-    m.finish_inserted(index, patcher, edits, max_stack)
+    m.finish_with_prologue(index, patcher, pro)
 }
 
 #[cfg(test)]
