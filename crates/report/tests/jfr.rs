@@ -27,11 +27,14 @@ fn temp_dir() -> PathBuf {
     dir
 }
 
-/// Writes the recording of `profile` and returns its path.
+/// Writes the recording of `profile` and returns its path: a file of its own, since tests
+/// running at once write recordings of the same case.
 fn write(profile: &Profile, report: &JfrReport, name: &str) -> PathBuf {
+    static WRITTEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mut bytes = Vec::new();
     report.write(profile, &mut bytes).unwrap();
-    let path = temp_dir().join(format!("{name}.jfr"));
+    let n = WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = temp_dir().join(format!("{name}-{n}.jfr"));
     std::fs::write(&path, bytes).unwrap();
     path
 }
