@@ -3,7 +3,8 @@
 //! checked before anything happens; a second tool cannot take a session over; the JVM exiting
 //! mid-profile ends `attach` with what was collected; a root that matches nothing is named at
 //! once, with near names; the control directory goes on detach and exit; a JVM that loaded the
-//! agent once is attached to again without an agent library beside ferrofluid.
+//! agent once is attached to again without an agent library beside ferrofluid; the agent loaded
+//! with the JVM keeps class data sharing on.
 
 use std::io::{BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -15,8 +16,8 @@ use serde_json::Value;
 
 mod common;
 use common::{
-    agent, attach, calls, child, compile, ferrofluid, read_profile_json, run_command, Program,
-    Rounds, JDK17_HOME,
+    agent, agentpath, attach, calls, child, compile, ferrofluid, read_profile_json, run_command,
+    Program, Rounds, JDK17_HOME,
 };
 use ferrofluid_protocol::control::{self, Client, Request, Response};
 
@@ -589,4 +590,31 @@ fn attach_to_a_jvm_that_loaded_the_agent_needs_no_library_beside_ferrofluid() {
     );
     assert_restored(&String::from_utf8_lossy(&status.stdout));
     target.finish();
+}
+
+/// The agent loaded with the JVM keeps class data sharing on for every mode but `native`, whose
+/// early class hook events turn it off (every JDK class is then parsed from its bytes):
+/// `-Xshare:on` makes a JVM that cannot map its archive fail to start.
+#[test]
+fn the_agent_at_load_keeps_class_data_sharing() {
+    let dir = compile("LoadedLate.java", "life-cds");
+    for options in [
+        "mode=sample",
+        "mode=cpu,root=LoadedLate::main",
+        "mode=count,root=LoadedLate::main",
+        "mode=alloc",
+        "mode=region,region=LoadedLate::main",
+    ] {
+        let out = dir.join("out.json");
+        let _ = std::fs::remove_file(&out);
+        let options = format!("{options},file={}", out.display());
+        let run = agentpath(
+            Path::new(JDK17_HOME),
+            &options,
+            &dir,
+            &["-Xshare:on", "LoadedLate"],
+        );
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "ready\n", "{options}");
+        assert!(out.exists(), "{options}: no profile");
+    }
 }

@@ -2,17 +2,18 @@
 //! 3:1 cost sampled 3:1; a counted loop without a safepoint poll charged to its own method; the
 //! hybrid (`--root`): no sample outside the root, the root's calls exact; the document's
 //! sampling summary and frame types; the wall clock's sleeping and blocked threads shown waiting
-//! (`tests/java/Waits.java`); attach and detach; JDK 25 and its virtual threads.
+//! (`tests/java/Waits.java`); attach and detach; a class loaded while sampling instrumented by
+//! the next session (`tests/java/LoadedLate.java`); JDK 25 and its virtual threads.
 
 use std::collections::BTreeMap;
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
 
 use serde_json::Value;
 
 mod common;
-use common::{agent, attach_profiling, compile, ferrofluid, java as java_on, scratch};
+use common::{agent, attach_profiling, call_paths, compile, ferrofluid, java as java_on, scratch};
 use ferrofluid_testkit::{javac, read_profile_json, Program, JDK17_HOME};
 
 /// `ferrofluid run --mode sample FLAGS -o OUT -- java JAVA -cp DIR Sampled ARGS`.
@@ -469,6 +470,95 @@ fn attach_samples_detaches_and_attaches_again() {
         assert!(dump.contains("\"spinner\""), "{dump}");
     }
     stop_waits(&dir, java);
+}
+
+/// Ends an attach session as Ctrl-C does; what it said after profiling began.
+fn interrupt(mut cli: Child, mut stderr: std::io::BufReader<ChildStderr>) -> String {
+    let interrupted = Command::new("kill")
+        .args(["-INT", &cli.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
+    assert!(cli.wait().unwrap().success(), "{said}");
+    said
+}
+
+/// A sampling session changes no class, so the agent turns the class file load hook off while
+/// it runs (HotSpot would read every shared class's bytes to post it): a class loaded meanwhile
+/// is unknown to the agent, and the next session, a CPU profile rooted in it, retransforms it
+/// to see its bytes and counts its calls exactly.
+#[test]
+fn a_class_loaded_while_sampling_is_instrumented_by_the_next_session() {
+    let dir = compile("LoadedLate.java", "sample-loaded-late");
+    let (log, sampled, cpu) = (
+        dir.join("agent.log"),
+        dir.join("sampled.json"),
+        dir.join("cpu.json"),
+    );
+    let mut java = Program::started(
+        java_on(Path::new(JDK17_HOME))
+            .arg("-cp")
+            .arg(&dir)
+            .arg("LoadedLate")
+            .stdin(Stdio::piped()),
+        "ready",
+    );
+    let pid = java.pid();
+    let mut stdin = java.child().stdin.take().unwrap();
+    let (log_arg, sampled_arg, cpu_arg) = (
+        log.to_str().unwrap(),
+        sampled.to_str().unwrap(),
+        cpu.to_str().unwrap(),
+    );
+    let (cli, _, stderr) = attach_profiling(
+        pid,
+        &["--mode", "sample", "--log", log_arg, "-o", sampled_arg],
+    );
+    writeln!(stdin, "load").unwrap();
+    java.expect("loaded");
+    interrupt(cli, stderr);
+    let (cli, _, stderr) = attach_profiling(
+        pid,
+        // Revealed before the first call returns, so its callees' calls count exactly.
+        &[
+            "--root",
+            "LoadedLate$Late::tick",
+            "--reveal",
+            "sync",
+            "--log",
+            log_arg,
+            "-o",
+            cpu_arg,
+        ],
+    );
+    writeln!(stdin, "call").unwrap();
+    java.expect("called 42");
+    interrupt(cli, stderr);
+    writeln!(stdin, "quit").unwrap();
+    java.expect("done");
+    java.succeeds();
+
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("class file load hook off while this session runs"),
+        "{log}"
+    );
+    assert!(
+        log.contains("loaded classes whose bytes were unknown"),
+        "{log}"
+    );
+    check_document_at(&read_profile_json(&sampled), "cpu", 10_000_000);
+    let doc = read_profile_json(&cpu);
+    assert_eq!(
+        call_paths(&doc),
+        [
+            ("LoadedLate$Late.tick".to_owned(), 1),
+            ("LoadedLate$Late.tick/LoadedLate$Late.leaf".to_owned(), 7),
+        ],
+        "{doc}"
+    );
 }
 
 /// On JDK 25 (when one is installed): the 3:1 loops sampled 3:1, and virtual threads' samples

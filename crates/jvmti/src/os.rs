@@ -4,7 +4,7 @@
 
 use std::io;
 use std::os::unix::io::AsRawFd;
-use std::os::unix::net::UnixStream;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::Duration;
 
 /// The peer's uid and pid (0 when the peer is outside our pid namespace) of a connected UNIX
@@ -32,11 +32,11 @@ pub fn peer_cred(stream: &UnixStream) -> io::Result<(u32, u32)> {
     Ok((cred.uid, u32::try_from(cred.pid).unwrap_or(0)))
 }
 
-/// Waits up to `timeout` for `stream` to become readable (data or end of stream); an
-/// interrupted wait is `Ok(false)`.
-pub fn poll_readable(stream: &UnixStream, timeout: Duration) -> io::Result<bool> {
+/// Waits up to `timeout` for `fd` to become readable (data or end of stream on a stream, a
+/// connection waiting on a listener); an interrupted wait is `Ok(false)`.
+pub fn poll_readable(fd: &impl AsRawFd, timeout: Duration) -> io::Result<bool> {
     let mut fd = libc::pollfd {
-        fd: stream.as_raw_fd(),
+        fd: fd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
@@ -49,6 +49,17 @@ pub fn poll_readable(stream: &UnixStream, timeout: Duration) -> io::Result<bool>
         0 => Ok(false),
         _ => Ok(true),
     }
+}
+
+/// Shuts a listening socket down, which wakes a thread waiting on it ([`poll_readable`] sees it
+/// readable) without a connection: a stop that must not wait for the waiter's timeout.
+pub fn shut_down_listener(listener: &UnixListener) -> io::Result<()> {
+    // SAFETY: shutdown(2) on a live descriptor this process owns; it reads no memory.
+    let rc = unsafe { libc::shutdown(listener.as_raw_fd(), libc::SHUT_RDWR) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The effective uid of this process.

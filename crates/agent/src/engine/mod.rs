@@ -168,6 +168,9 @@ pub enum Capability {
     /// `can_generate_early_vmstart`: the `native` engine defines its hooks class before any
     /// Java code runs (only offered at load).
     EarlyStart,
+    /// `can_generate_early_class_hook_events`: the `native` engine wraps the natives of the
+    /// classes loaded before the start phase (only offered at load).
+    EarlyClassHooks,
 }
 
 /// A JVMTI event an engine needs enabled while its session runs. (The engines of alloc and
@@ -447,6 +450,12 @@ pub fn vm_start(jvmti: Jvmti, env: &ferrofluid_jvmti::JniEnv<'_>) {
 /// Called on redefinitions too, which must keep what the first load added.
 pub fn transform_at_load(boot: bool, name: &str, bytes: &[u8]) -> Option<Vec<u8>> {
     native::transform(boot, name, bytes)
+}
+
+/// Whether an engine changes classes as they first load (the class file load hook must stay
+/// on whatever the session).
+pub fn transforms_at_load() -> bool {
+    native::transforms_at_load()
 }
 
 /// The class, name and descriptor of a method id that no session handed out (the `native`

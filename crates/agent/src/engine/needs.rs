@@ -4,7 +4,9 @@
 
 use ferrofluid_jvmti::{sys, Jvmti};
 
-use super::{Capability, Engine, JvmEvent};
+use ferrofluid_protocol::Mode;
+
+use super::{Capability, Engine, JvmEvent, Selected};
 
 impl Capability {
     /// The JVMTI capabilities it stands for.
@@ -20,6 +22,7 @@ impl Capability {
             Capability::ThreadCpuTime => caps.set_can_get_thread_cpu_time(1),
             Capability::NativePrefix => caps.set_can_set_native_method_prefix(1),
             Capability::EarlyStart => caps.set_can_generate_early_vmstart(1),
+            Capability::EarlyClassHooks => caps.set_can_generate_early_class_hook_events(1),
         }
         caps
     }
@@ -28,10 +31,14 @@ impl Capability {
         1 << self as u32
     }
 
-    /// Useful only to an agent loaded with the JVM (the `native` engine's): not asked for at
-    /// an attach.
+    /// Useful only to an agent loaded with the JVM (the `native` engine's): asked for only by
+    /// the engine of the load options, never at an attach. They cost the whole run: early class
+    /// hook events turn class data sharing off, so every JDK class is parsed from its bytes.
     fn at_load_only(self) -> bool {
-        matches!(self, Capability::NativePrefix | Capability::EarlyStart)
+        matches!(
+            self,
+            Capability::NativePrefix | Capability::EarlyStart | Capability::EarlyClassHooks
+        )
     }
 }
 
@@ -73,19 +80,29 @@ impl Granted {
 }
 
 /// Asks the JVM, once per environment (at `Agent_OnLoad`/`Agent_OnAttach`, where some can only
-/// be taken), for every capability a registered engine needs or would use. One refused is
-/// logged and the sessions of the engines that require it are refused ([`super::select`]);
-/// an error only if it is one that every engine requires (nothing could be measured).
-pub fn take_capabilities(jvmti: Jvmti) -> ferrofluid_jvmti::Result<Granted> {
-    let engines: Vec<&dyn Engine> = super::registered().map(|e| e.engine).collect();
-    let live = jvmti.phase().is_ok_and(|p| p == sys::JVMTI_PHASE_LIVE);
+/// be taken), for every capability a registered engine needs or would use; those only useful
+/// at load only for the engine of the load options (`load_mode`, `None` at an attach). One
+/// refused is logged and the sessions of the engines that require it are refused
+/// ([`super::select`]); an error only if it is one that every engine requires (nothing could
+/// be measured).
+pub fn take_capabilities(
+    jvmti: Jvmti,
+    load_mode: Option<Mode>,
+) -> ferrofluid_jvmti::Result<Granted> {
+    let registered: Vec<Selected> = super::registered().collect();
+    let engines: Vec<&dyn Engine> = registered.iter().map(|e| e.engine).collect();
     let mut granted = 0;
     let mut asked = 0;
-    for capability in engines.iter().flat_map(|e| {
-        let needs = e.needs();
-        needs.capabilities.iter().chain(needs.optional).copied()
+    for (mode, capability) in registered.iter().flat_map(|e| {
+        let needs = e.engine.needs();
+        let mode = e.mode();
+        needs
+            .capabilities
+            .iter()
+            .chain(needs.optional)
+            .map(move |&c| (mode, c))
     }) {
-        if asked & capability.bit() != 0 || (live && capability.at_load_only()) {
+        if asked & capability.bit() != 0 || (capability.at_load_only() && load_mode != Some(mode)) {
             continue;
         }
         asked |= capability.bit();
@@ -158,14 +175,25 @@ mod tests {
             Capability::RetransformClasses,
             Capability::TagObjects,
             Capability::ReadBytecodes,
+            Capability::ThreadCpuTime,
             Capability::NativePrefix,
             Capability::EarlyStart,
+            Capability::EarlyClassHooks,
         ];
         let bits = all.iter().fold(0, |bits, c| {
             assert_eq!(bits & c.bit(), 0, "{c:?}");
             bits | c.bit()
         });
-        assert_eq!(bits.count_ones(), 5);
+        assert_eq!(bits.count_ones(), 7);
+        let load_only: Vec<_> = all.iter().filter(|c| c.at_load_only()).collect();
+        assert_eq!(
+            load_only,
+            [
+                &Capability::NativePrefix,
+                &Capability::EarlyStart,
+                &Capability::EarlyClassHooks
+            ]
+        );
         let tags = Capability::TagObjects.jvmti();
         assert_eq!(
             (tags.can_tag_objects(), tags.can_retransform_classes()),

@@ -65,9 +65,14 @@ static TSC: Tsc = Tsc {
     ns_base: AtomicU64::new(0),
 };
 
+/// How long the TSC is scaled against `CLOCK_MONOTONIC`: both ends are bracketed reads (tens of
+/// ns each, [`tsc_and_monotonic`]), so 5 ms scales it within 0.01%; the agent's load (and with
+/// it the JVM's start) waits for it.
+const CALIBRATION: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Uses the TSC for timestamps if the kernel itself uses it as its clock source (which it does only
 /// when the TSC is invariant and synchronised across CPUs), scaled against `CLOCK_MONOTONIC` over
-/// 20 ms, unless the environment has `FERROFLUID_CLOCK=monotonic`. Called once, before any probe
+/// [`CALIBRATION`], unless the environment has `FERROFLUID_CLOCK=monotonic`. Called once, before any probe
 /// records.
 pub fn init_clock() {
     #[cfg(target_arch = "x86_64")]
@@ -92,7 +97,7 @@ pub fn init_clock() {
             return;
         }
         let (t0, n0) = tsc_and_monotonic();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(CALIBRATION);
         let (t1, n1) = tsc_and_monotonic();
         if t1 <= t0 || n1 <= n0 {
             return;
@@ -107,7 +112,7 @@ pub fn init_clock() {
 
 /// The TSC and `CLOCK_MONOTONIC` read together: of a few tries, the one whose monotonic read
 /// the fewest TSC ticks bracket (the TSC at its middle). A thread preempted between two plain
-/// reads skews the scale by the preemption over the 20 ms window: on a busy CI machine 2%, which
+/// reads skews the scale by the preemption over the calibration window: on a busy CI machine 2%, which
 /// made a method's thread CPU time exceed its wall time.
 #[cfg(target_arch = "x86_64")]
 fn tsc_and_monotonic() -> (u64, u64) {

@@ -473,16 +473,17 @@ const IDLE_ROUNDS: u32 = 10;
 
 /// The collector thread's body: drains until `stop` is set, calling `tick` after each round. It
 /// sleeps [`PERIOD`] between rounds unless a ring was more than a quarter full, so a busy
-/// thread's ring is emptied at once, and [`IDLE_PERIOD`] while the rings stay empty.
+/// thread's ring is emptied at once, and [`IDLE_PERIOD`] while the rings stay empty; whoever
+/// sets `stop` unparks it, so that a JVM's exit does not wait for its sleep.
 pub fn run(stop: Arc<AtomicBool>, tick: impl Fn()) {
     let busy = super::ring::RING_EVENTS / 4;
     let mut most = 0;
     let mut idle = 0;
     while !stop.load(Ordering::SeqCst) {
         if idle >= IDLE_ROUNDS {
-            std::thread::sleep(IDLE_PERIOD);
+            std::thread::park_timeout(IDLE_PERIOD);
         } else if most < busy {
-            std::thread::sleep(PERIOD);
+            std::thread::park_timeout(PERIOD);
         }
         most = lock(&COLLECTOR).as_mut().map_or(0, |c| c.drain());
         idle = if most == 0 { idle.saturating_add(1) } else { 0 };

@@ -77,17 +77,6 @@ pub fn setup(vm: JavaVm, jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
     let mut caps = sys::jvmtiCapabilities::default();
     caps.set_can_generate_all_class_hook_events(1);
     jvmti.add_capabilities(&caps)?;
-    // At startup, also see the classes loaded before the start phase, so that planning at VMInit
-    // needs no retransformation of them (only offered in the OnLoad phase).
-    let mut early = sys::jvmtiCapabilities::default();
-    early.set_can_generate_early_class_hook_events(1);
-    if jvmti
-        .potential_capabilities()?
-        .can_generate_early_class_hook_events()
-        != 0
-    {
-        let _ = jvmti.add_capabilities(&early);
-    }
     let callbacks = events::event_callbacks::<Events>();
     jvmti.set_event_callbacks(&callbacks)?;
     setup_virtual_threads(jvmti, &callbacks);
@@ -159,6 +148,22 @@ fn enable_virtual_thread_events(jvmti: Jvmti) {
     })();
     if let Err(e) = result {
         log::warn!("virtual threads: {e}; their profiles will be inexact");
+    }
+}
+
+/// Turns the class file load hook on or off. The runtime keeps it on (the class bytes cache);
+/// a session that changes no class turns it off while it runs: with the hook on, HotSpot reads
+/// the bytes of every class it maps from the shared archive to post it. Classes loaded
+/// meanwhile are unknown to a later session, which retransforms them to see their bytes.
+pub fn class_hook(jvmti: Jvmti, on: bool) {
+    if !on {
+        log::info!("class file load hook off while this session runs (it changes no class)");
+    }
+    if let Err(e) = jvmti.set_event_notification_mode(on, sys::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) {
+        log::warn!(
+            "class file load hook {}: {e}",
+            if on { "on" } else { "off" }
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! by `Agent_OnUnload`. The library stays loaded between attaches (the JVM never unloads an agent), so
 //! all state lives in one global slot that is either `None` (dormant) or the running agent.
 
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -67,6 +68,8 @@ struct Running {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     collector: Option<JoinHandle<()>>,
+    /// The control server's listener (a clone), to wake the server at a stop.
+    listener: Option<UnixListener>,
     socket: PathBuf,
     /// The log file when it is the default one, inside the socket's directory.
     default_log: Option<PathBuf>,
@@ -164,7 +167,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
     let live = jvmti.phase()? == ferrofluid_jvmti::sys::JVMTI_PHASE_LIVE;
     context::register_upcalls();
     jvm::setup(vm, jvmti)?;
-    let granted = engine::take_capabilities(jvmti)?;
+    let granted = engine::take_capabilities(jvmti, (!live).then(|| opts.mode()))?;
     jvm::set_granted(granted);
     if wants_profile(&opts) {
         if !live {
@@ -178,7 +181,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         vm_version: jvmti.system_property("java.vm.version").unwrap_or_default(),
         options: opts.to_string(),
     };
-    let (stop, thread, collector) = spawn_threads(&socket, info.clone())?;
+    let (stop, thread, listener, collector) = spawn_threads(&socket, info.clone())?;
     *lock(&AGENT.options) = Some(opts.clone());
     // From here on nothing fails the load: probes may call into this library once hooks are bound.
     if let Err(e) = jvm::enable_events(jvmti, !live) {
@@ -200,6 +203,7 @@ pub fn start(vm: JavaVm, options: &str) -> Result<(), AgentError> {
         stop,
         thread: Some(thread),
         collector: Some(collector),
+        listener,
         socket,
         default_log,
         jvmti,
@@ -233,8 +237,14 @@ fn open_log(opts: &AgentOptions, socket: &Path) -> Result<Option<PathBuf>, Agent
     Ok(default_log)
 }
 
-/// The agent's threads: their stop flag, the control server, the collector.
-type Threads = (Arc<AtomicBool>, JoinHandle<()>, JoinHandle<()>);
+/// The agent's threads: their stop flag, the control server and a clone of its listener, the
+/// collector.
+type Threads = (
+    Arc<AtomicBool>,
+    JoinHandle<()>,
+    Option<UnixListener>,
+    JoinHandle<()>,
+);
 
 /// Binds the control socket and starts the control server and the collector.
 fn spawn_threads(socket: &Path, info: Info) -> Result<Threads, AgentError> {
@@ -246,6 +256,7 @@ fn spawn_threads(socket: &Path, info: Info) -> Result<Threads, AgentError> {
         .set_nonblocking(true)
         .map_err(io_error("control socket", socket))?;
     let stop = Arc::new(AtomicBool::new(false));
+    let wake = listener.try_clone().ok();
     let thread = {
         let stop = Arc::clone(&stop);
         std::thread::Builder::new()
@@ -268,9 +279,12 @@ fn spawn_threads(socket: &Path, info: Info) -> Result<Threads, AgentError> {
             })
     };
     match collector {
-        Ok(collector) => Ok((stop, thread, collector)),
+        Ok(collector) => Ok((stop, thread, wake, collector)),
         Err(e) => {
             stop.store(true, Ordering::SeqCst);
+            if let Some(l) = &wake {
+                server::wake(l);
+            }
             let _ = thread.join();
             Err(io_error("collector thread for", socket)(e))
         }
@@ -324,6 +338,9 @@ fn begin_session(
         event,
     })?;
     let active = context::open(engine, env, options);
+    if active.session.instruments().is_none() && !engine::transforms_at_load() {
+        jvm::class_hook(jvmti, false);
+    }
     engine::activate(engine);
     session::set_reveal(options.reveal == ferrofluid_protocol::Reveal::Async);
     Ok(match active.session.instruments() {
@@ -518,6 +535,7 @@ pub fn detach() {
     end_push(running.push.take(), collector::collecting());
     shut_down(&running);
     if let Some(c) = running.collector.take() {
+        c.thread().unpark();
         let _ = c.join();
     }
     dispose_env(&running);
@@ -541,6 +559,7 @@ pub fn unload() {
     end_push(running.push.take(), false);
     if let Some(c) = running.collector.take() {
         running.stop.store(true, Ordering::SeqCst);
+        c.thread().unpark();
         let _ = c.join();
     }
     // At VM death the environment goes away with the VM; disposing it here is neither needed nor safe.
@@ -554,6 +573,9 @@ pub fn unload() {
 
 fn shut_down(running: &Running) {
     running.stop.store(true, Ordering::SeqCst);
+    if let Some(l) = &running.listener {
+        server::wake(l);
+    }
     let _ = std::fs::remove_file(&running.socket);
 }
 

@@ -32,7 +32,7 @@ pub fn make_owner_only(path: &Path) -> io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
-pub use ferrofluid_jvmti::os::{euid, peer_cred, poll_readable};
+pub use ferrofluid_jvmti::os::{euid, peer_cred, poll_readable, shut_down_listener};
 
 /// Only our own user and root may control the agent.
 pub fn peer_allowed(peer: u32, own: u32) -> bool {

@@ -19,7 +19,8 @@ use crate::runtime::{context, private_dir, session};
 /// The longest `wait` a tool may ask for (its reads time out after 60 s).
 const MAX_WAIT: Duration = Duration::from_secs(30);
 
-/// How often an idle server looks at its stop flag.
+/// How often an idle server looks at its stop flag and the orphan timer (a stop also wakes it at
+/// once: [`wake`]).
 const IDLE_POLL: Duration = Duration::from_millis(50);
 /// Connections served at once; more are closed at once with an error reply.
 pub const MAX_CONNECTIONS: usize = 8;
@@ -36,6 +37,18 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
                 // As on `detach`: probes removed, events off, dormant; this loop then ends.
                 lifecycle::detach();
                 continue;
+            }
+            match private_dir::poll_readable(&listener, IDLE_POLL) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    log::warn!("waiting for control connections: {e}");
+                    std::thread::sleep(IDLE_POLL);
+                    continue;
+                }
+            }
+            if stop.load(Ordering::SeqCst) {
+                break;
             }
             match listener.accept() {
                 Ok((mut stream, _)) => {
@@ -73,7 +86,8 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
                         log::warn!("control connection thread: {e}");
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(IDLE_POLL),
+                // The peer gave up between the wait and the accept.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => {
                     log::warn!("accept: {e}");
                     std::thread::sleep(IDLE_POLL);
@@ -82,6 +96,14 @@ pub fn serve(listener: UnixListener, stop: Arc<AtomicBool>, info: Info) {
         }
         log::info!("control server stopped");
     })
+}
+
+/// Wakes a server waiting on `listener` (a clone of its own) after its stop flag was set, so
+/// that it ends now rather than at its next look (a JVM's exit waits for it).
+pub fn wake(listener: &UnixListener) {
+    if let Err(e) = private_dir::shut_down_listener(listener) {
+        log::info!("waking the control server: {e}");
+    }
 }
 
 fn handle(stream: UnixStream, stop: &AtomicBool, info: &Info) -> Result<(), FrameError> {

@@ -64,6 +64,20 @@ pub(crate) fn emptiness_warning(profile: &Profile, asked: Asked<'_>) -> Option<S
     if !empty {
         return None;
     }
+    // Whole-program sampling has no roots to blame: nothing ran on the clock sampled.
+    if let Some(sampling) = profile.sampling.as_ref().filter(|s| !s.roots) {
+        return Some(format!(
+            "no sample with a Java stack was taken ({} on the {} clock): no thread ran Java code \
+             while sampling{}",
+            count(sampling.samples, "sample", "samples"),
+            sampling.clock,
+            if sampling.clock == "cpu" {
+                "; `--wall` samples waiting threads too"
+            } else {
+                ""
+            }
+        ));
+    }
     if !never_matched.is_empty() {
         return Some(format!(
             "no loaded class has a method matching {flag} {}, so nothing was {}; check the \
@@ -158,6 +172,18 @@ mod tests {
         assert_eq!(
             emptiness_warning(&p, known).unwrap(),
             "no root ran while profiling (3 methods carried probes)"
+        );
+        let idle = Profile {
+            sampling: Some(ferrofluid_profile::Sampling {
+                clock: "cpu".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            emptiness_warning(&idle, known).unwrap(),
+            "no sample with a Java stack was taken (0 samples on the cpu clock): no thread ran \
+             Java code while sampling; `--wall` samples waiting threads too"
         );
         let mut r = Profile {
             regions: Some(vec![]),

@@ -78,7 +78,11 @@ impl Engine for Native {
         Needs {
             capabilities: &[],
             // Checked at load ([`at_load`]): without them the engine is not ready.
-            optional: &[Capability::NativePrefix, Capability::EarlyStart],
+            optional: &[
+                Capability::NativePrefix,
+                Capability::EarlyStart,
+                Capability::EarlyClassHooks,
+            ],
             events: &[JvmEvent::ClassFileLoadHook, JvmEvent::ClassPrepare],
         }
     }
@@ -118,7 +122,11 @@ impl Engine for Native {
 /// At `Agent_OnLoad` for a `native` profile: the prefix is set and wrapping starts, the hooks
 /// class is defined at the early VMStart ([`vm_start`]).
 pub fn at_load(jvmti: Jvmti, options: &AgentOptions, granted: Granted) -> Result<(), EngineError> {
-    for capability in [Capability::NativePrefix, Capability::EarlyStart] {
+    for capability in [
+        Capability::NativePrefix,
+        Capability::EarlyStart,
+        Capability::EarlyClassHooks,
+    ] {
         if !granted.has(capability) {
             return Err(EngineError::Capability {
                 mode: Mode::Native,
@@ -179,6 +187,11 @@ pub fn transform(boot: bool, name: &str, bytes: &[u8]) -> Option<Vec<u8>> {
         libjava.is_some_and(|l| l.function(class, method, descriptor).is_some())
     };
     STATE.wrapping.transform(boot, name, bytes, &by_name)
+}
+
+/// Whether natives are wrapped as their classes load (the agent was loaded for `native`).
+pub fn transforms_at_load() -> bool {
+    STATE.wrapping.on.load(Ordering::Relaxed)
 }
 
 /// The name of a wrapped native or upcall target.

@@ -98,7 +98,8 @@ pub fn run(vm: JavaVm, mut samples: Samples, setup: Setup) {
             if stopping {
                 break;
             }
-            std::thread::sleep(EVERY);
+            // Unparked by the stop, so that a JVM's exit does not wait for the sleep.
+            std::thread::park_timeout(EVERY);
         }
     });
     if let Err(e) = result {

@@ -156,6 +156,7 @@ impl SampleSession {
         };
         let stats = running.sampler.stop();
         running.stop.store(true, Ordering::Release);
+        running.drain.thread().unpark();
         if running.drain.join().is_err() {
             log::error!("sample: the drain thread panicked");
         }

@@ -264,6 +264,7 @@ fn started(outcome: &mut Outcome, scanned: usize) {
 /// bytes it had before the agent touched it.
 pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
     stop_reveal_thread();
+    crate::runtime::jvm::class_hook(jvmti, true);
     let Some(session) = lock(&SESSIONS.current).take() else {
         return Outcome::default();
     };
