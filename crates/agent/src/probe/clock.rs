@@ -72,8 +72,8 @@ const CALIBRATION: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Uses the TSC for timestamps if the kernel itself uses it as its clock source (which it does only
 /// when the TSC is invariant and synchronised across CPUs), scaled against `CLOCK_MONOTONIC` over
-/// [`CALIBRATION`], unless the environment has `FERROFLUID_CLOCK=monotonic`. Called once, before any probe
-/// records.
+/// [`CALIBRATION`], unless the environment has `FERROFLUID_CLOCK=monotonic`. Called once, before
+/// any probe records.
 pub fn init_clock() {
     #[cfg(target_arch = "x86_64")]
     {
@@ -112,8 +112,8 @@ pub fn init_clock() {
 
 /// The TSC and `CLOCK_MONOTONIC` read together: of a few tries, the one whose monotonic read
 /// the fewest TSC ticks bracket (the TSC at its middle). A thread preempted between two plain
-/// reads skews the scale by the preemption over the calibration window: on a busy CI machine 2%, which
-/// made a method's thread CPU time exceed its wall time.
+/// reads skews the scale by the preemption over the calibration window (on a busy CI machine 2%
+/// over 20 ms, which made a method's thread CPU time exceed its wall time).
 #[cfg(target_arch = "x86_64")]
 fn tsc_and_monotonic() -> (u64, u64) {
     let tsc = ferrofluid_jvmti::os::rdtsc;

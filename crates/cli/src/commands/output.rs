@@ -65,7 +65,11 @@ pub(crate) fn emptiness_warning(profile: &Profile, asked: Asked<'_>) -> Option<S
         return None;
     }
     // Whole-program sampling has no roots to blame: nothing ran on the clock sampled.
-    if let Some(sampling) = profile.sampling.as_ref().filter(|s| !s.roots) {
+    if let Some(sampling) = profile
+        .sampling
+        .as_ref()
+        .filter(|s| profile.mode == ferrofluid_profile::Mode::Sample && !s.roots)
+    {
         return Some(format!(
             "no sample with a Java stack was taken ({} on the {} clock): no thread ran Java code \
              while sampling{}",
@@ -174,6 +178,7 @@ mod tests {
             "no root ran while profiling (3 methods carried probes)"
         );
         let idle = Profile {
+            mode: ferrofluid_profile::Mode::Sample,
             sampling: Some(ferrofluid_profile::Sampling {
                 clock: "cpu".into(),
                 ..Default::default()
