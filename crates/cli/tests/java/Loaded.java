@@ -3,6 +3,10 @@
  * {@code plain}, an identical copy never under a root (hence never instrumented), is timed by
  * the program itself right before each call of {@code work}: the truth the profile's
  * compensated time of {@code work} is compared with. Runs for at least {@code args[0]} ms.
+ * Each call's input is the previous call's result, so that the processor cannot overlap one
+ * call's arithmetic with the next one's where the copy is compiled as one loop: a probe between
+ * calls would forbid that overlap, and the comparison would measure it instead of the
+ * compensation.
  */
 public class Loaded {
     static long sink;
@@ -10,13 +14,13 @@ public class Loaded {
     static long work(int n) {
         long s = 0;
         for (int i = 0; i < n; i++) {
-            s += leaf(i);
+            s = leaf(s + i);
         }
         return s;
     }
 
-    static long leaf(int i) {
-        long x = i;
+    static long leaf(long x0) {
+        long x = x0;
         for (int k = 0; k < 300; k++) {
             x = x * 6364136223846793005L + 1442695040888963407L;
         }
@@ -26,13 +30,13 @@ public class Loaded {
     static long plain(int n) {
         long s = 0;
         for (int i = 0; i < n; i++) {
-            s += plainLeaf(i);
+            s = plainLeaf(s + i);
         }
         return s;
     }
 
-    static long plainLeaf(int i) {
-        long x = i;
+    static long plainLeaf(long x0) {
+        long x = x0;
         for (int k = 0; k < 300; k++) {
             x = x * 6364136223846793005L + 1442695040888963407L;
         }

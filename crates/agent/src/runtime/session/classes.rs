@@ -55,12 +55,53 @@ pub(crate) static CACHE: ClassCache = ClassCache {
 /// ClassFileLoadHook saw them, so that a new session (even after detach and re-attach) plans without
 /// retransforming every loaded class again: each retransformation leaves the JVM a new class version
 /// to keep while old frames run, and repeating them for every class makes each cycle slower.
-/// Entries of unloaded classes stay (their weak reference is cleared); memory is the price.
+/// Entries of unloaded classes stay (their weak reference is cleared); memory is the price, up to
+/// [`CACHE_LIMIT`] bytes of class files.
 #[derive(Default)]
 pub(super) struct Classes {
     /// Shared so that a reader takes one out of the lock and upgrades it after.
     pub(super) refs: HashMap<ClassKey, Arc<WeakGlobalClass>>,
     pub(super) bytes: HashMap<ClassKey, Arc<[u8]>>,
+    /// The sum of `bytes`' lengths.
+    cached: usize,
+    /// Class file loads (first loads and retransformations) whose bytes were not kept, the
+    /// cache being full.
+    not_cached: u64,
+}
+
+/// The most class-file bytes the cache keeps: an agent loaded with a large application (or one
+/// that defines classes without end) holds no more native memory than this for it. Classes
+/// loaded once it is full are unknown to the planner, which retransforms them to see their
+/// bytes when a session needs them, as it does the classes loaded before the agent.
+pub(super) const CACHE_LIMIT: usize = 256 << 20;
+
+impl Classes {
+    /// Keeps `bytes` as `key`'s original bytes unless some are kept already or `limit` bytes
+    /// would be exceeded (counted in [`Classes::not_cached`]). True when this call kept them.
+    fn keep(&mut self, key: &ClassKey, bytes: &[u8], limit: usize) -> bool {
+        if self.bytes.contains_key(key) {
+            return false;
+        }
+        if self.cached.saturating_add(bytes.len()) > limit {
+            self.not_cached += 1;
+            if self.not_cached == 1 {
+                log::info!(
+                    "class bytes cache full ({} MiB): the bytes of classes loaded from now on are \
+                     read back by retransforming them when a session plans them",
+                    limit >> 20
+                );
+            }
+            return false;
+        }
+        self.cached += bytes.len();
+        self.bytes.insert(key.clone(), bytes.into());
+        true
+    }
+
+    /// Class file loads whose bytes were not kept because the cache was full.
+    pub(super) fn not_cached(&self) -> u64 {
+        self.not_cached
+    }
 }
 
 /// The id of class loader `loader` (assigned on first sight; the bootstrap loader is `None`).
@@ -93,9 +134,7 @@ pub fn class_file_load(
     let key = (loader_id(env, loader)?, name.to_owned());
     lock(&CACHE.classes)
         .get_or_insert_with(Classes::default)
-        .bytes
-        .entry(key.clone())
-        .or_insert_with(|| bytes.into());
+        .keep(&key, bytes, CACHE_LIMIT);
     // What engines add as classes first load (native wrappers) comes first, and again at every
     // redefinition: methods cannot be added or removed by one.
     let loaded = crate::engine::transform_at_load(key.0 == BOOTSTRAP, name, bytes);
@@ -244,4 +283,23 @@ pub(super) fn status_of(jvmti: Jvmti, env: &JniEnv<'_>, key: &ClassKey) -> Optio
     let status = jvmti.class_status(class).ok();
     env.delete_local_ref(class.as_object());
     status.map(|st| st as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_first_bytes_up_to_its_limit_and_counts_the_rest() {
+        let mut c = Classes::default();
+        let key = |n: &str| (BOOTSTRAP, n.to_owned());
+        assert!(c.keep(&key("A"), &[1; 60], 100));
+        // A redefinition's bytes never replace the original ones.
+        assert!(!c.keep(&key("A"), &[2; 10], 100));
+        assert!(c.keep(&key("B"), &[3; 40], 100));
+        assert!(!c.keep(&key("C"), &[4; 1], 100));
+        assert!(!c.keep(&key("D"), &[5; 1], 100));
+        assert_eq!(c.bytes[&key("A")].as_ref(), &[1; 60][..]);
+        assert_eq!((c.bytes.len(), c.cached, c.not_cached()), (2, 100, 2));
+    }
 }

@@ -167,6 +167,12 @@ fn loaded_classes(jvmti: Jvmti, env: &JniEnv<'_>, planner: &mut Planner) -> Load
                 false
             }
         });
+    if let Some(n) = classes.as_ref().map(|c| c.not_cached()).filter(|&n| n > 0) {
+        log::info!(
+            "the class bytes cache is full ({} MiB): {n} class file loads were not kept",
+            super::classes::CACHE_LIMIT >> 20
+        );
+    }
     loaded
 }
 
