@@ -303,6 +303,15 @@ impl Jvmti {
         Ok(b != 0)
     }
 
+    /// The object's identity hash code (`System.identityHashCode`'s value), set on first use
+    /// and never changed: the same object always gives the same hash.
+    pub fn object_hash_code(self, object: Object<'_>) -> Result<i32> {
+        let mut hash = 0;
+        // SAFETY: a live object reference and one out-pointer.
+        unsafe { jvmti!(self, GetObjectHashCode(object.as_raw(), &mut hash)) }?;
+        Ok(hash)
+    }
+
     /// The class's `JVMTI_CLASS_STATUS_*` bits (verified, prepared, initialized, error, ...).
     pub fn class_status(self, class: Class<'_>) -> Result<i32> {
         let mut status = 0;

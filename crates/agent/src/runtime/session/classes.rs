@@ -20,10 +20,12 @@ use super::{digest, lock, ClassKey, SESSIONS};
 pub(crate) struct ClassCache {
     /// Loaded classes: a weak reference to each and its original bytes.
     pub(super) classes: Mutex<Option<Classes>>,
-    /// Loaders seen so far: a weak global reference to each and its id. Weak references
-    /// outlive the JVMTI environment, so class bytes cached under a loader id stay valid across
-    /// detach/attach. They are never removed (nor deleted).
-    loaders: Mutex<Vec<(WeakGlobalRef, LoaderId)>>,
+    /// Loaders seen so far, by identity hash code: a weak global reference to each and its id.
+    /// Weak references outlive the JVMTI environment, so class bytes cached under a loader id
+    /// stay valid across detach/attach. They are never removed (nor deleted). Keyed by hash so
+    /// that a class load compares its loader with the few of the same hash, not with every
+    /// loader the application ever made.
+    loaders: Mutex<Option<Loaders>>,
     next_loader: AtomicU64,
     /// Classes ever instrumented, whose retransformations are logged with a digest of their
     /// bytes.
@@ -39,10 +41,13 @@ pub(crate) struct ClassCache {
     pub(super) retransform_ns: AtomicU64,
 }
 
+/// Loaders by identity hash code (`None`: not read), each a weak reference and its id.
+type Loaders = HashMap<Option<i32>, Vec<(WeakGlobalRef, LoaderId)>>;
+
 // Process-wide: the class hooks, JVMTI callbacks without user data, fill it.
 pub(crate) static CACHE: ClassCache = ClassCache {
     classes: Mutex::new(None),
-    loaders: Mutex::new(Vec::new()),
+    loaders: Mutex::new(None),
     next_loader: AtomicU64::new(1),
     traced: Mutex::new(None),
     restore_at_prepare: Mutex::new(BTreeSet::new()),
@@ -109,13 +114,26 @@ pub fn loader_id(env: &JniEnv<'_>, loader: Option<Object<'_>>) -> Option<LoaderI
     let Some(loader) = loader else {
         return Some(BOOTSTRAP);
     };
+    let hash = jvm::jvmti().and_then(|j| j.object_hash_code(loader).ok());
     let mut loaders = lock(&CACHE.loaders);
-    if let Some((_, id)) = loaders.iter().find(|(weak, _)| weak.is(env, Some(loader))) {
+    let loaders = loaders.get_or_insert_with(HashMap::new);
+    let same = |(weak, _): &&(WeakGlobalRef, LoaderId)| weak.is(env, Some(loader));
+    // A loader whose hash could not be read is kept under no hash (`None`), which every lookup
+    // also searches: a loader never gets two ids.
+    let found = match hash {
+        Some(h) => [Some(h), None]
+            .iter()
+            .filter_map(|k| loaders.get(k))
+            .flatten()
+            .find(same),
+        None => loaders.values().flatten().find(same),
+    };
+    if let Some((_, id)) = found {
         return Some(*id);
     }
     let weak = env.new_weak(loader).ok()?;
     let id = CACHE.next_loader.fetch_add(1, Ordering::Relaxed);
-    loaders.push((weak, id));
+    loaders.entry(hash).or_default().push((weak, id));
     Some(id)
 }
 
