@@ -61,7 +61,8 @@ pub mod reason {
     pub const INTRINSIC: &str = "intrinsic";
     /// Signature polymorphic (`MethodHandle.invokeExact`, `VarHandle.get`...): not wrapped.
     pub const SIGNATURE_POLYMORPHIC: &str = "signature-polymorphic";
-    /// `registerNatives`, the binding of its class's natives: not wrapped.
+    /// `registerNatives`, the binding of its class's natives, and the natives that load
+    /// libraries and look natives up (`NativeLibrary.findEntry0`): not wrapped.
     pub const NATIVE_BINDING: &str = "native-binding";
     /// Finds its caller's frames by its own place on the stack (`Throwable.fillInStackTrace`):
     /// not wrapped.

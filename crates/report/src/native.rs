@@ -93,7 +93,9 @@ fn reason_text(r: &str) -> &'static str {
         reason::INTRINSIC => "JIT intrinsics (compiled callers may skip any wrapper)",
         reason::NOT_WRAPPED => "no wrapper could be built",
         reason::SIGNATURE_POLYMORPHIC => "signature polymorphic (linked by the JVM per call site)",
-        reason::NATIVE_BINDING => "registerNatives (the binding of their classes' natives)",
+        reason::NATIVE_BINDING => {
+            "the binding of natives (registerNatives, native-library lookups)"
+        }
         reason::FRAME_SENSITIVE => "find their callers by their own stack frame",
         _ => "not measured",
     }

@@ -524,7 +524,8 @@ pub enum SkipReason {
     /// A native named `registerNatives` under `native`: the call that binds its class's other
     /// natives, once, from the static initialiser. HotSpot binds some of them itself by their
     /// JNI name (`Unsafe`, `MethodHandleNatives`...), which a prefixed name would defeat, and
-    /// the JDK's run before a prefixed native can be resolved.
+    /// the JDK's run before a prefixed native can be resolved. Also the natives of the JDK's
+    /// native-library classes, which look natives up (`NativeLibrary.findEntry0`).
     NativeBinding,
     /// A native under `native` whose JVM code finds its caller's frames by its own position
     /// on the stack (`Throwable.fillInStackTrace` skips its frames by name; a wrapper would put
@@ -548,7 +549,7 @@ impl fmt::Display for SkipReason {
             SkipReason::ConstantPoolFull => f.write_str("constant pool full"),
             SkipReason::Intrinsic => f.write_str("intrinsic candidate"),
             SkipReason::SignaturePolymorphic => f.write_str("signature polymorphic"),
-            SkipReason::NativeBinding => f.write_str("binds its class's natives"),
+            SkipReason::NativeBinding => f.write_str("binds natives"),
             SkipReason::FrameSensitive => f.write_str("walks the stack from its own frame"),
         }
     }

@@ -18,7 +18,8 @@
 //! intrinsic (`@IntrinsicCandidate`: compiled callers would skip the wrapper, so its counts would
 //! depend on the JIT), the signature-polymorphic natives of `MethodHandle` and `VarHandle` (the
 //! JVM links their calls itself; a wrapper would change their meaning), `registerNatives`
-//! (the binding step itself, which HotSpot may do by the JNI name), the natives that find frames
+//! (the binding step itself, which HotSpot may do by the JNI name), the natives of the JDK's
+//! native-library classes ([`NATIVE_LOOKUP`]), the natives that find frames
 //! by their own place on the stack ([`FRAME_SENSITIVE`]) and natives of interfaces.
 
 use crate::bytes::PutBe;
@@ -60,7 +61,7 @@ pub(crate) fn patch(
     if super::is_intrinsic_candidate(class, member) {
         return Err(SkipReason::Intrinsic);
     }
-    if *name == *"registerNatives" {
+    if *name == *"registerNatives" || NATIVE_LOOKUP.contains(&&*class_name) {
         return Err(SkipReason::NativeBinding);
     }
     if FRAME_SENSITIVE.contains(&(&*class_name, &*name, &*desc_text)) {
@@ -182,6 +183,16 @@ pub(crate) fn patch(
 /// would shift: `fillInStackTrace` skips its own frames by name before it records the caller's
 /// (a wrapped one would leave two frames atop every exception's stack trace), and
 /// `getClassContext` returns the classes from its caller on.
+/// The JDK's native-library classes, whose natives load libraries and look their symbols up:
+/// HotSpot resolves a prefixed native of a library's class through `ClassLoader.findNative`,
+/// which calls `findEntry0`; were that wrapped, resolving its own prefixed name would call it
+/// again, without end (JDK 21+, where it is `NativeLibrary.findEntry0`).
+const NATIVE_LOOKUP: [&str; 3] = [
+    "jdk/internal/loader/NativeLibrary",
+    "jdk/internal/loader/NativeLibraries",
+    "jdk/internal/loader/RawNativeLibraries",
+];
+
 const FRAME_SENSITIVE: [(&str, &str, &str); 2] = [
     (
         "java/lang/Throwable",
