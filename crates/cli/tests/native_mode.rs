@@ -52,20 +52,24 @@ fn natives<'a>(doc: &'a Value, class: &str, method: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// The program's own measurements (`slept S callbacks C checksum K busy M W spin P`).
+/// The program's own measurements (`slept S callbacks C checksum K busy M W spin P pure T U L`).
 struct Said {
     slept_ns: u64,
     callbacks_ns: u64,
     main_busy_ns: u64,
     worker_busy_ns: u64,
     spin_ns: u64,
+    /// The bytecode thread's loop, elapsed and CPU, and its life by main's clock.
+    pure_ns: u64,
+    pure_cpu_ns: u64,
+    pure_life_ns: u64,
 }
 
 fn program_says(stdout: &str) -> Said {
     let f: Vec<&str> = stdout.split_whitespace().collect();
     assert_eq!(
-        (f[0], f[2], f[4], f[6], f[9]),
-        ("slept", "callbacks", "checksum", "busy", "spin"),
+        (f[0], f[2], f[4], f[6], f[9], f[11]),
+        ("slept", "callbacks", "checksum", "busy", "spin", "pure"),
         "{stdout}"
     );
     let n = |i: usize| f[i].parse::<u64>().unwrap();
@@ -75,6 +79,9 @@ fn program_says(stdout: &str) -> Said {
         main_busy_ns: n(7),
         worker_busy_ns: n(8),
         spin_ns: n(10),
+        pure_ns: n(12),
+        pure_cpu_ns: n(13),
+        pure_life_ns: n(14),
     }
 }
 
@@ -162,7 +169,44 @@ fn check(doc: &Value, stdout: &str, cpu: bool) {
             .sum::<u64>()
     );
 
+    // A thread of bytecode but for its two CPU clock reads: its time alive less theirs, at least
+    // its loop's, within its life by main's clock; the JVM's threads that only wait are left out.
+    let pure = common::thread(doc, "bytecode");
+    let reads = &pure["root"]["children"];
+    assert_eq!(reads.as_array().map(Vec::len), Some(1), "{pure}");
+    assert_eq!(
+        (&reads[0]["method"], u(&reads[0]["calls"])),
+        (&serde_json::json!("getThreadTotalCpuTime0"), 2),
+        "{pure}"
+    );
+    assert!(
+        (said.pure_ns..=said.pure_life_ns).contains(&u(&pure["bytecode_ns"])),
+        "bytecode thread: {} ns bytecode, its loop {} ns, its life {} ns",
+        pure["bytecode_ns"],
+        said.pure_ns,
+        said.pure_life_ns
+    );
+    assert_eq!(
+        u(&pure["alive_ns"]),
+        u(&pure["bytecode_ns"]) + u(&pure["native_ns"])
+    );
+    assert!(
+        !common::thread_names(doc).contains(&"Signal Dispatcher"),
+        "{:?}",
+        common::thread_names(doc)
+    );
+    // Main's bytecode includes what it ran between its native calls: the callbacks' and the
+    // loops around them at least.
+    assert!(u(&main["bytecode_ns"]) > 0);
+
     if cpu {
+        // The bytecode thread's CPU time covers its loop's and not more than its elapsed time.
+        let pure_cpu = u(&pure["bytecode_cpu_ns"]);
+        assert!(
+            (said.pure_cpu_ns..=u(&pure["bytecode_ns"])).contains(&pure_cpu),
+            "bytecode thread: {pure_cpu} ns CPU, its loop {} ns",
+            said.pure_cpu_ns
+        );
         // Spinning is on the CPU, as much as the machine's load lets it; sleeping is not.
         let (busy_cpu, busy_wall) = (u(&busy["native_cpu_ns"]), u(&busy["native_ns"]));
         assert!(

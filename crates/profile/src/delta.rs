@@ -56,6 +56,13 @@ impl Profile {
                         .unmatched_exits
                         .saturating_sub(was(|t| t.unmatched_exits)),
                     dropped_events: now.dropped_events.saturating_sub(was(|t| t.dropped_events)),
+                    alive: match (now.alive, before.and_then(|t| t.alive)) {
+                        (Some(n), Some(b)) => Some(crate::profile::Alive {
+                            wall_ns: n.wall_ns.saturating_sub(b.wall_ns),
+                            cpu_ns: n.cpu_ns.map(|c| c.saturating_sub(b.cpu_ns.unwrap_or(0))),
+                        }),
+                        (n, _) => n,
+                    },
                     tree: tree?,
                     ..now.clone()
                 };

@@ -61,7 +61,7 @@ pub use method::{MethodId, MethodInfo, MethodTable};
 pub use metric::{Metric, MetricSpot, MetricTotals, Slot, Value};
 pub use mode::{Mode, UnknownMode};
 pub use native::{NativeRow, NativeSummary, NotMeasured, Split};
-pub use profile::{hot_spots, hot_spots_with_cpu, HotSpot, Profile, ThreadProfile, Waiting};
+pub use profile::{hot_spots, hot_spots_with_cpu, Alive, HotSpot, Profile, ThreadProfile, Waiting};
 pub use recorder::{Stamp, ThreadRecorder, DEFAULT_MAX_NODES, MAX_DEPTH};
 pub use recording::{merged_virtual_name, Recording, DEFAULT_MAX_VIRTUAL_THREADS};
 pub use region::{RegionStats, MODE_REGION};

@@ -55,7 +55,9 @@ impl Profile {
     }
 
     /// Thread `index`'s split ([`Profile::threads`]): its tree's native time, and the rest of
-    /// its tree's (compensated) time as bytecode.
+    /// its time as bytecode: of its time alive while the profile recorded
+    /// ([`ThreadProfile::alive`](crate::ThreadProfile::alive)) where measured, else of its
+    /// tree's (compensated) time.
     pub fn native_split(&self, index: usize) -> Split {
         let Some(thread) = self.threads.get(index) else {
             return Split::default();
@@ -69,8 +71,14 @@ impl Profile {
             })
         };
         let native_ns = own_sum(self.extra_column(NATIVE_TIME));
-        let whole = self.times(tree)[NodeId::ROOT.index()].total_ns;
-        let cpu_whole = self.cpu_times(tree)[NodeId::ROOT.index()].map(|c| c.total_ns);
+        let alive = thread.alive.unwrap_or_default();
+        let whole = self.times(tree)[NodeId::ROOT.index()]
+            .total_ns
+            .max(alive.wall_ns);
+        let cpu_whole = match (self.cpu_times(tree)[NodeId::ROOT.index()], alive.cpu_ns) {
+            (Some(c), alive) => Some(c.total_ns.max(alive.unwrap_or(0))),
+            (None, alive) => alive,
+        };
         let native_cpu_ns = cpu_whole.map(|_| own_sum(self.extra_column(NATIVE_CPU_TIME)));
         Split {
             bytecode_ns: whole.saturating_sub(native_ns),

@@ -50,6 +50,19 @@ pub struct ThreadProfile {
     /// A virtual thread (JDK 21+), or the merge of virtual threads past the recording's cap
     /// ([`crate::Recording::max_virtual_threads`]).
     pub virtual_thread: bool,
+    /// How long the thread was alive while the profile recorded, when the mode measures it
+    /// (`native`: a thread's bytecode time is this less its native time).
+    pub alive: Option<Alive>,
+}
+
+/// A thread's time alive while a profile recorded: from the recording's start (or the thread's,
+/// if later) to the snapshot (or the thread's end).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Alive {
+    /// Elapsed time, ns.
+    pub wall_ns: u64,
+    /// The thread's CPU time over the same span, ns, when thread CPU times were asked for.
+    pub cpu_ns: Option<u64>,
 }
 
 impl ThreadProfile {
@@ -65,6 +78,7 @@ impl ThreadProfile {
             dropped_events: 0,
             waiting: None,
             virtual_thread: false,
+            alive: None,
         }
     }
 }

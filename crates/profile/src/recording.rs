@@ -246,6 +246,7 @@ impl Recording {
                     dropped_events: 0,
                     waiting: None,
                     virtual_thread: slot.virtual_thread,
+                    alive: None,
                 }
             })
             .chain(merged)

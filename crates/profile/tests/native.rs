@@ -268,3 +268,44 @@ fn defaults_of_a_minimal_native_document() {
     assert_eq!((split.bytecode_ns, split.native_ns), (40, 60));
     assert!(p.native_rows().is_empty());
 }
+
+/// A thread's time alive while the profile recorded makes its bytecode time: all of it less
+/// its native time, the bytecode between native calls included; its CPU time likewise. The
+/// document keeps it (`alive_ns`, `alive_cpu_ns`); without it the split is the tree's.
+#[test]
+fn a_thread_alive_longer_than_its_native_calls_ran_bytecode_the_rest() {
+    let mut p = profile(true);
+    let tree = p.native_split(0);
+    p.threads[0].alive = Some(ferrofluid_profile::Alive {
+        wall_ns: 5_000_000,
+        cpu_ns: Some(3_000_000),
+    });
+    let split = p.native_split(0);
+    assert_eq!(
+        (split.native_ns, split.native_cpu_ns),
+        (tree.native_ns, tree.native_cpu_ns)
+    );
+    assert_eq!(split.bytecode_ns, 5_000_000 - tree.native_ns);
+    assert_eq!(
+        split.bytecode_cpu_ns,
+        Some(3_000_000 - tree.native_cpu_ns.unwrap())
+    );
+    let mut bytes = Vec::new();
+    p.write_json(&mut bytes).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["threads"][0]["alive_ns"], 5_000_000);
+    assert_eq!(v["threads"][0]["alive_cpu_ns"], 3_000_000);
+    assert_eq!(v["threads"][0]["bytecode_ns"], split.bytecode_ns);
+    assert_eq!(v["threads"][1].get("alive_ns"), None);
+    assert_eq!(Profile::from_json_slice(&bytes).unwrap(), p);
+
+    // A thread that made no native call: all bytecode.
+    let doc = r#"{"format":"ferrofluid","version":1,"mode":"native",
+        "methods":{"instrumented":0,"called":0},
+        "threads":[{"name":"u","id":4,"alive_ns":500,"root":{"kind":"thread","class":"",
+          "method":"<thread>","descriptor":"","calls":0,"total_ns":0,"self_ns":0,
+          "children":[]}}]}"#;
+    let p = Profile::from_json_slice(doc.as_bytes()).unwrap();
+    let split = p.native_split(0);
+    assert_eq!((split.bytecode_ns, split.native_ns), (500, 0));
+}

@@ -349,9 +349,9 @@ pub trait EngineSession: Send + Sync {
     /// Adds what it measured to a snapshot (the collector filled threads and calibration).
     fn snapshot(&self, _ctx: &dyn Context, _profile: &mut Profile) {}
     /// A thread started (JVMTI ThreadStart, on that thread).
-    fn thread_start(&self) {}
+    fn thread_start(&self, _env: &ferrofluid_jvmti::JniEnv<'_>) {}
     /// The current thread ends (JVMTI ThreadEnd).
-    fn thread_end(&self) {}
+    fn thread_end(&self, _env: &ferrofluid_jvmti::JniEnv<'_>) {}
     /// `narrow`: probes only the allocation sites of classes `patterns` selects, before this
     /// returns (for an engine that [`Engine::narrows`]); `None` without a session.
     fn narrow(

@@ -29,7 +29,11 @@ pub fn thread_starting(thread: Object<'_>) {
 /// (its `Thread` object carries the mark), it is inside the root's extent for its whole life.
 pub fn thread_start(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
     if let Some(active) = context::active() {
-        active.session.thread_start();
+        crate::ffi::with_env(env, |jni| {
+            if let Some(jni) = jni {
+                active.session.thread_start(jni);
+            }
+        });
     }
     let (Some(jvmti), Some(thread)) = (jvm::jvmti(), thread) else {
         return;
@@ -44,7 +48,11 @@ pub fn thread_start(env: *mut sys::JNIEnv, thread: Option<Object<'_>>) {
 /// The current thread ends (JVMTI ThreadEnd): its ring is closed and released.
 pub fn thread_end(env: *mut sys::JNIEnv) {
     if let Some(active) = context::active() {
-        active.session.thread_end();
+        crate::ffi::with_env(env, |jni| {
+            if let Some(jni) = jni {
+                active.session.thread_end(jni);
+            }
+        });
     }
     thread::ended(env);
 }

@@ -4,7 +4,8 @@
  * RegisterNatives), each callback doing a known loop of bytecode; a native that only spins
  * (bound by name); Thread.sleep of a known total. Runs on the main thread and a worker; prints
  * what it measured itself (nanoTime around each callback and each sleep, the natives' own clock
- * around their spinning) and the work's checksum.
+ * around their spinning) and the work's checksum. A third thread runs bytecode alone, timed by
+ * its own clocks (elapsed and CPU) and by main's around its whole life.
  *
  * <p>Usage: java NativeExact LIBRARY
  */
@@ -47,6 +48,9 @@ public class NativeExact {
     static long checksum;
     /** Native time of {@link #busy} on each thread and of {@link #spin}, by the callers' clock. */
     static long mainBusyNs, workerBusyNs, spinNs;
+    /** The bytecode thread's loop: elapsed and CPU time by its own clocks. */
+    static long pureNs, pureCpuNs;
+    static final int PURE_LOOP = 30_000_000;
 
     /** Bytecode work: a loop the JIT cannot remove. */
     static int callback(int x) {
@@ -62,8 +66,29 @@ public class NativeExact {
         return h;
     }
 
+    /** Bytecode alone: no native call, no callback. */
+    static void pure() {
+        var bean = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu0 = bean.getCurrentThreadCpuTime();
+        long t0 = System.nanoTime();
+        int h = 7;
+        for (int i = 0; i < PURE_LOOP; i++) {
+            h = h * 31 + (i ^ (h >>> 7));
+        }
+        pureNs = System.nanoTime() - t0;
+        pureCpuNs = bean.getCurrentThreadCpuTime() - cpu0;
+        checksum += h;
+    }
+
     public static void main(String[] args) throws Exception {
         System.load(args[0]);
+        // Its management classes loaded here, not on the bytecode thread.
+        java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+        Thread bytecode = new Thread(NativeExact::pure, "bytecode");
+        long life0 = System.nanoTime();
+        bytecode.start();
+        bytecode.join();
+        long lifeNs = System.nanoTime() - life0;
         Thread worker = new Thread(() -> {
             warm();
             long spun = 0;
@@ -90,6 +115,7 @@ public class NativeExact {
         }
         worker.join();
         System.out.println("slept " + sleptNs + " callbacks " + callbackNs + " checksum " + checksum
-                + " busy " + mainBusyNs + " " + workerBusyNs + " spin " + spinNs);
+                + " busy " + mainBusyNs + " " + workerBusyNs + " spin " + spinNs
+                + " pure " + pureNs + " " + pureCpuNs + " " + lifeNs);
     }
 }

@@ -260,6 +260,12 @@ pub struct ThreadDoc {
     /// Native mode with thread CPU times: the native code's CPU time, ns; informative.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub native_cpu_ns: Option<u64>,
+    /// Native mode: how long the thread was alive while the profile recorded, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alive_ns: Option<u64>,
+    /// Native mode with thread CPU times: the thread's CPU time while alive, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alive_cpu_ns: Option<u64>,
     /// The tree; written as a `"thread"` node.
     pub root: NodeDoc,
 }

@@ -6,7 +6,7 @@ use crate::json::node::{NodeDoc, NodeKindDoc};
 use crate::method::MethodInfo;
 use crate::metric::Metric;
 use crate::mode::Mode;
-use crate::profile::{Profile, ThreadProfile, Waiting};
+use crate::profile::{Alive, Profile, ThreadProfile, Waiting};
 use crate::tree::{CallTree, NodeId, NodeKind};
 
 impl Profile {
@@ -89,6 +89,10 @@ impl Profile {
                     node: waiting,
                 }),
                 virtual_thread: t.virtual_thread,
+                alive: t.alive_ns.map(|wall_ns| Alive {
+                    wall_ns,
+                    cpu_ns: t.alive_cpu_ns,
+                }),
             });
         }
         Ok(profile)

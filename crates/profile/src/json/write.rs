@@ -77,6 +77,8 @@ impl Profile {
                         native_ns: split.map(|s| s.native_ns),
                         bytecode_cpu_ns: split.and_then(|s| s.bytecode_cpu_ns),
                         native_cpu_ns: split.and_then(|s| s.native_cpu_ns),
+                        alive_ns: t.alive.map(|a| a.wall_ns),
+                        alive_cpu_ns: t.alive.and_then(|a| a.cpu_ns),
                         root,
                     }
                 })

@@ -13,13 +13,13 @@
 //! the engine needs the agent from the JVM's start (`-agentpath`, `ferrofluid run`), and an
 //! `attach` is refused with the one line saying so ([`EngineError::AtLoadOnly`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{OnceLock, RwLock};
 
 use ferrofluid_jvmti::{sys, GlobalClass, JniEnv, Jvmti, MethodId};
 use ferrofluid_profile::native::{NativeSummary, NotMeasured, UPCALLS};
-use ferrofluid_profile::{MethodInfo, Mode, NodeId, Profile};
+use ferrofluid_profile::{MethodInfo, Mode, NodeId, Profile, ThreadProfile};
 use ferrofluid_protocol::AgentOptions;
 use ferrofluid_subgraph::PlanConfig;
 
@@ -30,6 +30,7 @@ use crate::engine::{
 use crate::probe::collector;
 use crate::probe::thread::SWITCHES;
 
+mod alive;
 #[allow(unsafe_code)]
 mod ffi;
 mod probes;
@@ -78,12 +79,19 @@ impl Engine for Native {
         Needs {
             capabilities: &[],
             // Checked at load ([`at_load`]): without them the engine is not ready.
+            // Other threads' CPU clocks, for `cpu`: without it their CPU time is their trees'.
             optional: &[
                 Capability::NativePrefix,
                 Capability::EarlyStart,
                 Capability::EarlyClassHooks,
+                Capability::ThreadCpuTime,
             ],
-            events: &[JvmEvent::ClassFileLoadHook, JvmEvent::ClassPrepare],
+            events: &[
+                JvmEvent::ClassFileLoadHook,
+                JvmEvent::ClassPrepare,
+                JvmEvent::ThreadStart,
+                JvmEvent::ThreadEnd,
+            ],
         }
     }
 
@@ -103,7 +111,11 @@ impl Engine for Native {
 
     fn open(&self, _ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
         SWITCHES.cpu.store(options.cpu, Ordering::SeqCst);
-        Box::new(NativeSession { cpu: options.cpu })
+        Box::new(NativeSession {
+            cpu: options.cpu,
+            alive: alive::Lifetimes::new(options.cpu),
+            jvmti: OnceLock::new(),
+        })
     }
 
     // With no probes of its own in methods, the hooks class's entry and exit probes reach it
@@ -239,9 +251,13 @@ fn unattributed_upcall() {
     STATE.unattributed.fetch_add(1, Ordering::Relaxed);
 }
 
-/// A `native` session: the hooks switched on while it collects, the upcalls timed.
+/// A `native` session: the hooks switched on while it collects, the upcalls timed, each
+/// thread's time alive followed.
 struct NativeSession {
     cpu: bool,
+    alive: alive::Lifetimes,
+    /// The agent's JVMTI environment, from the start.
+    jvmti: OnceLock<Jvmti>,
 }
 
 impl EngineSession for NativeSession {
@@ -253,6 +269,8 @@ impl EngineSession for NativeSession {
         STATE.unattributed.store(0, Ordering::SeqCst);
         collector::start(None, None, None);
         if let Some(jvmti) = ctx.jvmti() {
+            let _ = self.jvmti.set(jvmti);
+            self.alive.begin(jvmti, env);
             ffi::install_upcalls(jvmti);
         }
         match STATE.hooks.get() {
@@ -271,6 +289,9 @@ impl EngineSession for NativeSession {
             return;
         };
         let off = vm.with_attached_thread("ferrofluid-native", |env| {
+            if let Some(&jvmti) = self.jvmti.get() {
+                self.alive.end_all(jvmti, env);
+            }
             ffi::set_active(env, hooks, false)
         });
         if let Err(e) = off.map_err(|e| e.to_string()).and_then(|r| r) {
@@ -285,20 +306,81 @@ impl EngineSession for NativeSession {
         );
     }
 
-    fn reset(&self, _ctx: &dyn Context) {
+    fn reset(&self, ctx: &dyn Context) {
         STATE.unattributed.store(0, Ordering::SeqCst);
+        if let (Some(vm), Some(&jvmti)) = (ctx.vm(), self.jvmti.get()) {
+            let begun = vm.with_attached_thread("ferrofluid-native", |env| {
+                self.alive.begin(jvmti, env);
+            });
+            if let Err(e) = begun {
+                log::warn!("native: listing threads: {e}");
+            }
+        }
     }
 
-    fn snapshot(&self, _ctx: &dyn Context, profile: &mut Profile) {
-        native_profile(profile, self.cpu);
+    fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
+        let jvmti = self.jvmti.get().copied();
+        let alive = match ctx.vm() {
+            Some(vm) => vm
+                .with_attached_thread("ferrofluid-native", |env| {
+                    self.alive.measure(jvmti, Some(env))
+                })
+                .unwrap_or_else(|_| self.alive.measure(None, None)),
+            None => self.alive.measure(None, None),
+        };
+        native_profile(profile, self.cpu, alive);
+    }
+
+    fn thread_start(&self, env: &JniEnv<'_>) {
+        if let Some(&jvmti) = self.jvmti.get() {
+            self.alive.started(jvmti, env);
+        }
+    }
+
+    fn thread_end(&self, env: &JniEnv<'_>) {
+        if let Some(&jvmti) = self.jvmti.get() {
+            self.alive.ended(jvmti, env);
+        }
     }
 }
 
 /// Makes the collector's profile a native one: its mode and metrics, which methods are native
-/// frames, each native frame's upcalls (its children's calls), the natives not measured.
-fn native_profile(profile: &mut Profile, cpu: bool) {
+/// frames, each native frame's upcalls (its children's calls), the natives not measured, each
+/// thread's time alive (`alive`, by Java id), which its thread node's time becomes: the
+/// thread's own time there is its bytecode between native calls, in every view and format. A
+/// thread that made no native call gets an empty tree, unless it was idle all along (the JVM's
+/// own waiting threads).
+fn native_profile(profile: &mut Profile, cpu: bool, mut alive: HashMap<u64, alive::Lived>) {
     profile.mode = Mode::Native;
-    let cpu = cpu && profile.threads.iter().any(|t| t.cpu_ns.is_some());
+    for t in &mut profile.threads {
+        if !t.virtual_thread {
+            t.alive = alive.remove(&t.id).map(|l| l.alive);
+        }
+    }
+    let mut rest: Vec<_> = alive.into_iter().filter(|(_, l)| !l.idle()).collect();
+    rest.sort_by_key(|&(id, _)| id);
+    for (id, lived) in rest {
+        let mut thread = ThreadProfile::new(lived.name, id, ferrofluid_profile::CallTree::new());
+        thread.alive = Some(lived.alive);
+        profile.threads.push(thread);
+    }
+    for t in &mut profile.threads {
+        let Some(alive) = t.alive else {
+            continue;
+        };
+        let root = t.tree.node_mut(NodeId::ROOT);
+        root.total_ns = root.total_ns.max(alive.wall_ns);
+        if let Some(c) = alive.cpu_ns {
+            let c = root.cpu_ns.unwrap_or(0).max(c);
+            root.cpu_ns = Some(c);
+            t.cpu_ns = Some(c);
+        }
+    }
+    let cpu = cpu
+        && profile
+            .threads
+            .iter()
+            .any(|t| t.cpu_ns.is_some() || t.alive.is_some_and(|a| a.cpu_ns.is_some()));
     let (natives, not_measured, dropped) = {
         let wrapped = STATE.wrapping.wrapped();
         let names: BTreeSet<MethodInfo> = wrapped
