@@ -237,6 +237,7 @@ mod tests {
                     checksum: None,
                     methods: None,
                     root_time: None,
+                    native: None,
                     dir: PathBuf::new(),
                 })
                 .collect(),

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod doc;
 pub mod exec;
 pub mod modes;
+pub mod native_share;
 pub mod prepare;
 pub mod suite;
 pub mod table;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::charged::{self, RootTime};
 use crate::exec::{run_capped, Exit, Outcome};
 use crate::modes::Mode;
+use crate::native_share::{self, NativeShare};
 use crate::prepare::classpath;
 use crate::workloads::{Workload, COMMON_JVM_ARGS};
 use crate::SuiteError;
@@ -54,6 +55,8 @@ pub struct RunResult {
     pub methods: Option<Methods>,
     /// The root method's charged (`root`) or region-measured (`region`) time.
     pub root_time: Option<RootTime>,
+    /// The bytecode/native split of a `native` run.
+    pub native: Option<NativeShare>,
     pub dir: PathBuf,
 }
 
@@ -125,6 +128,11 @@ impl ModeResult {
     /// The median root time of the runs that have one.
     pub fn root_time(&self) -> Option<RootTime> {
         charged::median(self.runs.iter().filter_map(|r| r.root_time).collect())
+    }
+
+    /// The median native split of the runs that have one.
+    pub fn native_share(&self) -> Option<NativeShare> {
+        native_share::median(self.runs.iter().filter_map(|r| r.native.clone()).collect())
     }
 
     /// Method counts of the last run that has them.
@@ -353,6 +361,10 @@ pub(crate) fn one_run(
         }
         _ => None,
     };
+    let native = (mode == Mode::Native && outcome.exit == Exit::Ok)
+        .then(|| fs::read(dir.join("profile.json")).ok())
+        .flatten()
+        .and_then(|json| native_share::native_share(&json));
     if !cfg.keep {
         // Large leftovers not needed for the table.
         let _ = fs::remove_file(dir.join("rec.jfr"));
@@ -365,6 +377,7 @@ pub(crate) fn one_run(
         checksum,
         methods,
         root_time,
+        native,
         dir: dir.to_path_buf(),
     })
 }
@@ -475,6 +488,7 @@ mod tests {
             checksum: checksum.map(String::from),
             methods: None,
             root_time: None,
+            native: None,
             dir: PathBuf::from("/w/runs/x"),
         }
     }

@@ -299,6 +299,47 @@ fn accuracy(s: &mut String, report: &Report) {
     let _ = writeln!(s);
 }
 
+/// IPA's Table II for the suite: each workload's threads' time split between native methods
+/// and bytecode, from its median `native` run (by share).
+fn native_shares(s: &mut String, report: &Report) {
+    let shares: Vec<_> = report
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let share = w.modes.get(&Mode::Native)?.native_share()?;
+            Some((w.workload.name, share))
+        })
+        .collect();
+    if shares.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "### Native code's share of the time (`--mode native`)
+"
+    );
+    let _ = writeln!(s, "IPA's Table II for these programs: every thread's time alive while recording, the JVM's idle threads left out, split between native methods (less the bytecode of their upcalls) and bytecode (docs/modes/native.md); the median run by share. Time a thread waits inside a native (`Object.wait`, `Unsafe.park`, a socket read) is native time.
+");
+    let _ = writeln!(s, "| workload | native share | native ms | bytecode ms | natives that ran | most native time (ms) |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---|");
+    let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
+    for (name, share) in shares {
+        let top = share
+            .top
+            .as_ref()
+            .map_or("–".into(), |(m, ns)| format!("`{m}` ({})", ms(*ns)));
+        let _ = writeln!(
+            s,
+            "| {name} | {:.1}% | {} | {} | {} | {top} |",
+            share.share() * 100.0,
+            ms(share.native_ns),
+            ms(share.bytecode_ns),
+            share.natives,
+        );
+    }
+    let _ = writeln!(s);
+}
+
 /// The whole section (without the markers).
 pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>) -> String {
     let mut s = String::new();
@@ -422,6 +463,7 @@ pub fn render(report: &Report, cfg: &Config, m: &Machine, partial: Option<&str>)
     let _ = writeln!(s);
 
     accuracy(&mut s, report);
+    native_shares(&mut s, report);
 
     let total = geomean(report, Mode::Total).map(|g| g.0);
     let root = geomean(report, Mode::Root).map(|g| g.0);
@@ -576,6 +618,7 @@ mod tests {
             checksum: Some("h2 aa".into()),
             methods,
             root_time: None,
+            native: None,
             dir: PathBuf::from("/w"),
         }
     }
@@ -656,6 +699,53 @@ mod tests {
         // The crashed mode stays out of the geometric mean; the capped one enters at its cap.
         assert!(s.contains("| geometric mean | | **1.50x** | – |"), "{s}");
         assert!(s.contains("**≥ 5.00x**"), "{s}");
+    }
+
+    #[test]
+    fn the_native_share_table_takes_each_workload_s_median_run() {
+        let native = |native_ns| {
+            let mut r = run(Exit::Ok, 1.0, 1.0, None);
+            r.native = Some(crate::native_share::NativeShare {
+                bytecode_ns: 3_000_000,
+                native_ns,
+                natives: 40,
+                top: Some(("java.lang.Thread.sleep".into(), native_ns / 2)),
+            });
+            r
+        };
+        let w = |name, runs| WorkloadResult {
+            workload: crate::workloads::by_name(name).unwrap(),
+            scale: 1,
+            checksum: None,
+            modes: [(
+                Mode::Native,
+                ModeResult {
+                    mode: Mode::Native,
+                    runs,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            cap_secs: 9.0,
+        };
+        let report = Report {
+            workloads: vec![
+                w(
+                    "h2",
+                    vec![native(1_000_000), native(9_000_000), native(3_000_000)],
+                ),
+                // A failed run has no profile.
+                w("javac", vec![run(Exit::Failed(1), 1.0, 1.0, None)]),
+            ],
+            failures: vec![],
+        };
+        let mut s = String::new();
+        native_shares(&mut s, &report);
+        assert!(
+            s.contains("| h2 | 50.0% | 3.0 | 3.0 | 40 | `java.lang.Thread.sleep` (1.5) |\n"),
+            "{s}"
+        );
+        assert!(!s.contains("| javac"), "{s}");
     }
 
     #[test]
