@@ -220,15 +220,18 @@ fn check(doc: &Value, stdout: &str, cpu: bool) {
 
 /// `ferrofluid run --mode native [--cpu] -o out.json -- java -cp DIR NativeExact LIB` on `home`.
 fn run(home: &Path, tag: &str, cpu: bool) -> (Value, String) {
+    run_with(home, tag, if cpu { &["--cpu"] } else { &[] })
+}
+
+/// `ferrofluid run --mode native FLAGS -o out.json -- java -cp DIR NativeExact LIB` on `home`.
+fn run_with(home: &Path, tag: &str, more: &[&str]) -> (Value, String) {
     let dir = compile("NativeExact.java", tag);
     let lib = common::jni_library(&dir, "native_exact.c", "nativeexact")
         .display()
         .to_string();
     let out = dir.join("out.json");
     let mut flags = vec!["--mode", "native"];
-    if cpu {
-        flags.push("--cpu");
-    }
+    flags.extend_from_slice(more);
     let output = common::run_java_on(home, &flags, &out, &dir, "NativeExact", &[&lib]);
     (
         read_profile_json(&out),
@@ -245,6 +248,70 @@ fn native_time_calls_and_upcalls_are_exact() {
     if let Some(home) = ferrofluid_testkit::jdk21_or_skip() {
         let (doc, stdout) = run(&home, "native-exact-21", false);
         check(&doc, &stdout, false);
+    }
+}
+
+/// With a root, only what runs inside it is recorded: each thread's tree is rooted at the root's
+/// calls, the natives they make under them with their upcalls, nothing else (not the spins,
+/// sleeps and thread starts outside it); the root's own time is bytecode.
+#[test]
+fn with_a_root_only_the_natives_inside_it_are_recorded() {
+    let (doc, stdout) = run_with(
+        Path::new(JDK17_HOME),
+        "native-root",
+        &["--root", "NativeExact::timedBusy"],
+    );
+    program_says(&stdout);
+    let names: Vec<_> = doc["natives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            format!(
+                "{}.{}",
+                n["class"].as_str().unwrap(),
+                n["method"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(names, ["NativeExact.busy"], "{doc}");
+    let busy = &doc["natives"][0];
+    let calls = MAIN_BUSY_CALLS + WORKER_BUSY_CALLS;
+    assert_eq!(
+        (u(&busy["calls"]), u(&busy["upcalls"]), u(&busy["threads"])),
+        (calls, calls * BUSY_UPCALLS, 2)
+    );
+    let mut threads = common::thread_names(&doc);
+    threads.sort_unstable();
+    assert_eq!(threads, ["main", "worker"]);
+    for (name, root_calls) in [("main", MAIN_BUSY_CALLS), ("worker", WORKER_BUSY_CALLS)] {
+        let t = common::thread(&doc, name);
+        assert_eq!(t.get("alive_ns"), None, "{t}");
+        let roots = t["root"]["children"].as_array().unwrap();
+        assert_eq!(roots.len(), 1, "{t}");
+        let root = &roots[0];
+        assert_eq!(
+            (&root["method"], u(&root["calls"])),
+            (&Value::from("timedBusy"), root_calls)
+        );
+        let inside = root["children"].as_array().unwrap();
+        assert_eq!(inside.len(), 1, "{root}");
+        assert_eq!(
+            (&inside[0]["method"], u(&inside[0]["calls"])),
+            (&Value::from("busy"), root_calls)
+        );
+        let callbacks = &inside[0]["children"];
+        assert_eq!(callbacks.as_array().map(Vec::len), Some(1), "{root}");
+        assert_eq!(
+            (&callbacks[0]["method"], u(&callbacks[0]["calls"])),
+            (&Value::from("callback"), root_calls * BUSY_UPCALLS)
+        );
+        // The thread's time is its root's: native inside `busy`, the rest bytecode.
+        assert_eq!(
+            u(&t["bytecode_ns"]) + u(&t["native_ns"]),
+            u(&t["root"]["total_ns"])
+        );
+        assert!(u(&t["bytecode_ns"]) >= u(&callbacks[0]["total_ns"]), "{t}");
     }
 }
 

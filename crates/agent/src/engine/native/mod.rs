@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{OnceLock, RwLock};
 
+use ferrofluid_classfile::ProbeKind;
 use ferrofluid_jvmti::{sys, GlobalClass, JniEnv, Jvmti, MethodId};
 use ferrofluid_profile::native::{NativeSummary, NotMeasured, UPCALLS};
 use ferrofluid_profile::{MethodInfo, Mode, NodeId, Profile, ThreadProfile};
@@ -25,7 +26,7 @@ use ferrofluid_subgraph::PlanConfig;
 
 use crate::engine::{
     Capability, Context, Engine, EngineError, EngineSession, Granted, Instrumentation, JvmEvent,
-    MethodName, Needs, Units,
+    MethodName, Needs, Selection, Units,
 };
 use crate::probe::collector;
 use crate::probe::thread::SWITCHES;
@@ -49,6 +50,8 @@ struct State {
     targets: RwLock<Targets>,
     /// Upcalls made outside every measured native frame, this recording.
     unattributed: AtomicU64,
+    /// The session has roots: only transitions inside a root's extent are recorded.
+    in_roots: AtomicBool,
 }
 
 // Process-wide: the class file load hook wraps natives from the primordial phase on, before any
@@ -61,6 +64,7 @@ static STATE: State = State {
     libjava: OnceLock::new(),
     targets: RwLock::new(None),
     unattributed: AtomicU64::new(0),
+    in_roots: AtomicBool::new(false),
 };
 
 /// The `native` engine.
@@ -80,11 +84,13 @@ impl Engine for Native {
             capabilities: &[],
             // Checked at load ([`at_load`]): without them the engine is not ready.
             // Other threads' CPU clocks, for `cpu`: without it their CPU time is their trees'.
+            // The roots' probes, put in by retransforming their classes.
             optional: &[
                 Capability::NativePrefix,
                 Capability::EarlyStart,
                 Capability::EarlyClassHooks,
                 Capability::ThreadCpuTime,
+                Capability::RetransformClasses,
             ],
             events: &[
                 JvmEvent::ClassFileLoadHook,
@@ -113,13 +119,14 @@ impl Engine for Native {
         SWITCHES.cpu.store(options.cpu, Ordering::SeqCst);
         Box::new(NativeSession {
             cpu: options.cpu,
+            roots: !options.roots.is_empty(),
             alive: alive::Lifetimes::new(options.cpu),
             jvmti: OnceLock::new(),
         })
     }
 
-    // With no probes of its own in methods, the hooks class's entry and exit probes reach it
-    // only from an earlier session's leftovers: recorded as the call recorder does.
+    // The roots' entry and exit probes (and an earlier session's leftovers): recorded as the
+    // call recorder does, which marks each thread's extent inside the roots.
     #[inline(always)]
     fn enter(env: *mut sys::JNIEnv, id: i32, start: u64) {
         crate::probe::recorder::enter(env, id, start)
@@ -251,10 +258,21 @@ fn unattributed_upcall() {
     STATE.unattributed.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Whether this thread's transitions are recorded now: always without roots, inside a root's
+/// extent with them.
+#[inline]
+fn records_here() -> bool {
+    !STATE.in_roots.load(Ordering::Relaxed) || crate::probe::thread::in_root()
+}
+
 /// A `native` session: the hooks switched on while it collects, the upcalls timed, each
-/// thread's time alive followed.
+/// thread's time alive followed. With roots, the roots alone get entry and exit probes, which
+/// mark each thread's extent inside them, and only what happens there is recorded: the tree of
+/// each thread is rooted at the roots, their native calls in their calling contexts, the roots'
+/// own time (and of the Java methods they call) bytecode.
 struct NativeSession {
     cpu: bool,
+    roots: bool,
     alive: alive::Lifetimes,
     /// The agent's JVMTI environment, from the start.
     jvmti: OnceLock<Jvmti>,
@@ -262,15 +280,22 @@ struct NativeSession {
 
 impl EngineSession for NativeSession {
     fn instruments(&self) -> Option<Instrumentation> {
-        None
+        self.roots.then_some(Instrumentation {
+            probes: ProbeKind::EntryExit,
+            selection: Selection::Methods,
+            leaves: false,
+        })
     }
 
     fn start(&self, ctx: &dyn Context, env: &JniEnv<'_>) {
         STATE.unattributed.store(0, Ordering::SeqCst);
+        STATE.in_roots.store(self.roots, Ordering::SeqCst);
         collector::start(None, None, None);
         if let Some(jvmti) = ctx.jvmti() {
             let _ = self.jvmti.set(jvmti);
-            self.alive.begin(jvmti, env);
+            if !self.roots {
+                self.alive.begin(jvmti, env);
+            }
             ffi::install_upcalls(jvmti);
         }
         match STATE.hooks.get() {
@@ -308,6 +333,9 @@ impl EngineSession for NativeSession {
 
     fn reset(&self, ctx: &dyn Context) {
         STATE.unattributed.store(0, Ordering::SeqCst);
+        if self.roots {
+            return;
+        }
         if let (Some(vm), Some(&jvmti)) = (ctx.vm(), self.jvmti.get()) {
             let begun = vm.with_attached_thread("ferrofluid-native", |env| {
                 self.alive.begin(jvmti, env);
@@ -320,25 +348,27 @@ impl EngineSession for NativeSession {
 
     fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
         let jvmti = self.jvmti.get().copied();
-        let alive = match ctx.vm() {
+        // With roots a thread's time is its roots'.
+        let alive = match ctx.vm().filter(|_| !self.roots) {
             Some(vm) => vm
                 .with_attached_thread("ferrofluid-native", |env| {
                     self.alive.measure(jvmti, Some(env))
                 })
                 .unwrap_or_else(|_| self.alive.measure(None, None)),
+            None if self.roots => HashMap::new(),
             None => self.alive.measure(None, None),
         };
         native_profile(profile, self.cpu, alive);
     }
 
     fn thread_start(&self, env: &JniEnv<'_>) {
-        if let Some(&jvmti) = self.jvmti.get() {
+        if let Some(&jvmti) = self.jvmti.get().filter(|_| !self.roots) {
             self.alive.started(jvmti, env);
         }
     }
 
     fn thread_end(&self, env: &JniEnv<'_>) {
-        if let Some(&jvmti) = self.jvmti.get() {
+        if let Some(&jvmti) = self.jvmti.get().filter(|_| !self.roots) {
             self.alive.ended(jvmti, env);
         }
     }

@@ -29,7 +29,9 @@ thread_local! {
 pub fn native_enter(env: *mut sys::JNIEnv, id: u32) {
     let start = ticks();
     let _ = DEPTH.try_with(|d| d.set(d.get() + 1));
-    transition(env, Kind::Enter, id, start);
+    if super::records_here() {
+        transition(env, Kind::Enter, id, start);
+    }
 }
 
 /// A wrapper's `nativeExit(id)`: the native frame of `id` closes (returned or threw).
@@ -37,7 +39,9 @@ pub fn native_enter(env: *mut sys::JNIEnv, id: u32) {
 pub fn native_exit(env: *mut sys::JNIEnv, id: u32) {
     let start = ticks();
     let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
-    transition(env, Kind::Exit, id, start);
+    if super::records_here() {
+        transition(env, Kind::Exit, id, start);
+    }
 }
 
 /// Native code is about to call Java method `mid` through JNI: inside a native frame, an upcall
@@ -45,7 +49,7 @@ pub fn native_exit(env: *mut sys::JNIEnv, id: u32) {
 /// call's return is to be told ([`upcall_returned`]).
 #[inline]
 pub fn upcall(env: &JniEnv<'_>, mid: MethodId) -> bool {
-    if !SWITCHES.collecting.load(Ordering::Relaxed) {
+    if !SWITCHES.collecting.load(Ordering::Relaxed) || !super::records_here() {
         return false;
     }
     upcall_collecting(env, mid)
