@@ -67,6 +67,7 @@ fn targets(profile: &Profile, row: &NativeRow) -> String {
 fn by_reason(list: &[NotMeasured]) -> Vec<(&str, Vec<&NotMeasured>)> {
     let order = [
         reason::LOADED_BEFORE_AGENT,
+        reason::EARLY_BOOT,
         reason::INTRINSIC,
         reason::NOT_WRAPPED,
         reason::SIGNATURE_POLYMORPHIC,
@@ -89,6 +90,9 @@ fn reason_text(r: &str) -> &'static str {
     match r {
         reason::LOADED_BEFORE_AGENT => {
             "loaded before the agent (a wrapper can be added only as a class first loads)"
+        }
+        reason::EARLY_BOOT => {
+            "bound by name in libjava before the JVM was live (a prefixed name could not be resolved then)"
         }
         reason::INTRINSIC => "JIT intrinsics (compiled callers may skip any wrapper)",
         reason::NOT_WRAPPED => "no wrapper could be built",
@@ -359,5 +363,40 @@ pub(crate) fn html(profile: &Profile, s: &mut String) {
             }
             s.push_str("</div></details>\n");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every reason the agent gives has its own words, and the groups follow their order.
+    #[test]
+    fn every_reason_is_explained_in_order() {
+        let all = [
+            reason::LOADED_BEFORE_AGENT,
+            reason::EARLY_BOOT,
+            reason::INTRINSIC,
+            reason::NOT_WRAPPED,
+            reason::SIGNATURE_POLYMORPHIC,
+            reason::NATIVE_BINDING,
+            reason::FRAME_SENSITIVE,
+        ];
+        for r in all {
+            assert_ne!(reason_text(r), reason_text("unknown"), "{r}");
+        }
+        let list: Vec<NotMeasured> = all
+            .iter()
+            .rev()
+            .map(|r| NotMeasured {
+                class: "A".into(),
+                method: "m".into(),
+                descriptor: "()V".into(),
+                reason: (*r).into(),
+                detail: None,
+            })
+            .collect();
+        let order: Vec<&str> = by_reason(&list).into_iter().map(|(r, _)| r).collect();
+        assert_eq!(order, all);
     }
 }
