@@ -45,7 +45,7 @@ enum Cmd {
         /// Only these workloads (comma-separated names)
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
-        /// Only these modes (comma-separated: baseline, total, total-verify, lazy-main, root, root-skip-trivial, root-adaptive, region, count, count-root, cpu-sampled, cpu-sampled-root, native, alloc-10, alloc-100, alloc-0, alloc-bytes, sample, sample-1k, sample-root, async-cpu, async-cpu-1k, async-alloc, jfr, jfr-profile, jvmti-events)
+        /// Only these modes (comma-separated: baseline, total, total-verify, lazy-main, root, root-skip-trivial, root-adaptive, region, count, count-root, cpu-sampled, cpu-sampled-root, native, native-cpu, alloc-10, alloc-100, alloc-0, alloc-bytes, sample, sample-1k, sample-root, async-cpu, async-cpu-1k, async-alloc, jfr, jfr-profile, jvmti-events)
         #[arg(long, value_delimiter = ',')]
         modes: Vec<String>,
         /// The CI subset: smoke workloads at tiny scale, ferrofluid modes only, N=1, no table

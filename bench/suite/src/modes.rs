@@ -37,6 +37,8 @@ pub enum Mode {
     CpuSampledRoot,
     /// Whole program, native methods wrapped: time in native code vs bytecode (`--mode native`).
     Native,
+    /// The same with thread CPU times (`--cpu`): the native share of the CPU time.
+    NativeCpu,
     /// Whole program, allocations counted and every 10th of each site tracked.
     Alloc10,
     /// Whole program, allocations counted and every 100th of each site tracked.
@@ -60,7 +62,7 @@ pub enum Mode {
     AsyncAlloc,
 }
 
-pub const ALL: [Mode; 26] = [
+pub const ALL: [Mode; 27] = [
     Mode::Baseline,
     Mode::Total,
     Mode::TotalVerify,
@@ -74,6 +76,7 @@ pub const ALL: [Mode; 26] = [
     Mode::CpuSampled,
     Mode::CpuSampledRoot,
     Mode::Native,
+    Mode::NativeCpu,
     Mode::Alloc10,
     Mode::Alloc100,
     Mode::Alloc0,
@@ -105,6 +108,7 @@ impl Mode {
             Mode::CpuSampled => "cpu-sampled",
             Mode::CpuSampledRoot => "cpu-sampled-root",
             Mode::Native => "native",
+            Mode::NativeCpu => "native-cpu",
             Mode::JfrDefault => "jfr",
             Mode::JfrProfile => "jfr-profile",
             Mode::JvmtiEvents => "jvmti-events",
@@ -141,6 +145,7 @@ impl Mode {
                 | Mode::CpuSampled
                 | Mode::CpuSampledRoot
                 | Mode::Native
+                | Mode::NativeCpu
                 | Mode::Alloc10
                 | Mode::Alloc100
                 | Mode::Alloc0
@@ -188,6 +193,7 @@ impl Mode {
                 vec!["--timing", "sampled", "--scheme", "lazy", "--root", w.root]
             }
             Mode::Native => vec!["--mode", "native"],
+            Mode::NativeCpu => vec!["--mode", "native", "--cpu"],
             Mode::Alloc10 => vec!["--mode", "alloc", "--track-every", "10"],
             Mode::Alloc100 => vec!["--mode", "alloc", "--track-every", "100"],
             Mode::Alloc0 => vec!["--mode", "alloc", "--track-every", "0"],

@@ -361,7 +361,7 @@ pub(crate) fn one_run(
         }
         _ => None,
     };
-    let native = (mode == Mode::Native && outcome.exit == Exit::Ok)
+    let native = (matches!(mode, Mode::Native | Mode::NativeCpu) && outcome.exit == Exit::Ok)
         .then(|| fs::read(dir.join("profile.json")).ok())
         .flatten()
         .and_then(|json| native_share::native_share(&json));

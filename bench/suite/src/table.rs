@@ -158,7 +158,7 @@ fn verdict(value: Option<f64>, goal: f64) -> &'static str {
 }
 
 /// The timed columns, with the goal of those that have one (a geometric-mean slowdown).
-const TIMED: [(Mode, &str, Option<f64>); 25] = [
+const TIMED: [(Mode, &str, Option<f64>); 26] = [
     (Mode::Total, "total", Some(2.0)),
     (Mode::LazyMain, "lazy main", None),
     (Mode::Root, "root ~10%", Some(1.10)),
@@ -174,6 +174,7 @@ const TIMED: [(Mode, &str, Option<f64>); 25] = [
     (Mode::CpuSampled, "cpu, sampled timing", Some(1.5)),
     (Mode::CpuSampledRoot, "cpu, sampled timing, root ~10%", None),
     (Mode::Native, "native", Some(1.05)),
+    (Mode::NativeCpu, "native, --cpu", None),
     (Mode::Alloc10, "alloc, track every 10th", Some(2.0)),
     (Mode::Alloc100, "alloc, track every 100th", Some(1.3)),
     (Mode::Alloc0, "alloc, count only", Some(1.10)),
@@ -199,6 +200,7 @@ fn optional_column(mode: Mode) -> bool {
             | Mode::CpuSampled
             | Mode::CpuSampledRoot
             | Mode::Native
+            | Mode::NativeCpu
             | Mode::Alloc10
             | Mode::Alloc100
             | Mode::Alloc0
@@ -300,37 +302,43 @@ fn accuracy(s: &mut String, report: &Report) {
 }
 
 /// IPA's Table II for the suite: each workload's threads' time split between native methods
-/// and bytecode, from its median `native` run (by share).
+/// and bytecode, from its median `native-cpu` run (by CPU share; else its `native` run).
 fn native_shares(s: &mut String, report: &Report) {
     let shares: Vec<_> = report
         .workloads
         .iter()
         .filter_map(|w| {
-            let share = w.modes.get(&Mode::Native)?.native_share()?;
-            Some((w.workload.name, share))
+            let of = |mode| w.modes.get(&mode).and_then(ModeResult::native_share);
+            Some((
+                w.workload.name,
+                of(Mode::NativeCpu).or_else(|| of(Mode::Native))?,
+            ))
         })
         .collect();
     if shares.is_empty() {
         return;
     }
-    let _ = writeln!(
-        s,
-        "### Native code's share of the time (`--mode native`)
-"
-    );
-    let _ = writeln!(s, "IPA's Table II for these programs: every thread's time alive while recording, the JVM's idle threads left out, split between native methods (less the bytecode of their upcalls) and bytecode (docs/modes/native.md); the median run by share. Time a thread waits inside a native (`Object.wait`, `Unsafe.park`, a socket read) is native time.
-");
-    let _ = writeln!(s, "| workload | native share | native ms | bytecode ms | natives that ran | most native time (ms) |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---|");
+    let _ = writeln!(s, "### Native code's share of the time (`--mode native`)\n");
+    let _ = writeln!(s, "IPA's Table II for these programs: every thread's time alive while recording, the JVM's idle threads left out, split between native methods (less the bytecode of their upcalls) and bytecode (docs/modes/native.md), from the `native-cpu` run (`--cpu`) with the median CPU share (else the `native` run). Elapsed time a thread waits inside a native (`Object.wait`, `Unsafe.park`, a socket read) is native time; CPU time is what ran.\n");
+    let _ = writeln!(s, "| workload | native share of time | native ms | bytecode ms | native share of CPU | native CPU ms | bytecode CPU ms | natives that ran | most native CPU (else time), ms |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
     let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
     for (name, share) in shares {
         let top = share
             .top
             .as_ref()
             .map_or("–".into(), |(m, ns)| format!("`{m}` ({})", ms(*ns)));
+        let (cpu_share, native_cpu, bytecode_cpu) = match share.cpu {
+            Some((b, n)) => (
+                format!("{:.1}%", share.cpu_share().unwrap_or(0.0) * 100.0),
+                ms(n),
+                ms(b),
+            ),
+            None => ("–".into(), "–".into(), "–".into()),
+        };
         let _ = writeln!(
             s,
-            "| {name} | {:.1}% | {} | {} | {} | {top} |",
+            "| {name} | {:.1}% | {} | {} | {cpu_share} | {native_cpu} | {bytecode_cpu} | {} | {top} |",
             share.share() * 100.0,
             ms(share.native_ns),
             ms(share.bytecode_ns),
@@ -708,6 +716,7 @@ mod tests {
             r.native = Some(crate::native_share::NativeShare {
                 bytecode_ns: 3_000_000,
                 native_ns,
+                cpu: None,
                 natives: 40,
                 top: Some(("java.lang.Thread.sleep".into(), native_ns / 2)),
             });
@@ -736,16 +745,42 @@ mod tests {
                 ),
                 // A failed run has no profile.
                 w("javac", vec![run(Exit::Failed(1), 1.0, 1.0, None)]),
+                // The `--cpu` run's numbers where there is one.
+                WorkloadResult {
+                    modes: [Mode::Native, Mode::NativeCpu]
+                        .into_iter()
+                        .map(|mode| {
+                            let mut r = native(1_000_000);
+                            if mode == Mode::NativeCpu {
+                                r.native.as_mut().unwrap().cpu = Some((1_500_000, 500_000));
+                            }
+                            (
+                                mode,
+                                ModeResult {
+                                    mode,
+                                    runs: vec![r],
+                                },
+                            )
+                        })
+                        .collect(),
+                    ..w("xalan", vec![])
+                },
             ],
             failures: vec![],
         };
         let mut s = String::new();
         native_shares(&mut s, &report);
         assert!(
-            s.contains("| h2 | 50.0% | 3.0 | 3.0 | 40 | `java.lang.Thread.sleep` (1.5) |\n"),
+            s.contains(
+                "| h2 | 50.0% | 3.0 | 3.0 | – | – | – | 40 | `java.lang.Thread.sleep` (1.5) |\n"
+            ),
             "{s}"
         );
         assert!(!s.contains("| javac"), "{s}");
+        assert!(
+            s.contains("| xalan | 25.0% | 1.0 | 3.0 | 25.0% | 0.5 | 1.5 | 40 | `java.lang.Thread.sleep` (0.5) |\n"),
+            "{s}"
+        );
     }
 
     #[test]
