@@ -186,11 +186,7 @@ fn a_second_attach_narrows_an_attached_session_and_keeps_its_counts() {
     std::fs::write(dir.join("go2"), "").unwrap();
     java.expect(&expected_output()[1]);
     // SIGTERM: the second attach takes the session's profile and leaves the session running.
-    let signalled = Command::new("kill")
-        .args(["-TERM", &second.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(signalled.success());
+    common::kill("TERM", &second.pid().to_string());
     second.succeeds();
     check_profile(&read_profile_json(&out2));
 

@@ -5,7 +5,7 @@
 //! is exact, the classes left alone are named in the JSON document, the text report and on
 //! stderr, and the JVM is left with nothing instrumented.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -124,12 +124,8 @@ fn classes_that_cannot_be_restored_are_named_and_the_profile_is_written() {
     std::fs::write(dir.join("go"), "").unwrap();
     let worked = format!("{}\n", program.line());
     // Ctrl-C ends a profile whose stdin is no terminal.
-    let interrupted = Command::new("kill")
-        .args(["-INT", &cli.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupted.success());
-    stderr.read_to_string(&mut said).unwrap();
+    common::kill("INT", &cli.id().to_string());
+    said.push_str(&common::rest(stderr));
     let attached = cli.wait().unwrap();
     let status = attach(pid).output().unwrap();
     let detached = ferrofluid()

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 mod common;
 use common::{
-    agent, agentpath, attach, calls, child, compile, ferrofluid, read_profile_json, run_command,
-    Program, Rounds, JDK17_HOME,
+    agent, agentpath, attach, calls, child, compile, ferrofluid, kill, read_profile_json, rest,
+    run_command, Program, Rounds, JDK17_HOME,
 };
 use ferrofluid_protocol::control::{self, Client, Request, Response};
 
@@ -26,21 +26,6 @@ use ferrofluid_protocol::control::{self, Client, Request, Response};
 fn attach_profiling(pid: u32, args: &[&str]) -> (Child, Vec<String>, BufReader<ChildStderr>) {
     let args: Vec<&str> = ["--reveal", "sync"].iter().chain(args).copied().collect();
     common::attach_profiling(pid, &args)
-}
-
-fn rest(mut stderr: BufReader<ChildStderr>) -> String {
-    let mut s = String::new();
-    stderr.read_to_string(&mut s).unwrap();
-    s
-}
-
-/// Sends `signal` (`INT`, `TERM`, `KILL`) to `target` (a pid, or `-PGID`).
-fn kill(signal: &str, target: &str) {
-    let status = Command::new("kill")
-        .args(["-s", signal, "--", target])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 /// `ferrofluid attach PID` (status), which loads the agent if none answers.

@@ -4,7 +4,7 @@
 //! pushed intervals add up, method by method, to the profile of the whole session (`-o`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -91,12 +91,6 @@ fn check_requests(got: Vec<Request>, pid: u32) -> Vec<Request> {
     got
 }
 
-fn stderr_rest(mut stderr: BufReader<std::process::ChildStderr>) -> String {
-    let mut rest = String::new();
-    stderr.read_to_string(&mut rest).unwrap();
-    rest
-}
-
 #[test]
 fn ctrl_c_pushes_what_is_left_and_the_intervals_add_up_to_the_profile() {
     let dir = compile("Push.java", "push-sigint");
@@ -129,13 +123,9 @@ fn ctrl_c_pushes_what_is_left_and_the_intervals_add_up_to_the_profile() {
     );
     // Three pushes while profiling goes on, then Ctrl-C.
     receiver.wait_for(3, Duration::from_secs(120));
-    let signalled = Command::new("kill")
-        .args(["-INT", &cli.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(signalled.success());
+    common::kill("INT", &cli.id().to_string());
     let status = cli.wait().unwrap();
-    let rest = stderr_rest(stderr);
+    let rest = common::rest(stderr);
     let _ = java.kill();
     let _ = java.wait();
     assert!(status.success(), "{lines:?}{rest}");
@@ -177,7 +167,7 @@ fn the_jvms_exit_pushes_what_is_left() {
     assert_eq!(line, "done\n");
     assert!(java.wait().unwrap().success());
     let status = cli.wait().unwrap();
-    let rest = stderr_rest(stderr);
+    let rest = common::rest(stderr);
     assert!(status.success(), "{lines:?}{rest}");
     assert!(rest.contains("exited while profiling"), "{rest}");
     let got = check_requests(receiver.received(), java.id());

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -472,19 +472,6 @@ fn attach_samples_detaches_and_attaches_again() {
     stop_waits(&dir, java);
 }
 
-/// Ends an attach session as Ctrl-C does; what it said after profiling began.
-fn interrupt(mut cli: Child, mut stderr: std::io::BufReader<ChildStderr>) -> String {
-    let interrupted = Command::new("kill")
-        .args(["-INT", &cli.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupted.success());
-    let mut said = String::new();
-    stderr.read_to_string(&mut said).unwrap();
-    assert!(cli.wait().unwrap().success(), "{said}");
-    said
-}
-
 /// A sampling session changes no class, so the agent turns the class file load hook off while
 /// it runs (HotSpot would read every shared class's bytes to post it): a class loaded meanwhile
 /// is unknown to the agent, and the next session, a CPU profile rooted in it, retransforms it
@@ -518,7 +505,7 @@ fn a_class_loaded_while_sampling_is_instrumented_by_the_next_session() {
     );
     writeln!(stdin, "load").unwrap();
     java.expect("loaded");
-    interrupt(cli, stderr);
+    common::interrupt(cli, stderr);
     let (cli, _, stderr) = attach_profiling(
         pid,
         // Revealed before the first call returns, so its callees' calls count exactly.
@@ -535,7 +522,7 @@ fn a_class_loaded_while_sampling_is_instrumented_by_the_next_session() {
     );
     writeln!(stdin, "call").unwrap();
     java.expect("called 42");
-    interrupt(cli, stderr);
+    common::interrupt(cli, stderr);
     writeln!(stdin, "quit").unwrap();
     java.expect("done");
     java.succeeds();

@@ -338,12 +338,13 @@ fn begin_session(
         event,
     })?;
     let active = context::open(engine, env, options);
-    if active.session.instruments().is_none() && !engine::transforms_at_load() {
+    let instrumentation = active.session.instruments();
+    if instrumentation.is_none() && !engine::transforms_at_load() {
         jvm::class_hook(jvmti, false);
     }
     engine::activate(engine);
     session::set_reveal(options.reveal == ferrofluid_protocol::Reveal::Async);
-    Ok(match active.session.instruments() {
+    Ok(match instrumentation {
         Some(instrumentation) => {
             let mut plan = engine.plan(options);
             let left_alone = if engine.mode() == Mode::Cpu

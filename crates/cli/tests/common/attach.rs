@@ -12,6 +12,31 @@ use serde_json::Value;
 
 use super::{agent, compile, ferrofluid, java};
 
+/// Sends `signal` (`INT`, `TERM`, `KILL`) to `target` (a pid, or `-PGID`).
+pub fn kill(signal: &str, target: &str) {
+    let status = Command::new("kill")
+        .args(["-s", signal, "--", target])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -s {signal} -- {target}");
+}
+
+/// The rest of a child's stderr, to its end.
+pub fn rest(mut stderr: BufReader<ChildStderr>) -> String {
+    let mut s = String::new();
+    stderr.read_to_string(&mut s).unwrap();
+    s
+}
+
+/// Ends an attach session as Ctrl-C does: what it said after `stderr` was read so far; the CLI
+/// must exit successfully.
+pub fn interrupt(mut cli: Child, stderr: BufReader<ChildStderr>) -> String {
+    kill("INT", &cli.id().to_string());
+    let said = rest(stderr);
+    assert!(cli.wait().unwrap().success(), "{said}");
+    said
+}
+
 /// `ferrofluid attach PID --agent AGENT`.
 pub fn attach(pid: u32) -> Command {
     let mut cli = ferrofluid();

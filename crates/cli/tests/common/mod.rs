@@ -12,7 +12,7 @@ mod run;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub use attach::{attach, attach_profiling, attach_while_running, Rounds};
+pub use attach::{attach, attach_profiling, attach_while_running, interrupt, kill, rest, Rounds};
 pub use ferrofluid_testkit::{
     child, child_names, entry, read_profile_json, thread, u, Program, JDK17_HOME,
 };
