@@ -22,6 +22,8 @@ const WORKER_BUSY_CALLS: u64 = 50;
 const SPIN_NS: u64 = 1_000_000;
 const SPIN_CALLS: u64 = 100;
 const SLEEPS: u64 = 20;
+/// Calls of the native that does nothing: one per thread, and `NOPS` more on main.
+const NOPS: u64 = 100_000;
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -123,6 +125,31 @@ fn check(doc: &Value, stdout: &str, cpu: bool) {
         u(&spin["native_ns"]),
         SPIN_CALLS * SPIN_NS,
         said.spin_ns * 105 / 100,
+    );
+
+    // A native that does nothing: its calls exact, its time compensated for the wrapper's cost
+    // as this JVM measured it when the session started.
+    let warm = natives(doc, "NativeExact", "warm")[0];
+    assert_eq!(u(&warm["calls"]), NOPS + 2);
+    let calibration = &doc["calibration"];
+    let inner = calibration["inner_ns"].as_f64().unwrap();
+    assert!(
+        inner > 0.0 && inner < 1000.0 && calibration["outer_ns"].as_f64() == Some(inner),
+        "{calibration}"
+    );
+    let (measured, compensated) = common::thread(doc, "main")["root"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["method"] == "warm")
+        .fold((0, 0), |(m, c), n| {
+            (m + u(&n["measured_self_ns"]), c + u(&n["self_ns"]))
+        });
+    // Each call's inner share of the wrapper is taken off (and what its probe measured itself).
+    assert!(
+        compensated == 0
+            || compensated as f64 <= measured as f64 - 0.99 * inner * (NOPS + 1) as f64,
+        "warm: {compensated} ns compensated of {measured} ns measured, inner {inner} ns"
     );
 
     // Thread.sleep: native time, as long as the program saw it.

@@ -42,6 +42,8 @@ public class NativeExact {
     static final long SLEEP_MS = 10;
     static final int SLEEPS = 20;
     static final int CALLBACK_LOOP = 100_000;
+    /** More calls of {@link #warm} on main: a native that does nothing, for the compensation. */
+    static final int NOPS = 100_000;
 
     /** Time spent inside callbacks, by the callbacks' own clock. */
     static long callbackNs;
@@ -101,6 +103,9 @@ public class NativeExact {
         worker.start();
         for (int i = 0; i < MAIN_BUSY_CALLS; i++) {
             mainBusyNs += timedBusy();
+        }
+        for (int i = 0; i < NOPS; i++) {
+            warm();
         }
         for (int i = 0; i < SPIN_CALLS; i++) {
             long t0 = System.nanoTime();

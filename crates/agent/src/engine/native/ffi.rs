@@ -30,6 +30,38 @@ pub fn define_hooks(env: &JniEnv<'_>) -> Result<GlobalClass, String> {
     global
 }
 
+/// Defines the calibration class `name` from `bytes` (its `wrapped` native wrapped) in the
+/// bootstrap loader, or finds it defined, and binds its two natives (`wrapped` under the
+/// prefix, `bare`) to a function that does nothing.
+pub fn define_calibration<'a>(
+    env: &JniEnv<'a>,
+    name: &str,
+    bytes: &[u8],
+) -> Result<ferrofluid_jvmti::Class<'a>, String> {
+    if let Ok(c) = env.find_class(name) {
+        return Ok(c);
+    }
+    let class = env
+        .define_class(name, None, bytes)
+        .map_err(|e| format!("defining {name}: {e}"))?;
+    let wrapped = std::ffi::CString::new(format!("{}wrapped", super::wrap::PREFIX))
+        .map_err(|e| e.to_string())?;
+    let nothing = does_nothing as *mut c_void;
+    // SAFETY: both are static `()V` natives of `class`, and `does_nothing` has the JNI signature
+    // of a static `()V` native; it lives as long as the library.
+    unsafe {
+        env.register_natives(
+            class,
+            &[(&wrapped, c"()V", nothing), (c"bare", c"()V", nothing)],
+        )
+    }
+    .map_err(|e| format!("binding the natives of {name}: {e}"))?;
+    Ok(class)
+}
+
+/// The calibration natives' function.
+extern "C" fn does_nothing(_env: *mut sys::JNIEnv, _class: sys::jclass) {}
+
 /// Sets the hooks class's `active` switch: nonzero, the wrappers call the agent.
 pub fn set_active(env: &JniEnv<'_>, hooks: &GlobalClass, on: bool) -> Result<(), String> {
     let field = env

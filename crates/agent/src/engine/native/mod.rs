@@ -32,6 +32,7 @@ use crate::probe::collector;
 use crate::probe::thread::SWITCHES;
 
 mod alive;
+mod calibrate;
 #[allow(unsafe_code)]
 mod ffi;
 mod probes;
@@ -290,21 +291,36 @@ impl EngineSession for NativeSession {
     fn start(&self, ctx: &dyn Context, env: &JniEnv<'_>) {
         STATE.unattributed.store(0, Ordering::SeqCst);
         STATE.in_roots.store(self.roots, Ordering::SeqCst);
-        collector::start(None, None, None);
+        // The wrappers on before recording: the calibration times them.
+        let calibration = match STATE.hooks.get() {
+            Some(hooks) => match ffi::set_active(env, hooks, true) {
+                Ok(()) => calibrate::calibrate(env)
+                    .inspect(|c| {
+                        log::info!(
+                            "native: a wrapper adds {:.1} ns to a native call (half inside its frame)",
+                            c.inner_ns + c.outer_ns
+                        )
+                    })
+                    .map_err(|e| log::warn!("native: calibrating the wrappers: {e}; times are not compensated"))
+                    .ok(),
+                Err(e) => {
+                    log::error!("native: switching the wrappers on: {e}");
+                    None
+                }
+            },
+            None => {
+                log::error!("native: no hooks class: nothing is measured");
+                None
+            }
+        };
+        // The transitions cost CPU time as they cost elapsed time: one calibration for both.
+        collector::start(calibration, calibration.filter(|_| self.cpu), None);
         if let Some(jvmti) = ctx.jvmti() {
             let _ = self.jvmti.set(jvmti);
             if !self.roots {
                 self.alive.begin(jvmti, env);
             }
             ffi::install_upcalls(jvmti);
-        }
-        match STATE.hooks.get() {
-            Some(hooks) => {
-                if let Err(e) = ffi::set_active(env, hooks, true) {
-                    log::error!("native: switching the wrappers on: {e}");
-                }
-            }
-            None => log::error!("native: no hooks class: nothing is measured"),
         }
     }
 
