@@ -67,6 +67,9 @@ pub mod reason {
     /// Finds its caller's frames by its own place on the stack (`Throwable.fillInStackTrace`):
     /// not wrapped.
     pub const FRAME_SENSITIVE: &str = "frame-sensitive";
+    /// Runs Java code by the JVM's own calls, where no JNI upcall is seen (reflection's
+    /// `invoke0`, `Class.forName0`, class definition): its time is that Java code's; not wrapped.
+    pub const RUNS_JAVA: &str = "runs-java";
     /// Its class was loaded before the agent: a wrapper can be added only as a class first
     /// loads (`attach`).
     pub const LOADED_BEFORE_AGENT: &str = "loaded-before-agent";

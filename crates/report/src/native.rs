@@ -73,6 +73,7 @@ fn by_reason(list: &[NotMeasured]) -> Vec<(&str, Vec<&NotMeasured>)> {
         reason::SIGNATURE_POLYMORPHIC,
         reason::NATIVE_BINDING,
         reason::FRAME_SENSITIVE,
+        reason::RUNS_JAVA,
     ];
     let mut groups: BTreeMap<(usize, &str), Vec<&NotMeasured>> = BTreeMap::new();
     for n in list {
@@ -101,6 +102,9 @@ fn reason_text(r: &str) -> &'static str {
             "the binding of natives (registerNatives, native-library lookups)"
         }
         reason::FRAME_SENSITIVE => "find their callers by their own stack frame",
+        reason::RUNS_JAVA => {
+            "run Java code by the JVM's own calls (reflection, class initialisation and definition)"
+        }
         _ => "not measured",
     }
 }
@@ -381,6 +385,7 @@ mod tests {
             reason::SIGNATURE_POLYMORPHIC,
             reason::NATIVE_BINDING,
             reason::FRAME_SENSITIVE,
+            reason::RUNS_JAVA,
         ];
         for r in all {
             assert_ne!(reason_text(r), reason_text("unknown"), "{r}");

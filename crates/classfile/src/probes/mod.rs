@@ -531,6 +531,10 @@ pub enum SkipReason {
     /// on the stack (`Throwable.fillInStackTrace` skips its frames by name; a wrapper would put
     /// two frames in every exception's stack trace).
     FrameSensitive,
+    /// A native under `native` whose JVM code runs Java code by its own calls, not JNI
+    /// (`NativeMethodAccessorImpl.invoke0`, `Class.forName0`...): a wrapper would count that
+    /// Java code as native time.
+    RunsJava,
 }
 
 impl fmt::Display for SkipReason {
@@ -551,6 +555,7 @@ impl fmt::Display for SkipReason {
             SkipReason::SignaturePolymorphic => f.write_str("signature polymorphic"),
             SkipReason::NativeBinding => f.write_str("binds natives"),
             SkipReason::FrameSensitive => f.write_str("walks the stack from its own frame"),
+            SkipReason::RunsJava => f.write_str("runs Java code by the JVM's own calls"),
         }
     }
 }
@@ -574,6 +579,7 @@ impl SkipReason {
             SkipReason::SignaturePolymorphic => "signature-polymorphic",
             SkipReason::NativeBinding => "native-binding",
             SkipReason::FrameSensitive => "frame-sensitive",
+            SkipReason::RunsJava => "runs-java",
         }
     }
 }

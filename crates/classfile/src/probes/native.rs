@@ -67,6 +67,9 @@ pub(crate) fn patch(
     if FRAME_SENSITIVE.contains(&(&*class_name, &*name, &*desc_text)) {
         return Err(SkipReason::FrameSensitive);
     }
+    if RUNS_JAVA.contains(&(&*class_name, &*name)) {
+        return Err(SkipReason::RunsJava);
+    }
     let is_static = member.access & access::STATIC != 0;
 
     let prefixed = format!("{}{}", hooks.hooks.native_prefix, name);
@@ -183,6 +186,31 @@ pub(crate) fn patch(
 /// would shift: `fillInStackTrace` skips its own frames by name before it records the caller's
 /// (a wrapped one would leave two frames atop every exception's stack trace), and
 /// `getClassContext` returns the classes from its caller on.
+/// Natives whose JVM code runs Java code by its own calls, not through JNI, where no upcall is
+/// seen: reflection's invocations (the method or constructor invoked), class initialisation
+/// (`<clinit>`) and class definition (the loader's `loadClass` for the supertypes). Wrapped,
+/// their frames would count that Java code as native time.
+const RUNS_JAVA: [(&str, &str); 9] = [
+    ("jdk/internal/reflect/NativeMethodAccessorImpl", "invoke0"),
+    (
+        "jdk/internal/reflect/NativeConstructorAccessorImpl",
+        "newInstance0",
+    ),
+    (
+        "jdk/internal/reflect/DirectMethodHandleAccessor$NativeAccessor",
+        "invoke0",
+    ),
+    (
+        "jdk/internal/reflect/DirectConstructorHandleAccessor$NativeAccessor",
+        "newInstance0",
+    ),
+    ("java/lang/Class", "forName0"),
+    ("jdk/internal/misc/Unsafe", "ensureClassInitialized0"),
+    ("jdk/internal/misc/Unsafe", "defineClass0"),
+    ("java/lang/ClassLoader", "defineClass1"),
+    ("java/lang/ClassLoader", "defineClass2"),
+];
+
 /// The JDK's native-library classes, whose natives load libraries and look their symbols up:
 /// HotSpot resolves a prefixed native of a library's class through `ClassLoader.findNative`,
 /// which calls `findEntry0`; were that wrapped, resolving its own prefixed name would call it

@@ -93,6 +93,7 @@ impl Wrapped {
             SkipReason::SignaturePolymorphic => (reason::SIGNATURE_POLYMORPHIC, None),
             SkipReason::NativeBinding => (reason::NATIVE_BINDING, None),
             SkipReason::FrameSensitive => (reason::FRAME_SENSITIVE, None),
+            SkipReason::RunsJava => (reason::RUNS_JAVA, None),
             SkipReason::NotNative => return,
             other => (reason::NOT_WRAPPED, Some(format!("{other:?}"))),
         };
