@@ -342,20 +342,90 @@ fn with_a_root_only_the_natives_inside_it_are_recorded() {
     }
 }
 
-/// `attach --mode native` is refused in one line, before any JVM is touched: wrappers can only
-/// be added as classes first load.
+/// `attach --mode native` to a JVM started without the agent: the classes loaded after the
+/// attach get wrappers (here `NativeExact`, which loads only once the program is told to go),
+/// their calls and upcalls exact as from the JVM's start; the natives of the classes loaded
+/// before (`Thread.sleep`, `Object.wait`) are listed as not measured, `loaded-before-agent`, and
+/// the report says so.
 #[test]
-fn attach_is_refused_in_one_line() {
-    let out = common::ferrofluid()
-        .args(["attach", "1", "--mode", "native", "-o", "/dev/null"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
+fn an_attach_wraps_the_classes_loaded_after_it_and_lists_the_others() {
+    let dir = compile("NativeExact.java", "native-attach");
+    ferrofluid_testkit::javac(
+        Path::new(JDK17_HOME),
+        &["--release", "17", "-cp", dir.to_str().unwrap()],
+        &dir,
+        [common::source_path("NativeLate.java")],
+    );
+    let lib = common::jni_library(&dir, "native_exact.c", "nativeexact")
+        .display()
+        .to_string();
+    let doc = common::attach_while_running(
+        Path::new(JDK17_HOME),
+        &dir,
+        &["NativeLate", &lib],
+        &["--mode", "native"],
+    );
+    program_says(&std::fs::read_to_string(dir.join("go.out")).unwrap());
+    assert_eq!(doc["mode"], "native");
+    let calls = |method: &str| {
+        natives(&doc, "NativeExact", method)
+            .first()
+            .map(|n| u(&n["calls"]))
+    };
+    let busy = natives(&doc, "NativeExact", "busy")[0];
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "ferrofluid: error: mode native wraps native methods as their classes first load, which \
-         only an agent loaded with the JVM can do: start the JVM with \
-         -agentpath:<libferrofluid_agent.so>=mode=native,file=F (`ferrofluid run --mode native \
-         -o F -- java ...`)\n"
+        (u(&busy["calls"]), u(&busy["upcalls"])),
+        (
+            MAIN_BUSY_CALLS + WORKER_BUSY_CALLS,
+            (MAIN_BUSY_CALLS + WORKER_BUSY_CALLS) * BUSY_UPCALLS
+        )
+    );
+    assert_eq!(calls("spin"), Some(SPIN_CALLS));
+    assert_eq!(calls("warm"), Some(NOPS + 2));
+    assert!(
+        natives(&doc, "java.lang.Thread", "sleep").is_empty(),
+        "{}",
+        doc["natives"]
+    );
+    let before: Vec<String> = doc["not_measured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["reason"] == "loaded-before-agent")
+        .map(|n| {
+            format!(
+                "{}.{}",
+                n["class"].as_str().unwrap(),
+                n["method"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        before
+            .iter()
+            .any(|m| m.starts_with("java.lang.Thread.sleep"))
+            && before.contains(&"java.lang.Object.wait".to_string()),
+        "{before:?}"
+    );
+    assert!(
+        !before.iter().any(|m| m.starts_with("NativeExact.")),
+        "{before:?}"
+    );
+    let text = common::report_stdout(&dir.join("out.json"), &[]);
+    assert!(
+        text.contains(&format!(
+            "! attached to a running JVM: no wrapper for {} natives of classes loaded before the \
+             agent, whose time is their callers' bytecode (start the JVM with the agent to \
+             measure them)\n",
+            before.len()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "{} loaded before the agent (a wrapper can be added only as a class first loads)",
+            before.len()
+        )),
+        "{text}"
     );
 }

@@ -50,7 +50,8 @@ pub const OPTIONS: &[AgentOption] = &[
          (allocations per site and class, tracked objects' ages and generations, leak suspects; \
          --track-every), count (exact calls and executed bytecodes per calling context, no clock; \
          --blocks), native (time in native methods against bytecode, per thread and per native \
-         method, with JNI upcalls; from the JVM's start only), sample (stack samples on a timer, \
+         method, with JNI upcalls; every class from the JVM's start, at an attach the classes loaded \
+         after it), sample (stack samples on a timer, \
          without safepoint bias: --interval, --wall, --threads; with --root only inside the \
          roots). Default: region with --region, else cpu. Each mode takes its own flags \
          (docs/agent-options.md, docs/modes/)",

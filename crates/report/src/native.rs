@@ -114,6 +114,24 @@ fn share(row: &NativeRow, whole: u64) -> String {
     percent(row.native_ns, whole)
 }
 
+/// What an agent attached to a running JVM could not see: the natives of the classes loaded
+/// before it, whose time is their callers' bytecode.
+fn loaded_before(profile: &Profile) -> Option<String> {
+    let n = profile
+        .native
+        .as_ref()?
+        .not_measured
+        .iter()
+        .filter(|m| m.reason == reason::LOADED_BEFORE_AGENT)
+        .count();
+    (n > 0).then(|| {
+        format!(
+            "attached to a running JVM: no wrapper for {} of classes loaded before the agent, whose time is their callers' bytecode (start the JVM with the agent to measure them)",
+            plural(n as u64, "native")
+        )
+    })
+}
+
 /// The text section.
 pub(crate) fn text(profile: &Profile) -> String {
     let mut s = String::new();
@@ -132,6 +150,9 @@ pub(crate) fn text(profile: &Profile) -> String {
             "! {} made from no measured native: their time counts as bytecode",
             plural(n.unattributed_upcalls, "JNI upcall")
         );
+    }
+    if let Some(line) = loaded_before(profile) {
+        let _ = writeln!(s, "! {line}");
     }
     let _ = writeln!(s, "\nPer thread");
     let cpu_cols = if cpu {
@@ -257,6 +278,9 @@ pub(crate) fn html(profile: &Profile, s: &mut String) {
             "<p class=\"warn\">{} made from no measured native: their time counts as bytecode.</p>",
             escape(&plural(n.unattributed_upcalls, "JNI upcall"))
         );
+    }
+    if let Some(line) = loaded_before(profile) {
+        let _ = writeln!(s, "<p class=\"warn\">{}.</p>", escape(&line));
     }
     s.push_str("<table class=\"hot\">\n<thead><tr><th class=\"m\">Thread</th>");
     s.push_str("<th data-num=\"1\">Native ms</th><th data-num=\"1\">Native %</th><th data-num=\"1\">Bytecode ms</th>");

@@ -232,8 +232,8 @@ pub enum EngineError {
     Capability { mode: Mode, capability: Capability },
     #[error("mode {mode} needs the JVMTI event {event:?}, which this JVM did not enable")]
     Event { mode: Mode, event: JvmEvent },
-    #[error("{}", ferrofluid_protocol::at_load_only(*.0))]
-    AtLoadOnly(Mode),
+    #[error("{}", ferrofluid_protocol::at_load_only(*.0, .1))]
+    AtLoadOnly(Mode, String),
 }
 
 /// What an engine may ask of the runtime: the narrow services the runtime hands an engine's
@@ -281,10 +281,16 @@ pub trait Engine: Sync {
     fn narrows(&self) -> bool {
         false
     }
-    /// Whether its sessions need what only the agent's load can set up (`native`: classes
-    /// changed as they first load); such a session is refused when that was not done.
-    fn ready_from_load(&self) -> bool {
-        true
+    /// Sets up, on a Java thread before its session opens, what the agent's load would have
+    /// (`native` at an attach: its prefix and hooks class); a session it cannot set up for is
+    /// refused with the error.
+    fn prepare(
+        &self,
+        _jvmti: Jvmti,
+        _env: &ferrofluid_jvmti::JniEnv<'_>,
+        _options: &AgentOptions,
+    ) -> Result<(), EngineError> {
+        Ok(())
     }
     /// Opens its session for `options`, on a Java thread, before the session is planned: sets
     /// what its probes read for it (forgetting the last session) and defines the Java classes
@@ -409,9 +415,6 @@ pub fn check(options: &AgentOptions) -> Result<Selected, EngineError> {
 /// tests and benchmarks); its events are enabled when its session starts ([`enable_events`]).
 pub fn select(options: &AgentOptions, granted: Option<Granted>) -> Result<Selected, EngineError> {
     let engine = check(options)?;
-    if granted.is_some() && !engine.ready_from_load() {
-        return Err(EngineError::AtLoadOnly(engine.mode()));
-    }
     let Some(granted) = granted else {
         return Ok(engine);
     };

@@ -27,6 +27,11 @@ impl Capability {
         caps
     }
 
+    /// Asks the JVM for it now (an engine setting up at an attach what a load would have).
+    pub(super) fn add(self, jvmti: Jvmti) -> ferrofluid_jvmti::Result<()> {
+        jvmti.add_capabilities(&self.jvmti())
+    }
+
     fn bit(self) -> u32 {
         1 << self as u32
     }

@@ -331,6 +331,7 @@ fn begin_session(
     options: &AgentOptions,
 ) -> Result<session::Outcome, EngineError> {
     let engine = engine::select(options, jvm::granted())?;
+    engine.prepare(jvmti, env, options)?;
     // The old session's probes go before the new engine takes them.
     let _ = session::deinstrument_all(jvmti, env);
     engine::enable_events(jvmti, &*engine).map_err(|event| EngineError::Event {

@@ -283,9 +283,6 @@ pub enum TopError {
 /// Runs `ferrofluid top`.
 pub fn run(args: TopArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let options = args.flags.options()?;
-    if ferrofluid_protocol::AT_LOAD_ONLY.contains(&options.mode()) {
-        return Err(ferrofluid_protocol::at_load_only(options.mode()).into());
-    }
     if !std::io::stdout().is_terminal() {
         return Err(TopError::NoTerminal.into());
     }

@@ -27,9 +27,7 @@ pub use ferrofluid_subgraph::{
 use crate::push::PushOptions;
 use crate::serde_str::{as_string, as_strings};
 use grammar::{suggestion, PATH_REASON, REGION_LAST_REASON};
-pub use modes::{
-    at_load_only, mode_options, mode_unavailable, AGENT_MODES, AT_LOAD_ONLY, COMMON_KEYS,
-};
+pub use modes::{at_load_only, mode_options, mode_unavailable, AGENT_MODES, COMMON_KEYS};
 pub use values::{Blocks, Reveal, Timing};
 
 pub use crate::option_table::KEYS;

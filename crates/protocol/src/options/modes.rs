@@ -66,15 +66,11 @@ pub const AGENT_MODES: &[Mode] = &[
     Mode::Sample,
 ];
 
-/// The modes whose engine needs the agent loaded with the JVM (`-agentpath`, `ferrofluid run`):
-/// `native` wraps native methods as their classes first load.
-pub const AT_LOAD_ONLY: &[Mode] = &[Mode::Native];
-
-/// The one line refusing to attach a session of a mode of [`AT_LOAD_ONLY`].
-pub fn at_load_only(mode: Mode) -> String {
+/// The one line refusing a session of `mode` that an attached agent could not set up (`why`):
+/// what only an agent loaded with the JVM can do.
+pub fn at_load_only(mode: Mode, why: &str) -> String {
     format!(
-        "mode {mode} wraps native methods as their classes first load, which only an agent \
-         loaded with the JVM can do: start the JVM with \
+        "mode {mode} could not be set up in this JVM ({why}): start the JVM with \
          -agentpath:<libferrofluid_agent.so>=mode={mode},file=F (`ferrofluid run --mode {mode} \
          -o F -- java ...`)"
     )

@@ -10,8 +10,9 @@
 //! the trees, where a native frame's self time is native time and the rest is bytecode.
 //!
 //! Wrappers can be added only as a class first loads (a retransformation may not add methods):
-//! the engine needs the agent from the JVM's start (`-agentpath`, `ferrofluid run`), and an
-//! `attach` is refused with the one line saying so ([`EngineError::AtLoadOnly`]).
+//! from the JVM's start (`-agentpath`, `ferrofluid run`) every class is wrapped; an `attach`
+//! ([`Engine::prepare`]) wraps the classes loaded after it and lists the natives of those loaded
+//! before as not measured.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,7 +20,7 @@ use std::sync::{OnceLock, RwLock};
 
 use ferrofluid_classfile::ProbeKind;
 use ferrofluid_jvmti::{sys, GlobalClass, JniEnv, Jvmti, MethodId};
-use ferrofluid_profile::native::{NativeSummary, NotMeasured, UPCALLS};
+use ferrofluid_profile::native::{reason, NativeSummary, NotMeasured, UPCALLS};
 use ferrofluid_profile::{MethodInfo, Mode, NodeId, Profile, ThreadProfile};
 use ferrofluid_protocol::AgentOptions;
 use ferrofluid_subgraph::PlanConfig;
@@ -112,8 +113,11 @@ impl Engine for Native {
         }
     }
 
-    fn ready_from_load(&self) -> bool {
-        STATE.loaded.load(Ordering::SeqCst)
+    fn prepare(&self, jvmti: Jvmti, env: &JniEnv<'_>, options: &AgentOptions) -> Result<(), EngineError> {
+        if STATE.loaded.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        at_attach(jvmti, env, options)
     }
 
     fn open(&self, _ctx: &dyn Context, options: &AgentOptions) -> Box<dyn EngineSession> {
@@ -158,7 +162,7 @@ pub fn at_load(jvmti: Jvmti, options: &AgentOptions, granted: Granted) -> Result
     let vm_start = jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_VM_START);
     if let Err(e) = prefix.and(vm_start) {
         log::error!("native: {e}");
-        return Err(EngineError::AtLoadOnly(Mode::Native));
+        return Err(EngineError::AtLoadOnly(Mode::Native, e.to_string()));
     }
     let home = jvmti.system_property("java.home").unwrap_or_default();
     let _ = STATE.libjava.set(ffi::Libjava::of(&home));
@@ -166,6 +170,77 @@ pub fn at_load(jvmti: Jvmti, options: &AgentOptions, granted: Granted) -> Result
     STATE.loaded.store(true, Ordering::SeqCst);
     log::info!("native: wrapping native methods as classes load (prefix {})", wrap::PREFIX);
     Ok(())
+}
+
+/// At an attach (the agent was not loaded with the JVM): the native-method prefix is set, the
+/// hooks class defined, and wrapping starts for the classes loaded from now on (this session's
+/// filter); the natives of the classes loaded before cannot get wrappers (a retransformation may
+/// not add methods) and are listed as not measured (`loaded-before-agent`). Wrapping stays on for
+/// the JVM's life, as at a load.
+fn at_attach(jvmti: Jvmti, env: &JniEnv<'_>, options: &AgentOptions) -> Result<(), EngineError> {
+    let refused = |why: String| {
+        log::warn!("native: {why}");
+        EngineError::AtLoadOnly(Mode::Native, why)
+    };
+    Capability::NativePrefix
+        .add(jvmti)
+        .map_err(|e| refused(format!("the native-method prefix capability: {e}")))?;
+    jvmti
+        .set_native_method_prefix(wrap::PREFIX)
+        .map_err(|e| refused(format!("setting the native-method prefix: {e}")))?;
+    if STATE.hooks.get().is_none() {
+        let hooks = ffi::define_hooks(env).map_err(refused)?;
+        let _ = STATE.hooks.set(hooks);
+    }
+    // Wrapping first, then the listing: a class loaded in between is wrapped, not listed.
+    STATE.wrapping.start(options.filter.clone());
+    STATE.loaded.store(true, Ordering::SeqCst);
+    let before = loaded_natives(jvmti, env);
+    let listed = {
+        let mut wrapped = STATE.wrapping.wrapped();
+        let mut listed = 0;
+        for method in before {
+            if !wrapped.is_wrapped(&method) {
+                wrapped.listed(&method.0, &method.1, &method.2, reason::LOADED_BEFORE_AGENT, None);
+                listed += 1;
+            }
+        }
+        listed
+    };
+    log::info!(
+        "native: attached: {listed} natives of classes loaded before are not measured; classes loaded from now on are wrapped (prefix {})",
+        wrap::PREFIX
+    );
+    Ok(())
+}
+
+/// The natives of the loaded classes wrapping would select: internal class name, name,
+/// descriptor.
+fn loaded_natives(jvmti: Jvmti, env: &JniEnv<'_>) -> Vec<MethodName> {
+    let classes = match jvmti.loaded_classes(env) {
+        Ok(c) => c,
+        Err(e) => {
+            log::warn!("native: listing the loaded classes: {e}");
+            return Vec::new();
+        }
+    };
+    let mut natives = Vec::new();
+    for &class in classes.iter() {
+        let name = jvmti
+            .class_signature(class)
+            .ok()
+            .and_then(|(sig, _)| Some(sig.strip_prefix('L')?.strip_suffix(';')?.to_owned()));
+        if let Some(name) = name.filter(|n| STATE.wrapping.selects(n)) {
+            for &method in jvmti.class_methods(class).iter().flat_map(|m| m.iter()) {
+                let native = jvmti.method_modifiers(method).is_ok_and(|m| m & 0x0100 != 0);
+                if let Some(m) = native.then(|| jvmti.method_name(method).ok()).flatten() {
+                    natives.push((name.clone(), m.name, m.signature));
+                }
+            }
+        }
+        env.delete_local_ref(class.as_object());
+    }
+    natives
 }
 
 /// The early VMStart: the hooks class is defined before any wrapper can run.

@@ -100,8 +100,13 @@ impl Wrapped {
         self.listed(class, name, descriptor, reason, detail);
     }
 
+    /// Whether `method` has a wrapper.
+    pub fn is_wrapped(&self, method: &MethodName) -> bool {
+        self.ids.get(method).is_some_and(|&id| self.is_native(id))
+    }
+
     /// Lists a native as not measured (`class` internal name) for `reason`.
-    fn listed(
+    pub fn listed(
         &mut self,
         class: &str,
         name: &str,
@@ -127,7 +132,7 @@ impl Wrapped {
 pub struct Wrapping {
     /// Wrapping classes as they load.
     pub on: AtomicBool,
-    /// The classes the load options select.
+    /// The classes the session's options select.
     filter: Mutex<ClassFilter>,
     pub wrapped: Mutex<Wrapped>,
 }
@@ -149,6 +154,13 @@ impl Wrapping {
                 not_measured_dropped: 0,
             }),
         }
+    }
+
+    /// Whether wrapping would select class `name` (internal name).
+    pub fn selects(&self, name: &str) -> bool {
+        name != HOOKS_CLASS
+            && !name.starts_with(ferrofluid_subgraph::AGENT_PACKAGE)
+            && lock(&self.filter).allows(name)
     }
 
     /// Starts wrapping the classes `filter` selects.
@@ -174,11 +186,7 @@ impl Wrapping {
         bytes: &[u8],
         by_name: &dyn Fn(&str, &str, &str) -> bool,
     ) -> Option<Vec<u8>> {
-        if !self.on.load(Ordering::Relaxed)
-            || name == HOOKS_CLASS
-            || name.starts_with(ferrofluid_subgraph::AGENT_PACKAGE)
-            || !lock(&self.filter).allows(name)
-        {
+        if !self.on.load(Ordering::Relaxed) || !self.selects(name) {
             return None;
         }
         let mut options = ProbeOptions::new(ProbeKind::Native);

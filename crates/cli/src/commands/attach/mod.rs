@@ -102,9 +102,6 @@ fn plan(args: &AttachArgs) -> Result<Plan, Box<dyn std::error::Error>> {
     // Exact calls with sampled time: the probes' cost a live server can bear
     // (docs/modes/cpu.md, "Timing"); per-call timing when asked for.
     let options = args.flags.options_timed(Timing::Sampled)?;
-    if ferrofluid_protocol::AT_LOAD_ONLY.contains(&options.mode()) {
-        return Err(ferrofluid_protocol::at_load_only(options.mode()).into());
-    }
     let profiling = args.output.is_some()
         || args.ui.is_some()
         || !options.roots.is_empty()
