@@ -54,6 +54,15 @@ fn natives<'a>(doc: &'a Value, class: &str, method: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// `Class.method` of a `natives` or `not_measured` entry.
+fn class_method(n: &Value) -> String {
+    format!(
+        "{}.{}",
+        n["class"].as_str().unwrap(),
+        n["method"].as_str().unwrap()
+    )
+}
+
 /// The program's own measurements (`slept S callbacks C checksum K busy M W spin P pure T U L`).
 struct Said {
     slept_ns: u64,
@@ -288,18 +297,12 @@ fn with_a_root_only_the_natives_inside_it_are_recorded() {
         "native-root",
         &["--root", "NativeExact::timedBusy"],
     );
-    program_says(&stdout);
+    let said = program_says(&stdout);
     let names: Vec<_> = doc["natives"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|n| {
-            format!(
-                "{}.{}",
-                n["class"].as_str().unwrap(),
-                n["method"].as_str().unwrap()
-            )
-        })
+        .map(class_method)
         .collect();
     assert_eq!(names, ["NativeExact.busy"], "{doc}");
     let busy = &doc["natives"][0];
@@ -307,6 +310,12 @@ fn with_a_root_only_the_natives_inside_it_are_recorded() {
     assert_eq!(
         (u(&busy["calls"]), u(&busy["upcalls"]), u(&busy["threads"])),
         (calls, calls * BUSY_UPCALLS, 2)
+    );
+    between(
+        "busy inside the root",
+        u(&busy["native_ns"]),
+        calls * BUSY_NS,
+        said.main_busy_ns + said.worker_busy_ns + said.callbacks_ns,
     );
     let mut threads = common::thread_names(&doc);
     threads.sort_unstable();
@@ -392,13 +401,7 @@ fn an_attach_wraps_the_classes_loaded_after_it_and_lists_the_others() {
         .unwrap()
         .iter()
         .filter(|n| n["reason"] == "loaded-before-agent")
-        .map(|n| {
-            format!(
-                "{}.{}",
-                n["class"].as_str().unwrap(),
-                n["method"].as_str().unwrap()
-            )
-        })
+        .map(class_method)
         .collect();
     assert!(
         before

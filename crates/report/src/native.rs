@@ -63,24 +63,26 @@ fn targets(profile: &Profile, row: &NativeRow) -> String {
     s.join(", ")
 }
 
-/// The not-measured natives by reason, in the order of [`reason`]'s constants, then others.
+/// The reasons a native is not measured, in the order the reports group them.
+const REASONS: [&str; 8] = [
+    reason::LOADED_BEFORE_AGENT,
+    reason::EARLY_BOOT,
+    reason::INTRINSIC,
+    reason::NOT_WRAPPED,
+    reason::SIGNATURE_POLYMORPHIC,
+    reason::NATIVE_BINDING,
+    reason::FRAME_SENSITIVE,
+    reason::RUNS_JAVA,
+];
+
+/// The not-measured natives by reason, in the order of [`REASONS`], then others.
 fn by_reason(list: &[NotMeasured]) -> Vec<(&str, Vec<&NotMeasured>)> {
-    let order = [
-        reason::LOADED_BEFORE_AGENT,
-        reason::EARLY_BOOT,
-        reason::INTRINSIC,
-        reason::NOT_WRAPPED,
-        reason::SIGNATURE_POLYMORPHIC,
-        reason::NATIVE_BINDING,
-        reason::FRAME_SENSITIVE,
-        reason::RUNS_JAVA,
-    ];
     let mut groups: BTreeMap<(usize, &str), Vec<&NotMeasured>> = BTreeMap::new();
     for n in list {
-        let rank = order
+        let rank = REASONS
             .iter()
             .position(|r| *r == n.reason)
-            .unwrap_or(order.len());
+            .unwrap_or(REASONS.len());
         groups.entry((rank, &n.reason)).or_default().push(n);
     }
     groups.into_iter().map(|((_, r), v)| (r, v)).collect()
@@ -401,16 +403,7 @@ mod tests {
     /// Every reason the agent gives has its own words, and the groups follow their order.
     #[test]
     fn every_reason_is_explained_in_order() {
-        let all = [
-            reason::LOADED_BEFORE_AGENT,
-            reason::EARLY_BOOT,
-            reason::INTRINSIC,
-            reason::NOT_WRAPPED,
-            reason::SIGNATURE_POLYMORPHIC,
-            reason::NATIVE_BINDING,
-            reason::FRAME_SENSITIVE,
-            reason::RUNS_JAVA,
-        ];
+        let all = REASONS;
         for r in all {
             assert_ne!(reason_text(r), reason_text("unknown"), "{r}");
         }

@@ -35,6 +35,17 @@ struct Life {
     end: Option<(u64, Option<u64>)>,
 }
 
+impl Life {
+    fn starting(name: String, start_ns: u64, cpu_start: Option<u64>) -> Life {
+        Life {
+            name,
+            start_ns,
+            cpu_start,
+            end: None,
+        }
+    }
+}
+
 /// A thread's time alive, measured.
 #[derive(Debug, Clone)]
 pub(super) struct Lived {
@@ -98,15 +109,7 @@ impl Lifetimes {
         self.not_followed
             .store(0, std::sync::atomic::Ordering::Relaxed);
         for (id, name, cpu) in read.into_iter().take(MAX_THREADS) {
-            threads.insert(
-                id,
-                Life {
-                    name,
-                    start_ns: now,
-                    cpu_start: cpu,
-                    end: None,
-                },
-            );
+            threads.insert(id, Life::starting(name, now, cpu));
         }
     }
 
@@ -143,15 +146,7 @@ impl Lifetimes {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return;
         }
-        threads.insert(
-            id,
-            Life {
-                name,
-                start_ns: now,
-                cpu_start: cpu,
-                end: None,
-            },
-        );
+        threads.insert(id, Life::starting(name, now, cpu));
     }
 
     /// The current thread ends (its ThreadEnd): its span ends now.
