@@ -105,7 +105,11 @@ fn smoke_workloads_give_the_baseline_checksum_under_every_ferrofluid_mode() {
                 // native mode wraps native methods, which have no bytecode to instrument.
                 let sampled = matches!(
                     mode,
-                    Mode::Sample | Mode::Sample1k | Mode::SampleRoot | Mode::Native
+                    Mode::Sample
+                        | Mode::Sample1k
+                        | Mode::SampleRoot
+                        | Mode::Native
+                        | Mode::NativeCpu
                 );
                 assert!(
                     sampled || instrumented >= counts.called,
