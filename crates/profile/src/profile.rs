@@ -81,6 +81,20 @@ impl ThreadProfile {
             alive: None,
         }
     }
+
+    /// Sets how long the thread was alive while the profile recorded, and makes that its
+    /// thread node's time (and CPU time) where its tree measured less: the thread's own time
+    /// is then what ran outside every frame, in every view and format.
+    pub fn set_alive(&mut self, alive: Alive) {
+        self.alive = Some(alive);
+        let root = self.tree.node_mut(NodeId::ROOT);
+        root.total_ns = root.total_ns.max(alive.wall_ns);
+        if let Some(c) = alive.cpu_ns {
+            let c = root.cpu_ns.unwrap_or(0).max(c);
+            root.cpu_ns = Some(c);
+            self.cpu_ns = Some(c);
+        }
+    }
 }
 
 /// A profile of a call subgraph: what its mode measures, per calling context.

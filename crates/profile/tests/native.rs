@@ -309,3 +309,23 @@ fn a_thread_alive_longer_than_its_native_calls_ran_bytecode_the_rest() {
     let split = p.native_split(0);
     assert_eq!((split.bytecode_ns, split.native_ns), (500, 0));
 }
+
+/// `set_alive` makes the thread node's time (and CPU time) the time alive where the tree
+/// measured less, and never lowers it.
+#[test]
+fn setting_a_thread_s_time_alive_stretches_its_thread_node() {
+    let mut p = profile(true);
+    let root = p.threads[0].tree.node(NodeId::ROOT).total_ns;
+    p.threads[0].set_alive(ferrofluid_profile::Alive {
+        wall_ns: root + 500,
+        cpu_ns: Some(7_000_000),
+    });
+    let node = p.threads[0].tree.node(NodeId::ROOT);
+    assert_eq!((node.total_ns, node.cpu_ns), (root + 500, Some(7_000_000)));
+    assert_eq!(p.threads[0].cpu_ns, Some(7_000_000));
+    p.threads[1].set_alive(ferrofluid_profile::Alive {
+        wall_ns: 1,
+        cpu_ns: None,
+    });
+    assert!(p.threads[1].tree.node(NodeId::ROOT).total_ns > 1);
+}

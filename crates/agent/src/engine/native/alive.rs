@@ -10,6 +10,7 @@
 //! waits in the JVM all along, as the Signal Dispatcher does) from one running bytecode.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use ferrofluid_jvmti::{JniEnv, Jvmti, Object};
@@ -69,7 +70,7 @@ impl Lived {
 pub(super) struct Lifetimes {
     cpu: bool,
     threads: Mutex<HashMap<u64, Life>>,
-    not_followed: std::sync::atomic::AtomicU64,
+    not_followed: AtomicU64,
 }
 
 /// A thread's Java id (`Thread.tid`) and name; `None` for the agent's threads or a thread
@@ -107,7 +108,7 @@ impl Lifetimes {
         let mut threads = self.lock();
         threads.clear();
         self.not_followed
-            .store(0, std::sync::atomic::Ordering::Relaxed);
+            .store(0, Ordering::Relaxed);
         for (id, name, cpu) in read.into_iter().take(MAX_THREADS) {
             threads.insert(id, Life::starting(name, now, cpu));
         }
@@ -143,7 +144,7 @@ impl Lifetimes {
         let mut threads = self.lock();
         if threads.len() >= MAX_THREADS && !threads.contains_key(&id) {
             self.not_followed
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                .fetch_add(1, Ordering::Relaxed);
             return;
         }
         threads.insert(id, Life::starting(name, now, cpu));
@@ -187,7 +188,7 @@ impl Lifetimes {
         };
         let not_followed = self
             .not_followed
-            .load(std::sync::atomic::Ordering::Relaxed);
+            .load(Ordering::Relaxed);
         if not_followed > 0 {
             log::info!(
                 "native: {not_followed} threads started past {MAX_THREADS} followed: their bytecode time is their natives' upcalls' only"

@@ -438,16 +438,19 @@ impl EngineSession for NativeSession {
     }
 
     fn snapshot(&self, ctx: &dyn Context, profile: &mut Profile) {
-        let jvmti = self.jvmti.get().copied();
         // With roots a thread's time is its roots'.
-        let alive = match ctx.vm().filter(|_| !self.roots) {
-            Some(vm) => vm
-                .with_attached_thread("ferrofluid-native", |env| {
-                    self.alive.measure(jvmti, Some(env))
+        let alive = if self.roots {
+            HashMap::new()
+        } else {
+            let jvmti = self.jvmti.get().copied();
+            ctx.vm()
+                .and_then(|vm| {
+                    vm.with_attached_thread("ferrofluid-native", |env| {
+                        self.alive.measure(jvmti, Some(env))
+                    })
+                    .ok()
                 })
-                .unwrap_or_else(|_| self.alive.measure(None, None)),
-            None if self.roots => HashMap::new(),
-            None => self.alive.measure(None, None),
+                .unwrap_or_else(|| self.alive.measure(None, None))
         };
         native_profile(profile, self.cpu, alive);
     }
@@ -473,29 +476,17 @@ impl EngineSession for NativeSession {
 /// own waiting threads).
 fn native_profile(profile: &mut Profile, cpu: bool, mut alive: HashMap<u64, alive::Lived>) {
     profile.mode = Mode::Native;
-    for t in &mut profile.threads {
-        if !t.virtual_thread {
-            t.alive = alive.remove(&t.id).map(|l| l.alive);
+    for t in profile.threads.iter_mut().filter(|t| !t.virtual_thread) {
+        if let Some(lived) = alive.remove(&t.id) {
+            t.set_alive(lived.alive);
         }
     }
     let mut rest: Vec<_> = alive.into_iter().filter(|(_, l)| !l.idle()).collect();
     rest.sort_by_key(|&(id, _)| id);
     for (id, lived) in rest {
         let mut thread = ThreadProfile::new(lived.name, id, ferrofluid_profile::CallTree::new());
-        thread.alive = Some(lived.alive);
+        thread.set_alive(lived.alive);
         profile.threads.push(thread);
-    }
-    for t in &mut profile.threads {
-        let Some(alive) = t.alive else {
-            continue;
-        };
-        let root = t.tree.node_mut(NodeId::ROOT);
-        root.total_ns = root.total_ns.max(alive.wall_ns);
-        if let Some(c) = alive.cpu_ns {
-            let c = root.cpu_ns.unwrap_or(0).max(c);
-            root.cpu_ns = Some(c);
-            t.cpu_ns = Some(c);
-        }
     }
     let cpu = cpu
         && profile
