@@ -143,10 +143,11 @@ fn two_methods_of_three_to_one_cost_share_their_time_three_to_one() {
 }
 
 /// `serve` reads 40 bytes arriving every 25 ms and spins between them: `readOne` is blocked
-/// most of its wall time and gets under 5% of the root's CPU time; with `--wall` most of its time is in a
-/// `[blocked: native]` frame below it, none of it busy self time. Sampled every 1 ms: a sample
-/// that finds the thread back in `readOne`, woken but not yet running on a busy machine, charges
-/// it the interval's CPU time, which ran before the read (5.1% once in a CI run at 2 ms).
+/// most of its wall time and gets under 10% of the root's CPU time; with `--wall` most of its
+/// time is in a `[blocked: native]` frame below it, none of it busy self time. `readOne` does
+/// use CPU: the JDK's socket code it calls runs interpreted (40 calls) and the kernel's reads and
+/// polls count in the thread's CPU clock; timed by `--cpu` probes it is 4.5-6% of `serve`, and
+/// the sampler's estimate was 1.6-5.6% on an idle and a loaded machine.
 #[test]
 fn a_method_blocked_in_a_socket_read_gets_no_cpu_time_and_shows_blocked_with_wall() {
     let dir = compile("Timed.java", "timing-socket");
@@ -171,7 +172,7 @@ fn a_method_blocked_in_a_socket_read_gets_no_cpu_time_and_shows_blocked_with_wal
     let all = sum(&nodes(&doc, "Timed.serve"), "total_ns");
     let reading = sum(&read, "total_ns");
     assert!(
-        all > 0 && reading * 20 < all,
+        all > 0 && reading * 10 < all,
         "readOne {reading} of {all} ns of CPU"
     );
 
