@@ -28,7 +28,8 @@ pub fn vm() -> JavaVm {
             let path = CString::new(libjvm()).unwrap();
             // SAFETY: dlopen/dlsym of the JDK's libjvm with a valid path and symbol name.
             let create: CreateJavaVm = unsafe {
-                let lib = libc::dlopen(path.as_ptr(), libc::RTLD_NOW);
+                // RTLD_GLOBAL as the java launcher does: `dlsym(RTLD_DEFAULT, ..)` finds its symbols.
+                let lib = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
                 assert!(!lib.is_null(), "cannot load {}", libjvm());
                 let sym = libc::dlsym(lib, c"JNI_CreateJavaVM".as_ptr());
                 assert!(!sym.is_null());

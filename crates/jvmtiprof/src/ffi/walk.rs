@@ -44,15 +44,92 @@ extern "C" {
     fn jvmtiprof_faulting_walk(trace: *mut CallTrace, depth: c_int, ucontext: *mut c_void);
 }
 
-/// The walk function and what it needs: `AsyncGetCallTrace` and the `JavaVM` whose `GetEnv`
-/// names the interrupted thread.
+/// The walk function and what it needs: `AsyncGetCallTrace` and how a signal handler finds the
+/// interrupted thread's `JNIEnv` ([`JavaThreads`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Walker {
     asgct: Asgct,
-    vm: *mut sys::JavaVM,
+    threads: Option<JavaThreads>,
 }
 
-// SAFETY: a function pointer and the process-wide JavaVM, both callable from any thread.
+/// Where HotSpot keeps the current thread for its own signal handlers: a pthread key whose value
+/// on every thread the JVM knows is its `Thread`, and, on a Java thread, the `JNIEnv` a fixed
+/// offset into it. `JavaVM::GetEnv` cannot be called from a signal handler: it reads libjvm's
+/// `__thread` variable, which on a thread that never touched it (a native thread, the sampler's
+/// own) makes glibc allocate the thread's block, and a signal that interrupted `malloc` then
+/// deadlocks on the allocator's lock. `pthread_getspecific` reads the thread's key array and
+/// allocates nothing; HotSpot sets this key on every thread it starts or attaches, for the same
+/// reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct JavaThreads {
+    key: libc::pthread_key_t,
+    /// The `JNIEnv`'s offset into HotSpot's `JavaThread`.
+    env_offset: usize,
+    /// A `JNIEnv`'s first word: the JNI function table every Java thread shares, which no other
+    /// `Thread` has at that offset.
+    functions: usize,
+}
+
+/// How far into HotSpot's `JavaThread` its `JNIEnv` may be (0x2b0 in JDK 17, 0x4a0 in JDK 25).
+const MAX_ENV_OFFSET: usize = 0x1000;
+
+/// glibc's `PTHREAD_KEYS_MAX`: keys are below it.
+const KEYS_MAX: libc::pthread_key_t = 1024;
+
+impl JavaThreads {
+    /// Finds the key on the calling thread, a Java thread whose `JNIEnv` is `env`: the one key
+    /// whose value is at most [`MAX_ENV_OFFSET`] below `env`.
+    fn find(env: *mut sys::JNIEnv) -> Option<JavaThreads> {
+        if env.is_null() {
+            return None;
+        }
+        // SAFETY: `env` is the calling thread's JNIEnv: its first word is its function table.
+        let functions = unsafe { *(env as *const usize) };
+        let env = env as usize;
+        let mut found = None;
+        for key in 0..KEYS_MAX {
+            // SAFETY: reads the calling thread's value of `key`; a key never created reads null.
+            let value = unsafe { libc::pthread_getspecific(key) } as usize;
+            if value != 0 && value < env && env - value <= MAX_ENV_OFFSET {
+                if found.is_some() {
+                    // Two candidates: not sure which one is HotSpot's.
+                    return None;
+                }
+                found = Some(JavaThreads {
+                    key,
+                    env_offset: env - value,
+                    functions,
+                });
+            }
+        }
+        if let Some(t) = &found {
+            log::debug!(
+                "HotSpot's thread key {}, JNIEnv at +{:#x}",
+                t.key,
+                t.env_offset
+            );
+        }
+        found
+    }
+
+    /// The calling thread's `JNIEnv`, `None` for a thread that is not a Java thread.
+    /// Async-signal-safe: one key read and one memory read.
+    fn current_env(&self) -> Option<usize> {
+        // SAFETY: reads the calling thread's value of the key.
+        let thread = unsafe { libc::pthread_getspecific(self.key) } as usize;
+        if thread == 0 {
+            return None;
+        }
+        let env = thread + self.env_offset;
+        // SAFETY: `thread` is a live HotSpot `Thread` of the calling thread (the JVM clears the
+        // key before freeing it), at least a few hundred bytes long and allocated in the C heap,
+        // so the word `env_offset` into it is mapped even for the smaller `Thread` kinds.
+        let first = unsafe { *(env as *const usize) };
+        (first == self.functions).then_some(env)
+    }
+}
+
+// SAFETY: a function pointer and plain words, usable from any thread.
 unsafe impl Send for Walker {}
 // SAFETY: as above.
 unsafe impl Sync for Walker {}
@@ -70,11 +147,23 @@ fn asgct() -> Option<Asgct> {
 }
 
 impl Walker {
-    /// The walker of `vm`, `None` when the JVM has no `AsyncGetCallTrace`.
-    pub fn new(vm: ferrofluid_jvmti::JavaVm) -> Option<Walker> {
+    /// The walker of this JVM, found from `env`, the calling Java thread's `JNIEnv`; `None` when
+    /// the JVM has no `AsyncGetCallTrace` or no thread key a signal handler can read (logged).
+    pub fn new(env: &ferrofluid_jvmti::JniEnv<'_>) -> Option<Walker> {
+        let Some(asgct) = asgct() else {
+            log::warn!("this JVM has no AsyncGetCallTrace: samples will have no stacks");
+            return None;
+        };
+        let Some(threads) = JavaThreads::find(env.as_raw()) else {
+            log::warn!(
+                "no thread key tells a signal handler which thread is a Java thread: samples \
+                 will have no stacks"
+            );
+            return None;
+        };
         Some(Walker {
-            asgct: asgct()?,
-            vm: vm.as_raw(),
+            asgct,
+            threads: Some(threads),
         })
     }
 
@@ -83,23 +172,18 @@ impl Walker {
     pub fn faulting() -> Walker {
         Walker {
             asgct: jvmtiprof_faulting_walk,
-            vm: std::ptr::null_mut(),
+            threads: None,
         }
     }
 
-    /// The calling thread's `JNIEnv`, `None` for a thread the JVM does not know (a native
-    /// thread) or one that is not a Java thread. Async-signal-safe in HotSpot: `GetEnv` reads the
-    /// thread's own VM structure and allocates nothing.
+    /// The calling thread's `JNIEnv`, `None` for a thread that is not a Java thread (a native
+    /// thread, a JVM thread that runs no Java). Async-signal-safe: calls nothing in the JVM
+    /// ([`JavaThreads`]).
     pub fn jni_env(&self) -> Option<usize> {
-        if self.vm.is_null() {
-            return Some(1);
+        match &self.threads {
+            Some(t) => t.current_env(),
+            None => Some(1),
         }
-        // SAFETY: the process's JavaVM, valid for its life.
-        let get_env = unsafe { (**self.vm).GetEnv }?;
-        let mut env: *mut c_void = std::ptr::null_mut();
-        // SAFETY: one out-pointer.
-        let rc = unsafe { get_env(self.vm, &mut env, sys::JNI_VERSION_1_6 as sys::jint) };
-        (rc == sys::JNI_OK as sys::jint && !env.is_null()).then_some(env as usize)
     }
 
     /// Walks the calling thread's Java stack as `ucontext` (the context the kernel passed to the

@@ -390,10 +390,7 @@ impl Sampler {
             }));
         }
         let signal = choose_signal(&config)?;
-        let walker = Walker::new(vm);
-        if walker.is_none() {
-            log::warn!("this JVM has no AsyncGetCallTrace: samples will have no stacks");
-        }
+        let walker = Walker::new(env);
         let support = support::acquire(vm, false)?;
         support::catch_up(&support, env);
         let shared = Arc::new(Shared {
