@@ -142,12 +142,11 @@ fn two_methods_of_three_to_one_cost_share_their_time_three_to_one() {
     );
 }
 
-/// `serve` reads 40 bytes arriving every 25 ms and spins between them: `readOne` is blocked
-/// most of its wall time and gets under 10% of the root's CPU time; with `--wall` most of its
-/// time is in a `[blocked: native]` frame below it, none of it busy self time. `readOne` does
-/// use CPU: the JDK's socket code it calls runs interpreted (40 calls) and the kernel's reads and
-/// polls count in the thread's CPU clock; timed by `--cpu` probes it is 4.5-6% of `serve`, and
-/// the sampler's estimate was 1.6-5.6% on an idle and a loaded machine.
+/// `serve` reads 40 bytes arriving every 60 ms and spins about 22 ms between them: `readOne` is
+/// blocked most of its wall time and gets under 5% of the root's CPU time; with `--wall` most of
+/// its time is in a `[blocked: native]` frame below it, none of it busy self time. `readOne`'s
+/// own CPU time, timed by `--cpu` probes, is about 1.2% of `serve` (the kernel's reads and polls;
+/// 5% when the JDK's read path still ran interpreted, before the warm-up reads outside the root).
 #[test]
 fn a_method_blocked_in_a_socket_read_gets_no_cpu_time_and_shows_blocked_with_wall() {
     let dir = compile("Timed.java", "timing-socket");
@@ -172,7 +171,7 @@ fn a_method_blocked_in_a_socket_read_gets_no_cpu_time_and_shows_blocked_with_wal
     let all = sum(&nodes(&doc, "Timed.serve"), "total_ns");
     let reading = sum(&read, "total_ns");
     assert!(
-        all > 0 && reading * 10 < all,
+        all > 0 && reading * 20 < all,
         "readOne {reading} of {all} ns of CPU"
     );
 
@@ -188,7 +187,7 @@ fn a_method_blocked_in_a_socket_read_gets_no_cpu_time_and_shows_blocked_with_wal
         .filter(|(n, _)| n["class"] == "[blocked: native]")
         .map(|(n, _)| n["total_ns"].as_u64().unwrap_or(0))
         .sum();
-    // 40 reads 25 ms apart: about a second, most of it waiting for the peer.
+    // 40 reads 60 ms apart: 2.4 s, most of it waiting for the peer.
     assert!(wall_ns > 500_000_000, "readOne {wall_ns} ns of wall time");
     assert!(
         blocked * 10 > wall_ns * 8,

@@ -4,8 +4,9 @@
 // - `attach DIR/go`: prints `ready`, waits for the file, then as `counts`, and prints `done`;
 // - `shares`: mix() until the thread used 1.5 s of CPU: heavy() spins three times as long as
 //   light() each round;
-// - `socket`: after a first byte, serve() reads 40 bytes a peer thread writes every 25 ms,
-//   spinning between reads (most of its wall time blocked in the read).
+// - `socket`: after 20,000 bytes read outside it (the JIT compiles the read path), serve()
+//   reads 40 bytes a peer thread writes every 60 ms, spinning between reads (most of its wall
+//   time blocked in the read).
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
@@ -15,6 +16,7 @@ import java.net.Socket;
 public class Timed {
     static int sink;
     static long spun;
+    static final int WARM_UP = 20_000;
 
     static void f() {
         for (int i = 0; i < 10; i++) {
@@ -68,7 +70,7 @@ public class Timed {
             if (readOne(in) < 0) {
                 throw new IllegalStateException("peer closed");
             }
-            spin(5_000_000);
+            spin(20_000_000);
         }
     }
 
@@ -99,8 +101,10 @@ public class Timed {
                     Thread peer = new Thread(() -> {
                         try (Socket s = new Socket("127.0.0.1", server.getLocalPort())) {
                             OutputStream out = s.getOutputStream();
-                            for (int i = 0; i < 41; i++) {
-                                Thread.sleep(25);
+                            out.write(new byte[WARM_UP]);
+                            out.flush();
+                            for (int i = 0; i < 40; i++) {
+                                Thread.sleep(60);
                                 out.write(i);
                                 out.flush();
                             }
@@ -110,10 +114,13 @@ public class Timed {
                     }, "peer");
                     peer.start();
                     try (Socket s = server.accept()) {
-                        // The first read loads and links the socket classes: not the root's.
+                        // Reads outside the root load the socket classes and get the JIT to
+                        // compile the read path, as a server's is.
                         InputStream in = s.getInputStream();
-                        if (in.read() < 0) {
-                            throw new IllegalStateException("peer closed");
+                        for (int i = 0; i < WARM_UP; i++) {
+                            if (in.read() < 0) {
+                                throw new IllegalStateException("peer closed");
+                            }
                         }
                         serve(in);
                     }
