@@ -98,6 +98,7 @@ fn thread_cpu_ns() -> u64 {
 fn a_sampled_native_thread_never_touches_the_jvms_thread_locals() {
     let vm = live::vm();
     live::with_env("signal-safety", |_, env| {
+        // SAFETY: gettid takes nothing and cannot fail.
         JAVA_TID.store(unsafe { libc::gettid() } as u32, Ordering::Relaxed);
         let config = Config::cpu(Duration::from_millis(1))
             .threads(Threads::All)
@@ -109,6 +110,7 @@ fn a_sampled_native_thread_never_touches_the_jvms_thread_locals() {
                 !has_libjvm_thread_locals(),
                 "a fresh native thread has no libjvm thread-locals"
             );
+            // SAFETY: gettid takes nothing and cannot fail.
             NATIVE_TID.store(unsafe { libc::gettid() } as u32, Ordering::Relaxed);
             let deadline = Instant::now() + Duration::from_secs(10);
             while NATIVE_AS_NATIVE.load(Ordering::Relaxed) + NATIVE_AS_JAVA.load(Ordering::Relaxed)
