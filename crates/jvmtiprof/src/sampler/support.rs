@@ -60,13 +60,18 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
         java_threads: Mutex::new(HashMap::new()),
         jvmti: OnceLock::new(),
     });
+    // The environment's closures outlive it (a callback may still run on another thread when
+    // it is disposed, so they are never freed): they hold the state weakly, and once the last
+    // sampler and reader let it go its code map and thread tables are freed, not kept for the
+    // process's life with every environment made since.
+    let weak = Arc::downgrade(&state);
     let (s1, s2, s3, s4, s5, s6) = (
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
+        weak.clone(),
+        weak.clone(),
+        weak.clone(),
+        weak.clone(),
+        weak.clone(),
+        weak,
     );
     let agent = Agent::builder(vm)
         .capabilities(|c| {
@@ -75,39 +80,52 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
         })
         // AsyncGetCallTrace returns nothing unless some environment has ClassLoad on.
         .on_class_load(|_, _, _| {})
-        .on_class_prepare(move |env, _, class| {
-            if let Some(jvmti) = s1.jvmti() {
+        .on_class_prepare(move |_, _, class| {
+            if let Some(jvmti) = s1.upgrade().and_then(|s| s.jvmti()) {
                 // GetClassMethods makes a jmethodID for each method, which the walk can only read.
                 if let Ok(methods) = jvmti.class_methods(class) {
                     drop(methods);
                 }
             }
-            let _ = env;
         })
         .on_compiled_method_load(move |code| {
-            if s2.replaying.load(Ordering::Acquire) {
-                s2.replayed
+            let Some(s) = s2.upgrade() else { return };
+            if s.replaying.load(Ordering::Acquire) {
+                s.replayed
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .push(code.method.as_raw() as usize);
             }
-            s2.codemap.add(
+            s.codemap.add(
                 code.address,
                 code.size,
                 Blob::Compiled(code.method.as_raw() as usize),
             )
         })
-        .on_compiled_method_unload(move |_, address| s3.codemap.remove(address))
+        .on_compiled_method_unload(move |_, address| {
+            if let Some(s) = s3.upgrade() {
+                s.codemap.remove(address)
+            }
+        })
         .on_dynamic_code(move |name, address, size| {
+            let Some(s) = s4.upgrade() else { return };
             let blob = if name == "Interpreter" {
                 Blob::Interpreter
             } else {
                 Blob::Stub
             };
-            s4.codemap.add(address, size, blob)
+            s.codemap.add(address, size, blob)
         })
-        .on_thread_start(move |env, thread| thread_started(&s5, env, thread))
-        .on_thread_end(move |env, _| thread_ended(&s6, env))
+        .on_thread_start(move |env, thread| {
+            if let Some(s) = s5.upgrade() {
+                thread_started(&s, env, thread)
+            }
+        })
+        .on_thread_end(move |env, _| {
+            if let Some(s) = s6.upgrade() {
+                thread_ended(&s, env)
+            }
+        })
         .build()?;
     let _ = state.jvmti.set(agent.jvmti());
     let support = support.insert(Arc::new(Support {
