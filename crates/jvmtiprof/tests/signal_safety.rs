@@ -12,6 +12,7 @@ use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use ferrofluid_jvmti::os::thread_cpu_ns;
 use jvmtiprof::sampler::{Config, Sampler, SignalContext, SignalHandler, Threads, Verdict};
 
 /// The handler's observations, kept in atomics (no lock in a signal handler) for two tids.
@@ -79,16 +80,6 @@ fn spin_cpu(for_how_long: Duration) {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }
     }
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: one out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// A native thread sampled on its CPU clock is told apart from a Java thread without calling
