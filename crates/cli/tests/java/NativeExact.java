@@ -12,25 +12,24 @@
 public class NativeExact {
     /**
      * Spins {@code nanos} ns in native code, calling {@link #callback} {@code upcalls} times in
-     * between; returns the time spent inside those JNI calls.
+     * between; returns how long it spun by its own clock.
      */
     static native long busy(long nanos, int upcalls);
 
-    /** Spins {@code nanos} ns in native code. */
+    /** Spins {@code nanos} ns in native code; returns how long it spun by its own clock. */
     static native long spin(long nanos);
 
     /** Does nothing; each thread calls it before its timed native calls. */
     static native void warm();
 
     /**
-     * The native time of one {@link #busy} call by the caller's clock: the call less its JNI
-     * calls into Java (more than {@code BUSY_NS} when the thread lost the CPU or waited for a
-     * safepoint on its way back).
+     * One {@link #busy} call; returns its native time by the native's own clock (more than
+     * {@code BUSY_NS} when the thread lost the CPU near the end of a part). The caller's clock
+     * would also count the time the thread waits for the CPU on its way in and out, which a
+     * loaded machine makes longer than the native itself.
      */
     static long timedBusy() {
-        long t0 = System.nanoTime();
-        long inJava = busy(BUSY_NS, BUSY_UPCALLS);
-        return System.nanoTime() - t0 - inJava;
+        return busy(BUSY_NS, BUSY_UPCALLS);
     }
 
     static final long BUSY_NS = 500_000;
@@ -48,7 +47,7 @@ public class NativeExact {
     /** Time spent inside callbacks, by the callbacks' own clock. */
     static long callbackNs;
     static long checksum;
-    /** Native time of {@link #busy} on each thread and of {@link #spin}, by the callers' clock. */
+    /** Native time of {@link #busy} on each thread and of {@link #spin}, by the natives' own clock. */
     static long mainBusyNs, workerBusyNs, spinNs;
     /** The bytecode thread's loop: elapsed and CPU time by its own clocks. */
     static long pureNs, pureCpuNs;
@@ -108,9 +107,7 @@ public class NativeExact {
             warm();
         }
         for (int i = 0; i < SPIN_CALLS; i++) {
-            long t0 = System.nanoTime();
-            spin(SPIN_NS);
-            spinNs += System.nanoTime() - t0;
+            spinNs += spin(SPIN_NS);
         }
         long sleptNs = 0;
         for (int i = 0; i < SLEEPS; i++) {
@@ -118,9 +115,11 @@ public class NativeExact {
             Thread.sleep(SLEEP_MS);
             sleptNs += System.nanoTime() - t0;
         }
+        long join0 = System.nanoTime();
         worker.join();
+        long joinNs = System.nanoTime() - join0;
         System.out.println("slept " + sleptNs + " callbacks " + callbackNs + " checksum " + checksum
                 + " busy " + mainBusyNs + " " + workerBusyNs + " spin " + spinNs
-                + " pure " + pureNs + " " + pureCpuNs + " " + lifeNs);
+                + " pure " + pureNs + " " + pureCpuNs + " " + lifeNs + " joined " + joinNs);
     }
 }

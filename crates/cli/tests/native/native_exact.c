@@ -27,21 +27,19 @@ JNIEXPORT jlong JNICALL Java_NativeExact_spin(JNIEnv *env, jclass c, jlong nanos
 }
 
 /* Spins `nanos` in `upcalls + 1` equal parts, calling NativeExact.callback between them: the
-   native time is the spinning alone, whatever the callbacks take. Returns the time spent inside
-   the JNI calls, ns: the caller's clock around the call, less this, is the native time. */
+   native time is the spinning alone, whatever the callbacks take. Returns how long it spun by its
+   own clock, ns: the native time, measured where no JNI transition or scheduling outside the
+   native's own code can enter it. */
 static jlong JNICALL busy(JNIEnv *env, jclass c, jlong nanos, jint upcalls) {
     static jmethodID callback;
-    long long in_java = 0;
+    jlong spun = 0;
     if (!callback) callback = (*env)->GetStaticMethodID(env, c, "callback", "(I)I");
     jlong part = nanos / (upcalls + 1);
     for (jint i = 0; i < upcalls; i++) {
-        spin_for(part);
-        long long t0 = now();
+        spun += spin_for(part);
         (*env)->CallStaticIntMethod(env, c, callback, i);
-        in_java += now() - t0;
     }
-    spin_for(nanos - part * upcalls);
-    return in_java;
+    return spun + spin_for(nanos - part * upcalls);
 }
 
 /* busy is bound with RegisterNatives, as libraries and the JDK do. */

@@ -30,6 +30,7 @@ use crate::engine::{
     MethodName, Needs, Selection, Units,
 };
 use crate::probe::collector;
+use crate::probe::ring::UNKNOWN_JAVA_ID;
 use crate::probe::thread::SWITCHES;
 
 mod alive;
@@ -478,6 +479,20 @@ fn native_profile(profile: &mut Profile, cpu: bool, mut alive: HashMap<u64, aliv
     profile.mode = Mode::Native;
     for t in profile.threads.iter_mut().filter(|t| !t.virtual_thread) {
         if let Some(lived) = alive.remove(&t.id) {
+            t.set_alive(lived.alive);
+        }
+    }
+    // A thread whose first native ran while its `Thread` was being built (the `DestroyJavaVM`
+    // thread the launcher attaches at exit) has no Java id yet in its events: it is the one
+    // followed thread of its name left unmatched.
+    for t in profile.threads.iter_mut() {
+        if t.virtual_thread || t.id < UNKNOWN_JAVA_ID {
+            continue;
+        }
+        let mut named = alive.iter().filter(|(_, l)| l.name == t.name);
+        if let (Some((&id, _)), None) = (named.next(), named.next()) {
+            let lived = alive.remove(&id).expect("just found");
+            t.id = id;
             t.set_alive(lived.alive);
         }
     }
