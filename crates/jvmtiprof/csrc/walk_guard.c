@@ -11,6 +11,12 @@
  * frame: between the sigsetjmp point and the fault handler there are only the JVM's frames and the
  * kernel's signal frame.
  *
+ * Inside the same guard, jvmtiprof_walk() finds which frame's compiled code the interrupted
+ * program counter is in (jvmtiprof_compiled_frame), reading HotSpot's Method and nmethod at the
+ * offsets its VMStructs table gives: the frames above that one were inlined into it. The methods
+ * are on the walked stack and their code is running, so both are alive; a misread faults into
+ * the guard like a fault of the walk.
+ *
  * Everything here is async-signal-safe: atomics, sigaction, pthread_sigmask, siglongjmp.
  */
 
@@ -40,6 +46,79 @@ typedef struct {
 } jvmtiprof_call_trace;
 
 typedef void (*jvmtiprof_asgct)(jvmtiprof_call_trace *trace, int depth, void *ucontext);
+
+/* Where HotSpot keeps what jvmtiprof_compiled_frame reads: byte offsets of fields (from
+ * VMStructs) and the addresses of the code cache's bounds. Mirrors CodeLayout in vmstructs.rs. */
+typedef struct {
+    const uintptr_t *low_bound;  /* &CodeCache::_low_bound */
+    const uintptr_t *high_bound; /* &CodeCache::_high_bound */
+    int method_code;             /* Method::_code */
+    int method_const;            /* Method::_constMethod */
+    int const_constants;         /* ConstMethod::_constants */
+    int pool_holder;             /* ConstantPool::_pool_holder */
+    int osr_head;                /* InstanceKlass::_osr_nmethods_head */
+    int osr_link;                /* nmethod::_osr_link */
+    int code_method;             /* nmethod::_method */
+    int code_begin;              /* CodeBlob::_code_begin, or _code_offset when `relative` */
+    int code_end;                /* CodeBlob::_code_end, or _data_offset when `relative` */
+    int relative;                /* the code's bounds are int offsets from the blob (JDK 23+) */
+} jvmtiprof_code_layout;
+
+/* Frames looked at for the compiled code the pc is in: inlining is never deeper than this. */
+#define COMPILED_SEARCH 32
+/* OSR compilations of one class looked at. */
+#define OSR_SEARCH 16
+
+static uintptr_t word_at(uintptr_t base, int offset) {
+    return base == 0 ? 0 : *(const uintptr_t *)(base + (uintptr_t)offset);
+}
+
+static int code_contains(const jvmtiprof_code_layout *l, uintptr_t blob, uintptr_t pc) {
+    uintptr_t begin, end;
+    if (l->relative) {
+        begin = blob + (uintptr_t)(intptr_t)*(const int32_t *)(blob + (uintptr_t)l->code_begin);
+        end = blob + (uintptr_t)(intptr_t)*(const int32_t *)(blob + (uintptr_t)l->code_end);
+    } else {
+        begin = word_at(blob, l->code_begin);
+        end = word_at(blob, l->code_end);
+    }
+    return pc >= begin && pc < end;
+}
+
+/* The index of the frame whose compiled code (its method's current code or one of its OSR
+ * compilations) contains pc, or -1: pc outside the code cache, in a native method, in the
+ * interpreter or in a stub. */
+static int jvmtiprof_compiled_frame(const jvmtiprof_code_layout *l, const jvmtiprof_call_frame *frames,
+                                    int n, uintptr_t pc) {
+    uintptr_t low = *l->low_bound, high = *l->high_bound;
+    if (pc < low || pc >= high) {
+        return -1;
+    }
+    int limit = n < COMPILED_SEARCH ? n : COMPILED_SEARCH;
+    for (int i = 0; i < limit; i++) {
+        if (frames[i].lineno == -3) {
+            return -1; /* a native method: the pc is in its native code */
+        }
+        uintptr_t id = (uintptr_t)frames[i].method_id;
+        uintptr_t method = id == 0 ? 0 : *(const uintptr_t *)id;
+        if (method < 4096) {
+            continue; /* a jmethodID of an unloaded method */
+        }
+        uintptr_t code = word_at(method, l->method_code);
+        if (code != 0 && code_contains(l, code, pc)) {
+            return i;
+        }
+        uintptr_t holder = word_at(word_at(word_at(method, l->method_const), l->const_constants),
+                                   l->pool_holder);
+        uintptr_t osr = word_at(holder, l->osr_head);
+        for (int k = 0; osr != 0 && k < OSR_SEARCH; k++, osr = word_at(osr, l->osr_link)) {
+            if (word_at(osr, l->code_method) == method && code_contains(l, osr, pc)) {
+                return i;
+            }
+        }
+    }
+    return -1;
+}
 
 enum {
     JVMTIPROF_WALK_DONE = 0,
@@ -86,7 +165,8 @@ static void release(struct walker *w) {
  * JVM's reason for no frames), JVMTIPROF_WALK_FAULT when the walk faulted and was abandoned, or
  * JVMTIPROF_WALK_BUSY when no guard slot was free (the walk was not tried). */
 int jvmtiprof_walk(jvmtiprof_asgct asgct, void *env, void *ucontext, jvmtiprof_call_frame *frames,
-                   int depth, int tid, int *num_frames) {
+                   int depth, int tid, int *num_frames, const jvmtiprof_code_layout *layout,
+                   uintptr_t pc, int *compiled_frame) {
     struct walker *w = claim(tid);
     if (w == NULL) {
         return JVMTIPROF_WALK_BUSY;
@@ -104,9 +184,14 @@ int jvmtiprof_walk(jvmtiprof_asgct asgct, void *env, void *ucontext, jvmtiprof_c
     atomic_store_explicit(&w->jump, &jump, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     asgct(&trace, depth, ucontext);
+    int compiled = -1;
+    if (layout != NULL && trace.num_frames > 0) {
+        compiled = jvmtiprof_compiled_frame(layout, frames, trace.num_frames, pc);
+    }
     atomic_signal_fence(memory_order_seq_cst);
     release(w);
     *num_frames = trace.num_frames;
+    *compiled_frame = compiled;
     return JVMTIPROF_WALK_DONE;
 }
 

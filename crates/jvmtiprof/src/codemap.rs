@@ -1,6 +1,7 @@
-//! Where the JVM's code is: compiled methods (from `CompiledMethodLoad`/`Unload`) and generated
-//! code such as the interpreter (from `DynamicCodeGenerated`), by address, to tell what kind of
-//! frame a sample's interrupted program counter was in.
+//! Where the JVM's code is: generated code such as the interpreter (from `DynamicCodeGenerated`)
+//! and, on a JVM whose own structures cannot say it, compiled methods (from
+//! `CompiledMethodLoad`/`Unload`), by address, to tell what kind of frame a sample's interrupted
+//! program counter was in.
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;

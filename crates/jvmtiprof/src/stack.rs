@@ -23,6 +23,15 @@ use ferrofluid_jvmti::{JavaVm, JniEnv, Jvmti, LineEntry, MethodId};
 use crate::agent::{add_capabilities, Capabilities};
 use crate::error::Result;
 
+/// HotSpot: the address range of the code the JIT compiled for `method` (a `jmethodID` of a
+/// loaded class) as it is now, read from the JVM's own structures (the layout its VMStructs
+/// table gives), without a JVMTI event; its on-stack-replacement compilations aside. `None`
+/// when the method has no compiled code or the JVM does not describe where it keeps it. A
+/// snapshot: the JIT may replace the code at any time.
+pub fn compiled_code_range(method: MethodId) -> Option<std::ops::Range<usize>> {
+    crate::ffi::vmstructs::get()?.code_range(method)
+}
+
 /// A method, named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodInfo {

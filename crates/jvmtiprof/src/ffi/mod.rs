@@ -1,6 +1,7 @@
 //! The crate's FFI layer, and its only `unsafe` code: the operating-system calls of the sampler
 //! (`os`), the profiling signal handler (`signals`), the guarded stack walk (`walk`, with the C
-//! of `csrc/walk_guard.c`), the JVMTI event trampolines (`events`), the
+//! of `csrc/walk_guard.c`), HotSpot's tables of its own layout and flags (`vmstructs`), the
+//! JVMTI event trampolines (`events`), the
 //! signal-side callback trait (`handler`), the natives of the
 //! interception hooks (`natives`) and the agent entry points (`entry`). Everything else calls these
 //! through safe functions. Each `unsafe` block says why it is sound.
@@ -13,6 +14,7 @@ pub(crate) mod natives;
 pub(crate) mod os;
 pub(crate) mod signals;
 pub(crate) mod stacks;
+pub(crate) mod vmstructs;
 pub(crate) mod walk;
 
 use ferrofluid_jvmti::{sys, MethodId};

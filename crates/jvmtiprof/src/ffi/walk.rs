@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 
 use ferrofluid_jvmti::sys;
 
+use super::vmstructs::CodeLayout;
+
 /// `ASGCT_CallFrame`: `{ jint lineno; jmethodID method_id; }`, 16 bytes on 64-bit targets.
 #[repr(C)]
 struct CallFrame {
@@ -35,6 +37,9 @@ extern "C" {
         depth: c_int,
         tid: c_int,
         num_frames: *mut c_int,
+        layout: *const CodeLayout,
+        pc: usize,
+        compiled_frame: *mut c_int,
     ) -> c_int;
     fn jvmtiprof_install_fault_handlers() -> c_int;
     fn jvmtiprof_uninstall_fault_handlers() -> c_int;
@@ -44,12 +49,14 @@ extern "C" {
     fn jvmtiprof_faulting_walk(trace: *mut CallTrace, depth: c_int, ucontext: *mut c_void);
 }
 
-/// The walk function and what it needs: `AsyncGetCallTrace` and how a signal handler finds the
-/// interrupted thread's `JNIEnv` ([`JavaThreads`]).
+/// The walk function and what it needs: `AsyncGetCallTrace`, how a signal handler finds the
+/// interrupted thread's `JNIEnv` ([`JavaThreads`]), and where HotSpot keeps compiled code (to
+/// tell which frame's code the program counter is in; `None`: the JVM does not describe it).
 #[derive(Clone, Copy)]
 pub(crate) struct Walker {
     asgct: Asgct,
     threads: Option<JavaThreads>,
+    layout: Option<CodeLayout>,
 }
 
 /// Where HotSpot keeps the current thread for its own signal handlers: a pthread key whose value
@@ -161,9 +168,14 @@ impl Walker {
             );
             return None;
         };
+        let layout = super::vmstructs::get().and_then(|v| v.code_layout());
+        if layout.is_none() {
+            log::info!("this JVM does not describe its compiled code (VMStructs)");
+        }
         Some(Walker {
             asgct,
             threads: Some(threads),
+            layout,
         })
     }
 
@@ -173,6 +185,7 @@ impl Walker {
         Walker {
             asgct: jvmtiprof_faulting_walk,
             threads: None,
+            layout: None,
         }
     }
 
@@ -189,7 +202,8 @@ impl Walker {
     /// Walks the calling thread's Java stack as `ucontext` (the context the kernel passed to the
     /// running signal handler) shows it, into `frames`: two words per frame, the first holding
     /// the bytecode index (or -3 for a native method) in its low 32 bits, the second the
-    /// `jmethodID`. `env` is the thread's `JNIEnv` ([`Walker::jni_env`]).
+    /// `jmethodID`. `env` is the thread's `JNIEnv` ([`Walker::jni_env`]). With the frames comes
+    /// the index of the frame whose compiled code the interrupted program counter is in, if any.
     pub fn walk(
         &self,
         env: usize,
@@ -199,15 +213,20 @@ impl Walker {
     ) -> WalkResult {
         let depth = (frames.len() / 2) as c_int;
         if depth == 0 {
-            return WalkResult::Frames(0);
+            return WalkResult::Frames(0, None);
         }
-        let mut n: c_int = 0;
+        let (mut n, mut compiled): (c_int, c_int) = (0, -1);
+        let layout = self
+            .layout
+            .as_ref()
+            .map_or(std::ptr::null(), |l| l as *const CodeLayout);
         // An AtomicU64 is an UnsafeCell: writing through a pointer derived from a shared slice
         // is allowed, and nothing reads these words until the record is committed.
         let out = frames.as_ptr() as *mut CallFrame;
         // SAFETY: `out` has room for `depth` 16-byte frames (2 words each, 8-byte aligned);
         // `ucontext` is the interrupted context of this thread's running signal handler (or
-        // null); `env` is this thread's JNIEnv; the guard contains a fault inside the walk.
+        // null); `env` is this thread's JNIEnv; `layout` is null or this JVM's (read from its
+        // VMStructs); the guard contains a fault inside the walk and the frame typing.
         let rc = unsafe {
             jvmtiprof_walk(
                 self.asgct,
@@ -217,10 +236,13 @@ impl Walker {
                 depth,
                 tid as c_int,
                 &mut n,
+                layout,
+                ucontext.pc(),
+                &mut compiled,
             )
         };
         match rc {
-            0 => WalkResult::Frames(n),
+            0 => WalkResult::Frames(n, u8::try_from(compiled).ok()),
             1 => WalkResult::Fault,
             _ => WalkResult::Busy,
         }
@@ -230,8 +252,10 @@ impl Walker {
 /// What the guarded walk did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WalkResult {
-    /// It returned this many frames (negative: HotSpot's reason for none).
-    Frames(i32),
+    /// It returned this many frames (negative: HotSpot's reason for none), and the index of the
+    /// frame whose compiled code the program counter is in (the frames above were inlined into
+    /// it), if it found one.
+    Frames(i32, Option<u8>),
     /// It faulted; the fault was contained.
     Fault,
     /// Too many threads were walking at once; it was not tried.

@@ -262,7 +262,7 @@ fn repeat(shared: &Shared, key: ThreadKey, slot: &threads::Slot) {
     body[F_TIME].store(now, Ordering::Relaxed);
     body[F_WEIGHT].store(weight, Ordering::Relaxed);
     body[F_META].store(
-        meta(Clock::Wall, T_IDLE, S_NOT_WALKED, 0),
+        meta(Clock::Wall, T_IDLE, S_NOT_WALKED, None, 0),
         Ordering::Relaxed,
     );
     body[F_ENV].store(

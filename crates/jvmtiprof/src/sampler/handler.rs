@@ -38,8 +38,13 @@ pub(crate) const T_RUNNING: u64 = 1;
 pub(crate) const T_SYSCALL: u64 = 2;
 pub(crate) const T_IDLE: u64 = 3;
 
-pub(crate) fn meta(clock: Clock, state: u64, status: u64, n: i32) -> u64 {
-    (clock as u64) | state << 8 | status << 16 | (n as u32 as u64) << 32
+/// A record's meta word: the clock, the thread state, the walk's status, the frame whose
+/// compiled code the program counter was in (plus one; 0: none found) and the frame count.
+pub(crate) fn meta(clock: Clock, state: u64, status: u64, compiled: Option<u8>, n: i32) -> u64 {
+    let compiled = compiled
+        .filter(|&c| c < u8::MAX)
+        .map_or(0, |c| u64::from(c) + 1);
+    (clock as u64) | state << 8 | status << 16 | compiled << 24 | (n as u32 as u64) << 32
 }
 
 /// Why a sample has no stack (or a partial one).
@@ -119,6 +124,7 @@ pub struct SignalContext<'a> {
     record: Option<Reservation<'a>>,
     walked: Option<Result<usize, WalkError>>,
     frames: i32,
+    compiled: Option<u8>,
     status: u64,
     lost: bool,
 }
@@ -202,12 +208,13 @@ impl<'a> SignalContext<'a> {
         let result = walker.walk(env, self.ucontext, frames, self.tid);
         self.record = Some(record);
         match result {
-            WalkResult::Frames(n) if n >= 0 => {
+            WalkResult::Frames(n, compiled) if n >= 0 => {
                 self.status = S_WALKED;
                 self.frames = n;
+                self.compiled = compiled;
                 Ok(n as usize)
             }
-            WalkResult::Frames(code) => {
+            WalkResult::Frames(code, _) => {
                 self.status = S_VM_CODE;
                 self.frames = code;
                 Err(WalkError::Vm(code))
@@ -269,7 +276,7 @@ impl<'a> SignalContext<'a> {
         body[F_WEIGHT].store(self.weight_ns, Ordering::Relaxed);
         body[F_PC].store(self.ucontext.pc() as u64, Ordering::Relaxed);
         body[F_META].store(
-            meta(self.shared.clock, self.state, self.status, n),
+            meta(self.shared.clock, self.state, self.status, self.compiled, n),
             Ordering::Relaxed,
         );
         body[F_ENV].store(self.env.unwrap_or(0) as u64, Ordering::Relaxed);
@@ -345,6 +352,7 @@ pub(crate) fn on_signal(shared: &Shared, event: SignalEvent) {
         record: None,
         walked: None,
         frames: 0,
+        compiled: None,
         status: S_NOT_WALKED,
         lost: false,
     };

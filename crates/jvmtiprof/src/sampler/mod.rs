@@ -321,9 +321,9 @@ pub(crate) struct SignalEvent {
 }
 
 /// Makes the sampler's JVMTI environment now, at `Agent_OnLoad`, so that every method the JIT
-/// compiles from the start keeps debug information at every instruction (what
-/// `-XX:+DebugNonSafepoints` does: HotSpot turns it on while an environment has
-/// `CompiledMethodLoad` events) and the stack walk can place a sample anywhere in compiled code.
+/// compiles from the start keeps debug information at every instruction (HotSpot's
+/// `-XX:+DebugNonSafepoints`, which the environment sets) and the stack walk can place a sample
+/// anywhere in compiled code.
 /// The environment then stays for the process. Without it, [`Sampler::start`] makes one, which
 /// covers the code compiled from then on, and disposes it when the sampler stops.
 pub fn prepare(vm: JavaVm) -> Result<()> {

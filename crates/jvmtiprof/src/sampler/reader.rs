@@ -1,5 +1,6 @@
 //! The consumer side, off the signal: records out of the ring as [`Sample`]s, with frame types
-//! from the compiled-code map.
+//! from the walk's compiled frame and the code map (the interpreter's range; compiled code where
+//! `CompiledMethodLoad` is the JVM's only way to tell).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,6 +163,7 @@ impl Samples {
                 _ => SampleState::Unknown,
             };
             let status = (meta >> 16) & 0xff;
+            let compiled = ((meta >> 24) & 0xff).checked_sub(1).map(|c| c as usize);
             let n = (meta >> 32) as u32 as i32;
             let pc = l(F_PC) as usize;
             let repeated = kind == KIND_REPEAT;
@@ -187,7 +189,7 @@ impl Samples {
                 frames.clear();
                 if error.is_none() {
                     decode_frames(&words[FIELDS..], n.max(0) as usize, frames);
-                    type_frames(frames, pc, |pc| codemap.find(pc));
+                    type_frames(frames, pc, compiled, |pc| codemap.find(pc));
                 }
                 if clock == Clock::Wall {
                     let entry = last.entry(thread).or_insert(Last {
@@ -225,7 +227,9 @@ impl Samples {
         self.shared.ring.used() * 8
     }
 
-    /// Compiled methods and code ranges the frame typing knows.
+    /// Code ranges the frame typing knows: the JVM's generated code (the interpreter, stubs), and
+    /// its compiled methods where they come from `CompiledMethodLoad` (docs/jvmtiprof.md, "Frame
+    /// types").
     pub fn known_code_blobs(&self) -> usize {
         self.support.codemap.len()
     }
@@ -322,20 +326,33 @@ fn decode_frames(words: &[AtomicU64], n: usize, out: &mut Vec<Frame>) {
 
 /// Types the innermost frames from where the program counter was: in compiled code, the frames
 /// above the compiled method are inlined into it; in the interpreter, the top frame is
-/// interpreted.
-fn type_frames(frames: &mut [Frame], pc: usize, find: impl Fn(usize) -> Option<Blob>) {
+/// interpreted. The compiled frame is the one the walk found (`compiled`, from HotSpot's own
+/// structures) or, without it, the one the code map's compiled-code events name.
+fn type_frames(
+    frames: &mut [Frame],
+    pc: usize,
+    compiled: Option<usize>,
+    find: impl Fn(usize) -> Option<Blob>,
+) {
+    let mark = |frames: &mut [Frame], root: usize| {
+        if root < frames.len() && frames[..root].iter().all(|f| f.kind == FrameType::Java) {
+            for f in &mut frames[..root] {
+                f.kind = FrameType::Inlined;
+            }
+            frames[root].kind = FrameType::Compiled;
+        }
+    };
+    if let Some(root) = compiled {
+        mark(frames, root);
+        return;
+    }
     match find(pc) {
         Some(Blob::Compiled(method)) => {
             let root = frames
                 .iter()
                 .position(|f| f.method.is_some_and(|m| m.as_raw() as usize == method));
             if let Some(root) = root {
-                if frames[..root].iter().all(|f| f.kind == FrameType::Java) {
-                    for f in &mut frames[..root] {
-                        f.kind = FrameType::Inlined;
-                    }
-                    frames[root].kind = FrameType::Compiled;
-                }
+                mark(frames, root);
             }
         }
         Some(Blob::Interpreter) => {
@@ -367,23 +384,26 @@ mod tests {
             frame(3, FrameType::Java),
             frame(4, FrameType::Java),
         ];
-        type_frames(&mut frames, 50, |_| Some(Blob::Compiled(3)));
+        let expected = [
+            FrameType::Inlined,
+            FrameType::Inlined,
+            FrameType::Compiled,
+            FrameType::Java,
+        ];
+        let mut by_walk = frames.clone();
+        type_frames(&mut frames, 50, None, |_| Some(Blob::Compiled(3)));
         let kinds: Vec<_> = frames.iter().map(|f| f.kind).collect();
-        assert_eq!(
-            kinds,
-            [
-                FrameType::Inlined,
-                FrameType::Inlined,
-                FrameType::Compiled,
-                FrameType::Java
-            ]
-        );
+        assert_eq!(kinds, expected);
+        // The walk's answer, where it has one, without the code map.
+        type_frames(&mut by_walk, 50, Some(2), |_| None);
+        let kinds: Vec<_> = by_walk.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, expected);
         let mut frames = vec![frame(1, FrameType::Java), frame(2, FrameType::Java)];
-        type_frames(&mut frames, 50, |_| Some(Blob::Interpreter));
+        type_frames(&mut frames, 50, None, |_| Some(Blob::Interpreter));
         assert_eq!(frames[0].kind, FrameType::Interpreted);
         assert_eq!(frames[1].kind, FrameType::Java);
         let mut frames = vec![frame(1, FrameType::Native), frame(2, FrameType::Java)];
-        type_frames(&mut frames, 50, |_| Some(Blob::Compiled(9)));
+        type_frames(&mut frames, 50, None, |_| Some(Blob::Compiled(9)));
         assert_eq!(frames[0].kind, FrameType::Native);
     }
 }

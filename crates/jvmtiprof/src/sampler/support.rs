@@ -1,8 +1,15 @@
 //! What the stack walk needs from the JVM, kept by a JVMTI environment of the sampler's own:
 //! `ClassLoad` on (`AsyncGetCallTrace` answers only then), a `jmethodID` for every method of every
-//! prepared class (the walk cannot create one), the compiled-code map (`CompiledMethodLoad`, which
-//! also makes HotSpot keep debug information at every instruction it compiles), and thread
-//! start/end for the CPU timers.
+//! prepared class (the walk cannot create one), debug information at every instruction the JIT
+//! compiles, where the interpreter is (`DynamicCodeGenerated`), and thread start/end for the CPU
+//! timers.
+//!
+//! On HotSpot the debug information comes from its `DebugNonSafepoints` flag, set through its
+//! VMStructs for as long as the environment lives, and the walk finds a sample's compiled frame
+//! in HotSpot's own structures. A JVM that describes neither gets `CompiledMethodLoad` on
+//! instead, which keeps the same information and maps the compiled code, but costs HotSpot an
+//! address map of every method it compiles, built for the event (docs/jvmtiprof.md, "Frame
+//! types").
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +20,7 @@ use ferrofluid_jvmti::{sys, JavaVm, JniEnv, Jvmti};
 use crate::agent::{Agent, Event};
 use crate::codemap::{Blob, CodeMap};
 use crate::error::Result;
+use crate::ffi::vmstructs;
 use crate::threads::{self, JavaThread};
 
 /// Shared with the environment's closures.
@@ -20,10 +28,14 @@ pub(crate) struct SupportState {
     pub codemap: CodeMap,
     /// Set while the compiled-code events of code that existed already are replayed.
     replaying: AtomicBool,
-    /// Methods whose code was compiled before this environment existed (replayed): compiled
-    /// without debug information between safepoints, unless the JVM ran with
-    /// `-XX:+DebugNonSafepoints`.
+    /// Methods whose code was compiled before this environment existed (replayed, or found
+    /// compiled in HotSpot's structures): compiled without debug information between
+    /// safepoints, unless the JVM ran with `-XX:+DebugNonSafepoints`.
     pub replayed: Mutex<Vec<usize>>,
+    /// Whether `CompiledMethodLoad` is on (the JVM's flag and structures could not be used).
+    pub compiled_method_events: bool,
+    /// `DebugNonSafepoints` before this environment set it, to put back when it goes.
+    debug_flag_before: Option<bool>,
     /// The running CPU sampler's timer settings, for threads that start while it runs.
     pub cpu_timers: Mutex<Option<super::drivers::TimerSpec>>,
     /// Java threads by `JNIEnv` address, learnt at their start.
@@ -52,10 +64,25 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
     if let Some(s) = support.as_ref() {
         return Ok(s.clone());
     }
+    let tables = vmstructs::get();
+    let typed_by_walk = tables.and_then(|t| t.code_layout()).is_some();
+    let debug_flag_before = if typed_by_walk {
+        tables.and_then(|t| t.set_bool_flag(DEBUG_NON_SAFEPOINTS, true))
+    } else {
+        None
+    };
+    let compiled_method_events = debug_flag_before.is_none();
+    if compiled_method_events {
+        log::info!(
+            "sampler: no VMStructs for DebugNonSafepoints and frame types; CompiledMethodLoad on"
+        );
+    }
     let state = Arc::new(SupportState {
         codemap: CodeMap::default(),
         replaying: AtomicBool::new(false),
         replayed: Mutex::new(Vec::new()),
+        compiled_method_events,
+        debug_flag_before,
         cpu_timers: Mutex::new(None),
         java_threads: Mutex::new(HashMap::new()),
         jvmti: OnceLock::new(),
@@ -73,7 +100,7 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
         weak.clone(),
         weak,
     );
-    let agent = Agent::builder(vm)
+    let mut builder = Agent::builder(vm)
         .capabilities(|c| {
             c.set_can_get_line_numbers(1);
             c.set_can_get_source_file_name(1);
@@ -86,25 +113,6 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
                 if let Ok(methods) = jvmti.class_methods(class) {
                     drop(methods);
                 }
-            }
-        })
-        .on_compiled_method_load(move |code| {
-            let Some(s) = s2.upgrade() else { return };
-            if s.replaying.load(Ordering::Acquire) {
-                s.replayed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(code.method.as_raw() as usize);
-            }
-            s.codemap.add(
-                code.address,
-                code.size,
-                Blob::Compiled(code.method.as_raw() as usize),
-            )
-        })
-        .on_compiled_method_unload(move |_, address| {
-            if let Some(s) = s3.upgrade() {
-                s.codemap.remove(address)
             }
         })
         .on_dynamic_code(move |name, address, size| {
@@ -125,8 +133,36 @@ pub(crate) fn acquire(vm: JavaVm, permanent: bool) -> Result<Arc<Support>> {
             if let Some(s) = s6.upgrade() {
                 thread_ended(&s, env)
             }
-        })
-        .build()?;
+        });
+    if compiled_method_events {
+        builder = builder
+            .on_compiled_method_load(move |code| {
+                let Some(s) = s2.upgrade() else { return };
+                if s.replaying.load(Ordering::Acquire) {
+                    s.replayed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(code.method.as_raw() as usize);
+                }
+                s.codemap.add(
+                    code.address,
+                    code.size,
+                    Blob::Compiled(code.method.as_raw() as usize),
+                )
+            })
+            .on_compiled_method_unload(move |_, address| {
+                if let Some(s) = s3.upgrade() {
+                    s.codemap.remove(address)
+                }
+            });
+    }
+    let agent = match builder.build() {
+        Ok(agent) => agent,
+        Err(e) => {
+            restore_debug_flag(&state);
+            return Err(e);
+        }
+    };
     let _ = state.jvmti.set(agent.jvmti());
     let support = support.insert(Arc::new(Support {
         agent,
@@ -161,25 +197,57 @@ pub(crate) fn release(support: Arc<Support>) {
             let _ = jvmti.set_event_notification_mode(false, e.raw());
         }
         let _ = jvmti.dispose();
+        restore_debug_flag(&support.state);
     }
 }
 
-/// Makes a `jmethodID` for every method of every loaded class, and replays the compiled-code
-/// events (for an environment made while the program runs).
+const DEBUG_NON_SAFEPOINTS: &str = "DebugNonSafepoints";
+
+/// Puts `DebugNonSafepoints` back as it was before the environment set it (the code compiled
+/// meanwhile keeps its debug information).
+fn restore_debug_flag(state: &SupportState) {
+    if let (Some(before), Some(tables)) = (state.debug_flag_before, vmstructs::get()) {
+        tables.set_bool_flag(DEBUG_NON_SAFEPOINTS, before);
+    }
+}
+
+/// Makes a `jmethodID` for every method of every loaded class, notes the methods compiled
+/// already (for [`recompile`](crate::sampler::recompile)) and replays the generated-code events
+/// (for an environment made while the program runs).
 pub(crate) fn catch_up(support: &Support, env: &JniEnv<'_>) {
     let jvmti = support.agent.jvmti();
+    let state = &support.state;
+    let tables = vmstructs::get().filter(|_| !state.compiled_method_events);
+    let mut compiled = Vec::new();
     if let Ok(classes) = jvmti.loaded_classes(env) {
         for &class in classes.iter() {
             if let Ok(status) = jvmti.class_status(class) {
                 if status & sys::JVMTI_CLASS_STATUS_PREPARED as i32 != 0 {
-                    drop(jvmti.class_methods(class));
+                    if let (Ok(methods), Some(tables)) = (jvmti.class_methods(class), tables) {
+                        compiled.extend(
+                            methods
+                                .iter()
+                                .filter(|&&m| tables.is_compiled(m))
+                                .map(|m| m.as_raw() as usize),
+                        );
+                    }
                 }
             }
             env.delete_local_ref(class.as_object());
         }
     }
+    if !compiled.is_empty() {
+        state
+            .replayed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(compiled);
+    }
     if let Err(e) = jvmti.generate_events(sys::JVMTI_EVENT_DYNAMIC_CODE_GENERATED) {
         log::debug!("GenerateEvents: {e}");
+    }
+    if !state.compiled_method_events {
+        return;
     }
     // HotSpot sends these on this thread, during the call.
     support.state.replaying.store(true, Ordering::Release);
