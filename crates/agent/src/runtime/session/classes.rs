@@ -160,6 +160,10 @@ pub fn class_file_load(
     let out = {
         let mut session = lock(&SESSIONS.current);
         match session.as_mut() {
+            // An engine that instruments the roots' methods alone needs no other class: not
+            // parsing each one as it loads keeps class loading at its speed (the hybrid sampler
+            // on a program that loads thousands of classes).
+            Some(s) if s.methods_only() && !s.roots.iter().any(|r| r.class().matches(name)) => None,
             Some(s) => {
                 if s.planner.selection_for(key.0, name).is_none() {
                     // A class being defined is not initialised yet: its first use usually

@@ -321,12 +321,17 @@ pub fn digest(bytes: &[u8]) -> u64 {
 }
 
 impl Session {
+    /// Whether the engine instruments the methods the roots name alone (nothing revealed).
+    pub(super) fn methods_only(&self) -> bool {
+        self.instrumentation.selection == Chosen::Methods
+    }
+
     /// Records newly chosen methods (flags before any probe can call them) and queues their
     /// classes for retransformation, except `loading` (being transformed right now).
     fn apply(&mut self, batch: ferrofluid_subgraph::Batch, loading: Option<&ClassKey>) {
         let mut names = lock(&SESSIONS.names);
         let names = names.get_or_insert_with(HashMap::new);
-        let methods_only = self.instrumentation.selection == Chosen::Methods;
+        let methods_only = self.methods_only();
         let engine = Arc::clone(&self.engine);
         for class in &batch.classes {
             for &pid in &class.methods {
