@@ -1,7 +1,8 @@
 //! The HotSpot attach protocol, spoken natively (what `jcmd` and jattach do):
 //!
 //! 1. If `<tmp>/.java_pid<nspid>` does not exist, create the trigger `.attach_pid<nspid>` in the JVM's
-//!    working directory (or its `/tmp`), send SIGQUIT, and wait for the socket to appear.
+//!    working directory (or its `/tmp`), send SIGQUIT, and wait for the socket to appear (sending
+//!    SIGQUIT once more halfway through the wait, as the JDK does).
 //! 2. For each command, connect and send `1\0<cmd>\0<arg0>\0<arg1>\0<arg2>\0` (protocol version 1).
 //! 3. The reply is `<rc>\n<output>`; the JVM closes the connection after one command.
 //!
@@ -167,17 +168,29 @@ impl VirtualMachine {
         result.map(|()| true)
     }
 
+    /// Sends SIGQUIT and waits for the socket; halfway through the wait, a second SIGQUIT, as the
+    /// JDK's own attach client sends: a JVM still starting (its signal dispatcher not running
+    /// yet) or too busy to look at the trigger file may let the first one pass as a thread-dump
+    /// request.
     fn signal_and_wait(&self, timeout: Duration) -> Result<(), AttachError> {
         let pid = self.pid();
-        creds::sigquit(pid)
-            .map_err(|e| AttachError::io(pid, self.proc.euid, SENDING_SIGQUIT, e))?;
+        let quit = || {
+            creds::sigquit(pid)
+                .map_err(|e| AttachError::io(pid, self.proc.euid, SENDING_SIGQUIT, e))
+        };
+        quit()?;
         let start = Instant::now();
+        let mut again = true;
         while start.elapsed() < timeout {
             if is_listening(&self.socket) {
                 return Ok(());
             }
             if !Path::new(&format!("/proc/{pid}")).exists() {
                 return Err(AttachError::NoSuchProcess(pid));
+            }
+            if again && start.elapsed() >= timeout / 2 {
+                again = false;
+                quit()?;
             }
             std::thread::sleep(POLL);
         }
