@@ -61,7 +61,7 @@ typedef struct {
     int code_method;             /* nmethod::_method */
     int code_begin;              /* CodeBlob::_code_begin, or _code_offset when `relative` */
     int code_end;                /* CodeBlob::_code_end, or _data_offset when `relative` */
-    int relative;                /* the code's bounds are int offsets from the blob (JDK 23+) */
+    int relative;                /* the code's bounds are int offsets from the blob (JDK 25) */
 } jvmtiprof_code_layout;
 
 /* Frames looked at for the compiled code the pc is in: inlining is never deeper than this. */

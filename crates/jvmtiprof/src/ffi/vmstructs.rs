@@ -194,8 +194,8 @@ impl VmStructs {
     }
 
     /// Where HotSpot keeps a method's compiled code and its bounds, if this JVM describes all of
-    /// it: the JDK 17-22 code blob holds its code's bounds as addresses (`_code_begin`,
-    /// `_code_end`), later ones as offsets from the blob (`_code_offset`, `_data_offset`).
+    /// it: JDK 17's code blob holds its code's bounds as addresses (`_code_begin`, `_code_end`),
+    /// JDK 25's as offsets from the blob (`_code_offset`, `_data_offset`).
     pub fn code_layout(&self) -> Option<CodeLayout> {
         let code_method = self
             .offset("nmethod", "_method")
