@@ -25,6 +25,8 @@ struct Field {
 pub(crate) struct VmStructs {
     fields: HashMap<(String, String), Field>,
     sizes: HashMap<String, u64>,
+    /// Where compiled code is, found once ([`VmStructs::find_code_layout`]).
+    layout: Option<CodeLayout>,
 }
 
 /// What `csrc/walk_guard.c`'s `jvmtiprof_compiled_frame` reads, mirrored there as
@@ -129,6 +131,7 @@ fn read() -> Option<VmStructs> {
             entry += stride;
         }
     }
+    t.layout = t.find_code_layout();
     log::debug!(
         "VMStructs: {} fields, {} types",
         t.fields.len(),
@@ -197,6 +200,10 @@ impl VmStructs {
     /// it: JDK 17's code blob holds its code's bounds as addresses (`_code_begin`, `_code_end`),
     /// JDK 25's as offsets from the blob (`_code_offset`, `_data_offset`).
     pub fn code_layout(&self) -> Option<CodeLayout> {
+        self.layout
+    }
+
+    fn find_code_layout(&self) -> Option<CodeLayout> {
         let code_method = self
             .offset("nmethod", "_method")
             .or_else(|| self.offset("CompiledMethod", "_method"))?;
@@ -259,7 +266,7 @@ impl VmStructs {
 
     /// Whether the method behind `method` (a `jmethodID`) has compiled code now.
     pub fn is_compiled(&self, method: ferrofluid_jvmti::MethodId) -> bool {
-        let Some(code) = self.offset("Method", "_code") else {
+        let Some(code) = self.layout.map(|l| l.method_code) else {
             return false;
         };
         // SAFETY: a jmethodID of a loaded class points at its `Method*` (null or a small
