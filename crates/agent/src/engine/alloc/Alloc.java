@@ -8,16 +8,26 @@ import jdk.internal.vm.annotation.DontInline;
 /**
  * Allocation counting for the agent's {@code alloc} engine: the {@code alloc} probe after every
  * {@code new}, {@code newarray}, {@code anewarray} and {@code multianewarray} calls {@link #alloc}
- * with the new object and its allocation-site id. Counts are kept here, in Java, with one atomic
- * add per allocation (and one more for an array's length), so that counting costs no JNI call;
+ * with the new object and its allocation-site id. Counts are kept here, in Java, with one add
+ * per allocation (and one more for an array's length), so that counting costs no JNI call;
  * only the objects the agent measures or tracks (the first of each site, then every
  * {@code every}-th, or one each time about {@code bytes} more bytes were allocated there) reach
- * the native {@link #sample}. By bytes (and counting only), which allocation of a site is
- * tracked next is kept beside its counters (its "next" count): the counting path compares the
- * count with it, and the division that picks the next one runs only for a tracked object, in
- * {@link #tracked}, which is too big for the JIT to inline where it is rarely called. Every
- * {@code every}-th is picked by the count itself, exactly also when threads race at a site. The agent defines this class in
- * the bootstrap loader, sets it up with {@link #reset} and reads it with {@link #counts}.
+ * the native {@link #sample}.
+ *
+ * <p>Counting only and by bytes, a thread counts with plain adds in a set of counters of its
+ * own: set {@code h} of {@link #STRIPES}, {@code h} its {@code Thread}'s identity hash, unless
+ * another thread claimed that set in the session; then, as when tracking every N-th, it counts
+ * with atomic adds in the set every thread shares. Threads allocating at the same sites on
+ * different cores then neither wait for each other's atomic adds nor write one cache line
+ * (decision 0077). A site's counts are the sums over the sets; the agent reads them with
+ * {@link #counts}. Which allocation of a site is tracked next is kept beside its counters in
+ * each set (its "next" count): the first object of a site in each set is measured, and by bytes
+ * one is tracked each time about {@code bytes} more were allocated there in that set. The
+ * counting path compares the count with it; the division that picks the next one runs only for
+ * a tracked object, in {@link #tracked}, which is too big for the JIT to inline where it is
+ * rarely called. Every {@code every}-th is picked by the count itself in the shared set, exactly
+ * also when threads race at a site. The agent defines this class in the bootstrap loader and
+ * sets it up with {@link #reset}.
  *
  * <p>Objects the JVM allocates for a call (reflection, {@code clone()}) and the inner arrays of a
  * {@code multianewarray} reach {@link #vm} and {@link #inner} with the id of a site whose class
@@ -34,15 +44,33 @@ public final class Alloc {
 
     private static final VarHandle AT = MethodHandles.arrayElementVarHandle(long[].class);
     /**
-     * Sites per chunk: 4096, two counters each (objects, array elements), then each site's next
-     * count to track ({@code NEXT} on).
+     * Sites per chunk: 64, two counters each (objects, array elements), then each site's next
+     * count to track ({@code NEXT} on). Small, as each set of counters has its own chunks, made
+     * for the sites its thread allocates at.
      */
-    private static final int SHIFT = 12;
+    private static final int SHIFT = 6;
     private static final int MASK = (1 << SHIFT) - 1;
     private static final int NEXT = 2 << SHIFT;
+    /** Sets of counters a thread may claim (a power of two). */
+    static final int STRIPES = 32;
+    /** The set every thread shares: atomic adds. */
+    private static final int SHARED = STRIPES;
 
-    /** Counters per chunk of sites; a chunk is created once and never replaced in a session. */
-    private static volatile long[][] chunks = new long[0][];
+    /**
+     * Per set of counters (the shared one last), its counters per chunk of sites; a chunk is
+     * created once and never replaced in a session.
+     */
+    private static volatile long[][][] stripes = newStripes();
+    /** The thread that claimed each set of counters in the session (null: none yet). */
+    private static volatile Thread[] owners = new Thread[STRIPES];
+    private static final VarHandle OWNERS = MethodHandles.arrayElementVarHandle(Thread[].class);
+    /**
+     * Counters the claimed sets may still make (a share of the heap); past it, their threads
+     * count in the shared set where they have no chunk.
+     */
+    private static long countersLeft;
+    /** The claimed sets may make no more counters. */
+    private static volatile boolean spent;
     /** Every how many allocations of a site one goes to the agent (0: the first only). */
     private static volatile long every;
     /** Or, when positive: about every how many bytes allocated at a site one goes to it. */
@@ -82,15 +110,33 @@ public final class Alloc {
     @DontInline
     public static void alloc(Object o, int marked) {
         int site = marked & Integer.MAX_VALUE;
-        long[][] c = chunks;
+        long e = every;
+        int s = SHARED;
+        if (e <= 0) {
+            Thread t = Thread.currentThread();
+            int h = System.identityHashCode(t) & (STRIPES - 1);
+            Thread[] w = owners;
+            if (w[h] == t || claim(w, h, t)) {
+                s = h;
+            }
+        }
+        long[][][] all = stripes;
+        long[][] c = all[s];
         int i = site >>> SHIFT;
         long[] a = i < c.length ? c[i] : null;
         if (a == null) {
-            a = chunk(i);
+            a = s != SHARED && spent ? null : chunk(s, i);
+            if (a == null) {
+                s = SHARED;
+                c = all[s];
+                a = i < c.length ? c[i] : null;
+                if (a == null) {
+                    a = chunk(s, i);
+                }
+            }
         }
         int k = site & MASK;
-        long n = count(a, k << 1, o, marked < 0);
-        long e = every;
+        long n = s != SHARED ? add(a, k << 1, o, marked < 0) : count(a, k << 1, o, marked < 0);
         if (e > 0) {
             // Every e-th exactly, also when threads race at the site.
             if (multiple(n)) {
@@ -140,6 +186,24 @@ public final class Alloc {
             AT.getAndAdd(a, j + 1, (long) Array.getLength(o));
         }
         return n;
+    }
+
+    /**
+     * As {@link #count(long[], int, Object, boolean)} in a set of counters only the calling
+     * thread adds to: plain adds.
+     */
+    private static long add(long[] a, int j, Object o, boolean array) {
+        long n = a[j];
+        a[j] = n + 1;
+        if (array) {
+            a[j + 1] += Array.getLength(o);
+        }
+        return n;
+    }
+
+    /** Whether thread {@code t} now owns set {@code h}, which nobody had claimed. */
+    private static boolean claim(Thread[] w, int h, Thread t) {
+        return w[h] == null && OWNERS.compareAndSet(w, h, null, t);
     }
 
     /** As {@link #count(long[], int, Object, boolean)}, asking {@code o}'s class. */
@@ -234,19 +298,48 @@ public final class Alloc {
         return c;
     }
 
-    /** The chunk of counters {@code i}, created on first use. */
-    private static synchronized long[] chunk(int i) {
-        long[][] c = chunks;
+    /**
+     * The chunk of counters {@code i} of set {@code s}, created on first use; null if a claimed
+     * set may make no more counters.
+     */
+    private static synchronized long[] chunk(int s, int i) {
+        long[][][] all = stripes;
+        long[][] c = all[s];
+        if (i < c.length && c[i] != null) {
+            return c[i];
+        }
+        if (s != SHARED) {
+            if (countersLeft < 3 << SHIFT) {
+                spent = true;
+                return null;
+            }
+            countersLeft -= 3 << SHIFT;
+        }
         if (i >= c.length) {
-            long[][] grown = new long[i + 1][];
+            // Half as many chunks again: one copy per growth, not per chunk.
+            long[][] grown = new long[Math.max(i + 1, c.length + (c.length >> 1))][];
             System.arraycopy(c, 0, grown, 0, c.length);
             c = grown;
         }
         if (c[i] == null) {
             c[i] = new long[3 << SHIFT];
         }
-        chunks = c;
+        // A counting thread that reads the set's old array finds no chunk and comes here.
+        all[s] = c;
         return c[i];
+    }
+
+    /** Lets the claimed sets make only {@code n} more counters (tests). */
+    static synchronized void counterBudgetForTest(long n) {
+        countersLeft = n;
+    }
+
+    private static long[][][] newStripes() {
+        long[][][] all = new long[STRIPES + 1][][];
+        for (int s = 0; s <= STRIPES; s++) {
+            all[s] = new long[0][];
+        }
+        return all;
     }
 
     /**
@@ -262,7 +355,13 @@ public final class Alloc {
         count(new long[2], 0, new long[1], true);
         multiple(0);
         slot(new Object[SLOTS], 0, Alloc.class);
-        chunks = new long[0][];
+        add(new long[2], 0, new long[1], true);
+        claim(new Thread[1], 0, Thread.currentThread());
+        stripes = newStripes();
+        owners = new Thread[STRIPES];
+        // A 64th of the heap, in longs.
+        countersLeft = Runtime.getRuntime().maxMemory() / 64 / 8;
+        spent = false;
         vmChunks = new Object[0][];
         if (every > 0) {
             everyShift = Long.numberOfTrailingZeros(every);
@@ -289,17 +388,18 @@ public final class Alloc {
      * {@code 2*s+1}.
      */
     public static long[] counts(int sites) {
-        long[][] c = chunks;
         long[] out = new long[2 * sites];
-        for (int i = 0; i < c.length; i++) {
-            long[] a = c[i];
-            int from = i << (SHIFT + 1);
-            if (a == null || from >= out.length) {
-                continue;
-            }
-            int n = Math.min(NEXT, out.length - from);
-            for (int k = 0; k < n; k++) {
-                out[from + k] = (long) AT.getVolatile(a, k);
+        for (long[][] c : stripes) {
+            for (int i = 0; i < c.length; i++) {
+                long[] a = c[i];
+                int from = i << (SHIFT + 1);
+                if (a == null || from >= out.length) {
+                    continue;
+                }
+                int n = Math.min(NEXT, out.length - from);
+                for (int k = 0; k < n; k++) {
+                    out[from + k] += (long) AT.getVolatile(a, k);
+                }
             }
         }
         return out;

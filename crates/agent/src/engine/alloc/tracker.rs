@@ -566,4 +566,31 @@ mod tests {
         let committed: &[u8] = include_bytes!("Alloc.class");
         assert!(made == committed, "recompile Alloc.java (see its comment)");
     }
+
+    /// 64 threads racing at two sites count exactly, whether they count in sets of their own
+    /// with plain adds or in the shared one (more threads than sets, or the sets' budget spent
+    /// after ten chunks), counting only, by bytes and every N-th.
+    #[test]
+    fn racing_threads_count_exactly_in_their_sets_and_the_shared_one() {
+        for args in [
+            ["0", "0", "-"],
+            ["0", "1024", "-"],
+            ["7", "0", "-"],
+            ["0", "0", "1920"],
+        ] {
+            let args = if args[2] == "-" { &args[..2] } else { &args[..] };
+            let Some(out) = crate::testing::run_java(
+                &[
+                    "src/engine/alloc/Alloc.java",
+                    "tests/java/ferrofluid/AllocDriver.java",
+                ],
+                &super::JAVAC,
+                "ferrofluid.AllocDriver",
+                args,
+            ) else {
+                return;
+            };
+            assert_eq!(out, "128000 0\n128000 384000\n", "{args:?}");
+        }
+    }
 }
