@@ -17,7 +17,10 @@ use crate::runtime::jvm;
 use super::classes::{class_key, remember, status_of, CACHE};
 use super::queue::{accept_requests, start_reveal_thread, stop_reveal_thread};
 use super::retransform::{flush_pending, retransform, set_aside};
-use super::{lock, record_failed, ClassKey, Outcome, Session, IN_ERROR, NOT_LINKED, SESSIONS};
+use super::{
+    lock, next_ids, record_failed, ClassKey, Outcome, Session, IN_ERROR, METHOD_IDS_WRAP,
+    NOT_LINKED, SESSIONS, SITE_IDS_WRAP,
+};
 
 /// Starts a session: plans over every loaded class and instruments what it chose, with the
 /// engine's probes (`instrumentation`). Replaces (and first removes) any previous session.
@@ -290,13 +293,20 @@ pub fn deinstrument_all(jvmti: Jvmti, env: &JniEnv<'_>) -> Outcome {
     for id in session.base..session.base + count {
         flags::clear(id);
     }
-    SESSIONS
-        .next_base
-        .store(session.base + count, Ordering::SeqCst);
+    SESSIONS.next_base.store(
+        next_ids(
+            session.base,
+            count,
+            crate::probe::thread::FIRST_SESSION_ID,
+            METHOD_IDS_WRAP,
+        ),
+        Ordering::SeqCst,
+    );
     let sites = session.planner.counters().receiver_sites as u32;
-    SESSIONS
-        .next_site_base
-        .store(session.site_base + sites, Ordering::SeqCst);
+    SESSIONS.next_site_base.store(
+        next_ids(session.site_base, sites, 0, SITE_IDS_WRAP),
+        Ordering::SeqCst,
+    );
     let classes: Vec<ClassKey> = session
         .instrumented
         .union(&session.gated)

@@ -151,6 +151,27 @@ pub type MethodName = (String, String, String);
 
 const MAX_FAILED: usize = 1000;
 
+/// Sessions' method ids begin again at the first once they pass this: half the ids the probes'
+/// tables hold (`Counts.MAX_METHODS`, the budget's drop levels: 4 Mi), the other half room for
+/// the session that passes it.
+pub(super) const METHOD_IDS_WRAP: u32 = (crate::probe::site_flags::MAX_METHODS / 2) as u32;
+/// The same for receiver-site ids (`site_flags::MAX_SITES`).
+pub(super) const SITE_IDS_WRAP: u32 = (crate::probe::site_flags::MAX_SITES / 2) as u32;
+
+/// Where the ids of the session after one whose ids began at `base` and numbered `count` begin:
+/// right after them, or at `first` once past `wrap`. Each session's ids are new, so that a probe
+/// an ended session left on a thread's stack (a frame that has not returned) is not taken for
+/// one of the next session's; but the probes' tables hold ids up to a limit, which repeated
+/// attaches (one a minute, for continuous profiling) would pass within hours. A session's ids
+/// are flagged and named afresh when it starts, so reusing those of sessions long ended costs
+/// at most such a frame's exit counted in the method that has its id now.
+pub(super) fn next_ids(base: u32, count: u32, first: u32, wrap: u32) -> u32 {
+    match base.checked_add(count) {
+        Some(next) if next <= wrap => next,
+        _ => first,
+    }
+}
+
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -471,4 +492,37 @@ impl Session {
 /// grew by about a snapshot's size every few sessions (docs/PERFORMANCE.md, "Soak").
 pub fn release_freed_memory() {
     ferrofluid_jvmti::os::malloc_trim();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids go on after the last session's until they pass the wrap, then begin again at the
+    /// first, also when the sum would overflow; the tables' limits hold a session past it.
+    #[test]
+    fn session_ids_begin_again_once_past_the_wrap() {
+        let first = crate::probe::thread::FIRST_SESSION_ID;
+        assert_eq!(
+            next_ids(first, 25_000, first, METHOD_IDS_WRAP),
+            first + 25_000
+        );
+        assert_eq!(
+            next_ids(METHOD_IDS_WRAP - 10, 10, first, METHOD_IDS_WRAP),
+            METHOD_IDS_WRAP
+        );
+        assert_eq!(
+            next_ids(METHOD_IDS_WRAP - 10, 11, first, METHOD_IDS_WRAP),
+            first
+        );
+        assert_eq!(next_ids(u32::MAX - 1, 5, 0, SITE_IDS_WRAP), 0);
+        // A thousand whole-program sessions of 25,000 methods never reach an id the tables
+        // drop.
+        let mut base = first;
+        for _ in 0..1000 {
+            assert!(base + 25_000 < crate::probe::site_flags::MAX_METHODS as u32);
+            assert!(base + 25_000 < crate::probe::flags::MAX_IDS);
+            base = next_ids(base, 25_000, first, METHOD_IDS_WRAP);
+        }
+    }
 }
