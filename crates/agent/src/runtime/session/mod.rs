@@ -302,6 +302,14 @@ pub fn log_precision() {
         return;
     };
     let c = s.planner.counters();
+    if s.methods_only() {
+        // Nothing is revealed, so the planner sees no first calls: the profile has the calls.
+        log::info!(
+            "subgraph: {} methods instrumented alone (their calls are in the profile)",
+            c.instrumented
+        );
+        return;
+    }
     let mut uncalled: HashMap<String, usize> = HashMap::new();
     for id in 0..c.instrumented as u32 {
         if let Some(m) = s.planner.method(id).filter(|m| !m.invoked) {
