@@ -384,6 +384,16 @@ public final class Alloc {
     }
 
     /**
+     * Drops every counter: the agent read them at the end of a session, which then keeps none of
+     * the heap they took. Counts made afterwards (probes not removed yet) go to new ones.
+     */
+    public static synchronized void forget() {
+        stripes = newStripes();
+        owners = new Thread[STRIPES];
+        vmChunks = new Object[0][];
+    }
+
+    /**
      * The counters of sites {@code 0..sites}: objects of site s at {@code 2*s}, array elements at
      * {@code 2*s+1}.
      */

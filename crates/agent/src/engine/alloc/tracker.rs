@@ -199,7 +199,7 @@ pub fn stop(ctx: &dyn Context) {
     if let Some(jvmti) = ctx.jvmti() {
         jni::jni::uninstall(jvmti);
     }
-    let counts = read_counts(ctx.vm());
+    let counts = read_final_counts(ctx.vm());
     if let Some(t) = lock(&tracking().tracker).as_mut() {
         t.final_counts = counts;
     }
@@ -231,6 +231,20 @@ pub fn read_counts(vm: Option<JavaVm>) -> Option<Vec<i64>> {
     vm.with_attached_thread("ferrofluid-alloc", |env| {
         let mut counts = jni::read_counts(env, sites)?;
         super::vm::add_counts(env, &mut counts).then_some(counts)
+    })
+    .ok()
+    .flatten()
+}
+
+/// As [`read_counts`], at the end of a session: then lets `ferrofluid/Alloc` drop its counters.
+fn read_final_counts(vm: Option<JavaVm>) -> Option<Vec<i64>> {
+    let sites = super::sites::count();
+    let vm = vm?;
+    vm.with_attached_thread("ferrofluid-alloc", |env| {
+        let mut counts = jni::read_counts(env, sites)?;
+        let read = super::vm::add_counts(env, &mut counts);
+        jni::forget_counts(env);
+        read.then_some(counts)
     })
     .ok()
     .flatten()
@@ -590,7 +604,11 @@ mod tests {
             ) else {
                 return;
             };
-            assert_eq!(out, "128000 0\n128000 384000\n", "{args:?}");
+            assert_eq!(
+                out,
+                "128000 0\n128000 384000\n0 0\n0 0\n",
+                "{args:?}: counts, then none once forgotten"
+            );
         }
     }
 }

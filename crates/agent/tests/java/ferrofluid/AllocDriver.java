@@ -5,8 +5,8 @@ package ferrofluid;
  * claim, so that some count in the shared set) allocate at two sites, an object's and an array's
  * of three elements (its id marked), in the chunk of counters of site 0 and in a later one. The
  * objects the agent would measure reach the missing native, whose error is caught: they were
- * counted first. Prints each site's objects and elements; args: every, bytes and, if given,
- * the counters the claimed sets may make.
+ * counted first. Prints each site's objects and elements, then again after {@link Alloc#forget};
+ * args: every, bytes and, if given, the counters the claimed sets may make.
  */
 public final class AllocDriver {
     static final int THREADS = 64;
@@ -38,7 +38,12 @@ public final class AllocDriver {
         for (Thread t : threads) {
             t.join();
         }
-        long[] c = Alloc.counts(ARRAY + 1);
+        print(Alloc.counts(ARRAY + 1));
+        Alloc.forget();
+        print(Alloc.counts(ARRAY + 1));
+    }
+
+    private static void print(long[] c) {
         System.out.println(c[2 * OBJECT] + " " + c[2 * OBJECT + 1]);
         System.out.println(c[2 * ARRAY] + " " + c[2 * ARRAY + 1]);
     }

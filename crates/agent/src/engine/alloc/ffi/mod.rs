@@ -84,6 +84,20 @@ pub fn read_counts(env: &JniEnv<'_>, sites: usize) -> Option<Vec<i64>> {
     out.ok().filter(|o| o.len() == 2 * sites)
 }
 
+/// Lets `ferrofluid/Alloc` drop its counters, read at the end of a session, so that an ended
+/// session keeps none of the heap they took.
+pub fn forget_counts(env: &JniEnv<'_>) {
+    let Ok(class) = env.find_class(ALLOC_CLASS) else {
+        env.clear_exception();
+        return;
+    };
+    // SAFETY: `forget()V` takes nothing and returns nothing.
+    if let Err(e) = unsafe { call_static(env, class, c"forget", c"()V", &[], false) } {
+        log::warn!("alloc: {e}");
+    }
+    env.delete_local_ref(class.as_object());
+}
+
 /// The counters of the sites counted per class `0..sites` (`slots` per site: objects and
 /// array elements of each) and their classes' internal names, read from `ferrofluid/Alloc`.
 pub fn read_vm_counts(
