@@ -226,24 +226,23 @@ pub fn reset(ctx: &dyn Context) {
 }
 
 pub fn read_counts(vm: Option<JavaVm>) -> Option<Vec<i64>> {
-    let sites = super::sites::count();
-    let vm = vm?;
-    vm.with_attached_thread("ferrofluid-alloc", |env| {
-        let mut counts = jni::read_counts(env, sites)?;
-        super::vm::add_counts(env, &mut counts).then_some(counts)
-    })
-    .ok()
-    .flatten()
+    counts_read(vm, false)
 }
 
 /// As [`read_counts`], at the end of a session: then lets `ferrofluid/Alloc` drop its counters.
 fn read_final_counts(vm: Option<JavaVm>) -> Option<Vec<i64>> {
+    counts_read(vm, true)
+}
+
+fn counts_read(vm: Option<JavaVm>, forget: bool) -> Option<Vec<i64>> {
     let sites = super::sites::count();
     let vm = vm?;
     vm.with_attached_thread("ferrofluid-alloc", |env| {
         let mut counts = jni::read_counts(env, sites)?;
         let read = super::vm::add_counts(env, &mut counts);
-        jni::forget_counts(env);
+        if forget {
+            jni::forget_counts(env);
+        }
         read.then_some(counts)
     })
     .ok()
