@@ -1,6 +1,7 @@
 package ferrofluid;
 
 import jdk.internal.vm.annotation.DontInline;
+import jdk.internal.vm.annotation.ForceInline;
 
 /**
  * Calling contexts kept in Java (JP's design), for the {@code count} engine and {@code cpu} mode's
@@ -33,8 +34,11 @@ import jdk.internal.vm.annotation.DontInline;
  * classes this code runs ({@code ThreadLocal} and its map, {@code java.lang.ref.Reference})
  * must not carry these probes (the engine's plan excludes them). Compiled by {@code javac
  * -source 11 -target 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED} (for
- * {@code @DontInline}, which HotSpot honours in classes of the bootstrap loader) with
- * tools/hooks/ferrofluid/Hooks.java into Counts.class next to this file (checked by a test).
+ * {@code @DontInline} and {@code @ForceInline}, which HotSpot honours in classes of the
+ * bootstrap loader) with tools/hooks/ferrofluid/Hooks.java into Counts.class next to this file
+ * (checked by a test). The probes' fast paths are {@code @ForceInline}: C2 counts a forced
+ * method as one bytecode against a compilation's inlining budget, so the probes inlined into
+ * each probed method do not use up the budget for inlining the application's own methods.
  */
 public final class Counts {
     private Counts() {
@@ -97,6 +101,7 @@ public final class Counts {
      * case (the thread's context found in {@link #BY_THREAD}, the child found in its
      * {@link Context#hot} cache) counts here; everything else is {@link #entered}'s, out of line.
      */
+    @ForceInline
     public static Object enterContext(int id) {
         if (id >= 0) {
             if (Hooks.active == 0) {
@@ -121,6 +126,7 @@ public final class Counts {
      * The calling thread's context, if {@link #publish} made it findable and the thread records:
      * the probes' fast way to it. Inlined into each of them.
      */
+    @ForceInline
     private static Context published() {
         Thread t = Thread.currentThread();
         Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
@@ -133,6 +139,7 @@ public final class Counts {
      * counted entry. One key compares parent and method: one load fewer on the way from one
      * call's node to the next.
      */
+    @ForceInline
     private static int cachedChild(Context c, int p, int id) {
         int[] h = c.hot;
         int n = h[hash(p, id) & (h.length - 1)];
@@ -173,10 +180,12 @@ public final class Counts {
     }
 
     /** A node's parent and method in one value ({@link Context#key}). */
+    @ForceInline
     static long key(int parent, int id) {
         return (long) parent << 32 | (id & 0xFFFFFFFFL);
     }
 
+    @ForceInline
     static int hash(int parent, int id) {
         int h = parent * 0x9E3779B9 + id;
         return h ^ (h >>> 16);
@@ -188,6 +197,7 @@ public final class Counts {
      * from it and its exit would move straight back. The calls count as {@link #enterContext}
      * counts them; the leaf's time is its caller's. Inlined as {@link #enterContext}.
      */
+    @ForceInline
     public static void leafContext(int id) {
         if (Hooks.active == 0) {
             return;
@@ -207,6 +217,7 @@ public final class Counts {
      * {@link #leafContext} under block counting: each call of leaf method {@code id} (one basic
      * block) counts {@code bytecodes}.
      */
+    @ForceInline
     public static void leafBlocks(int id, int bytecodes) {
         if (Hooks.active == 0) {
             return;
@@ -252,6 +263,7 @@ public final class Counts {
      * started from, so that an exit's store does not wait for the entry's lookups (each call's
      * entry reads the node the previous exit stored).
      */
+    @ForceInline
     public static int savedContext(Object context) {
         if (context == null) {
             return 0;
@@ -262,12 +274,21 @@ public final class Counts {
     /**
      * Method {@code id} returns after executing {@code bytecodes} of its own; {@code context}
      * is what its entry returned and {@code saved} what {@link #savedContext} did. Inlined: the
-     * common case (the thread is in the method's node) adds the bytecodes and goes back to the
-     * saved node with one store, no load on the way (the next call's entry reads it).
+     * common case goes back to the saved node with one store, no load on the way (the next
+     * call's entry reads it). With no bytecodes to add (sampled timing) it reads no node: an
+     * entry that counted in this recording, outside the overflow node, moved the thread from
+     * {@code saved}, and every probed frame entered since moved it back at its exit (returning
+     * or throwing), so the thread is in the method's node. With bytecodes (block counting) the
+     * node must be the method's to take them.
      */
+    @ForceInline
     public static void exitContext(Object context, int id, int bytecodes, int saved) {
         if (context != null) {
             Context c = (Context) context;
+            if (id >= 0 && bytecodes == 0 && c.overflowDepth == 0 && c.epoch == epoch) {
+                c.current = saved;
+                return;
+            }
             int x = c.current;
             // A root's node has the method ~id: its exit asks the agent.
             if (c.method[x] == id && c.epoch == epoch) {
