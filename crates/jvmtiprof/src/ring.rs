@@ -12,6 +12,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use crate::ffi::os::MappedWords;
+
 /// Record kinds.
 pub(crate) const KIND_PAD: u64 = 0;
 pub(crate) const KIND_SAMPLE: u64 = 1;
@@ -24,7 +26,9 @@ fn header(len: usize, kind: u64) -> u64 {
 }
 
 pub(crate) struct Ring {
-    words: Box<[AtomicU64]>,
+    /// Mapped, not allocated: a sampler's buffer (16 MiB by default) is backed only as far as
+    /// samples reach and goes back to the system when the sampler stops.
+    words: MappedWords,
     mask: usize,
     /// Words reserved so far (monotonic).
     head: AtomicUsize,
@@ -40,15 +44,16 @@ pub(crate) struct Reservation<'r> {
 }
 
 impl Ring {
-    /// A ring of at least `words` words (rounded up to a power of two, at least 1024).
-    pub fn new(words: usize) -> Ring {
+    /// A ring of at least `words` words (rounded up to a power of two, at least 1024); an error
+    /// if the system gives no memory for it.
+    pub fn new(words: usize) -> std::io::Result<Ring> {
         let n = words.max(1024).next_power_of_two();
-        Ring {
-            words: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        Ok(Ring {
+            words: MappedWords::new(n)?,
             mask: n - 1,
             head: AtomicUsize::new(0),
             tail: AtomicUsize::new(0),
-        }
+        })
     }
 
     /// Reserves `len` words (at least 1, at most a quarter of the ring). Async-signal-safe.
@@ -166,7 +171,7 @@ mod tests {
 
     #[test]
     fn records_come_out_in_order_and_space_comes_back() {
-        let ring = Ring::new(1024);
+        let ring = Ring::new(1024).unwrap();
         let mut expected = Vec::new();
         let mut next = 0u64;
         for round in 0..200 {
@@ -197,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_full_ring_refuses_and_an_uncommitted_record_holds_the_rest_back() {
-        let ring = Ring::new(1024);
+        let ring = Ring::new(1024).unwrap();
         let held = ring.reserve(200).unwrap();
         assert!(write(&ring, 200, 10, 1));
         assert!(write(&ring, 200, 10, 2));
@@ -217,7 +222,7 @@ mod tests {
 
     #[test]
     fn producers_on_many_threads() {
-        let ring = std::sync::Arc::new(Ring::new(1 << 14));
+        let ring = std::sync::Arc::new(Ring::new(1 << 14).unwrap());
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let producers: Vec<_> = (0..4u64)
             .map(|t| {

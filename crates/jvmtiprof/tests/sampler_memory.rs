@@ -39,6 +39,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
+/// One sampler at a time in this process (a second one would be refused as busy).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Starts a sampler (which replays every compiled method into its code map), samples a little
 /// and stops it, dropping its samples.
 fn cycle(vm: jvmtiprof::JavaVm, env: &jvmtiprof::JniEnv<'_>) {
@@ -53,6 +56,7 @@ fn cycle(vm: jvmtiprof::JavaVm, env: &jvmtiprof::JniEnv<'_>) {
 /// with the few hundred methods this JVM compiled) was kept for the process's life.
 #[test]
 fn a_stopped_sampler_keeps_almost_nothing() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let vm = live::vm();
     live::with_env("sampler-memory", |_, env| {
         // The first cycle makes what stays for the process (the thread registry, the handlers).
@@ -65,4 +69,54 @@ fn a_stopped_sampler_keeps_almost_nothing() {
         let kept = LIVE.load(Ordering::Relaxed) - before;
         assert!(kept < 40_000, "10 sampler cycles kept {kept} bytes");
     });
+}
+
+/// The process's resident memory in bytes (`VmRSS`).
+fn resident() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+/// Samplers started one after another, each from a thread of its own that lives on (as an
+/// agent's sessions are, beside the application's threads), leave none of their 16 MiB buffers
+/// resident: allocated on the heap, each buffer was written whole at its start and, freed,
+/// stayed at the top of its thread's malloc arena, which `malloc_trim` does not trim: up to one
+/// buffer per arena for the process's life.
+#[test]
+fn stopped_samplers_leave_no_buffer_resident() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let vm = live::vm();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut releases = Vec::new();
+    let mut threads = Vec::new();
+    let mut session = || {
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let done = done_tx.clone();
+        threads.push(std::thread::spawn(move || {
+            live::with_env("sampler-rss", |_, env| cycle(vm, env));
+            done.send(()).unwrap();
+            // Alive until the end, so that the next session's thread gets an arena of its own.
+            let _ = release_rx.recv();
+        }));
+        done_rx.recv().unwrap();
+        releases.push(release_tx);
+    };
+    session();
+    session();
+    let before = resident();
+    for _ in 0..6 {
+        session();
+    }
+    let grown = resident().saturating_sub(before);
+    drop(releases);
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(
+        grown < 16 << 20,
+        "6 sampler sessions left {} MiB more resident",
+        grown >> 20
+    );
 }

@@ -282,6 +282,68 @@ pub fn sleep(d: Duration) {
     std::thread::sleep(d);
 }
 
+/// Zeroed 64-bit atomic words in pages of their own (an anonymous private mapping), unmapped
+/// when dropped. The kernel backs a page only once it is written, and the whole mapping goes
+/// back to it at the drop: a large buffer made per session neither costs its size in resident
+/// memory up front nor stays in a malloc arena afterwards (glibc keeps a freed block at the top
+/// of a thread's arena resident, and `malloc_trim` does not trim those).
+pub struct MappedWords {
+    ptr: std::ptr::NonNull<std::sync::atomic::AtomicU64>,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by the value and only reached through atomics.
+unsafe impl Send for MappedWords {}
+// SAFETY: as above: shared access is through `AtomicU64` only.
+unsafe impl Sync for MappedWords {}
+
+impl MappedWords {
+    /// `len` zeroed words (at least one); an error if the mapping cannot be made.
+    pub fn new(len: usize) -> io::Result<MappedWords> {
+        let len = len.max(1);
+        let bytes = len
+            .checked_mul(8)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        // SAFETY: a new anonymous private mapping at an address the kernel chooses; nothing else
+        // refers to it. MAP_NORESERVE: pages are backed as they are written.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = std::ptr::NonNull::new(ptr.cast())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        Ok(MappedWords { ptr, len })
+    }
+}
+
+impl std::ops::Deref for MappedWords {
+    type Target = [std::sync::atomic::AtomicU64];
+
+    fn deref(&self) -> &Self::Target {
+        // SAFETY: `len` words of a page-aligned mapping this value owns, zero-filled by the
+        // kernel (a valid `AtomicU64` each), alive until the drop.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for MappedWords {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, of this size; no reference outlives `self`.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), self.len * 8);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +364,21 @@ mod tests {
         assert!(monotonic_ns() > 0);
         set_errno(42);
         assert_eq!(errno(), 42);
+    }
+
+    #[test]
+    fn mapped_words_are_zeroed_and_writable_to_the_last() {
+        use std::sync::atomic::Ordering;
+        let words = MappedWords::new(1 << 20).unwrap();
+        assert_eq!(words.len(), 1 << 20);
+        assert!(words
+            .iter()
+            .step_by(512)
+            .all(|w| w.load(Ordering::Relaxed) == 0));
+        words[0].store(7, Ordering::Relaxed);
+        words[(1 << 20) - 1].store(9, Ordering::Relaxed);
+        assert_eq!(words[(1 << 20) - 1].load(Ordering::Relaxed), 9);
+        assert_eq!(words[0].load(Ordering::Relaxed), 7);
+        assert_eq!(MappedWords::new(0).unwrap().len(), 1);
     }
 }

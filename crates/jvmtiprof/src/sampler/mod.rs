@@ -390,6 +390,10 @@ impl Sampler {
             }));
         }
         let signal = choose_signal(&config)?;
+        let ring = Ring::new(config.buffer_bytes / 8).map_err(|source| Error::Os {
+            what: "mapping the sample buffer",
+            source,
+        })?;
         let walker = Walker::new(env);
         let support = support::acquire(vm, false)?;
         support::catch_up(&support, env);
@@ -398,7 +402,7 @@ impl Sampler {
             interval_ns: config.interval.as_nanos() as u64,
             max_frames: config.max_frames,
             threads: config.threads,
-            ring: Ring::new(config.buffer_bytes / 8),
+            ring,
             stats: AtomicStats::default(),
             walker,
             handler: Box::new(handler),
