@@ -44,6 +44,32 @@ fn run_counts_every_call_exactly() {
     assert_fig4(&read_profile_json(&out));
 }
 
+/// A thread another thread joins (its `Thread`'s monitor inflated all along) counts as any other;
+/// the probes find it by its id, not by an identity hash that would call into the VM.
+#[test]
+fn a_joined_thread_counts_every_call_and_is_found_by_id() {
+    let dir = compile("Timed.java", "timing-joined");
+    let (out, log) = (dir.join("out.json"), dir.join("agent.log"));
+    let log_flag = log.display().to_string();
+    run_java_with(
+        &[
+            "--timing", "sampled", "--root", "Timed::f", "--log", &log_flag,
+        ],
+        &out,
+        &dir,
+        "Timed",
+        &["joined"],
+    );
+    let doc = read_profile_json(&out);
+    assert_fig4(&doc);
+    assert_eq!(doc["threads"][0]["name"], "worker", "{doc}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("ferrofluid/Counts: probes find threads by id"),
+        "{log}"
+    );
+}
+
 #[test]
 fn agentpath_counts_every_call_exactly() {
     let dir = compile("Timed.java", "timing-agentpath");

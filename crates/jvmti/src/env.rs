@@ -363,6 +363,23 @@ impl Jvmti {
         unsafe { jvmti!(self, AddModuleReads(module.as_raw(), other.as_raw())) }
     }
 
+    /// Makes `module` export package `package` (dotted, `a.b`) to `to`.
+    pub fn add_module_exports(
+        self,
+        module: Object<'_>,
+        package: &str,
+        to: Object<'_>,
+    ) -> Result<()> {
+        let c = cstring("AddModuleExports", package)?;
+        // SAFETY: two live module references and a NUL-terminated name that outlives the call.
+        unsafe {
+            jvmti!(
+                self,
+                AddModuleExports(module.as_raw(), c.as_ptr(), to.as_raw())
+            )
+        }
+    }
+
     /// The defining loader of `class`: `None` for the bootstrap loader.
     pub fn class_loader<'a>(
         self,

@@ -21,10 +21,13 @@ measure() {
     # $1: label, $2: Counts.java to measure
     mkdir -p "$work/$1"
     "$java_home/bin/javac" -Xlint:-options -source 11 -target 11 \
-        --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED -d "$work/$1" \
+        --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED \
+        --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -d "$work/$1" \
         "$2" "$agent/../../tools/hooks/ferrofluid/Hooks.java" "$here/ContextBench.java"
     printf '%-12s ' "$1:"
-    "$java_home/bin/java" -cp "$work/$1" ferrofluid.ContextBench "$calls"
+    # As the agent does for the class it defines: the probes read thread ids through Unsafe.
+    "$java_home/bin/java" --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp "$work/$1" \
+        ferrofluid.ContextBench "$calls"
 }
 measure checkout "$agent/src/probe/contexts/Counts.java"
 for rev in $revs; do

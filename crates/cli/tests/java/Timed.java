@@ -1,6 +1,8 @@
 // Sampled timing's test program (tests/timing.rs). args[0] says what to run:
 // - `counts`: f() (the JP paper's Fig. 4 shape: f calls h and g(i) ten times, g(i) calls h i
 //   times) three times;
+// - `joined`: as `counts`, on a thread the main thread joins (its `Thread`'s monitor inflated
+//   while it runs);
 // - `attach DIR/go`: prints `ready`, waits for the file, then as `counts`, and prints `done`;
 // - `shares`: mix() until the thread used 1.5 s of CPU: heavy() spins three times as long as
 //   light() each round;
@@ -80,6 +82,15 @@ public class Timed {
                 for (int r = 0; r < 3; r++) {
                     f();
                 }
+                break;
+            case "joined":
+                Thread worker = new Thread(() -> {
+                    for (int r = 0; r < 3; r++) {
+                        f();
+                    }
+                }, "worker");
+                worker.start();
+                worker.join();
                 break;
             case "attach":
                 System.out.println("ready");

@@ -15,7 +15,7 @@ import jdk.internal.vm.annotation.DontInline;
  * the native {@link #sample}.
  *
  * <p>Counting only and by bytes, a thread counts with plain adds in a set of counters of its
- * own: set {@code h} of {@link #STRIPES}, {@code h} its {@code Thread}'s identity hash, unless
+ * own: set {@code h} of {@link #STRIPES}, {@code h} its {@code Thread}'s id (else identity hash), unless
  * another thread claimed that set in the session; then, as when tracking every N-th, it counts
  * with atomic adds in the set every thread shares. Threads allocating at the same sites on
  * different cores then neither wait for each other's atomic adds nor write one cache line
@@ -34,15 +34,37 @@ import jdk.internal.vm.annotation.DontInline;
  * is known only at run time: such a site has counters for up to {@code SLOTS - 1} classes, each
  * claimed by the first object of its class, and one more for every other class. The agent reads
  * them with {@link #vmCounts} and {@link #vmNames}. Compiled by {@code javac -source 11 -target
- * 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED} (for {@code @DontInline},
- * which HotSpot honours in classes of the bootstrap loader) into Alloc.class next to this file
- * (checked by a test).
+ * 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED --add-exports
+ * java.base/jdk.internal.misc=ALL-UNNAMED} (for {@code @DontInline}, which HotSpot honours in
+ * classes of the bootstrap loader, and the {@code Unsafe} that reads thread ids) into Alloc.class
+ * next to this file (checked by a test).
  */
 public final class Alloc {
     private Alloc() {
     }
 
     private static final VarHandle AT = MethodHandles.arrayElementVarHandle(long[].class);
+    /**
+     * How a thread's set is found: the offset of {@code Thread.tid}, read through {@code Unsafe}
+     * (a field read, where the identity hash of a thread being joined is a call into the VM), or
+     * -1 where {@code jdk.internal.misc} is not exported to this class (the agent exports it).
+     */
+    private static final jdk.internal.misc.Unsafe UNSAFE;
+    private static final long TID;
+
+    static {
+        jdk.internal.misc.Unsafe u = null;
+        long tid = -1;
+        try {
+            u = jdk.internal.misc.Unsafe.getUnsafe();
+            tid = u.objectFieldOffset(Thread.class, "tid");
+        } catch (Throwable e) {
+            // IllegalAccessError (not exported here), InternalError (no such field).
+            tid = -1;
+        }
+        UNSAFE = u;
+        TID = tid;
+    }
     /**
      * Sites per chunk: 64, two counters each (objects, array elements), then each site's next
      * count to track ({@code NEXT} on). Small, as each set of counters has its own chunks, made
@@ -114,7 +136,9 @@ public final class Alloc {
         int s = SHARED;
         if (e <= 0) {
             Thread t = Thread.currentThread();
-            int h = System.identityHashCode(t) & (STRIPES - 1);
+            long tid = TID;
+            int h = (tid >= 0 ? (int) UNSAFE.getLong(t, tid) : System.identityHashCode(t))
+                & (STRIPES - 1);
             Thread[] w = owners;
             if (w[h] == t || claim(w, h, t)) {
                 s = h;

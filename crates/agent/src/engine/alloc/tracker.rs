@@ -554,7 +554,7 @@ pub fn tick() {
 
 /// How Alloc.java is compiled (see its comment).
 #[cfg(test)]
-pub(super) const JAVAC: [&str; 7] = [
+pub(super) const JAVAC: [&str; 9] = [
     "-Xlint:-options",
     "-source",
     "11",
@@ -562,6 +562,8 @@ pub(super) const JAVAC: [&str; 7] = [
     "11",
     "--add-exports",
     "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/jdk.internal.misc=ALL-UNNAMED",
 ];
 
 #[cfg(test)]

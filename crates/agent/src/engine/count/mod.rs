@@ -248,7 +248,7 @@ mod tests {
     use ferrofluid_profile::MethodId;
 
     /// How Counts.java is compiled (see its comment).
-    const JAVAC: [&str; 7] = [
+    const JAVAC: [&str; 9] = [
         "-Xlint:-options",
         "-source",
         "11",
@@ -256,6 +256,8 @@ mod tests {
         "11",
         "--add-exports",
         "java.base/jdk.internal.vm.annotation=ALL-UNNAMED",
+        "--add-exports",
+        "java.base/jdk.internal.misc=ALL-UNNAMED",
     ];
 
     const SOURCES: [&str; 3] = [

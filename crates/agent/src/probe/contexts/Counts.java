@@ -7,7 +7,7 @@ import jdk.internal.vm.annotation.ForceInline;
  * Calling contexts kept in Java (JP's design), for the {@code count} engine and {@code cpu} mode's
  * sampled timing: the probes of the counted methods call {@link #enterContext} at entry and {@link #exitContext} (or
  * {@link #unwindContext}) with the bytecodes their block counters summed at exit. Each thread
- * (each virtual thread) has a context, found by its {@code Thread}'s identity hash in a table
+ * (each virtual thread) has a context, found by its {@code Thread}'s id in a table
  * (else through a {@code ThreadLocal}): a calling-context tree in primitive arrays (method,
  * parent, both as one key, calls, bytecodes per node), a hash table from (parent, method) to child, a cache of
  * the children last entered, and the current node. An entry moves the current node to the
@@ -33,10 +33,11 @@ import jdk.internal.vm.annotation.ForceInline;
  * {@link #MAX_CONTEXTS} contexts, new threads do not count and are counted instead. The
  * classes this code runs ({@code ThreadLocal} and its map, {@code java.lang.ref.Reference})
  * must not carry these probes (the engine's plan excludes them). Compiled by {@code javac
- * -source 11 -target 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED} (for
- * {@code @DontInline} and {@code @ForceInline}, which HotSpot honours in classes of the
- * bootstrap loader) with tools/hooks/ferrofluid/Hooks.java into Counts.class next to this file
- * (checked by a test). The probes' fast paths are {@code @ForceInline}: C2 counts a forced
+ * -source 11 -target 11 --add-exports java.base/jdk.internal.vm.annotation=ALL-UNNAMED
+ * --add-exports java.base/jdk.internal.misc=ALL-UNNAMED} (for {@code @DontInline} and
+ * {@code @ForceInline}, which HotSpot honours in classes of the bootstrap loader, and the
+ * {@code Unsafe} that reads thread ids) with tools/hooks/ferrofluid/Hooks.java into
+ * Counts.class next to this file (checked by a test). The probes' fast paths are {@code @ForceInline}: C2 counts a forced
  * method as one bytecode against a compilation's inlining budget, so the probes inlined into
  * each probed method do not use up the budget for inlining the application's own methods.
  */
@@ -79,7 +80,32 @@ public final class Counts {
 
     private static final ThreadLocal<Context> CONTEXT = new ThreadLocal<>();
     /**
-     * The probes' way to a thread's context: by the identity hash of its {@code Thread} (a
+     * How the probes read a {@code Thread}'s id ({@link #slot}): the offset of its {@code tid}
+     * field, or -1 where {@code jdk.internal.misc} is not exported to this class (the agent
+     * exports it before defining the class) or the field is not there.
+     */
+    private static final jdk.internal.misc.Unsafe UNSAFE;
+    private static final long TID;
+    /** 1 where the probes find threads by id (the agent logs which way they do). */
+    private static final int BY_ID;
+
+    static {
+        jdk.internal.misc.Unsafe u = null;
+        long tid = -1;
+        try {
+            u = jdk.internal.misc.Unsafe.getUnsafe();
+            tid = u.objectFieldOffset(Thread.class, "tid");
+        } catch (Throwable e) {
+            // IllegalAccessError (not exported here), InternalError (no such field).
+            tid = -1;
+        }
+        UNSAFE = u;
+        TID = tid;
+        BY_ID = tid >= 0 ? 1 : 0;
+    }
+
+    /**
+     * The probes' way to a thread's context: by its {@code Thread}'s {@link #slot} (a
      * cache: a slot holds the context that counted there last; a miss goes to {@link #CONTEXT}).
      * Cleared when a recording starts or ends.
      */
@@ -129,7 +155,7 @@ public final class Counts {
     @ForceInline
     private static Context published() {
         Thread t = Thread.currentThread();
-        Context c = BY_THREAD[System.identityHashCode(t) & (SLOTS - 1)];
+        Context c = BY_THREAD[slot(t)];
         return c != null && c.thread == t && c.recording != 0 && c.epoch == epoch ? c : null;
     }
 
@@ -177,6 +203,19 @@ public final class Counts {
         c.enter(id, isReady);
         publish(c);
         return c;
+    }
+
+    /**
+     * Thread {@code t}'s slot in {@link #BY_THREAD}: by its id, read as a field (no call the
+     * probes could reach, no dependence on the thread object's header), else by its identity
+     * hash. Thread ids are consecutive, so threads alive together rarely share a slot; the
+     * identity hash of a {@code Thread} whose monitor is inflated (while another thread joins
+     * it) is a call into the VM at every probe.
+     */
+    @ForceInline
+    private static int slot(Thread t) {
+        long tid = TID;
+        return (tid >= 0 ? (int) UNSAFE.getLong(t, tid) : System.identityHashCode(t)) & (SLOTS - 1);
     }
 
     /** A node's parent and method in one value ({@link Context#key}). */
@@ -245,8 +284,7 @@ public final class Counts {
 
     /** Makes {@code c} (counting, of the current recording) what {@link #enterContext} finds. */
     private static void publish(Context c) {
-        Thread t = c.thread;
-        int slot = System.identityHashCode(t) & (SLOTS - 1);
+        int slot = slot(c.thread);
         if (BY_THREAD[slot] != c && c.epoch == epoch) {
             BY_THREAD[slot] = c;
             // A recording that ended meanwhile may have cleared the table before this store.
@@ -608,7 +646,7 @@ public final class Counts {
         Context saved = CONTEXT.get();
         CONTEXT.set(IGNORED);
         Thread t = Thread.currentThread();
-        int slot = System.identityHashCode(t) & (SLOTS - 1);
+        int slot = slot(t);
         Context c = BY_THREAD[slot];
         if (c != null && c.thread == t) {
             BY_THREAD[slot] = null;

@@ -57,8 +57,30 @@ pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
             .map(|_| ())
             .map_err(|e| format!("{COUNTS_CLASS}: {e}"))
     });
+    if initialised.is_ok() {
+        log_thread_lookup(env, class);
+    }
     env.delete_local_ref(class.as_object());
     initialised
+}
+
+/// Says how the probes find a thread's context: by its id, or (the agent could not export
+/// `jdk.internal.misc` to the class, or an older agent defined it) by its identity hash,
+/// which costs a call into the VM at each probe of a thread another thread joins.
+fn log_thread_lookup(env: &JniEnv<'_>, class: ferrofluid_jvmti::Class<'_>) {
+    match env
+        .static_int_field(class, c"BY_ID")
+        .and_then(|field| field.get(env))
+    {
+        Ok(1) => log::info!("{COUNTS_CLASS}: probes find threads by id"),
+        Ok(_) => log::warn!(
+            "{COUNTS_CLASS}: probes find threads by identity hash (slower on threads being joined)"
+        ),
+        Err(_) => {
+            env.clear_exception();
+            log::info!("{COUNTS_CLASS} was defined by an older agent: probes find threads by identity hash");
+        }
+    }
 }
 
 /// Starts a recording: every thread counts into a new context from its next probe (its open
