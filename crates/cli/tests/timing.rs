@@ -168,6 +168,48 @@ fn two_methods_of_three_to_one_cost_share_their_time_three_to_one() {
     );
 }
 
+/// `squeeze` compresses with `Deflater`, whose work is a native method (no probes there): the
+/// CPU time is in a frame of that method below its Java caller, as a stack sampler names it,
+/// not the caller's own time; the frame has samples and no calls.
+#[test]
+fn cpu_time_in_a_native_method_is_its_frames() {
+    let dir = compile("Timed.java", "timing-native");
+    let out = dir.join("out.json");
+    run_java_with(
+        &[
+            "--timing",
+            "sampled",
+            "--interval",
+            "1ms",
+            "--root",
+            "Timed::compress",
+        ],
+        &out,
+        &dir,
+        "Timed",
+        &["deflate"],
+    );
+    let doc = read_profile_json(&out);
+    let native = nodes(&doc, "java.util.zip.Deflater.deflateBytesBytes");
+    assert!(!native.is_empty(), "{doc}");
+    assert_eq!(sum(&native, "calls"), 0, "{doc}");
+    assert!(
+        native
+            .iter()
+            .all(|n| n["children"].as_array().is_none_or(|c| c.is_empty())),
+        "{doc}"
+    );
+    let (root, time) = (
+        sum(&nodes(&doc, "Timed.compress"), "total_ns"),
+        sum(&native, "total_ns"),
+    );
+    assert!(
+        time * 10 > root * 7,
+        "deflateBytesBytes {time} ns of the root's {root} ns"
+    );
+    assert!(sum(&native, "self_samples") > 500, "{doc}");
+}
+
 /// `serve` reads 40 bytes arriving every 60 ms and spins about 22 ms between them: `readOne` is
 /// blocked most of its wall time and gets under 5% of the root's CPU time; with `--wall` most of
 /// its time is in a `[blocked: native]` frame below it, none of it busy self time. `readOne`'s

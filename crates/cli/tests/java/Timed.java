@@ -6,6 +6,8 @@
 // - `attach DIR/go`: prints `ready`, waits for the file, then as `counts`, and prints `done`;
 // - `shares`: mix() until the thread used 1.5 s of CPU: heavy() spins three times as long as
 //   light() each round;
+// - `deflate`: compress() until the thread used 1.5 s of CPU: squeeze() compresses 1 MiB with
+//   `Deflater`, whose work is native code;
 // - `socket`: after 20,000 bytes read outside it (the JIT compiles the read path), serve()
 //   reads 40 bytes a peer thread writes every 60 ms, spinning between reads (most of its wall
 //   time blocked in the read).
@@ -14,6 +16,7 @@ import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.zip.Deflater;
 
 public class Timed {
     static int sink;
@@ -63,6 +66,27 @@ public class Timed {
         }
     }
 
+    static final byte[] DATA = new byte[1 << 20];
+
+    static void squeeze(byte[] out) {
+        Deflater d = new Deflater(Deflater.BEST_COMPRESSION);
+        d.setInput(DATA);
+        d.finish();
+        while (!d.finished()) {
+            d.deflate(out);
+        }
+        d.end();
+    }
+
+    static void compress() {
+        var bean = ManagementFactory.getThreadMXBean();
+        long start = bean.getCurrentThreadCpuTime();
+        byte[] out = new byte[64 << 10];
+        while (bean.getCurrentThreadCpuTime() - start < 1_500_000_000L) {
+            squeeze(out);
+        }
+    }
+
     static int readOne(InputStream in) throws Exception {
         return in.read();
     }
@@ -106,6 +130,14 @@ public class Timed {
                 break;
             case "shares":
                 mix();
+                break;
+            case "deflate":
+                long x = 1;
+                for (int i = 0; i < DATA.length; i++) {
+                    x = x * 6364136223846793005L + 1442695040888963407L;
+                    DATA[i] = (byte) ('a' + (x >>> 59));
+                }
+                compress();
                 break;
             case "socket":
                 try (ServerSocket server = new ServerSocket(0)) {

@@ -265,6 +265,13 @@ fn snapshot_into(
         .iter()
         .map(|s| NodeKind::Method(methods.intern(MethodInfo::new(*s, "", ""))))
         .collect();
+    let natives: Vec<NodeKind> = charged
+        .native_methods
+        .iter()
+        .map(|(class, name, descriptor)| {
+            NodeKind::Method(methods.intern(MethodInfo::from_internal(class, name, descriptor)))
+        })
+        .collect();
     let mut threads = Vec::with_capacity(built.len());
     for (mut b, _) in built {
         let times = charged
@@ -294,6 +301,19 @@ fn snapshot_into(
                     tree.node_mut(child).total_ns += t.off_ns[s];
                     tree.extra_mut(child)[0] += t.off_samples[s];
                 }
+            }
+            // Native methods have no probes: their frames have samples and time, no calls.
+            for n in &t.natives {
+                let Some(&kind) = natives.get(n.method as usize) else {
+                    continue;
+                };
+                let child = tree.child_or_insert(id, kind);
+                tree.node_mut(child).total_ns += if settings.wall { n.wall_ns } else { n.cpu_ns };
+                tree.extra_mut(child)[0] += n.samples;
+                if own_cpu.len() <= child.index() {
+                    own_cpu.resize(child.index() + 1, 0);
+                }
+                own_cpu[child.index()] += n.cpu_ns;
             }
         }
         own_cpu.resize(tree.len(), 0);
@@ -349,7 +369,7 @@ const TEN_MS: std::time::Duration = std::time::Duration::from_millis(10);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::contexts::sampler::{ContextTime, NodeTime};
+    use crate::probe::contexts::sampler::{ContextTime, NativeTime, NodeTime};
 
     fn names(id: u32) -> Option<(String, String, String)> {
         Some(("demo/A".into(), format!("m{id}"), "()V".into()))
@@ -388,12 +408,11 @@ mod tests {
             },
             blocked,
         ];
-        Charged {
-            contexts: vec![c],
-            samples: 6,
-            outside: 2,
-            ..Charged::default()
-        }
+        let mut charged = Charged::default();
+        charged.contexts = vec![c];
+        charged.samples = 6;
+        charged.outside = 2;
+        charged
     }
 
     /// Calls come from the contexts, times from what the sampler charged: own CPU time per
@@ -450,5 +469,48 @@ mod tests {
             ]
         );
         assert_eq!(p.threads[0].cpu_ns, Some(21_000));
+    }
+
+    /// CPU time in a native method called from a node is a child frame of that node, named
+    /// as the method, with its samples and time and no calls (it has no probes).
+    #[test]
+    fn native_methods_are_frames_with_samples_and_no_calls() {
+        let mut charged = charged();
+        charged.native_methods = vec![(
+            "java/util/zip/Deflater".into(),
+            "deflateBytesBytes".into(),
+            "(J[BII[BIIII)I".into(),
+        )];
+        charged.contexts[0].nodes[2].natives = vec![NativeTime {
+            method: 0,
+            samples: 5,
+            cpu_ns: 50_000,
+            wall_ns: 52_000,
+        }];
+        let mut p = Profile::default();
+        let cpu_only = Settings {
+            interval: TEN_MS,
+            wall: false,
+        };
+        snapshot_into(&mut p, vec![context()], &charged, cpu_only, names);
+        let tree = &p.threads[0].tree;
+        let rows: Vec<(String, u64, u64, u64)> = tree
+            .walk()
+            .into_iter()
+            .skip(1)
+            .map(|(id, _)| {
+                let n = tree.node(id);
+                let m = p.methods.get(n.method().unwrap()).unwrap();
+                (m.frame_name(), n.calls, n.total_ns, tree.extra(id)[0])
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("demo.A.m1".into(), 1, 71_000, 2),
+                ("demo.A.m2".into(), 4, 51_000, 1),
+                ("java.util.zip.Deflater.deflateBytesBytes".into(), 0, 50_000, 5),
+            ]
+        );
     }
 }

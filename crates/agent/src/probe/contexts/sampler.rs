@@ -7,15 +7,20 @@
 //! in which the thread did the agent's work (revelation on its first call of a method). The probes read
 //! no clock: the time a node gets is an estimate from its samples, the calls are exact.
 //!
+//! A thread on the CPU in a native method (JNI code, which carries no probes) is charged to a
+//! frame of that method under its current node (`GetStackTrace`'s top frame, read only for
+//! threads in native code), as a stack sampler would name it, instead of to the Java caller.
+//!
 //! A thread whose CPU clock cannot be read (a virtual thread, or no `can_get_thread_cpu_time`)
 //! is charged the elapsed time as CPU time when it is runnable and not in native code, nothing
 //! otherwise (counted in [`Charged::without_clock`]).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, Object};
+use ferrofluid_jvmti::{sys, Class, JavaVm, JniEnv, Jvmti, MethodId, Object};
 
 use super::ffi::SampleFields;
 
@@ -28,6 +33,23 @@ pub const STATES: [&str; 6] = [
     "[blocked: native]",
     "[off-cpu: runnable]",
 ];
+
+/// Native methods one node's samples name, at most (the next ones charge the node itself).
+const NATIVES_PER_NODE: usize = 8;
+/// Native methods named in all, at most (the next ones charge their nodes themselves).
+const MAX_NATIVE_METHODS: usize = 4096;
+
+/// What the samples taken in one native method called from a node were charged.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NativeTime {
+    /// Index in [`Charged::native_methods`].
+    pub method: u32,
+    pub samples: u64,
+    /// CPU time, ns.
+    pub cpu_ns: u64,
+    /// Elapsed time on the CPU (`wall`), ns.
+    pub wall_ns: u64,
+}
 
 /// What one node of one context was charged.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,6 +64,8 @@ pub struct NodeTime {
     /// mostly off the CPU.
     pub off_ns: [u64; STATES.len()],
     pub off_samples: [u64; STATES.len()],
+    /// Samples on the CPU in native methods called from the node (not in the fields above).
+    pub natives: Vec<NativeTime>,
 }
 
 /// One context's clocks at its last sample and what its nodes were charged.
@@ -52,6 +76,8 @@ pub struct ContextTime {
     last_agent_calls: i32,
     /// The node of its last sample (0: none, or outside the roots).
     last_node: i32,
+    /// The native method it was in at its last sample.
+    last_native: Option<u32>,
     /// By the context's node index.
     pub nodes: Vec<NodeTime>,
 }
@@ -71,6 +97,11 @@ pub struct Charged {
     pub without_clock: u64,
     /// Sampler wake-ups.
     pub ticks: u64,
+    /// The native methods [`NativeTime::method`] names: class (internal name), name,
+    /// descriptor. Kept across resets.
+    pub native_methods: Vec<(String, String, String)>,
+    /// Index in `native_methods` by `jmethodID`.
+    native_index: HashMap<usize, u32>,
 }
 
 impl Charged {
@@ -242,7 +273,7 @@ fn tick(
     epoch: Instant,
     charged: &Mutex<Charged>,
 ) -> Result<(), String> {
-    let mut taken: Vec<(usize, Seen)> = Vec::new();
+    let mut taken: Vec<(usize, Seen, Option<MethodId>)> = Vec::new();
     fields.sample(env, |i, thread: Object<'_>, node, agent_calls| {
         let is_virtual = virtual_class.is_some_and(|c| env.is_instance_of(thread, c));
         let cpu = if is_virtual {
@@ -251,6 +282,17 @@ fn tick(
             jvmti.thread_cpu_time(thread).ok().map(|n| n.max(0) as u64)
         };
         let state = jvmti.thread_state(thread).unwrap_or(0);
+        // The method a thread runs native code in: only such a thread's stack is read (a
+        // thread in native code answers without being stopped).
+        let native = if cpu.is_some() && state & sys::JVMTI_THREAD_STATE_IN_NATIVE as i32 != 0 {
+            jvmti
+                .top_frame(thread)
+                .ok()
+                .flatten()
+                .filter(|&m| jvmti.method_modifiers(m).is_ok_and(|a| a & ACC_NATIVE != 0))
+        } else {
+            None
+        };
         taken.push((
             i,
             Seen {
@@ -258,17 +300,40 @@ fn tick(
                 cpu,
                 state,
                 agent_calls,
+                native: None,
             },
+            native,
         ));
     })?;
     let now = epoch.elapsed().as_nanos() as u64;
     let mut c = lock(charged);
     c.ticks += 1;
 
-    for (i, seen) in taken {
+    for (i, mut seen, native) in taken {
+        seen.native = native.and_then(|m| native_index(&mut c, env, jvmti, m));
         charge(&mut c, settings, i, seen, now);
     }
     Ok(())
+}
+
+const ACC_NATIVE: i32 = 0x0100;
+
+/// The index of native method `m` in `c.native_methods`, named the first time it is seen;
+/// `None` past [`MAX_NATIVE_METHODS`] or if it cannot be named.
+fn native_index(c: &mut Charged, env: &JniEnv<'_>, jvmti: Jvmti, m: MethodId) -> Option<u32> {
+    let key = m.as_raw() as usize;
+    if let Some(&i) = c.native_index.get(&key) {
+        return Some(i);
+    }
+    if c.native_methods.len() >= MAX_NATIVE_METHODS {
+        return None;
+    }
+    let name = jvmti.method_name(m).ok()?;
+    let class = jvmti.method_class_name(env, m).ok()?;
+    let i = c.native_methods.len() as u32;
+    c.native_methods.push((class, name.name, name.signature));
+    c.native_index.insert(key, i);
+    Some(i)
 }
 
 /// What a sample saw of one context's thread.
@@ -282,6 +347,9 @@ struct Seen {
     state: i32,
     /// How often it left the agent's work so far.
     agent_calls: i32,
+    /// The native method it is in (index in [`Charged::native_methods`]), read only for a
+    /// thread in native code.
+    native: Option<u32>,
 }
 
 /// Charges context `i`'s interval to the node it is in (or counts it outside the roots, or as
@@ -292,6 +360,7 @@ fn charge(c: &mut Charged, settings: Settings, i: usize, seen: Seen, now: u64) {
         cpu,
         state,
         agent_calls,
+        native,
     } = seen;
     if state & sys::JVMTI_THREAD_STATE_ALIVE as i32 == 0 {
         return;
@@ -312,6 +381,7 @@ fn charge(c: &mut Charged, settings: Settings, i: usize, seen: Seen, now: u64) {
     let agent_work = ctx.last_agent_calls != agent_calls;
     ctx.last_agent_calls = agent_calls;
     let last_node = std::mem::replace(&mut ctx.last_node, node.max(0));
+    let was_native = std::mem::replace(&mut ctx.last_native, native);
     let Some(d_wall) = d_wall else {
         // The first sight of the thread: its clocks' starting point.
         return;
@@ -358,12 +428,48 @@ fn charge(c: &mut Charged, settings: Settings, i: usize, seen: Seen, now: u64) {
     }
     let on = d_cpu.min(d_wall);
     let off = d_wall - on;
+    let mostly_off = settings.wall && off > on;
+    // In the same native method, called from the same node, at this sample and the last: the
+    // CPU time between them ran there (a thread that just entered one ran its caller before).
+    if let Some(method) = native.filter(|&m| was_native == Some(m) && last_node == node) {
+        let t = &mut ctx.nodes[node as usize];
+        let at = t.natives.iter().position(|n| n.method == method);
+        let at = match at {
+            Some(at) => Some(at),
+            None if t.natives.len() < NATIVES_PER_NODE => {
+                t.natives.push(NativeTime {
+                    method,
+                    ..NativeTime::default()
+                });
+                Some(t.natives.len() - 1)
+            }
+            None => None,
+        };
+        if let Some(at) = at {
+            let n = &mut t.natives[at];
+            n.cpu_ns += d_cpu;
+            if settings.wall {
+                n.wall_ns += on;
+            }
+            if !mostly_off {
+                n.samples += 1;
+            }
+            if settings.wall && off > 0 {
+                let s = off_state(state);
+                t.off_ns[s] += off;
+                if mostly_off {
+                    t.off_samples[s] += 1;
+                }
+            }
+            c.samples += 1;
+            return;
+        }
+    }
     let r = &mut ctx.nodes[ran_in as usize];
     r.cpu_ns += d_cpu;
     if settings.wall {
         r.wall_ns += on;
     }
-    let mostly_off = settings.wall && off > on;
     if !mostly_off {
         r.samples += 1;
     }
@@ -412,6 +518,7 @@ mod tests {
             cpu,
             state,
             agent_calls: 0,
+            native: None,
         }
     }
 
@@ -444,6 +551,38 @@ mod tests {
         );
         assert_eq!((nodes[2].off_ns[4], nodes[2].off_samples[4]), (9_500, 1));
         assert_eq!((c.samples, c.outside, c.without_clock), (2, 1, 0));
+    }
+
+    /// A thread in the same native method at two samples in a row, from the same node, ran
+    /// there: that interval's CPU time goes to the method under the node. A thread that just
+    /// entered a native method ran its caller before.
+    #[test]
+    fn cpu_time_in_a_native_method_goes_to_its_frame() {
+        let mut c = Charged::default();
+        let cpu_only = Settings {
+            wall: false,
+            ..WALL
+        };
+        let native = |node, cpu, method| Seen {
+            native: Some(method),
+            ..seen(node, Some(cpu), NATIVE)
+        };
+        charge(&mut c, cpu_only, 0, seen(3, Some(0), RUNNING), 0);
+        charge(&mut c, cpu_only, 0, native(3, 8_000, 0), 10_000);
+        charge(&mut c, cpu_only, 0, native(3, 17_000, 0), 20_000);
+        charge(&mut c, cpu_only, 0, native(3, 26_000, 1), 30_000);
+        let t = &c.contexts[0].nodes[3];
+        assert_eq!((t.samples, t.cpu_ns), (2, 17_000));
+        assert_eq!(
+            t.natives,
+            [NativeTime {
+                method: 0,
+                samples: 1,
+                cpu_ns: 9_000,
+                wall_ns: 0
+            }]
+        );
+        assert_eq!(c.samples, 3);
     }
 
     /// Without a CPU clock (a virtual thread), elapsed time counts as CPU time while runnable
