@@ -102,6 +102,20 @@ fn sum(nodes: &[&Value], key: &str) -> u64 {
     nodes.iter().map(|n| n[key].as_u64().unwrap_or(0)).sum()
 }
 
+/// `ferrofluid run` of `Timed WHAT` with sampled timing every 1 ms under `root`: the profile.
+fn sampled_every_ms(tag: &str, root: &str, what: &str) -> Value {
+    let dir = compile("Timed.java", tag);
+    let out = dir.join("out.json");
+    run_java_with(
+        &["--timing", "sampled", "--interval", "1ms", "--root", root],
+        &out,
+        &dir,
+        "Timed",
+        &[what],
+    );
+    read_profile_json(&out)
+}
+
 /// With no root every thread counts, and the profile says it has no roots.
 #[test]
 fn a_whole_program_profile_counts_every_call_and_has_no_roots() {
@@ -134,23 +148,7 @@ fn a_whole_program_profile_counts_every_call_and_has_no_roots() {
 /// one.
 #[test]
 fn two_methods_of_three_to_one_cost_share_their_time_three_to_one() {
-    let dir = compile("Timed.java", "timing-shares");
-    let out = dir.join("out.json");
-    run_java_with(
-        &[
-            "--timing",
-            "sampled",
-            "--interval",
-            "1ms",
-            "--root",
-            "Timed::mix",
-        ],
-        &out,
-        &dir,
-        "Timed",
-        &["shares"],
-    );
-    let doc = read_profile_json(&out);
+    let doc = sampled_every_ms("timing-shares", "Timed::mix", "shares");
     let (heavy, light) = (nodes(&doc, "Timed.heavy"), nodes(&doc, "Timed.light"));
     let calls = sum(&heavy, "calls");
     assert!(calls > 0 && calls == sum(&light, "calls"), "{doc}");
@@ -173,23 +171,7 @@ fn two_methods_of_three_to_one_cost_share_their_time_three_to_one() {
 /// not the caller's own time; the frame has samples and no calls.
 #[test]
 fn cpu_time_in_a_native_method_is_its_frames() {
-    let dir = compile("Timed.java", "timing-native");
-    let out = dir.join("out.json");
-    run_java_with(
-        &[
-            "--timing",
-            "sampled",
-            "--interval",
-            "1ms",
-            "--root",
-            "Timed::compress",
-        ],
-        &out,
-        &dir,
-        "Timed",
-        &["deflate"],
-    );
-    let doc = read_profile_json(&out);
+    let doc = sampled_every_ms("timing-native", "Timed::compress", "deflate");
     let native = nodes(&doc, "java.util.zip.Deflater.deflateBytesBytes");
     assert!(!native.is_empty(), "{doc}");
     assert_eq!(sum(&native, "calls"), 0, "{doc}");

@@ -415,30 +415,40 @@ mod tests {
         charged
     }
 
-    /// Calls come from the contexts, times from what the sampler charged: own CPU time per
-    /// node, totals with the callees'; with `wall`, off-CPU time in a `[state]` child.
-    #[test]
-    fn contexts_and_charges_make_one_tree() {
+    /// The CPU-time profile of [`context`] with `charged`, and its nodes below the thread:
+    /// frame, calls, total time, own samples.
+    fn cpu_rows(charged: &Charged) -> (Profile, Vec<(String, u64, u64, u64)>) {
         let mut p = Profile::default();
         let cpu_only = Settings {
             interval: TEN_MS,
             wall: false,
         };
-        snapshot_into(&mut p, vec![context()], &charged(), cpu_only, names);
+        snapshot_into(&mut p, vec![context()], charged, cpu_only, names);
         let tree = &p.threads[0].tree;
-        let rows: Vec<(String, u64, u64, u64)> = tree
+        let rows = tree
             .walk()
             .into_iter()
             .skip(1)
             .map(|(id, _)| {
                 let n = tree.node(id);
-                let m = p.methods.get(n.method().unwrap()).unwrap().method.clone();
-                (m, n.calls, n.total_ns, tree.extra(id)[0])
+                let m = p.methods.get(n.method().unwrap()).unwrap();
+                (m.frame_name(), n.calls, n.total_ns, tree.extra(id)[0])
             })
             .collect();
+        (p, rows)
+    }
+
+    /// Calls come from the contexts, times from what the sampler charged: own CPU time per
+    /// node, totals with the callees'; with `wall`, off-CPU time in a `[state]` child.
+    #[test]
+    fn contexts_and_charges_make_one_tree() {
+        let (mut p, rows) = cpu_rows(&charged());
         assert_eq!(
             rows,
-            [("m1".into(), 1, 21_000, 2), ("m2".into(), 4, 1_000, 1)]
+            [
+                ("demo.A.m1".into(), 1, 21_000, 2),
+                ("demo.A.m2".into(), 4, 1_000, 1)
+            ]
         );
         let s = p.sampling.as_ref().unwrap();
         assert_eq!((s.clock.as_str(), s.samples, s.outside_roots), ("cpu", 6, 2));
@@ -487,25 +497,8 @@ mod tests {
             cpu_ns: 50_000,
             wall_ns: 52_000,
         }];
-        let mut p = Profile::default();
-        let cpu_only = Settings {
-            interval: TEN_MS,
-            wall: false,
-        };
-        snapshot_into(&mut p, vec![context()], &charged, cpu_only, names);
-        let tree = &p.threads[0].tree;
-        let rows: Vec<(String, u64, u64, u64)> = tree
-            .walk()
-            .into_iter()
-            .skip(1)
-            .map(|(id, _)| {
-                let n = tree.node(id);
-                let m = p.methods.get(n.method().unwrap()).unwrap();
-                (m.frame_name(), n.calls, n.total_ns, tree.extra(id)[0])
-            })
-            .collect();
         assert_eq!(
-            rows,
+            cpu_rows(&charged).1,
             [
                 ("demo.A.m1".into(), 1, 71_000, 2),
                 ("demo.A.m2".into(), 4, 51_000, 1),
