@@ -1,9 +1,10 @@
 //! JNI calls of static Java methods with arguments the caller vouches for: how the engines
-//! start, reset and read the Java classes they define in the bootstrap loader.
+//! start, reset and read the Java classes they define in the bootstrap loader; what those
+//! classes may use of java.base.
 
 use std::ffi::CStr;
 
-use ferrofluid_jvmti::{sys, Class, JniEnv, Object};
+use ferrofluid_jvmti::{sys, Class, JniEnv, Jvmti, Object};
 
 /// Calls static method `name` `signature` of `class`, returning its object result when
 /// `returns_object` (else `None`). A Java exception is cleared and reported.
@@ -53,4 +54,37 @@ pub unsafe fn call_static<'a>(
         return Err(format!("{name:?} threw"));
     }
     Ok(result)
+}
+
+/// java.base exports `jdk.internal.misc` to the module of `class` (one of the agent's classes in
+/// the bootstrap loader, just defined and not yet initialised): its probes read a thread's id
+/// with that package's `Unsafe`, a field read that calls nothing the probes could reach, and
+/// fall back to the identity hash without it. `AddModuleExports` runs Java code (the first use
+/// of a lambda in `java.lang.Module`), so only the engines whose classes read thread ids ask
+/// for it, when they define them: the export, like the classes, outlives the agent.
+pub fn export_internal_misc(jvmti: Jvmti, env: &JniEnv<'_>, class: Class<'_>) {
+    let thread = match env.find_class("java/lang/Thread") {
+        Ok(c) => c,
+        Err(e) => {
+            env.clear_exception();
+            log::warn!("exporting jdk.internal.misc: {e}");
+            return;
+        }
+    };
+    match (env.module_of(thread), env.module_of(class)) {
+        (Ok(base), Ok(to)) => {
+            if let Err(e) = jvmti.add_module_exports(base, "jdk.internal.misc", to) {
+                log::warn!("AddModuleExports jdk.internal.misc: {e}");
+            }
+            env.delete_local_ref(base);
+            env.delete_local_ref(to);
+        }
+        (base, to) => {
+            for m in [base, to].into_iter().flatten() {
+                env.delete_local_ref(m);
+            }
+            log::warn!("exporting jdk.internal.misc: no module");
+        }
+    }
+    env.delete_local_ref(thread.as_object());
 }

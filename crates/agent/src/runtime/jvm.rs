@@ -240,35 +240,7 @@ pub fn install_hooks(jvmti: Jvmti, env: &JniEnv<'_>) -> Result<(), String> {
     }
     env.delete_local_ref(class.as_object());
     read_hooks_module_all(jvmti, env);
-    export_internal_misc(jvmti, env);
     Ok(())
-}
-
-/// java.base exports `jdk.internal.misc` to the hooks' module, where the probes' Java classes
-/// (`Counts`, `Alloc`) are defined: they read a thread's id with its `Unsafe`, a field read
-/// that calls nothing the probes could reach. Without it they fall back to the identity hash.
-fn export_internal_misc(jvmti: Jvmti, env: &JniEnv<'_>) {
-    let Some(hooks) = hooks_module() else {
-        return;
-    };
-    let thread = match env.find_class("java/lang/Thread") {
-        Ok(c) => c,
-        Err(e) => {
-            env.clear_exception();
-            log::warn!("exporting jdk.internal.misc: {e}");
-            return;
-        }
-    };
-    match env.module_of(thread) {
-        Ok(base) => {
-            if let Err(e) = jvmti.add_module_exports(base, "jdk.internal.misc", hooks) {
-                log::warn!("AddModuleExports jdk.internal.misc: {e}");
-            }
-            env.delete_local_ref(base);
-        }
-        Err(e) => log::warn!("exporting jdk.internal.misc: {e}"),
-    }
-    env.delete_local_ref(thread.as_object());
 }
 
 fn hooks_module() -> Option<Object<'static>> {

@@ -50,13 +50,36 @@ pub fn json() -> Result<serde_json::Value, String> {
     Ok(value)
 }
 
-/// Writes the profile to `path` (JSON document).
+/// Writes the profile to `path` (JSON document): to a file beside it first, renamed to `path`
+/// once whole, so that whoever waits for `path` to appear never reads half a profile (where
+/// the directory takes no other file, to `path` directly).
 pub fn write_file(path: &Path) -> Result<(), String> {
     let (profile, dropped) = snapshot().ok_or("collection was never started")?;
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    profile
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let partial = name.map(|n| path.with_file_name(format!(".{n}.{}.partial", std::process::id())));
+    let (file, written) = match partial
+        .as_deref()
+        .and_then(|p| std::fs::File::create(p).ok().map(|f| (f, p)))
+    {
+        Some((f, p)) => (f, p),
+        None => (
+            std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+            path,
+        ),
+    };
+    let done = profile
         .write_json(std::io::BufWriter::new(file))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| format!("{}: {e}", path.display()))
+        .and_then(|()| {
+            if written == path {
+                return Ok(());
+            }
+            std::fs::rename(written, path).map_err(|e| format!("{}: {e}", path.display()))
+        });
+    if done.is_err() && written != path {
+        let _ = std::fs::remove_file(written);
+    }
+    done?;
     if dropped > 0 {
         log::warn!("{dropped} events were dropped: the profile is inexact");
     }

@@ -123,7 +123,7 @@ impl Engine for Alloc {
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
             .and_then(|env| {
-                tracker::install(&env)?;
+                tracker::install(&env, ctx.jvmti())?;
                 scope::configure(&env, !options.roots.is_empty())
             });
         if let Err(e) = &installed {

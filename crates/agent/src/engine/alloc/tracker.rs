@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use ferrofluid_jvmti::{JavaVm, JniEnv, JvmtiCell, Object};
+use ferrofluid_jvmti::{JavaVm, JniEnv, Jvmti, JvmtiCell, Object};
 use rustc_hash::FxHashMap;
 
 use super::ffi as jni;
@@ -159,9 +159,10 @@ pub fn configure(every: u64, bytes: u64, depth: u32) {
 }
 
 /// Defines and resets the counting class, on a Java thread, before probes are inserted.
-pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
+pub fn install(env: &JniEnv<'_>, jvmti: Option<Jvmti>) -> Result<(), String> {
     jni::install(
         env,
+        jvmti,
         tracking().every.load(Ordering::SeqCst),
         tracking().bytes.load(Ordering::SeqCst),
     )
@@ -215,7 +216,7 @@ pub fn reset(ctx: &dyn Context) {
     stop(ctx);
     if let Some(vm) = ctx.vm() {
         let _ = vm.with_attached_thread("ferrofluid-alloc", |env| {
-            if let Err(e) = install(env) {
+            if let Err(e) = install(env, ctx.jvmti()) {
                 log::warn!("alloc: {e}");
             }
         });

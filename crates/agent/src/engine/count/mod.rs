@@ -87,7 +87,7 @@ impl Engine for Count {
             .vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
-            .and_then(|env| ffi::install(&env));
+            .and_then(|env| ffi::install(&env, ctx.jvmti()));
         if let Err(e) = &installed {
             log::error!("count: {e}; nothing is instrumented");
         }

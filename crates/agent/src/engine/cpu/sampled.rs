@@ -51,7 +51,7 @@ impl SampledSession {
             .vm()
             .ok_or_else(|| "no JVM".to_owned())
             .and_then(|vm| vm.jni_env().map_err(|e| e.to_string()))
-            .and_then(|env| ffi::install(&env));
+            .and_then(|env| ffi::install(&env, ctx.jvmti()));
         if let Err(e) = &installed {
             log::error!("cpu (sampled timing): {e}; nothing is instrumented");
         }

@@ -82,7 +82,7 @@ public final class Counts {
     /**
      * How the probes read a {@code Thread}'s id ({@link #slot}): the offset of its {@code tid}
      * field, or -1 where {@code jdk.internal.misc} is not exported to this class (the agent
-     * exports it before defining the class) or the field is not there.
+     * exports it as it defines the class) or the field is not there.
      */
     private static final jdk.internal.misc.Unsafe UNSAFE;
     private static final long TID;

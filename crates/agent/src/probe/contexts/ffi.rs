@@ -5,9 +5,9 @@
 
 use std::ffi::c_void;
 
-use ferrofluid_jvmti::{sys, JniEnv, Object, StaticIntField, StaticObjectField};
+use ferrofluid_jvmti::{sys, JniEnv, Jvmti, Object, StaticIntField, StaticObjectField};
 
-use crate::ffi::jni::call_static;
+use crate::ffi::jni::{call_static, export_internal_misc};
 use crate::ffi::natives::Native;
 
 /// Internal name of the counting class.
@@ -16,10 +16,10 @@ const CONTEXT_CLASS: &str = "ferrofluid/Counts$Context";
 const COUNTS_BYTES: &[u8] = include_bytes!("Counts.class");
 const CONTEXT_BYTES: &[u8] = include_bytes!("Counts$Context.class");
 
-/// Defines `ferrofluid/Counts` (or finds it, defined by an earlier session or attach), binds its
-/// natives and starts a recording ([`start`]). On a Java thread, before any class carries the
-/// session's probes.
-pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
+/// Defines `ferrofluid/Counts` (or finds it, defined by an earlier session or attach; with
+/// `jvmti`, java.base exports it what it reads thread ids with), binds its natives and starts a
+/// recording ([`start`]). On a Java thread, before any class carries the session's probes.
+pub fn install(env: &JniEnv<'_>, jvmti: Option<Jvmti>) -> Result<(), String> {
     let class = match env.find_class(COUNTS_CLASS) {
         Ok(c) => c,
         Err(_) => {
@@ -35,8 +35,13 @@ pub fn install(env: &JniEnv<'_>) -> Result<(), String> {
                     env.delete_local_ref(c.as_object());
                 }
             }
-            env.define_class(COUNTS_CLASS, None, COUNTS_BYTES)
-                .map_err(|e| format!("defining {COUNTS_CLASS}: {e}"))?
+            let class = env
+                .define_class(COUNTS_CLASS, None, COUNTS_BYTES)
+                .map_err(|e| format!("defining {COUNTS_CLASS}: {e}"))?;
+            if let Some(jvmti) = jvmti {
+                export_internal_misc(jvmti, env, class);
+            }
+            class
         }
     };
     let natives: [Native; 4] = [

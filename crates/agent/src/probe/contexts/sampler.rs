@@ -305,6 +305,18 @@ fn tick(
             native,
         ));
     })?;
+    // The nodes were read before the stacks: a thread whose node changed meanwhile may have
+    // been in its native method outside that node (a root returned, a file checked after it).
+    if taken.iter().any(|(_, _, native)| native.is_some()) {
+        let mut nodes = Vec::new();
+        fields.sample(env, |i, _, node, _| nodes.push((i, node)))?;
+        for (i, seen, native) in &mut taken {
+            let still = nodes.iter().any(|&(j, node)| j == *i && node == seen.node);
+            if !still {
+                *native = None;
+            }
+        }
+    }
     let now = epoch.elapsed().as_nanos() as u64;
     let mut c = lock(charged);
     c.ticks += 1;

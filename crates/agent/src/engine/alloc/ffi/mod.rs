@@ -23,14 +23,25 @@ const ALLOC_BYTES: &[u8] = include_bytes!("../Alloc.class");
 /// Defines `ferrofluid/Alloc` (or finds it, defined by an earlier session or attach), binds its
 /// native and resets it to count from zero, tracking every `every`-th allocation of a site (and
 /// the first), or, with `bytes` positive, one each time about `bytes` more bytes were allocated
-/// there. On a Java thread, before any class carries `alloc` probes.
-pub fn install(env: &JniEnv<'_>, every: u64, bytes: u64) -> Result<(), String> {
+/// there; with `jvmti`, java.base exports it what it reads thread ids with. On a Java thread,
+/// before any class carries `alloc` probes.
+pub fn install(
+    env: &JniEnv<'_>,
+    jvmti: Option<Jvmti>,
+    every: u64,
+    bytes: u64,
+) -> Result<(), String> {
     let class = match env.find_class(ALLOC_CLASS) {
         Ok(c) => c,
         Err(_) => {
             env.clear_exception();
-            env.define_class(ALLOC_CLASS, None, ALLOC_BYTES)
-                .map_err(|e| format!("defining {ALLOC_CLASS}: {e}"))?
+            let class = env
+                .define_class(ALLOC_CLASS, None, ALLOC_BYTES)
+                .map_err(|e| format!("defining {ALLOC_CLASS}: {e}"))?;
+            if let Some(jvmti) = jvmti {
+                crate::ffi::jni::export_internal_misc(jvmti, env, class);
+            }
+            class
         }
     };
     let natives = [
