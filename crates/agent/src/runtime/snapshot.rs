@@ -51,11 +51,16 @@ pub fn json() -> Result<serde_json::Value, String> {
 }
 
 /// Writes the profile to `path` (JSON document): to a file beside it first, renamed to `path`
-/// once whole, so that whoever waits for `path` to appear never reads half a profile (where
-/// the directory takes no other file, to `path` directly).
+/// once whole, so that whoever waits for `path` to appear never reads half a profile; to
+/// `path` directly where that is something else than a regular file or nothing (a device, a
+/// pipe, a symbolic link) or the directory takes no other file.
 pub fn write_file(path: &Path) -> Result<(), String> {
     let (profile, dropped) = snapshot().ok_or("collection was never started")?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let replaceable = std::fs::symlink_metadata(path).map_or(true, |m| m.file_type().is_file());
+    let name = path
+        .file_name()
+        .filter(|_| replaceable)
+        .map(|n| n.to_string_lossy().into_owned());
     let partial = name.map(|n| path.with_file_name(format!(".{n}.{}.partial", std::process::id())));
     let (file, written) = match partial
         .as_deref()
