@@ -1109,6 +1109,45 @@ fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
     stop_attached_jvm(child, &socket, &dir);
 }
 
+/// The profile file appears whole: it is written beside `file` and renamed into place, with
+/// no partial file left; a `file` that is a symbolic link is written through and stays a link.
+#[test]
+fn the_profile_file_appears_whole_and_a_link_stays_a_link() {
+    let dir = compile("exact-file-link");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Exact.java");
+    javac(
+        Path::new(JDK17_HOME),
+        &["-cp", dir.to_str().unwrap()],
+        &dir,
+        [src],
+    );
+    let (link, target) = (dir.join("link.json"), dir.join("target.json"));
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let status = Command::new(Path::new(JDK17_HOME).join("bin/java"))
+        .arg(format!(
+            "-agentpath:{}=root=Fig4::f,file={}",
+            agent_so().display(),
+            link.display()
+        ))
+        .arg("-cp")
+        .arg(&dir)
+        .args(["Exact", "fig4"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let link_type = std::fs::symlink_metadata(&link).unwrap().file_type();
+    assert!(link_type.is_symlink());
+    assert_eq!(call_paths(&read_profile_json(&target)), fig4_paths(1));
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn duration_stops_collection_and_writes_the_file() {
     // The duration runs from the agent's start: 6 s leave room for a slow JVM start on a loaded
