@@ -487,10 +487,9 @@ fn startup_profile(scenario: &str, options: &str) -> (Value, String) {
     startup_profile_on(Path::new(JDK17_HOME), scenario, options)
 }
 
-fn startup_profile_on(jdk: &Path, scenario: &str, options: &str) -> (Value, String) {
-    // Tests run in parallel: one directory per scenario, options and JDK.
-    let jdk_name = jdk.file_name().unwrap_or_default().to_string_lossy();
-    let dir = compile(&format!("exact-{scenario}-{}-{jdk_name}", options.len()));
+/// [`compile`], then `tests/java/Exact.java` (the startup scenarios) into the same directory.
+fn compile_exact(tag: &str) -> PathBuf {
+    let dir = compile(tag);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Exact.java");
     javac(
         Path::new(JDK17_HOME),
@@ -498,6 +497,13 @@ fn startup_profile_on(jdk: &Path, scenario: &str, options: &str) -> (Value, Stri
         &dir,
         [src],
     );
+    dir
+}
+
+fn startup_profile_on(jdk: &Path, scenario: &str, options: &str) -> (Value, String) {
+    // Tests run in parallel: one directory per scenario, options and JDK.
+    let jdk_name = jdk.file_name().unwrap_or_default().to_string_lossy();
+    let dir = compile_exact(&format!("exact-{scenario}-{}-{jdk_name}", options.len()));
     let (profile, log, stdout) =
         run_with_agent_at_startup(jdk, &dir, options, &[], &["Exact", scenario]);
     assert_eq!(stdout, format!("ok {scenario}\n"));
@@ -1113,14 +1119,7 @@ fn a_method_the_engine_cannot_patch_stays_original_and_is_reported() {
 /// no partial file left; a `file` that is a symbolic link is written through and stays a link.
 #[test]
 fn the_profile_file_appears_whole_and_a_link_stays_a_link() {
-    let dir = compile("exact-file-link");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Exact.java");
-    javac(
-        Path::new(JDK17_HOME),
-        &["-cp", dir.to_str().unwrap()],
-        &dir,
-        [src],
-    );
+    let dir = compile_exact("exact-file-link");
     let (link, target) = (dir.join("link.json"), dir.join("target.json"));
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let status = Command::new(Path::new(JDK17_HOME).join("bin/java"))
