@@ -103,6 +103,7 @@ for ((rep = 1; rep <= reps; rep++)); do
                 root=$(server_root "$server")
                 case $mode in
                     root) flags=(--root "$root") ;;
+                    root-all) flags=(--root "$root" --record all) ;;
                     root-probes) flags=(--root "$root" --timing probes) ;;
                     root-budget) flags=(--root "$root" --timing sampled --adaptive) ;;
                     root-full) flags=(--root "$root" --no-presample) ;;

@@ -55,6 +55,7 @@ mod tests {
         "CLASSES",
         "SCHEME",
         "TIMING",
+        "WHICH",
         "BLOCKS",
         "WHEN",
         "PATH",

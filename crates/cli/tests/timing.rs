@@ -87,6 +87,50 @@ fn attach_samples_by_default_and_counts_every_call_exactly() {
     let flags = ["--scheme", "eager", "--root", "Timed::f"];
     let doc = attach_while_running(Path::new(JDK17_HOME), &dir, &["Timed", "attach"], &flags);
     assert_fig4(&doc);
+    // The recording share is attach's default, and records every invocation at first.
+    let record = &doc["sampling"]["record"];
+    assert_eq!(record["policy"], "auto", "{record}");
+    assert_eq!(
+        (
+            record["root_invocations"].as_u64(),
+            record["recorded"].as_u64()
+        ),
+        (Some(3), Some(3)),
+        "{record}"
+    );
+}
+
+/// `--record 20%`: only roots entered in the first fifth of each half second are recorded, each
+/// one whole: the calls per recorded invocation are Fig. 4's exactly, and the profile and its
+/// text say how many were recorded of how many.
+#[test]
+fn a_recording_share_records_whole_invocations_and_says_how_many() {
+    let dir = compile("Timed.java", "timing-share");
+    let flags = ["--scheme", "eager", "--root", "Timed::f", "--record", "20%"];
+    let doc = attach_while_running(Path::new(JDK17_HOME), &dir, &["Timed", "repeat"], &flags);
+    let record = &doc["sampling"]["record"];
+    assert_eq!(record["policy"], "20%", "{record}");
+    assert_eq!(record["open_per_mille"], 200, "{record}");
+    let seen = record["root_invocations"].as_u64().unwrap();
+    let recorded = record["recorded"].as_u64().unwrap();
+    // About 2,000 invocations over five windows, a fifth of each recorded.
+    assert!(seen > 500, "{record}");
+    assert!(recorded > 0 && recorded * 2 < seen, "{record}");
+    let calls: std::collections::BTreeMap<String, u64> = call_paths(&doc).into_iter().collect();
+    assert_eq!(calls["Timed.f"], recorded, "{calls:?}");
+    assert_eq!(calls["Timed.f/Timed.h"], 10 * recorded, "{calls:?}");
+    assert_eq!(calls["Timed.f/Timed.g"], 10 * recorded, "{calls:?}");
+    assert_eq!(calls["Timed.f/Timed.g/Timed.h"], 45 * recorded, "{calls:?}");
+    let text = common::ferrofluid()
+        .arg("report")
+        .arg(dir.join("out.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("recorded {recorded} of {seen} root invocations")),
+        "{text}"
+    );
 }
 
 /// The nodes of `name` (`Class.method`) over every thread.

@@ -46,7 +46,7 @@ pub fn metrics() -> Vec<Metric> {
 }
 
 /// How a sample profile was sampled, and what was lost.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Sampling {
     /// `cpu` (each thread's CPU time) or `wall` (elapsed time, every thread).
     pub clock: String,
@@ -76,6 +76,35 @@ pub struct Sampling {
     /// `fault`), since the agent was loaded.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub faults_contained: u64,
+    /// Sampled timing with roots: which root invocations were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<RecordShare>,
+}
+
+/// Which root invocations sampled timing recorded (`record=`): each recorded one whole, so
+/// calls per invocation are exact; totals count the recorded invocations only.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct RecordShare {
+    /// The option: `all`, `auto` or a share (`10%`).
+    pub policy: String,
+    /// Root invocations entered outside every root while collecting.
+    pub root_invocations: u64,
+    /// Of those, recorded.
+    pub recorded: u64,
+    /// The share of each two-second window that began recordings when the profile was
+    /// taken, thousandths.
+    pub open_per_mille: u32,
+    /// `auto`: the last measured ratio of a recorded invocation's thread CPU time to an
+    /// unrecorded one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_ratio: Option<f64>,
+}
+
+impl RecordShare {
+    /// Whether some root invocations were left out.
+    pub fn partial(&self) -> bool {
+        self.recorded < self.root_invocations
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -146,6 +175,7 @@ mod tests {
             roots: true,
             outside_roots: 7,
             faults_contained: 0,
+            record: None,
         });
         let root = NodeKind::Method(p.methods.insert("demo.A", "root", "()V"));
         let leaf = NodeKind::Method(p.methods.insert("demo.A", "leaf", "(I)J"));

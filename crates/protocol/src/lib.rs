@@ -24,7 +24,7 @@ pub use ferrofluid_subgraph::PatternError;
 pub use option_table::{AgentOption, Takes, OPTIONS};
 pub use options::{
     at_load_only, mode_options, mode_unavailable, AgentOptions, AllocClassPattern, Blocks,
-    ClassFilter, ClassPattern, MethodPattern, Mode, OptionsError, Reveal, Scheme, Timing,
+    ClassFilter, ClassPattern, MethodPattern, Mode, OptionsError, Record, Reveal, Scheme, Timing,
     AGENT_MODES, COMMON_KEYS, DEFAULT_REGION_LAST, DEFAULT_SAMPLE_INTERVAL, KEYS, MAX_REGION_LAST,
     MAX_SAMPLE_INTERVAL, MIN_SAMPLE_INTERVAL,
 };

@@ -184,6 +184,18 @@ pub const OPTIONS: &[AgentOption] = &[
          -agentpath",
     ),
     option(
+        "record",
+        Takes::Value,
+        "WHICH",
+        "With --timing sampled and --root: which root invocations are recorded, each one whole \
+         (every call under it counted). all: every one. auto: every one for the first 5 s, then, \
+         where recording slows the roots down, only those entered in a share of each two \
+         seconds, set from the CPU time of recorded and unrecorded invocations to keep the \
+         program near 90% of its speed. N%: those entered in the first N% of each two \
+         seconds. The report says how many were recorded of how many. Default: auto for \
+         attach, all for run and -agentpath",
+    ),
+    option(
         "interval",
         Takes::Value,
         "DURATION",

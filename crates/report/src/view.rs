@@ -472,6 +472,25 @@ pub(crate) fn sampled_note(s: &ferrofluid_profile::sampling::Sampling) -> String
             s.outside_roots
         );
     }
+    if let Some(r) = s.record.as_ref().filter(|r| r.partial()) {
+        let _ = write!(
+            note,
+            "; recorded {} of {} root invocations ({}; each whole: calls per invocation exact, \
+             totals of the recorded ones{})",
+            r.recorded,
+            r.root_invocations,
+            percent(r.recorded, r.root_invocations),
+            match r.cost_ratio {
+                Some(c) => format!(
+                    "; record={}: a recorded invocation took {c:.2}x the CPU time of another, \
+                     {:.1}% of each two seconds recorded at the end",
+                    r.policy,
+                    f64::from(r.open_per_mille) / 10.0
+                ),
+                None => format!("; record={}", r.policy),
+            }
+        );
+    }
     if let Some(n) = s.without_stack.get("without_cpu_clock").filter(|n| **n > 0) {
         let _ = write!(
             note,

@@ -11,6 +11,7 @@ pub mod contexts;
 pub mod flags;
 pub mod recorder;
 pub mod ring;
+pub mod share;
 pub mod site_flags;
 pub mod thread;
 pub mod upcalls;

@@ -139,6 +139,13 @@ pub struct Local {
     /// The epoch in which this thread counted itself inside a root's extent for `Hooks.active`
     /// (`site_flags`), 0 if it is not counted.
     counted: Cell<u32>,
+    /// Root frames open outside every root's extent that the recording share left out
+    /// (`super::share`): their exits close them here.
+    gated: Cell<u32>,
+    /// The thread CPU clock at the start of the root invocation being measured (0: none), and
+    /// when the thread last began measuring one ([`super::clock::now`]).
+    measuring: Cell<u64>,
+    last_measured: Cell<u64>,
     pub(super) ring: RefCell<Option<Arc<Ring>>>,
 }
 
@@ -157,6 +164,9 @@ thread_local! {
             recording: Cell::new((0, 0)),
             begin: Cell::new(false),
             counted: Cell::new(0),
+            gated: Cell::new(0),
+            measuring: Cell::new(0),
+            last_measured: Cell::new(0),
             ring: RefCell::new(None),
         }
     };
@@ -215,6 +225,8 @@ impl Local {
             self.in_root.set(0);
             self.recording.set((0, 0));
             self.begin.set(false);
+            self.gated.set(0);
+            self.measuring.set(0);
             // The count was reset with the session (`site_flags::reset`): this does nothing then.
             let counted = self.counted.replace(0);
             if counted != 0 {
@@ -288,6 +300,7 @@ pub struct Carried {
     recording: (u32, u32),
     begin: bool,
     counted: u32,
+    gated: u32,
     /// Its CPU clock ([`thread_cpu`]) when it was put aside (0: a new virtual thread).
     cpu: u64,
     pub ring: Option<Arc<Ring>>,
@@ -296,7 +309,7 @@ pub struct Carried {
 impl Carried {
     /// Nothing to keep: outside every root, uncounted, no ring.
     pub fn is_idle(&self) -> bool {
-        self.in_root == 0 && self.counted == 0 && self.ring.is_none()
+        self.in_root == 0 && self.counted == 0 && self.gated == 0 && self.ring.is_none()
     }
 
     /// Root frames open.
@@ -326,6 +339,7 @@ pub fn swap_carried(carried: Carried) -> Carried {
                 recording: l.recording.replace(c.recording),
                 begin: l.begin.replace(c.begin),
                 counted: l.counted.replace(c.counted),
+                gated: l.gated.replace(c.gated),
                 cpu,
                 ring: std::mem::replace(&mut *l.ring.borrow_mut(), c.ring),
             }
@@ -564,6 +578,56 @@ impl Local {
         self.in_root.set(depth + 1);
         if depth == 0 {
             self.entered_extent(env);
+        }
+    }
+
+    /// A root entered outside every root's extent that the recording share leaves out: the
+    /// thread stays outside, and the frame's exit comes to [`Local::gated_exit`].
+    pub(crate) fn gated_entry(&self) {
+        self.gated.set(self.gated.get() + 1);
+    }
+
+    /// Root frames open that the recording share left out.
+    pub(crate) fn gated_depth(&self) -> u32 {
+        self.gated.get()
+    }
+
+    /// A root's exit outside every root's extent: whether it closes a frame the recording
+    /// share left out.
+    pub(crate) fn gated_exit(&self) -> bool {
+        let g = self.gated.get();
+        if g == 0 {
+            return false;
+        }
+        self.gated.set(g - 1);
+        true
+    }
+
+    /// A root invocation begins outside every root's extent: its thread CPU time is measured
+    /// if the thread measured none in the last [`super::share::MEASURE_EVERY_NS`] (a platform
+    /// thread only: a virtual thread's CPU clock is its carrier's).
+    pub(crate) fn begin_measure(&self) {
+        if !super::share::measuring() {
+            return;
+        }
+        let t = super::clock::now();
+        if self.measuring.get() != 0
+            || t.wrapping_sub(self.last_measured.get()) < super::share::MEASURE_EVERY_NS
+            || super::vthread::mounted_key().is_some()
+        {
+            return;
+        }
+        self.last_measured.set(t);
+        self.measuring
+            .set(ferrofluid_jvmti::os::thread_cpu_ns().max(1));
+    }
+
+    /// The measured root invocation (if any) ends, recorded or not.
+    pub(crate) fn end_measure(&self, recorded: bool) {
+        let start = self.measuring.replace(0);
+        if start != 0 {
+            let cpu = ferrofluid_jvmti::os::thread_cpu_ns().saturating_sub(start);
+            super::share::measured(recorded, cpu);
         }
     }
 

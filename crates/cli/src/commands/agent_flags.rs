@@ -199,6 +199,15 @@ impl AgentFlags {
         {
             options.timing = timing;
         }
+        // Where sampled timing is the default (attach), so is recording a share of the roots'
+        // invocations when recording all of them costs the program much.
+        if timing == Timing::Sampled
+            && options.timing == Timing::Sampled
+            && options.record.is_none()
+            && !options.roots.is_empty()
+        {
+            options.record = Some(ferrofluid_protocol::Record::Auto);
+        }
         options.validate()?;
         if !ferrofluid_protocol::AGENT_MODES.contains(&options.mode()) {
             return Err(FlagsError::Unavailable(options.mode()));
@@ -381,7 +390,7 @@ mod tests {
         );
         assert_eq!(
             options(&["--mode", "cpu", "--blocks", "precise"]),
-            Err("agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined".into())
+            Err("agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, record, interval, wall, instrument-inlined".into())
         );
         assert_eq!(
             options(&["--mode", "heap"]),
@@ -389,7 +398,7 @@ mod tests {
         );
         assert_eq!(
             options(&["--mode", "cpu", "--region", "A::b"]),
-            Err("agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined".into())
+            Err("agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, record, interval, wall, instrument-inlined".into())
         );
         assert_eq!(
             options(&["--mode", "region", "--region", "A::b", "--cpu"]),

@@ -4,6 +4,7 @@
 // - `joined`: as `counts`, on a thread the main thread joins (its `Thread`'s monitor inflated
 //   while it runs);
 // - `attach DIR/go`: prints `ready`, waits for the file, then as `counts`, and prints `done`;
+// - `repeat DIR/go`: as `attach`, f() every millisecond for 2.5 s instead;
 // - `shares`: mix() until the thread used 1.5 s of CPU: heavy() spins three times as long as
 //   light() each round;
 // - `deflate`: compress() until the thread used 1.5 s of CPU: squeeze() compresses 1 MiB with
@@ -125,6 +126,20 @@ public class Timed {
                 }
                 for (int r = 0; r < 3; r++) {
                     f();
+                }
+                System.out.println("done");
+                break;
+            case "repeat":
+                System.out.println("ready");
+                System.out.flush();
+                java.io.File start = new java.io.File(args[1]);
+                while (!start.exists()) {
+                    Thread.sleep(10);
+                }
+                long end = System.nanoTime() + 2_500_000_000L;
+                while (System.nanoTime() < end) {
+                    f();
+                    Thread.sleep(1);
                 }
                 System.out.println("done");
                 break;

@@ -21,6 +21,7 @@ pub(super) const BOOL_REASON: &str = "expected true or false";
 pub(super) const REVEAL_REASON: &str = "expected sync or async";
 pub(super) const BLOCKS_REASON: &str = "expected default or precise";
 pub(super) const TIMING_REASON: &str = "expected probes or sampled";
+pub(super) const RECORD_REASON: &str = "expected all, auto or a share from 1% to 100%";
 pub(super) const TRACK_EVERY_REASON: &str = "expected a whole number (0: count only)";
 pub(super) const TRACK_BYTES_REASON: &str =
     "expected a size from 1 byte to 1g: a whole number of bytes, or with unit k, m or g (e.g. 512k)";
@@ -288,6 +289,9 @@ impl Parser {
                 once(&mut self.seen_timing, key)?;
                 o.timing = value.parse().map_err(|r: String| item.bad(r))?;
             }
+            "record" => first(&mut o.record, key, || {
+                value.parse().map_err(|r: String| item.bad(r))
+            })?,
             "interval" => first(&mut o.interval, key, || {
                 parse_duration(value)
                     .filter(|d| (MIN_SAMPLE_INTERVAL..=MAX_SAMPLE_INTERVAL).contains(d))
@@ -375,6 +379,9 @@ impl fmt::Display for AgentOptions {
         );
         if self.timing != Timing::default() {
             items.push(format!("timing={}", self.timing));
+        }
+        if let Some(r) = self.record {
+            items.push(format!("record={r}"));
         }
         if let Some(d) = self.interval {
             items.push(format!("interval={}", format_duration(d)));

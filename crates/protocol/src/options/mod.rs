@@ -28,7 +28,7 @@ use crate::push::PushOptions;
 use crate::serde_str::{as_string, as_strings};
 use grammar::{suggestion, PATH_REASON, REGION_LAST_REASON};
 pub use modes::{at_load_only, mode_options, mode_unavailable, AGENT_MODES, COMMON_KEYS};
-pub use values::{Blocks, Reveal, Timing};
+pub use values::{Blocks, Record, Reveal, Timing};
 
 pub use crate::option_table::KEYS;
 
@@ -116,6 +116,10 @@ pub struct AgentOptions {
     /// CPU mode: how time is measured (`timing=probes|sampled`; default probes).
     #[serde(default, skip_serializing_if = "Timing::is_default")]
     pub timing: Timing,
+    /// CPU mode with sampled timing and roots: which root invocations are recorded
+    /// (`record=all|auto|N%`; default all, and `ferrofluid attach` sends auto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<Record>,
     /// Sample mode, and CPU mode with sampled timing: the sampling interval (`interval=`;
     /// default [`DEFAULT_SAMPLE_INTERVAL`]).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "millis")]
@@ -238,6 +242,8 @@ pub enum OptionsError {
     NeedsSampled { key: &'static str },
     #[error("agent option `{key}` needs `timing=probes`: sampled timing has no per-call clock")]
     NeedsProbes { key: &'static str },
+    #[error("agent option `record` needs `root`: with no root every thread records all along")]
+    RecordWithoutRoot,
     #[error("agent option `{key}` needs `push`")]
     NeedsPush { key: &'static str },
 }

@@ -22,6 +22,7 @@ pub fn mode_options(mode: Mode) -> &'static [&'static str] {
             "adaptive",
             "reveal",
             "timing",
+            "record",
             "interval",
             "wall",
             "instrument-inlined",
@@ -106,6 +107,7 @@ impl AgentOptions {
             ("stack-depth", self.stack_depth.is_some()),
             ("alloc-class", !self.alloc_classes.is_empty()),
             ("timing", self.timing != d.timing),
+            ("record", self.record.is_some()),
             ("interval", self.interval.is_some()),
             ("wall", self.wall),
             ("instrument-inlined", self.instrument_inlined),
@@ -121,6 +123,9 @@ impl AgentOptions {
     pub(super) fn check_modes(&self) -> Result<(), OptionsError> {
         if self.track_every.is_some() && self.track_bytes.is_some() {
             return Err(OptionsError::TrackEveryAndBytes);
+        }
+        if self.record.is_some() && self.roots.is_empty() {
+            return Err(OptionsError::RecordWithoutRoot);
         }
         if self.push.url.is_none() {
             if self.push.every.is_some() {
@@ -140,7 +145,7 @@ impl AgentOptions {
             let sampled = self.timing == super::Timing::Sampled;
             for key in given {
                 match key {
-                    "interval" | "wall" | "instrument-inlined" if !sampled => {
+                    "interval" | "wall" | "instrument-inlined" | "record" if !sampled => {
                         return Err(OptionsError::NeedsSampled { key })
                     }
                     "cpu" if sampled => return Err(OptionsError::NeedsProbes { key }),

@@ -124,7 +124,7 @@ fn parses_and_prints_canonically() {
 
 #[test]
 fn errors_name_the_key_and_accepted_values() {
-    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, track-bytes, stack-depth, alloc-class, timing, interval, wall, instrument-inlined, threads, file, duration, push, every, label, log, socket";
+    let keys = "accepted: mode, root, region, region-last, include, exclude, scheme, blocks, cpu, skip-trivial, adaptive, reveal, track-every, track-bytes, stack-depth, alloc-class, timing, record, interval, wall, instrument-inlined, threads, file, duration, push, every, label, log, socket";
     let cases = [
         ("sceme=lazy", format!("unknown agent option `sceme` (did you mean `scheme`?); {keys}")),
         ("verbose", format!("unknown agent option `verbose`; {keys}")),
@@ -240,7 +240,7 @@ fn mode_is_one_option_and_each_mode_says_what_it_takes() {
     let cases = [
         ("mode=fast", "bad value `fast` for agent option `mode`: expected one of cpu, region, alloc, count, native, sample"),
         ("mode=cpu,mode=cpu", "agent option `mode` given twice"),
-        ("mode=cpu,region=A::b", "agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined"),
+        ("mode=cpu,region=A::b", "agent option `region` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, record, interval, wall, instrument-inlined"),
         ("mode=region,root=A::b", "agent options `root` and `region` exclude each other: `region` measures only its own methods, `root` profiles a call subgraph"),
         ("mode=region,scheme=eager", "agent option `scheme` does not apply to mode region; mode region takes region, region-last, include, exclude, reveal"),
         ("mode=sample,cpu=true", "agent option `cpu` does not apply to mode sample; mode sample takes root, include, exclude, reveal, interval, wall, threads"),
@@ -299,7 +299,7 @@ fn alloc_class_is_allocs_own_repeatable_option() {
         ("mode=alloc,alloc-class=byte[", "bad value `byte[` for agent option `alloc-class`: character '[' at 4 cannot appear in a class name"),
         ("mode=alloc,alloc-class=[]", "bad value `[]` for agent option `alloc-class`: the class part is empty (use `*` for any class)"),
         ("mode=alloc,alloc-class= a.B", "bad value ` a.B` for agent option `alloc-class`: leading or trailing space"),
-        ("alloc-class=a.B", "agent option `alloc-class` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined"),
+        ("alloc-class=a.B", "agent option `alloc-class` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, record, interval, wall, instrument-inlined"),
         ("mode=count,alloc-class=a.B", "agent option `alloc-class` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal"),
     ];
     for (input, message) in cases {
@@ -322,7 +322,7 @@ fn blocks_is_counts_own_option() {
     let cases = [
         ("mode=count,blocks=exact", "bad value `exact` for agent option `blocks`: expected default or precise"),
         ("mode=count,blocks=precise,blocks=precise", "agent option `blocks` given twice"),
-        ("blocks=precise", "agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, interval, wall, instrument-inlined"),
+        ("blocks=precise", "agent option `blocks` does not apply to mode cpu; mode cpu takes root, include, exclude, scheme, cpu, skip-trivial, adaptive, reveal, timing, record, interval, wall, instrument-inlined"),
         ("mode=count,skip-trivial=true", "agent option `skip-trivial` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal"),
     ];
     for (input, message) in cases {
@@ -381,6 +381,11 @@ fn interval_wall_and_threads_are_samples_own_options() {
         ("timing=fast", "bad value `fast` for agent option `timing`: expected probes or sampled".into()),
         ("mode=count,timing=sampled", "agent option `timing` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal".into()),
         ("mode=count,threads=true", "agent option `threads` does not apply to mode count; mode count takes root, include, exclude, scheme, blocks, reveal".into()),
+        ("root=A::b,record=auto", "agent option `record` applies to mode cpu only with `timing=sampled`".into()),
+        ("timing=sampled,record=all", "agent option `record` needs `root`: with no root every thread records all along".into()),
+        ("timing=sampled,root=A::b,record=0%", "bad value `0%` for agent option `record`: expected all, auto or a share from 1% to 100%".into()),
+        ("timing=sampled,root=A::b,record=half", "bad value `half` for agent option `record`: expected all, auto or a share from 1% to 100%".into()),
+        ("timing=sampled,root=A::b,record=all,record=auto", "agent option `record` given twice".into()),
     ];
     for (input, message) in cases {
         let err = input.parse::<AgentOptions>().unwrap_err();
@@ -398,6 +403,22 @@ fn interval_wall_and_threads_are_samples_own_options() {
         "root=A::b,timing=sampled,interval=5ms,wall=true"
     );
     assert_eq!(AgentOptions::default().timing, Timing::Probes);
+    for (value, record) in [
+        ("all", Record::All),
+        ("auto", Record::Auto),
+        ("20%", Record::Share(200)),
+        ("2.5%", Record::Share(25)),
+        ("100%", Record::Share(1000)),
+    ] {
+        let o: AgentOptions = format!("root=A::b,timing=sampled,record={value}")
+            .parse()
+            .unwrap();
+        assert_eq!(o.record, Some(record), "{value}");
+        assert_eq!(
+            o.to_string(),
+            format!("root=A::b,timing=sampled,record={value}")
+        );
+    }
     let far = AgentOptions {
         mode: Some(Mode::Sample),
         interval: Some(Duration::from_secs(61)),

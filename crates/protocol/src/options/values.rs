@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::grammar::{BLOCKS_REASON, REVEAL_REASON, TIMING_REASON};
+use super::grammar::{BLOCKS_REASON, RECORD_REASON, REVEAL_REASON, TIMING_REASON};
 
 /// When lazy revelation instruments the callees of a method run for the first time (`reveal=`).
 #[derive(
@@ -96,6 +96,57 @@ impl FromStr for Blocks {
             "default" => Ok(Blocks::Default),
             "precise" => Ok(Blocks::Precise),
             _ => Err(BLOCKS_REASON.into()),
+        }
+    }
+}
+
+/// Which root invocations sampled timing records (`record=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Record {
+    /// Every root invocation: totals are exact over the whole collection.
+    All,
+    /// Every invocation at first; then, where recording costs the program much, only those
+    /// entered in a share of each two seconds that keeps it near 90% of its speed, measured
+    /// as it runs.
+    Auto,
+    /// Those entered in this share of each two seconds, in thousandths (10-1000).
+    Share(u32),
+}
+
+impl Record {
+    /// The value's spelling in the option string and on the command line.
+    pub fn name(self) -> String {
+        match self {
+            Record::All => "all".into(),
+            Record::Auto => "auto".into(),
+            Record::Share(m) if m % 10 == 0 => format!("{}%", m / 10),
+            Record::Share(m) => format!("{}.{}%", m / 10, m % 10),
+        }
+    }
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl FromStr for Record {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(Record::All),
+            "auto" => Ok(Record::Auto),
+            _ => {
+                let share = s
+                    .strip_suffix('%')
+                    .and_then(|n| n.parse::<f64>().ok())
+                    .filter(|p| (1.0..=100.0).contains(p))
+                    .ok_or_else(|| RECORD_REASON.to_owned())?;
+                Ok(Record::Share((share * 10.0).round() as u32))
+            }
         }
     }
 }

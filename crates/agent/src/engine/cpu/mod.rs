@@ -27,6 +27,7 @@ pub mod adaptive;
 mod budget;
 pub mod calibration;
 mod sampled;
+mod share;
 
 /// The call-subgraph engine.
 pub struct Cpu;

@@ -5,13 +5,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use ferrofluid_classfile::{Instrumented, ProbeKind, Selection as Sites};
 use ferrofluid_jvmti::JniEnv;
 use ferrofluid_profile::metric::{Metric, COUNT};
-use ferrofluid_profile::sampling::{Sampling, SELF_SAMPLES};
+use ferrofluid_profile::sampling::{RecordShare, Sampling, SELF_SAMPLES};
 use ferrofluid_profile::{MethodInfo, Mode, NodeId, NodeKind, Profile};
-use ferrofluid_protocol::AgentOptions;
+use ferrofluid_protocol::{AgentOptions, Record};
 
 use crate::engine::{ClassKey, Context, EngineSession, Instrumentation, Selection};
 use crate::probe::collector;
@@ -20,6 +21,7 @@ use crate::probe::contexts::sampler::{Charged, Sampler, Settings, STATES};
 use crate::probe::contexts::{self, tree, Recordings};
 
 use super::budget::{self, Budget};
+use super::share;
 
 /// What `Sampling::source` says the times came from.
 const SOURCE: &str = "thread_clocks";
@@ -38,6 +40,11 @@ pub struct SampledSession {
     /// `adaptive`: the probes' cost budget, while collecting.
     adaptive: bool,
     budget: Mutex<Option<Budget>>,
+    /// `record`: which root invocations are recorded, and its controller while collecting.
+    record: Record,
+    share: Mutex<Option<share::Control>>,
+    /// What the controller did when collection stopped.
+    share_state: Mutex<Option<share::State>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -67,7 +74,28 @@ impl SampledSession {
             charged: Mutex::new(None),
             adaptive: options.adaptive,
             budget: Mutex::new(None),
+            record: options.record.unwrap_or(Record::All),
+            share: Mutex::new(None),
+            share_state: Mutex::new(None),
         }
+    }
+
+    /// A recording starts: the recording share's controller with it (roots only).
+    fn start_share(&self) {
+        *lock(&self.share_state) = None;
+        if !self.no_root {
+            *lock(&self.share) = Some(share::Control::start(self.record, Instant::now()));
+        }
+    }
+
+    /// Collection stops: every root entry records again, and the controller's state is kept.
+    fn stop_share(&self) {
+        let control = lock(&self.share).take();
+        if let Some(c) = control {
+            *lock(&self.share_state) = Some(c.state());
+        }
+        crate::probe::share::set_open(crate::probe::share::ALL);
+        crate::probe::share::set_measuring(false);
     }
 
     /// `adaptive`: when due, weighs the calls counted since the last look against the CPU
@@ -164,6 +192,7 @@ impl EngineSession for SampledSession {
             log::error!("cpu (sampled timing): {e}");
             return;
         }
+        self.start_share();
         let (Some(vm), Some(jvmti)) = (ctx.vm(), ctx.jvmti()) else {
             return;
         };
@@ -188,6 +217,7 @@ impl EngineSession for SampledSession {
     }
 
     fn stop(&self, ctx: &dyn Context) {
+        self.stop_share();
         *lock(&self.budget) = None;
         self.stop_sampler();
         self.with_java(ctx, "stopping", ffi::stop);
@@ -197,6 +227,10 @@ impl EngineSession for SampledSession {
         self.with_java(ctx, "restarting", |env| {
             self.recordings.start(env, self.no_root)
         });
+        let sharing = lock(&self.share).is_some();
+        if sharing {
+            self.start_share();
+        }
         if let Some(s) = lock(&self.sampler).as_ref() {
             s.reset();
         }
@@ -207,6 +241,9 @@ impl EngineSession for SampledSession {
     }
 
     fn tick(&self, ctx: &dyn Context) {
+        if let Some(c) = lock(&self.share).as_mut() {
+            c.tick(Instant::now());
+        }
         if self.adaptive {
             self.keep_budget(ctx);
         }
@@ -227,6 +264,21 @@ impl EngineSession for SampledSession {
         });
         if let Some(s) = profile.sampling.as_mut() {
             s.roots = !self.no_root;
+            if !self.no_root {
+                let state = lock(&self.share)
+                    .as_ref()
+                    .map(|c| c.state())
+                    .or(*lock(&self.share_state))
+                    .unwrap_or_default();
+                let (seen, recorded) = crate::probe::share::counts();
+                s.record = Some(RecordShare {
+                    policy: self.record.name(),
+                    root_invocations: seen,
+                    recorded,
+                    open_per_mille: state.open,
+                    cost_ratio: state.cost_ratio,
+                });
+            }
         }
         for id in ctx.dropped_ids() {
             if let Some((class, name, descriptor)) = ctx.method_name(id) {
@@ -358,6 +410,7 @@ fn snapshot_into(
         roots: true,
         outside_roots: charged.outside,
         faults_contained: 0,
+        record: None,
     });
     profile.threads = threads;
 }

@@ -198,6 +198,7 @@ impl SampleSession {
                 0
             },
             faults_contained: stats.faults_contained_total,
+            record: None,
         }
     }
 }

@@ -135,6 +135,9 @@ public final class Counts {
             }
             Context c = published();
             if (c != null) {
+                if (c.recording == 0) {
+                    return null;
+                }
                 int p = c.current;
                 int n = cachedChild(c, p, id);
                 if (n != 0) {
@@ -149,14 +152,15 @@ public final class Counts {
     }
 
     /**
-     * The calling thread's context, if {@link #publish} made it findable and the thread records:
-     * the probes' fast way to it. Inlined into each of them.
+     * The calling thread's context, if {@link #publish} made it findable: the probes' fast way
+     * to it. Inlined into each of them, which return at once if it does not record (a thread
+     * outside the root invocations being recorded, while another thread records).
      */
     @ForceInline
     private static Context published() {
         Thread t = Thread.currentThread();
         Context c = BY_THREAD[slot(t)];
-        return c != null && c.thread == t && c.recording != 0 && c.epoch == epoch ? c : null;
+        return c != null && c.thread == t && c.epoch == epoch ? c : null;
     }
 
     /**
@@ -243,6 +247,9 @@ public final class Counts {
         }
         Context c = published();
         if (c != null) {
+            if (c.recording == 0) {
+                return;
+            }
             int n = cachedChild(c, c.current, id);
             if (n != 0) {
                 c.calls[n]++;
@@ -263,6 +270,9 @@ public final class Counts {
         }
         Context c = published();
         if (c != null) {
+            if (c.recording == 0) {
+                return;
+            }
             int n = cachedChild(c, c.current, id);
             if (n != 0) {
                 c.calls[n]++;

@@ -70,6 +70,8 @@ impl Recordings {
         let new_session = !self
             .started
             .swap(true, std::sync::atomic::Ordering::Relaxed);
+        // Every root invocation records unless the session's controller says otherwise.
+        crate::probe::share::reset();
         ffi::start(env, no_root, MAX_NODES, HEAP_SHARE, new_session)
     }
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use ferrofluid_jvmti::sys;
 
 use crate::probe::flags::{self, ACTIVE, DROPPED, INVOKED, PENDING, ROOT};
+use crate::probe::share;
 use crate::probe::thread::{self, method_id, SWITCHES};
 use crate::probe::vthread;
 
@@ -38,12 +39,23 @@ pub fn entry(env: *mut sys::JNIEnv, id: i32) -> u32 {
         l.sync();
         let root = root_probe && f & ROOT != 0;
         let depth = l.depth();
+        let collecting = SWITCHES.collecting.load(Ordering::Relaxed);
         if root {
+            if depth == 0 && collecting && !all {
+                // Outside every root: the recording share decides (`probe::share`).
+                let outer = l.gated_depth() == 0;
+                if outer {
+                    l.begin_measure();
+                }
+                if !share::admit() {
+                    l.gated_entry();
+                    return 0;
+                }
+            }
             l.root_entered(env, depth);
         } else if depth == 0 && !all {
             return 0;
         }
-        let collecting = SWITCHES.collecting.load(Ordering::Relaxed);
         if f & INVOKED == 0 {
             thread::first_invocation(l, env, id);
         } else if f & PENDING != 0 && collecting {
@@ -69,6 +81,31 @@ pub fn entry(env: *mut sys::JNIEnv, id: i32) -> u32 {
 /// A root's exit (`!id`): whether it counts and whether the thread still records after it.
 pub fn exit(env: *mut sys::JNIEnv, id: i32) -> u32 {
     let mut out = 0;
+    let root = id < 0 && flags::get(method_id(id as u32)) & ROOT != 0;
+    if root {
+        let ended = thread::with_local(|l| {
+            if l.busy() {
+                return None;
+            }
+            l.sync();
+            match l.depth() {
+                // A frame the recording share left out.
+                0 => {
+                    if l.gated_exit() {
+                        Some((l.gated_depth() == 0, false))
+                    } else {
+                        None
+                    }
+                }
+                1 => (l.gated_depth() == 0).then_some((true, true)),
+                _ => None,
+            }
+        })
+        .flatten();
+        if let Some((true, recorded)) = ended {
+            thread::with_local(|l| l.end_measure(recorded));
+        }
+    }
     thread::exit_gated(env, id, 0, |_| out |= COUNT_RECORD);
     out | state() & COUNT_RECORDING
 }
