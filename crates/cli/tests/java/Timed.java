@@ -101,6 +101,16 @@ public class Timed {
         }
     }
 
+    /** Prints `ready` and waits for the file `go`. */
+    static void ready(String go) throws InterruptedException {
+        System.out.println("ready");
+        System.out.flush();
+        java.io.File f = new java.io.File(go);
+        while (!f.exists()) {
+            Thread.sleep(10);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "counts":
@@ -118,24 +128,14 @@ public class Timed {
                 worker.join();
                 break;
             case "attach":
-                System.out.println("ready");
-                System.out.flush();
-                java.io.File go = new java.io.File(args[1]);
-                while (!go.exists()) {
-                    Thread.sleep(10);
-                }
+                ready(args[1]);
                 for (int r = 0; r < 3; r++) {
                     f();
                 }
                 System.out.println("done");
                 break;
             case "repeat":
-                System.out.println("ready");
-                System.out.flush();
-                java.io.File start = new java.io.File(args[1]);
-                while (!start.exists()) {
-                    Thread.sleep(10);
-                }
+                ready(args[1]);
                 long end = System.nanoTime() + 2_500_000_000L;
                 while (System.nanoTime() < end) {
                     f();
