@@ -330,18 +330,26 @@ fn tick(
 
 const ACC_NATIVE: i32 = 0x0100;
 
+/// The agent's own natives (the probes' calls into the agent at a root's entry and exit):
+/// time in them is the probes', charged to the node as any probe's is, never a frame.
+const AGENT_NATIVE: u32 = u32::MAX;
+
 /// The index of native method `m` in `c.native_methods`, named the first time it is seen;
-/// `None` past [`MAX_NATIVE_METHODS`] or if it cannot be named.
+/// `None` past [`MAX_NATIVE_METHODS`], if it cannot be named, or for the agent's own natives.
 fn native_index(c: &mut Charged, env: &JniEnv<'_>, jvmti: Jvmti, m: MethodId) -> Option<u32> {
     let key = m.as_raw() as usize;
     if let Some(&i) = c.native_index.get(&key) {
-        return Some(i);
+        return (i != AGENT_NATIVE).then_some(i);
     }
     if c.native_methods.len() >= MAX_NATIVE_METHODS {
         return None;
     }
     let name = jvmti.method_name(m).ok()?;
     let class = jvmti.method_class_name(env, m).ok()?;
+    if class.starts_with("ferrofluid/") {
+        c.native_index.insert(key, AGENT_NATIVE);
+        return None;
+    }
     let i = c.native_methods.len() as u32;
     c.native_methods.push((class, name.name, name.signature));
     c.native_index.insert(key, i);
