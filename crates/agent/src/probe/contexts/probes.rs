@@ -83,28 +83,19 @@ pub fn exit(env: *mut sys::JNIEnv, id: i32) -> u32 {
     let mut out = 0;
     let root = id < 0 && flags::get(method_id(id as u32)) & ROOT != 0;
     if root {
-        let ended = thread::with_local(|l| {
+        thread::with_local(|l| {
             if l.busy() {
-                return None;
+                return;
             }
             l.sync();
+            // The outermost frame ends a measured invocation: one the recording share left
+            // out (root depth 0), or a recorded one leaving the extent.
             match l.depth() {
-                // A frame the recording share left out.
-                0 => {
-                    if l.gated_exit() {
-                        Some((l.gated_depth() == 0, false))
-                    } else {
-                        None
-                    }
-                }
-                1 => (l.gated_depth() == 0).then_some((true, true)),
-                _ => None,
+                0 if l.gated_exit() && l.gated_depth() == 0 => l.end_measure(false),
+                1 if l.gated_depth() == 0 => l.end_measure(true),
+                _ => {}
             }
-        })
-        .flatten();
-        if let Some((true, recorded)) = ended {
-            thread::with_local(|l| l.end_measure(recorded));
-        }
+        });
     }
     thread::exit_gated(env, id, 0, |_| out |= COUNT_RECORD);
     out | state() & COUNT_RECORDING
