@@ -322,7 +322,11 @@ fn tick(
     c.ticks += 1;
 
     for (i, mut seen, native) in taken {
-        seen.native = native.and_then(|m| native_index(&mut c, env, jvmti, m));
+        // A native frame is CPU time in the method: a thread without a CPU clock (a virtual
+        // thread) cannot show it, and is charged by its state.
+        seen.native = native
+            .filter(|_| seen.cpu.is_some())
+            .and_then(|m| native_index(&mut c, env, jvmti, m));
         charge(&mut c, settings, i, seen, now);
     }
     Ok(())
